@@ -1,0 +1,147 @@
+// Package effect owns every guarantee around a sandbox backend (ADR 0144 D3):
+// it bounds the input, fetches and verifies the script, races the backend
+// against the caller and a deadline, validates the backend's outcome, maps it
+// to a typed channel, bounds the output and checks its shape.
+//
+// This file holds the backend SPI (ADR 0144 D1, D2, D4) in Go terms. Engines
+// (the quickjs package) and remote clients implement Backend; only the effect
+// interprets what a backend reports.
+package effect
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// SPIVersion is the version of the backend SPI this package implements
+// (ADR 0144: SANDBOX_BACKEND_SPI_VERSION).
+const SPIVersion = "1.0.0"
+
+// Backend is the engine, and only the engine (ADR 0144 D1).
+//
+// Evaluate runs one script on one input under the given limits. It returns an
+// Outcome for everything the script did, and an error only when it could not
+// produce an outcome (for example the context was cancelled). A backend may
+// also implement Warmer and Closer.
+type Backend interface {
+	Capabilities() Capabilities
+	Evaluate(ctx context.Context, req Request) (Outcome, error)
+}
+
+// Warmer is implemented by backends that can do their cold-start work ahead of
+// the first request (ADR 0064 D1: warm precompiles the engine).
+type Warmer interface {
+	Warm(ctx context.Context) error
+}
+
+// Closer is implemented by backends that hold pools, connections or instances.
+type Closer interface {
+	Close(ctx context.Context) error
+}
+
+// Request is one evaluation as the backend sees it: verified source text and
+// input already serialised to bounded JSON text (ADR 0144 D1).
+type Request struct {
+	Script    string
+	InputJSON string
+	Limits    Limits
+}
+
+// Limits are the per-request resource limits.
+type Limits struct {
+	WallClock   time.Duration
+	MemoryBytes int64
+}
+
+// OutcomeKind is the discriminant of a failed Outcome (ADR 0144 D2).
+type OutcomeKind string
+
+// The closed vocabulary of failed outcomes.
+const (
+	KindLimit          OutcomeKind = "limit"
+	KindThrew          OutcomeKind = "threw"
+	KindInputTooLarge  OutcomeKind = "inputTooLarge"
+	KindInfrastructure OutcomeKind = "infrastructure"
+)
+
+// LimitKind names the limit a run hit.
+type LimitKind string
+
+// Limits a backend can report. LimitOutput is never reported by a backend:
+// only the effect applies the output bound.
+const (
+	LimitCPU       LimitKind = "cpu"
+	LimitMemory    LimitKind = "memory"
+	LimitWallClock LimitKind = "wallClock"
+	LimitOutput    LimitKind = "output"
+)
+
+// Outcome is what happened, in ADR 0144 D2's closed vocabulary:
+//
+//	{OK: true, Value}                        the script's result as JSON text
+//	{Kind: "limit", Limit: cpu|memory|wallClock}
+//	{Kind: "threw", Name (optional), Message}
+//	{Kind: "inputTooLarge"}
+//	{Kind: "infrastructure", Message}
+//
+// The struct can carry combinations the vocabulary does not allow; the effect
+// validates every outcome and fails untyped on a malformed one.
+type Outcome struct {
+	OK      bool
+	Value   json.RawMessage
+	Kind    OutcomeKind
+	Limit   LimitKind
+	Name    *string
+	Message string
+}
+
+// OK returns a successful outcome carrying value (JSON text).
+func OK(value []byte) Outcome { return Outcome{OK: true, Value: value} }
+
+// LimitHit returns a limit outcome.
+func LimitHit(l LimitKind) Outcome { return Outcome{Kind: KindLimit, Limit: l} }
+
+// Threw returns a threw outcome; name is nil when the thrown value had no
+// string name.
+func Threw(name *string, message string) Outcome {
+	return Outcome{Kind: KindThrew, Name: name, Message: message}
+}
+
+// InputTooLarge returns the outcome for an input that overflowed memory while
+// it was parsed, before the script ran.
+func InputTooLarge() Outcome { return Outcome{Kind: KindInputTooLarge} }
+
+// Infrastructure returns the outcome for anything the backend could not do.
+func Infrastructure(message string) Outcome {
+	return Outcome{Kind: KindInfrastructure, Message: message}
+}
+
+// Network is what a backend lets a script reach.
+type Network string
+
+// Network declarations.
+const (
+	NetworkNone      Network = "none"
+	NetworkAllowlist Network = "allowlist"
+	NetworkOpen      Network = "open"
+)
+
+// WallClock says whether a backend kills a run at its deadline.
+type WallClock string
+
+// Wall-clock declarations.
+const (
+	WallClockHard WallClock = "hard"
+	WallClockSoft WallClock = "soft"
+)
+
+// Capabilities is what a backend declares it enforces (ADR 0144 D4).
+type Capabilities struct {
+	Language    string    `json:"language"`
+	Network     Network   `json:"network"`
+	WallClock   WallClock `json:"wallClock"`
+	Memory      bool      `json:"memory"`
+	CPU         bool      `json:"cpu"`
+	FreshPerRun bool      `json:"freshPerRun"`
+}
