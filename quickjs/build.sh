@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds quickjs/sandbox.wasm from the pinned QuickJS 2025-04-26 tarball and our
+# shim (c/sandbox.c), with Debian's clang 14, lld, wasi-libc and
+# libclang-rt-14-dev-wasm32. Same inputs give the same bytes.
+#
+#   QUICKJS_TARBALL=/path/to/quickjs-2025-04-26.tar.xz quickjs/build.sh
+#
+# QUICKJS_TARBALL defaults to ../shared/quickjs/quickjs_2025.04.26.orig.tar.xz
+# beside the checkout. Its sha256 must be QUICKJS_SHA256 (Debian's orig tarball
+# of the release); pass QUICKJS_SHA256 for the upstream tarball of the same
+# release. The output is written to $OUT (default: sandbox.wasm beside this
+# script) and its hash to sandbox.wasm.sha256.
+set -euo pipefail
+cd "$(dirname "$0")"
+here=$(pwd)
+
+QUICKJS_TARBALL=${QUICKJS_TARBALL:-$here/../../shared/quickjs/quickjs_2025.04.26.orig.tar.xz}
+QUICKJS_SHA256=${QUICKJS_SHA256:-ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe}
+QUICKJS_VERSION=2025-04-26
+OUT=${OUT:-$here/sandbox.wasm}
+CC=${CC:-clang-14}
+WASI_SYSROOT=${WASI_SYSROOT:-/usr}
+
+for tool in "$CC" wasm-ld sha256sum tar; do
+  command -v "$tool" >/dev/null || { echo "build.sh: $tool not found (apt-get install clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32)" >&2; exit 1; }
+done
+[ -f "$QUICKJS_TARBALL" ] || { echo "build.sh: QUICKJS_TARBALL=$QUICKJS_TARBALL does not exist" >&2; exit 1; }
+got=$(sha256sum "$QUICKJS_TARBALL" | cut -d' ' -f1)
+if [ "$got" != "$QUICKJS_SHA256" ]; then
+  echo "build.sh: $QUICKJS_TARBALL has sha256 $got, want $QUICKJS_SHA256" >&2
+  exit 1
+fi
+
+build=$here/build
+rm -rf "$build"
+mkdir -p "$build/src" "$build/include" "$build/obj"
+tar -xf "$QUICKJS_TARBALL" -C "$build/src" --strip-components=1
+version=$(cat "$build/src/VERSION")
+[ "$version" = "$QUICKJS_VERSION" ] || { echo "build.sh: tarball holds QuickJS $version, want $QUICKJS_VERSION" >&2; exit 1; }
+
+# dtoa.c includes <setjmp.h> and uses none of it; wasi-libc has none.
+printf '/* stub: dtoa.c includes setjmp.h but uses none of it */\n' > "$build/include/setjmp.h"
+
+clang_inc=$("$CC" -print-resource-dir)/include
+cflags=(
+  --target=wasm32-wasi -O2 -nostdinc
+  -isystem "$build/include" -isystem "$clang_inc" -isystem "$WASI_SYSROOT/include/wasm32-wasi"
+  -D_GNU_SOURCE -DCONFIG_VERSION="\"$version\""
+  # EMSCRIPTEN turns off atomics and threads; it also turns off the stack check,
+  # which we turn back on: without it deep recursion corrupts memory.
+  -DEMSCRIPTEN -DCONFIG_STACK_CHECK
+  -fwrapv -fno-ident -ffile-prefix-map="$build"=. -ffile-prefix-map="$here"=.
+  -Wall -Wno-unused-function -Wno-unused-variable -Wno-unused-but-set-variable
+  -Wno-sign-compare -Wno-missing-braces
+)
+for src in quickjs libregexp libunicode cutils dtoa; do
+  "$CC" "${cflags[@]}" -c "$build/src/$src.c" -o "$build/obj/$src.o"
+done
+"$CC" "${cflags[@]}" -Werror -I "$build/src" -c c/sandbox.c -o "$build/obj/sandbox.o"
+
+# --stack-first puts the 1 MiB shadow stack below the data, so an overflow
+# traps instead of overwriting the heap; QuickJS's own check stops first.
+"$CC" --target=wasm32-wasi -O2 -nostdlib -mexec-model=reactor \
+  -Wl,--stack-first -Wl,-z,stack-size=1048576 \
+  -Wl,--strip-all -Wl,--no-entry \
+  -Wl,--export=_initialize \
+  "$build/obj/"*.o \
+  "$WASI_SYSROOT/lib/wasm32-wasi/crt1-reactor.o" \
+  -L"$WASI_SYSROOT/lib/wasm32-wasi" -lc -lm \
+  "$("$CC" -print-resource-dir)/lib/wasi/libclang_rt.builtins-wasm32.a" \
+  -o "$build/sandbox.wasm"
+
+if command -v wasm-opt >/dev/null && [ "${WASM_OPT:-1}" = 1 ]; then
+  wasm-opt -O2 --strip-producers --strip-debug "$build/sandbox.wasm" -o "$build/sandbox.opt.wasm"
+  mv "$build/sandbox.opt.wasm" "$build/sandbox.wasm"
+fi
+
+cp "$build/sandbox.wasm" "$OUT"
+(cd "$(dirname "$OUT")" && sha256sum "$(basename "$OUT")") > "$OUT.sha256"
+echo "built $OUT: $(cut -d' ' -f1 "$OUT.sha256") ($(stat -c %s "$OUT") bytes)"

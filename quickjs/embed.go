@@ -1,0 +1,42 @@
+// Package quickjs hosts QuickJS, compiled to WebAssembly by build.sh and
+// embedded in the binary, on the wazero runtime. It is a sandbox backend
+// (ADR 0144 D1): each evaluation runs in a wasm instance that no earlier run
+// touched, with no filesystem, network, environment or host objects, under a
+// memory limit, a CPU budget and a wall clock, and it reports how the run
+// ended in the SPI's closed vocabulary. Deciding how a run ended is engine
+// knowledge and lives here (in the C shim, from the engine's own state).
+package quickjs
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"strings"
+)
+
+// EngineName and EngineVersion identify the embedded engine.
+const (
+	EngineName    = "quickjs"
+	EngineVersion = "2025-04-26"
+)
+
+//go:embed sandbox.wasm
+var sandboxWasm []byte
+
+//go:embed sandbox.wasm.sha256
+var sandboxWasmRecord string
+
+// WasmSHA256 returns the lowercase hex SHA-256 of the embedded engine.
+func WasmSHA256() string {
+	sum := sha256.Sum256(sandboxWasm)
+	return hex.EncodeToString(sum[:])
+}
+
+// recordedSHA256 is the hash build.sh wrote beside the wasm.
+func recordedSHA256() string {
+	f := strings.Fields(sandboxWasmRecord)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}

@@ -1,0 +1,390 @@
+package quickjs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// ErrClosed is returned by an Engine after Close.
+var ErrClosed = errors.New("quickjs: engine closed")
+
+// Engine runs scripts, each in a fresh wasm instance. It is safe for
+// concurrent use. It implements effect.Backend, effect.Warmer and
+// effect.Closer.
+type Engine struct {
+	cfg config
+	rt  wazero.Runtime
+
+	compileOnce sync.Once
+	compiled    wazero.CompiledModule
+	compileErr  error
+
+	pool     chan *instance
+	stop     chan struct{}
+	stopOnce sync.Once
+	filling  sync.WaitGroup
+	closed   atomic.Bool
+
+	stuck atomic.Int64 // runs abandoned by the watchdog and still running
+}
+
+var (
+	_ effect.Backend = (*Engine)(nil)
+	_ effect.Warmer  = (*Engine)(nil)
+	_ effect.Closer  = (*Engine)(nil)
+)
+
+// New creates an engine. Compilation of the embedded module happens on Warm or
+// on the first evaluation, whichever comes first.
+func New(ctx context.Context, opts ...Option) (*Engine, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if got, want := WasmSHA256(), recordedSHA256(); got != want {
+		return nil, fmt.Errorf("quickjs: embedded sandbox.wasm has sha256 %s, sandbox.wasm.sha256 records %s", got, want)
+	}
+	pages := uint32((cfg.maxMemory + wasmHeadroom + 65535) / 65536)
+	rc := wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(pages).
+		WithCloseOnContextDone(cfg.hardKill == HardKillContextDone)
+	if cfg.cacheDir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("quickjs: compilation cache %s: %w", cfg.cacheDir, err)
+		}
+		rc = rc.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if err := instantiateHost(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("quickjs: host functions: %w", err)
+	}
+	if cfg.onStuck == nil {
+		log := cfg.logger
+		cfg.onStuck = func(s StuckRun) {
+			log.Error("quickjs: run did not stop; abandoned by the watchdog",
+				"overrun", s.Overrun, "cancelled", s.Cancelled)
+		}
+	}
+	return &Engine{
+		cfg:  cfg,
+		rt:   rt,
+		pool: make(chan *instance, cfg.poolSize),
+		stop: make(chan struct{}),
+	}, nil
+}
+
+// Capabilities declares what the engine enforces (ADR 0144 D4). The wall
+// clock is hard: the interrupt handler stops a run at its deadline, and the
+// hard-kill mechanism bounds a run that never reaches the handler.
+func (e *Engine) Capabilities() effect.Capabilities {
+	return effect.Capabilities{
+		Language:    "javascript",
+		Network:     effect.NetworkNone,
+		WallClock:   effect.WallClockHard,
+		Memory:      true,
+		CPU:         e.cfg.cpuBudget > 0,
+		FreshPerRun: true,
+	}
+}
+
+// MaxMemoryBytes is the largest memory limit a request may ask for.
+func (e *Engine) MaxMemoryBytes() int64 { return e.cfg.maxMemory }
+
+// HardKillGrace is how long after its deadline a run that does not stop is
+// abandoned (watchdog) or terminated (context done).
+func (e *Engine) HardKillGrace() time.Duration { return e.cfg.grace }
+
+// StuckRuns is the number of abandoned runs still running.
+func (e *Engine) StuckRuns() int64 { return e.stuck.Load() }
+
+// Warm compiles the engine (once) and starts filling the pool of fresh
+// instances.
+func (e *Engine) Warm(ctx context.Context) error {
+	if e.closed.Load() {
+		return ErrClosed
+	}
+	return e.compile(ctx)
+}
+
+func (e *Engine) compile(ctx context.Context) error {
+	e.compileOnce.Do(func() {
+		cm, err := e.rt.CompileModule(ctx, sandboxWasm)
+		if err == nil {
+			err = checkExports(cm)
+		}
+		if err != nil {
+			e.compileErr = fmt.Errorf("quickjs: compile engine: %w", err)
+			return
+		}
+		e.compiled = cm
+		if e.cfg.poolSize > 0 {
+			e.filling.Add(1)
+			go e.fill()
+		}
+	})
+	return e.compileErr
+}
+
+// fill keeps the pool full of fresh instances until the engine closes.
+func (e *Engine) fill() {
+	defer e.filling.Done()
+	backoff := 10 * time.Millisecond
+	for {
+		select {
+		case <-e.stop:
+			return
+		default:
+		}
+		in, err := newInstance(context.Background(), e.rt, e.compiled)
+		if err != nil {
+			e.cfg.logger.Error("quickjs: pre-building an instance failed", "err", err)
+			select {
+			case <-e.stop:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 10 * time.Millisecond
+		select {
+		case e.pool <- in:
+		case <-e.stop:
+			in.close()
+			return
+		}
+	}
+}
+
+// take returns a fresh instance: a pre-built one when the pool has one, else
+// one built now.
+func (e *Engine) take(ctx context.Context) (*instance, error) {
+	select {
+	case in := <-e.pool:
+		return in, nil
+	default:
+	}
+	return newInstance(ctx, e.rt, e.compiled)
+}
+
+// Close stops the pool and releases the runtime. Runs in progress end with an
+// infrastructure outcome or their own result.
+func (e *Engine) Close(ctx context.Context) error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	e.stopOnce.Do(func() { close(e.stop) })
+	e.filling.Wait()
+	for {
+		select {
+		case in := <-e.pool:
+			in.close()
+			continue
+		default:
+		}
+		break
+	}
+	return e.rt.Close(ctx)
+}
+
+// Result is an Outcome with what the run printed.
+type Result struct {
+	Outcome effect.Outcome
+	// Logs is the run's console output, capped at 64 KiB with a marker; set
+	// only when the request asked for it.
+	Logs string
+	// Polls is how many times the interrupt handler ran (the CPU used, in
+	// budget units).
+	Polls uint64
+}
+
+// Evaluate runs one script (ADR 0144 D1). It implements effect.Backend.
+func (e *Engine) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+	r, err := e.Run(ctx, req, false)
+	return r.Outcome, err
+}
+
+// Run evaluates req like Evaluate and, when logs is true, also returns the
+// run's console output.
+func (e *Engine) Run(ctx context.Context, req effect.Request, logs bool) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if e.closed.Load() {
+		return Result{Outcome: effect.Infrastructure(ErrClosed.Error())}, nil
+	}
+	if msg := e.checkLimits(req.Limits); msg != "" {
+		return Result{Outcome: effect.Infrastructure(msg)}, nil
+	}
+	if int64(len(req.InputJSON)) > req.Limits.MemoryBytes {
+		// The parsed input cannot be smaller than a fraction of its text; an
+		// input longer than the whole limit cannot fit.
+		return Result{Outcome: effect.InputTooLarge()}, nil
+	}
+	if int64(len(req.Script)) > e.cfg.maxMemory {
+		return Result{Outcome: effect.Infrastructure(fmt.Sprintf(
+			"script of %d bytes exceeds the engine's memory maximum of %d bytes", len(req.Script), e.cfg.maxMemory))}, nil
+	}
+	if err := e.compile(ctx); err != nil {
+		return Result{Outcome: effect.Infrastructure(err.Error())}, nil
+	}
+	in, err := e.take(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return Result{Outcome: effect.Infrastructure(err.Error())}, nil
+	}
+	return e.runIn(ctx, in, req, logs)
+}
+
+func (e *Engine) checkLimits(l effect.Limits) string {
+	switch {
+	case l.WallClock <= 0:
+		return fmt.Sprintf("invalid limits: wall clock %v must be positive", l.WallClock)
+	case l.MemoryBytes <= 0:
+		return fmt.Sprintf("invalid limits: memoryBytes %d must be positive", l.MemoryBytes)
+	case l.MemoryBytes > e.cfg.maxMemory:
+		return fmt.Sprintf("invalid limits: memoryBytes %d exceeds the engine maximum of %d", l.MemoryBytes, e.cfg.maxMemory)
+	}
+	return ""
+}
+
+type execResult struct {
+	raw rawResult
+	err error
+}
+
+// runIn runs the request in the instance under the watchdog.
+func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, logs bool) (Result, error) {
+	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
+	callCtx, cancelCall := context.WithCancel(context.WithValue(context.Background(), runStateKey{}, st))
+	stopAfter := context.AfterFunc(ctx, func() { st.cancelled.Store(true) })
+
+	done := make(chan execResult, 1)
+	go func() {
+		raw, err := in.exec(callCtx, req.Script, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, logs)
+		in.close()
+		done <- execResult{raw, err}
+	}()
+
+	finish := func(r execResult) (Result, error) {
+		stopAfter()
+		cancelCall()
+		return e.toResult(ctx, r)
+	}
+
+	hardKill := time.NewTimer(req.Limits.WallClock + e.cfg.grace)
+	defer hardKill.Stop()
+	var cancelled bool
+	select {
+	case r := <-done:
+		return finish(r)
+	case <-ctx.Done():
+		cancelled = true
+		// the guest notices at its next interrupt poll; give it the grace
+		grace := time.NewTimer(e.cfg.grace)
+		defer grace.Stop()
+		select {
+		case <-done:
+			stopAfter()
+			cancelCall()
+			return Result{}, ctx.Err()
+		case <-grace.C:
+		}
+	case <-hardKill.C:
+	}
+
+	// The run outlived its deadline (or its cancellation) by the grace: it is
+	// stuck where the interrupt handler cannot reach.
+	stopAfter()
+	cancelCall() // with HardKillContextDone this terminates the guest
+	overrun := time.Since(st.deadline)
+	if cancelled {
+		overrun = e.cfg.grace
+	}
+	if e.cfg.hardKill == HardKillContextDone {
+		select {
+		case <-done:
+		case <-time.After(e.cfg.grace):
+			e.abandon(done, StuckRun{Overrun: overrun, Cancelled: cancelled})
+		}
+	} else {
+		e.abandon(done, StuckRun{Overrun: overrun, Cancelled: cancelled})
+	}
+	if cancelled {
+		return Result{}, ctx.Err()
+	}
+	return Result{Outcome: effect.LimitHit(effect.LimitWallClock)}, nil
+}
+
+// abandon leaves a stuck run to finish on its own and reports it.
+func (e *Engine) abandon(done <-chan execResult, s StuckRun) {
+	e.stuck.Add(1)
+	go func() {
+		<-done
+		e.stuck.Add(-1)
+	}()
+	go e.cfg.onStuck(s)
+}
+
+// toResult maps the shim's status to the SPI's outcome vocabulary.
+func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err // cancellation wins over whatever the run produced
+	}
+	if r.err != nil {
+		var exit *sys.ExitError
+		if errors.As(r.err, &exit) {
+			return Result{Outcome: effect.LimitHit(effect.LimitWallClock)}, nil
+		}
+		if errors.Is(r.err, errGuestMemory) {
+			return Result{Outcome: effect.InputTooLarge()}, nil
+		}
+		return Result{Outcome: effect.Infrastructure("quickjs: engine failed: " + r.err.Error())}, nil
+	}
+	raw := r.raw
+	res := Result{Logs: string(raw.logs), Polls: raw.polls}
+	switch raw.status {
+	case statusOK:
+		res.Outcome = effect.OK(raw.result)
+	case statusThrew:
+		var name *string
+		if raw.hasName {
+			n := string(raw.name)
+			name = &n
+		}
+		res.Outcome = effect.Threw(name, string(raw.result))
+	case statusLimitCPU:
+		res.Outcome = effect.LimitHit(effect.LimitCPU)
+	case statusLimitMemory:
+		res.Outcome = effect.LimitHit(effect.LimitMemory)
+	case statusLimitWallClock:
+		res.Outcome = effect.LimitHit(effect.LimitWallClock)
+	case statusCancelled:
+		// the caller's context was done when the guest polled; ctx.Err() is
+		// checked above, so this is a context that ended without an error
+		return Result{}, context.Canceled
+	case statusInputTooLarge:
+		res.Outcome = effect.InputTooLarge()
+	case statusInputInvalid:
+		res.Outcome = effect.Infrastructure("quickjs: input is not valid JSON: " + string(raw.result))
+	default:
+		res.Outcome = effect.Infrastructure(fmt.Sprintf("quickjs: the shim failed with status %d", raw.status))
+	}
+	return res, nil
+}

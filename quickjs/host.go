@@ -1,0 +1,131 @@
+package quickjs
+
+import (
+	"context"
+	"encoding/binary"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Answers of sandbox.poll, mirrored in c/sandbox.c.
+const (
+	pollContinue  = 0
+	pollDeadline  = 1
+	pollCancelled = 2
+)
+
+// WASI errno values used by the few WASI functions the guest imports.
+const (
+	errnoSuccess = 0
+	errnoBadf    = 8
+	errnoFault   = 21
+	errnoInval   = 28
+)
+
+// runState is what the host knows about the run in progress. The guest's
+// interrupt handler reaches it through sandbox.poll.
+type runState struct {
+	deadline  time.Time
+	cancelled atomic.Bool
+}
+
+type runStateKey struct{}
+
+// poll answers the guest's interrupt handler: continue, deadline passed, or
+// the caller went away.
+func poll(ctx context.Context, _ api.Module, stack []uint64) {
+	st, _ := ctx.Value(runStateKey{}).(*runState)
+	switch {
+	case st == nil: // sb_init and friends run without a run state
+		stack[0] = pollContinue
+	case st.cancelled.Load():
+		stack[0] = pollCancelled
+	case !time.Now().Before(st.deadline):
+		stack[0] = pollDeadline
+	default:
+		stack[0] = pollContinue
+	}
+}
+
+// instantiateHost defines the only functions the guest can import: our
+// sandbox.poll and four WASI functions wasi-libc links against, implemented
+// here rather than by wazero's WASI so that nothing else (files, environment,
+// arguments, random, sockets) exists to be reached. Output is swallowed:
+// console output goes through the shim's own buffer.
+func instantiateHost(ctx context.Context, r wazero.Runtime) error {
+	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
+	_, err := r.NewHostModuleBuilder("sandbox").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(poll), nil, []api.ValueType{i32}).
+		Export("poll").
+		Instantiate(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = r.NewHostModuleBuilder("wasi_snapshot_preview1").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(clockTimeGet), []api.ValueType{i32, i64, i32}, []api.ValueType{i32}).
+		Export("clock_time_get").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(fdWrite), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
+		Export("fd_write").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(badf), []api.ValueType{i32}, []api.ValueType{i32}).
+		Export("fd_close").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(badf), []api.ValueType{i32, i64, i32, i32}, []api.ValueType{i32}).
+		Export("fd_seek").
+		Instantiate(ctx)
+	return err
+}
+
+var monotonicBase = time.Now()
+
+// clockTimeGet serves Date.now (realtime) and the monotonic clock.
+func clockTimeGet(_ context.Context, mod api.Module, stack []uint64) {
+	id, out := uint32(stack[0]), uint32(stack[2])
+	var ns uint64
+	switch id {
+	case 0: // realtime
+		ns = uint64(time.Now().UnixNano())
+	case 1: // monotonic
+		ns = uint64(time.Since(monotonicBase).Nanoseconds())
+	default:
+		stack[0] = errnoInval
+		return
+	}
+	if !mod.Memory().WriteUint64Le(out, ns) {
+		stack[0] = errnoFault
+		return
+	}
+	stack[0] = errnoSuccess
+}
+
+// fdWrite accepts and discards whatever libc writes to stdout or stderr.
+func fdWrite(_ context.Context, mod api.Module, stack []uint64) {
+	fd, iovs, n, out := uint32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3])
+	if fd != 1 && fd != 2 {
+		stack[0] = errnoBadf
+		return
+	}
+	mem := mod.Memory()
+	buf, ok := mem.Read(iovs, n*8)
+	if !ok {
+		stack[0] = errnoFault
+		return
+	}
+	var total uint32
+	for i := uint32(0); i < n; i++ {
+		total += binary.LittleEndian.Uint32(buf[i*8+4:])
+	}
+	if !mem.WriteUint32Le(out, total) {
+		stack[0] = errnoFault
+		return
+	}
+	stack[0] = errnoSuccess
+}
+
+func badf(_ context.Context, _ api.Module, stack []uint64) { stack[0] = errnoBadf }

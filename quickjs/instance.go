@@ -1,0 +1,179 @@
+package quickjs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Run statuses, mirrored in c/sandbox.c.
+const (
+	statusOK             = 0
+	statusThrew          = 1
+	statusLimitCPU       = 2
+	statusLimitMemory    = 3
+	statusLimitWallClock = 4
+	statusCancelled      = 5
+	statusInputTooLarge  = 6
+	statusInputInvalid   = 7
+	statusInternal       = 8
+)
+
+// instance is one wasm instance with a QuickJS runtime and context already
+// created. It serves exactly one run and is then closed.
+type instance struct {
+	mod                   api.Module
+	mem                   api.Memory
+	alloc, run            api.Function
+	resultPtr, resultLen  api.Function
+	namePtr, nameLen      api.Function
+	logPtr, logLen, polls api.Function
+}
+
+// required lists the exports the host needs; a module without one of them is
+// refused with a specific error.
+var required = []string{"sb_alloc", "sb_init", "sb_run", "sb_result_ptr", "sb_result_len",
+	"sb_name_ptr", "sb_name_len", "sb_log_ptr", "sb_log_len", "sb_polls"}
+
+func checkExports(cm wazero.CompiledModule) error {
+	ex := cm.ExportedFunctions()
+	for _, name := range required {
+		if _, ok := ex[name]; !ok {
+			return fmt.Errorf("quickjs: engine module lacks export %q", name)
+		}
+	}
+	if _, ok := cm.ExportedMemories()["memory"]; !ok {
+		return errors.New(`quickjs: engine module lacks exported "memory"`)
+	}
+	return nil
+}
+
+// newInstance instantiates the module and creates the QuickJS runtime and
+// context, the per-run set-up that the pool keeps off the request path.
+func newInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule) (*instance, error) {
+	mod, err := r.InstantiateModule(ctx, cm, wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize"))
+	if err != nil {
+		return nil, fmt.Errorf("quickjs: instantiate: %w", err)
+	}
+	in := &instance{
+		mod:       mod,
+		mem:       mod.Memory(),
+		alloc:     mod.ExportedFunction("sb_alloc"),
+		run:       mod.ExportedFunction("sb_run"),
+		resultPtr: mod.ExportedFunction("sb_result_ptr"),
+		resultLen: mod.ExportedFunction("sb_result_len"),
+		namePtr:   mod.ExportedFunction("sb_name_ptr"),
+		nameLen:   mod.ExportedFunction("sb_name_len"),
+		logPtr:    mod.ExportedFunction("sb_log_ptr"),
+		logLen:    mod.ExportedFunction("sb_log_len"),
+		polls:     mod.ExportedFunction("sb_polls"),
+	}
+	res, err := mod.ExportedFunction("sb_init").Call(ctx)
+	if err != nil {
+		in.close()
+		return nil, fmt.Errorf("quickjs: sb_init: %w", err)
+	}
+	if rc := int32(res[0]); rc != 0 {
+		in.close()
+		return nil, fmt.Errorf("quickjs: sb_init failed with code %d", rc)
+	}
+	return in, nil
+}
+
+func (in *instance) close() { _ = in.mod.Close(context.Background()) }
+
+// errGuestMemory reports that the guest could not hold a host buffer.
+var errGuestMemory = errors.New("guest memory exhausted")
+
+// put copies s into guest memory followed by a NUL byte (QuickJS's parser
+// reads one past the given length) and returns its address.
+func (in *instance) put(ctx context.Context, s string) (uint32, error) {
+	res, err := in.alloc.Call(ctx, uint64(len(s)+1))
+	if err != nil {
+		return 0, err
+	}
+	p := uint32(res[0])
+	if p == 0 {
+		return 0, errGuestMemory
+	}
+	buf, ok := in.mem.Read(p, uint32(len(s)+1))
+	if !ok {
+		return 0, fmt.Errorf("guest returned an out-of-range buffer %#x", p)
+	}
+	copy(buf, s)
+	buf[len(s)] = 0
+	return p, nil
+}
+
+// bytes copies len bytes at ptr out of guest memory.
+func (in *instance) bytes(ctx context.Context, ptrFn, lenFn api.Function) ([]byte, bool, error) {
+	l, err := lenFn.Call(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	n := int32(l[0])
+	if n < 0 {
+		return nil, false, nil
+	}
+	p, err := ptrFn.Call(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	b, ok := in.mem.Read(uint32(p[0]), uint32(n))
+	if !ok {
+		return nil, false, fmt.Errorf("guest returned an out-of-range buffer %#x+%d", p[0], n)
+	}
+	return append([]byte(nil), b...), true, nil
+}
+
+// rawResult is what one run left in the instance.
+type rawResult struct {
+	status  int32
+	result  []byte
+	name    []byte
+	hasName bool
+	logs    []byte
+	polls   uint64
+}
+
+// exec runs the script on the input inside the instance.
+func (in *instance) exec(ctx context.Context, script, input string, memLimit int64, cpuBudget uint64, wantLogs bool) (rawResult, error) {
+	sp, err := in.put(ctx, script)
+	if err != nil {
+		return rawResult{}, fmt.Errorf("copy script in: %w", err)
+	}
+	ip, err := in.put(ctx, input)
+	if err != nil {
+		return rawResult{}, fmt.Errorf("copy input in: %w", err)
+	}
+	res, err := in.run.Call(ctx, uint64(sp), uint64(len(script)), uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget)
+	if err != nil {
+		return rawResult{}, err
+	}
+	out := rawResult{status: int32(res[0])}
+	switch out.status {
+	case statusOK, statusThrew, statusInputInvalid:
+		if out.result, _, err = in.bytes(ctx, in.resultPtr, in.resultLen); err != nil {
+			return rawResult{}, err
+		}
+	}
+	if out.status == statusThrew {
+		if out.name, out.hasName, err = in.bytes(ctx, in.namePtr, in.nameLen); err != nil {
+			return rawResult{}, err
+		}
+	}
+	if wantLogs {
+		if out.logs, _, err = in.bytes(ctx, in.logPtr, in.logLen); err != nil {
+			return rawResult{}, err
+		}
+	}
+	if p, err := in.polls.Call(ctx); err == nil {
+		out.polls = p[0]
+	}
+	return out, nil
+}

@@ -1,0 +1,129 @@
+package quickjs
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults for the engine's constructor options.
+const (
+	DefaultMaxMemoryBytes = 256 << 20
+	DefaultCPUBudget      = 100_000
+	DefaultPoolSize       = 2
+	DefaultHardKillGrace  = 500 * time.Millisecond
+	// wasmHeadroom is linear memory beyond the QuickJS limit: the 1 MiB shadow
+	// stack, static data, the console buffer and the host's copies of the
+	// script, the input and the result, which QuickJS's allocator does not
+	// count.
+	wasmHeadroom = 64 << 20
+)
+
+// HardKill selects how a run that does not stop at its deadline is stopped.
+type HardKill int
+
+const (
+	// HardKillWatchdog (the default) relies on QuickJS's interrupt handler to
+	// stop a run at its deadline, at no cost to the guest's speed. A run still
+	// going at deadline + grace (stuck inside one long native builtin, which
+	// never reaches the handler) is abandoned: Evaluate reports the wall-clock
+	// limit, and the engine calls the OnStuck hook, which in the service ends
+	// the process once the response is written (sound at one request per
+	// instance). See docs/hard-kill.md for the figures behind the choice.
+	HardKillWatchdog HardKill = iota
+	// HardKillContextDone compiles the guest with wazero's
+	// WithCloseOnContextDone, so that the guest is terminated in-process at
+	// deadline + grace whatever it is doing, at a 2-5x cost on guest work.
+	HardKillContextDone
+)
+
+func (h HardKill) String() string {
+	switch h {
+	case HardKillWatchdog:
+		return "watchdog"
+	case HardKillContextDone:
+		return "contextDone"
+	}
+	return fmt.Sprintf("HardKill(%d)", int(h))
+}
+
+// StuckRun describes a run abandoned by the watchdog.
+type StuckRun struct {
+	// Overrun is how long after its deadline (or cancellation) the run was
+	// abandoned.
+	Overrun time.Duration
+	// Cancelled is true when the caller cancelled and the run did not stop.
+	Cancelled bool
+}
+
+// Option configures an Engine.
+type Option func(*config)
+
+type config struct {
+	maxMemory int64
+	cpuBudget uint64
+	poolSize  int
+	hardKill  HardKill
+	grace     time.Duration
+	onStuck   func(StuckRun)
+	cacheDir  string
+	logger    *slog.Logger
+}
+
+func defaultConfig() config {
+	return config{
+		maxMemory: DefaultMaxMemoryBytes,
+		cpuBudget: DefaultCPUBudget,
+		poolSize:  DefaultPoolSize,
+		hardKill:  HardKillWatchdog,
+		grace:     DefaultHardKillGrace,
+		logger:    slog.Default(),
+	}
+}
+
+// WithMaxMemoryBytes sets the largest memory limit a request may ask for.
+// Linear memory is capped at this plus a fixed headroom, so the host's memory
+// is bounded whatever the guest does.
+func WithMaxMemoryBytes(n int64) Option { return func(c *config) { c.maxMemory = n } }
+
+// WithCPUBudget sets the CPU budget, counted in calls of QuickJS's interrupt
+// handler (one about every 10,000 bytecode operations); 0 disables it. Being
+// counted in operations, a CPU kill is a pure function of script and input.
+func WithCPUBudget(polls uint64) Option { return func(c *config) { c.cpuBudget = polls } }
+
+// WithPoolSize sets how many fresh instances are kept ready ahead of requests
+// (0: every run instantiates on the request path). An instance serves one run.
+func WithPoolSize(n int) Option { return func(c *config) { c.poolSize = n } }
+
+// WithHardKill selects the hard-kill mechanism and its grace after the
+// deadline.
+func WithHardKill(h HardKill, grace time.Duration) Option {
+	return func(c *config) { c.hardKill, c.grace = h, grace }
+}
+
+// WithOnStuck sets the hook called (on its own goroutine) when the watchdog
+// abandons a run. The default logs at error level.
+func WithOnStuck(f func(StuckRun)) Option { return func(c *config) { c.onStuck = f } }
+
+// WithCompilationCache keeps wazero's compiled code in dir, so a new process
+// skips compilation (see the `compile-cache` subcommand).
+func WithCompilationCache(dir string) Option { return func(c *config) { c.cacheDir = dir } }
+
+// WithLogger sets the engine's logger.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+func (c *config) validate() error {
+	switch {
+	case c.maxMemory < 1<<20 || c.maxMemory > 2<<30:
+		return fmt.Errorf("quickjs: max memory %d bytes is outside [1 MiB, 2 GiB]", c.maxMemory)
+	case c.poolSize < 0 || c.poolSize > 64:
+		return fmt.Errorf("quickjs: pool size %d is outside [0, 64]", c.poolSize)
+	case c.hardKill != HardKillWatchdog && c.hardKill != HardKillContextDone:
+		return fmt.Errorf("quickjs: unknown hard-kill mode %d", int(c.hardKill))
+	case c.grace <= 0 || c.grace > time.Minute:
+		return fmt.Errorf("quickjs: hard-kill grace %v is outside (0, 1m]", c.grace)
+	case c.logger == nil:
+		return fmt.Errorf("quickjs: nil logger")
+	}
+	return nil
+}
