@@ -1,6 +1,9 @@
 package contentstore
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors every store translates its failures to, tested with errors.Is.
 var (
@@ -15,3 +18,13 @@ var (
 	// ErrUnavailable: a transient failure outlasted the retries or the deadline.
 	ErrUnavailable = errors.New("contentstore: store unavailable")
 )
+
+// errClosed is returned by a store used after Close.
+var errClosed = errors.New("contentstore: store is closed")
+
+// notFound wraps ErrNotFound with where the script was looked for and why it
+// is missing, so that a missing bucket or directory reads differently from a
+// missing script.
+func notFound(loc, why string) error {
+	return fmt.Errorf("%w: %s: %s", ErrNotFound, loc, why)
+}

@@ -1,6 +1,3 @@
-// Package contentstore stores and reads scripts by their content address
-// (ADR 0064 D2): a script is named by the SHA-256 of its bytes, so a repaired
-// script is a new reference, never a mutation.
 package contentstore
 
 import (

@@ -1,0 +1,212 @@
+package contentstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// DirStore keeps scripts in a local directory, as <dir>/sha256/<hex>: the
+// embedded default for running on a laptop.
+//
+// Put writes a temporary file in the same directory, syncs it, renames it to
+// its final name and syncs the directory, so a crash leaves either the whole
+// script under its name or nothing but a temporary file, whose name
+// (tempPrefix...) never reads as a reference.
+type DirStore struct {
+	root string // absolute
+	opts Options
+}
+
+var _ Store = (*DirStore)(nil)
+
+// tempPrefix starts every temporary file name. A leading dot keeps it out of
+// casual listings; a valid object name is 64 hex digits, so it never
+// collides.
+const tempPrefix = ".tmp-"
+
+// NewDirStore returns a store rooted at dir. It does not touch the file
+// system: Put creates the directory when needed, and Check reports whether
+// it exists.
+func NewDirStore(dir string, opts Options) (*DirStore, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, errors.New("contentstore: NewDirStore: empty directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("contentstore: store directory %q: %w", dir, err)
+	}
+	return &DirStore{root: abs, opts: o}, nil
+}
+
+// String returns the store's URL.
+func (s *DirStore) String() string { return "file://" + filepath.ToSlash(s.root) }
+
+func (s *DirStore) objectDir() string { return filepath.Join(s.root, "sha256") }
+
+func (s *DirStore) path(ref Ref) string {
+	return filepath.Join(s.root, filepath.FromSlash(ref.ObjectName("")))
+}
+
+// Get implements Store. It checks the file's size before reading it.
+func (s *DirStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
+	if err := checkRef(ref); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p := s.path(ref)
+	// Stat before opening: opening a FIFO or device could block or stream
+	// forever.
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, s.fsError(p, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("contentstore: %s is not a regular file (%v)", p, fi.Mode().Type())
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, s.fsError(p, err)
+	}
+	defer f.Close()
+	// Size of what was opened, in case the name was replaced since Stat.
+	if fi, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("contentstore: %s: %w", p, err)
+	}
+	max := s.opts.MaxScriptBytes
+	if fi.Size() > max {
+		return nil, tooLarge(p, fi.Size(), max)
+	}
+	data, err := readVerified(f, ref, max, p, s.opts.Logger)
+	if err != nil && !errors.Is(err, ErrIntegrity) && !errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("contentstore: reading %s: %w", p, err)
+	}
+	return data, err
+}
+
+// fsError maps an error about path p to the package's sentinels, saying for a
+// missing script whether the store directory itself is missing.
+func (s *DirStore) fsError(p string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why := "no such script"
+		if _, err := os.Stat(s.root); errors.Is(err, fs.ErrNotExist) {
+			why = fmt.Sprintf("store directory %s does not exist", s.root)
+		} else if _, err := os.Stat(s.objectDir()); errors.Is(err, fs.ErrNotExist) {
+			why = fmt.Sprintf("no script stored in %s yet", s.root)
+		}
+		return notFound(p, why)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%w: %w", ErrPermission, err)
+	default:
+		return fmt.Errorf("contentstore: %w", err)
+	}
+}
+
+// Put implements Store. An existing file is not rewritten.
+func (s *DirStore) Put(ctx context.Context, data []byte) (Ref, error) {
+	if err := checkPutSize(data, s.opts.MaxScriptBytes); err != nil {
+		return Ref{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Ref{}, err
+	}
+	ref := RefOf(data)
+	final := s.path(ref)
+	if fi, err := os.Stat(final); err == nil && fi.Mode().IsRegular() {
+		return ref, nil
+	}
+	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
+		return Ref{}, s.putError(err)
+	}
+	tmp, err := s.createTemp(ref)
+	if err != nil {
+		return Ref{}, s.putError(err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return Ref{}, s.putError(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return Ref{}, s.putError(err)
+	}
+	// Read-only: a stored script is immutable.
+	if err := tmp.Chmod(0o444); err != nil {
+		return Ref{}, s.putError(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return Ref{}, s.putError(err)
+	}
+	// A concurrent Put of the same script renames identical bytes over
+	// these; either way the name holds a whole script.
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return Ref{}, s.putError(err)
+	}
+	committed = true
+	if err := syncDir(s.objectDir()); err != nil {
+		return Ref{}, s.putError(err)
+	}
+	return ref, nil
+}
+
+// createTemp creates the temporary file a Put of ref writes before renaming.
+func (s *DirStore) createTemp(ref Ref) (*os.File, error) {
+	return os.CreateTemp(s.objectDir(), tempPrefix+ref.Hex()[:12]+"-*")
+}
+
+func (s *DirStore) putError(err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%w: writing to %s: %w", ErrPermission, s.root, err)
+	}
+	return fmt.Errorf("contentstore: writing to %s: %w", s.root, err)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Check implements Store: the directory must exist.
+func (s *DirStore) Check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fi, err := os.Stat(s.root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return notFound(s.String(), fmt.Sprintf("store directory %s does not exist", s.root))
+	case err != nil:
+		return s.fsError(s.root, err)
+	case !fi.IsDir():
+		return fmt.Errorf("contentstore: %s is not a directory", s.root)
+	}
+	return nil
+}
+
+// Close implements Store; a directory store holds no resources.
+func (s *DirStore) Close() error { return nil }
+
+func (s *DirStore) maxScriptBytes() int64 { return s.opts.MaxScriptBytes }

@@ -1,0 +1,26 @@
+// Package contentstore stores and reads scripts by their content address
+// (ADR 0064 D2): a script is named by the SHA-256 of its bytes, so a repaired
+// script is a new reference, never a mutation.
+//
+// A [Ref] is the parsed form of "sha256:<64 lowercase hex digits>"; every
+// store keeps the bytes of a reference under the object name
+// <prefix>sha256/<hex> ([Ref.ObjectName]). Three stores implement [Store]:
+//
+//   - [GCSStore], Google Cloud Storage (gs://bucket/optional/prefix), with
+//     Application Default Credentials; STORAGE_EMULATOR_HOST points the
+//     client at an emulator as the client library documents.
+//   - [DirStore], a local directory (file:///path or a plain path), the
+//     default on a laptop. Writes are atomic: a crash never leaves a partial
+//     script under a valid name.
+//   - [MemStore], in memory, for tests and one-shot commands.
+//
+// [Open] picks one from a URL. Every Get checks the object's size before
+// reading it, reads through a limit, and verifies that the bytes hash to the
+// reference; bytes that do not are never returned. Failures are reported
+// with the sentinels in errors.go, tested with errors.Is: [ErrNotFound] is
+// the effect's scriptMissing, everything else is infrastructure.
+//
+// [Cache] wraps any Store with a bounded LRU of verified bytes and shares one
+// fetch among concurrent readers of the same reference. [PutFiles] is the
+// "put" verb of the service binary.
+package contentstore

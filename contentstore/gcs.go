@@ -1,0 +1,312 @@
+package contentstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/iterator"
+)
+
+// GCSStore keeps scripts in a Google Cloud Storage bucket under
+// <prefix>sha256/<hex>.
+//
+// The service account needs storage.objects.get and storage.objects.list
+// (roles/storage.objectViewer) to read, and storage.objects.create
+// (roles/storage.objectCreator) to Put. It never needs to delete or
+// overwrite: Put uses a does-not-exist precondition.
+//
+// Retries are this store's own (see Options), not the client library's, so
+// that one policy covers the whole read (metadata, body and verification)
+// and stays inside the caller's deadline.
+type GCSStore struct {
+	client     *storage.Client
+	ownsClient bool
+	bucketName string
+	bucket     *storage.BucketHandle
+	prefix     string
+	opts       Options
+}
+
+var _ Store = (*GCSStore)(nil)
+
+// openGCS creates a client from Application Default Credentials (the client
+// library honours STORAGE_EMULATOR_HOST) and a store that owns it.
+func openGCS(ctx context.Context, bucket, prefix string, opts Options) (*GCSStore, error) {
+	client, err := storage.NewClient(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("contentstore: creating the GCS client: %w", err)
+	}
+	s, err := NewGCSStore(client, bucket, prefix, opts)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	s.ownsClient = true
+	return s, nil
+}
+
+// NewGCSStore returns a store over bucket with a caller-owned client; Close
+// leaves the client open. prefix is "" or a path such as "scripts/" (a
+// missing trailing slash is added).
+func NewGCSStore(client *storage.Client, bucket, prefix string, opts Options) (*GCSStore, error) {
+	if client == nil {
+		return nil, errors.New("contentstore: NewGCSStore: nil client")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	u := "gs://" + bucket
+	if prefix != "" {
+		u += "/" + prefix
+	}
+	loc, err := parseStoreURL(u)
+	if err != nil {
+		return nil, err
+	}
+	return &GCSStore{
+		client:     client,
+		bucketName: loc.bucket,
+		// The client library's retries would nest inside ours and ignore
+		// our backoff settings.
+		bucket: client.Bucket(loc.bucket).Retryer(storage.WithPolicy(storage.RetryNever)),
+		prefix: loc.prefix,
+		opts:   o,
+	}, nil
+}
+
+// String returns the store's URL.
+func (s *GCSStore) String() string {
+	return "gs://" + s.bucketName + "/" + s.prefix
+}
+
+func (s *GCSStore) loc(ref Ref) string {
+	return "gs://" + s.bucketName + "/" + ref.ObjectName(s.prefix)
+}
+
+// Get implements Store. It reads the object's metadata first and refuses an
+// object over the limit without requesting its body; it then reads that
+// generation through a limit and verifies it.
+func (s *GCSStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
+	if err := checkRef(ref); err != nil {
+		return nil, err
+	}
+	var data []byte
+	err := retry(ctx, s.opts, "get "+s.loc(ref), func(ctx context.Context) error {
+		d, err := s.getOnce(ctx, ref)
+		data = d
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+func (s *GCSStore) getOnce(ctx context.Context, ref Ref) ([]byte, error) {
+	loc := s.loc(ref)
+	obj := s.bucket.Object(ref.ObjectName(s.prefix))
+	attrs, err := obj.Attrs(ctx)
+	if err != nil {
+		if errors.Is(gcsError(err), ErrNotFound) {
+			return nil, notFound(loc, s.whyMissing(ctx))
+		}
+		return nil, fmt.Errorf("reading the metadata of %s: %w", loc, gcsError(err))
+	}
+	max := s.opts.MaxScriptBytes
+	if attrs.Size > max {
+		return nil, tooLarge(loc, attrs.Size, max)
+	}
+	// Read the generation whose size was checked, not whatever is there now.
+	r, err := obj.Generation(attrs.Generation).NewReader(ctx)
+	if err != nil {
+		err = gcsError(err)
+		if errors.Is(err, ErrNotFound) {
+			// Replaced or deleted since the metadata read: start over.
+			return nil, transient(fmt.Errorf("%s generation %d vanished while being read: %w", loc, attrs.Generation, err))
+		}
+		return nil, fmt.Errorf("opening %s: %w", loc, err)
+	}
+	defer r.Close()
+	if r.Attrs.Size > max {
+		return nil, tooLarge(loc, r.Attrs.Size, max)
+	}
+	data, err := readVerifiedGCS(r, ref, max, loc, attrs.Size, s.opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// readVerifiedGCS is readVerified that also treats a body shorter than the
+// object as a truncated (transient) read rather than as tampering.
+func readVerifiedGCS(r *storage.Reader, ref Ref, max int64, loc string, size int64, log *slog.Logger) ([]byte, error) {
+	data, err := readVerified(&shortReadGuard{r: r, size: size, decompressed: r.Attrs.Decompressed}, ref, max, loc, log)
+	if err != nil && !errors.Is(err, ErrIntegrity) && !errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("reading %s: %w", loc, gcsError(err))
+	}
+	return data, err
+}
+
+// shortReadGuard turns an early end of body into io.ErrUnexpectedEOF so that
+// a truncated response is retried instead of failing verification.
+type shortReadGuard struct {
+	r            *storage.Reader
+	size, n      int64
+	decompressed bool // a transcoded body's length is not the object's size
+}
+
+func (g *shortReadGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.n += int64(n)
+	if err != nil && errors.Is(err, io.EOF) && !g.decompressed && g.n < g.size {
+		return n, fmt.Errorf("body ended after %d of %d bytes: %w", g.n, g.size, io.ErrUnexpectedEOF)
+	}
+	return n, err
+}
+
+// whyMissing tells a missing bucket and an empty prefix from a missing
+// object. It lists at most one name (storage.objects.list, part of
+// roles/storage.objectViewer) and falls back to a generic reason when that
+// fails.
+func (s *GCSStore) whyMissing(ctx context.Context) string {
+	q := &storage.Query{Prefix: s.prefix + "sha256/"}
+	if err := q.SetAttrSelection([]string{"Name"}); err != nil {
+		return "no such object"
+	}
+	it := s.bucket.Objects(ctx, q)
+	it.PageInfo().MaxSize = 1
+	_, err := it.Next()
+	switch {
+	case err == nil:
+		return "no such object"
+	case errors.Is(err, iterator.Done):
+		return fmt.Sprintf("no object under gs://%s/%ssha256/ at all (is the prefix right?)", s.bucketName, s.prefix)
+	case errors.Is(err, storage.ErrBucketNotExist), errors.Is(gcsError(err), ErrNotFound):
+		return fmt.Sprintf("bucket %q does not exist", s.bucketName)
+	default:
+		return "no such object"
+	}
+}
+
+// Put implements Store with a does-not-exist precondition: an existing
+// object (HTTP 412) means the script is already stored.
+func (s *GCSStore) Put(ctx context.Context, data []byte) (Ref, error) {
+	if err := checkPutSize(data, s.opts.MaxScriptBytes); err != nil {
+		return Ref{}, err
+	}
+	ref := RefOf(data)
+	loc := s.loc(ref)
+	crc := crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))
+	err := retry(ctx, s.opts, "put "+loc, func(ctx context.Context) error {
+		// Canceling ctx is how a failed upload is abandoned.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		w := s.bucket.Object(ref.ObjectName(s.prefix)).
+			If(storage.Conditions{DoesNotExist: true}).
+			NewWriter(ctx)
+		w.ChunkSize = 0 // one request: scripts are small
+		w.ContentType = "text/javascript"
+		w.CRC32C = crc
+		w.SendCRC32C = true
+		_, werr := w.Write(data)
+		cerr := w.Close()
+		err := cerr
+		if err == nil {
+			err = werr
+		}
+		if err == nil {
+			return nil
+		}
+		var gerr *googleapi.Error
+		if errors.As(err, &gerr) && gerr.Code == http.StatusPreconditionFailed {
+			return nil // already stored: same bytes by construction
+		}
+		return fmt.Errorf("writing %s: %w", loc, gcsError(err))
+	})
+	if err != nil {
+		return Ref{}, err
+	}
+	return ref, nil
+}
+
+// Check implements Store: it lists at most one name under the prefix, which
+// proves that the bucket exists and that the credentials can read it.
+func (s *GCSStore) Check(ctx context.Context) error {
+	q := &storage.Query{Prefix: s.prefix + "sha256/"}
+	if err := q.SetAttrSelection([]string{"Name"}); err != nil {
+		return err
+	}
+	it := s.bucket.Objects(ctx, q)
+	it.PageInfo().MaxSize = 1
+	_, err := it.Next()
+	if err == nil || errors.Is(err, iterator.Done) {
+		return nil
+	}
+	if errors.Is(err, storage.ErrBucketNotExist) {
+		return notFound(s.String(), fmt.Sprintf("bucket %q does not exist", s.bucketName))
+	}
+	err = gcsError(err)
+	if isTransient(err) || ctx.Err() != nil {
+		return fmt.Errorf("%w: checking %s: %w", ErrUnavailable, s, unwrapTransient(err))
+	}
+	return fmt.Errorf("checking %s: %w", s, err)
+}
+
+// Close implements Store; it closes the client only if Open created it.
+func (s *GCSStore) Close() error {
+	if s.ownsClient {
+		return s.client.Close()
+	}
+	return nil
+}
+
+func (s *GCSStore) maxScriptBytes() int64 { return s.opts.MaxScriptBytes }
+
+// gcsError maps a client library error to this package's sentinels: 404 to
+// ErrNotFound, 401 and 403 to ErrPermission, and failures worth retrying
+// (408, 429, 5xx, timeouts, resets, truncated bodies) to a transient error.
+// Other errors are returned as they are.
+func gcsError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) {
+		return fmt.Errorf("%w (%v)", ErrNotFound, err)
+	}
+	var gerr *googleapi.Error
+	if errors.As(err, &gerr) {
+		switch {
+		case gerr.Code == http.StatusNotFound:
+			return fmt.Errorf("%w (%v)", ErrNotFound, err)
+		case gerr.Code == http.StatusUnauthorized || gerr.Code == http.StatusForbidden:
+			return fmt.Errorf("%w: %w", ErrPermission, err)
+		case gerr.Code == http.StatusRequestTimeout || gerr.Code == http.StatusTooManyRequests || gerr.Code >= 500 && gerr.Code <= 599:
+			return transient(err)
+		default:
+			return err
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// Whether this is worth retrying depends on whose context ended;
+		// retry decides.
+		return err
+	}
+	var nerr net.Error
+	if storage.ShouldRetry(err) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.As(err, &nerr) && nerr.Timeout() {
+		return transient(err)
+	}
+	return err
+}

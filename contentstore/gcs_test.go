@@ -1,0 +1,404 @@
+package contentstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// These tests run the real storage client, built by Open from
+// STORAGE_EMULATOR_HOST, against the in-process emulator over HTTP. Faults
+// are injected in front of the emulator, on the server side.
+
+const testBucket = "scripts-test"
+
+var script = []byte("export default (input) => ({ n: input.n + 1 });\n")
+
+// gcsError writes a JSON API error response.
+func writeGCSError(w http.ResponseWriter, code int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, `{"error":{"code":%d,"message":"injected %d"}}`, code, code)
+}
+
+func TestGCSFound(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	s := openT(t, "gs://"+testBucket+"/team/a", opts)
+	ctx := ctxT(t)
+
+	// Written by the store and read back.
+	ref, err := s.Put(ctx, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref != RefOf(script) {
+		t.Fatalf("Put returned %s, want %s", ref, RefOf(script))
+	}
+	got, err := s.Get(ctx, ref)
+	if err != nil || !bytes.Equal(got, script) {
+		t.Fatalf("Get = %q, %v; want the script", got, err)
+	}
+
+	// Written by someone else under the documented layout.
+	other := []byte("export default () => 42;")
+	f.putObject(testBucket, RefOf(other).ObjectName("team/a/"), other)
+	got, err = s.Get(ctx, RefOf(other))
+	if err != nil || !bytes.Equal(got, other) {
+		t.Fatalf("Get of an object written directly = %q, %v", got, err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+}
+
+func TestGCSMissing(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	s := openT(t, "gs://"+testBucket+"/p", opts)
+	ctx := ctxT(t)
+	if _, err := s.Put(ctx, []byte("another script")); err != nil {
+		t.Fatal(err)
+	}
+	f.resetRequests()
+
+	_, err := s.Get(ctx, RefOf(script))
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get of a missing script = %v, want ErrNotFound", err)
+	}
+	if !strings.Contains(err.Error(), "no such object") || !strings.Contains(err.Error(), RefOf(script).Hex()) {
+		t.Errorf("error %q should name the object and say it is missing", err)
+	}
+	for _, r := range f.requests() {
+		if r.media {
+			t.Errorf("a missing script should need no media request, saw %s %s", r.method, r.path)
+		}
+	}
+	if n := len(f.requests()); n > 2 {
+		t.Errorf("a missing script is not transient, yet %d requests were made", n)
+	}
+}
+
+func TestGCSBucketOrPrefixAbsent(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	f.putObject(testBucket, RefOf(script).ObjectName("elsewhere/"), script)
+	opts, _ := fastOpts(t)
+	ctx := ctxT(t)
+
+	t.Run("bucket", func(t *testing.T) {
+		s := openT(t, "gs://absent-bucket/p", opts)
+		_, err := s.Get(ctx, RefOf(script))
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get = %v, want ErrNotFound", err)
+		}
+		if !strings.Contains(err.Error(), `bucket "absent-bucket" does not exist`) {
+			t.Errorf("error %q should say the bucket is missing", err)
+		}
+		if err := s.Check(ctx); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "absent-bucket") {
+			t.Errorf("Check = %v, want ErrNotFound naming the bucket", err)
+		}
+	})
+	t.Run("prefix", func(t *testing.T) {
+		s := openT(t, "gs://"+testBucket+"/wrong-prefix", opts)
+		_, err := s.Get(ctx, RefOf(script))
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get = %v, want ErrNotFound", err)
+		}
+		if !strings.Contains(err.Error(), "wrong-prefix/sha256/ at all") {
+			t.Errorf("error %q should say nothing is under the prefix", err)
+		}
+		// An empty prefix is a reachable store: ready, just empty.
+		if err := s.Check(ctx); err != nil {
+			t.Errorf("Check = %v", err)
+		}
+	})
+}
+
+func TestGCSTampered(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, logs := fastOpts(t)
+	s := openT(t, "gs://"+testBucket, opts)
+	ctx := ctxT(t)
+	ref, err := s.Put(ctx, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := []byte("export default () => { steal(); };\n")
+	f.putObject(testBucket, ref.ObjectName(""), evil)
+	f.resetRequests()
+
+	got, err := s.Get(ctx, ref)
+	if !errors.Is(err, ErrIntegrity) {
+		t.Fatalf("Get of a tampered object = %v, want ErrIntegrity", err)
+	}
+	if got != nil {
+		t.Errorf("Get returned %q with the integrity error; bytes must never be returned", got)
+	}
+	for _, want := range []string{ref.String(), RefOf(evil).String()} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log should carry %s; log:\n%s", want, logs)
+		}
+	}
+	if n, _ := f.mediaRequests(); n != 1 {
+		t.Errorf("integrity failures are not transient: %d media requests, want 1", n)
+	}
+}
+
+func TestGCSOversizedRefusedUnread(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	opts.MaxScriptBytes = 1024
+	s := openT(t, "gs://"+testBucket, opts)
+	ctx := ctxT(t)
+	huge := bytes.Repeat([]byte("x"), 1<<20)
+	ref := RefOf(huge)
+	f.putObject(testBucket, ref.ObjectName(""), huge)
+	f.resetRequests()
+
+	_, err := s.Get(ctx, ref)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Get = %v, want ErrTooLarge", err)
+	}
+	for _, want := range []string{"limit of 1024 bytes", "1048576 bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q should contain %q", err, want)
+		}
+	}
+	if n, b := f.mediaRequests(); n != 0 || b != 0 {
+		t.Errorf("the object was requested (%d media requests, %d body bytes sent); it must be refused from its metadata", n, b)
+	}
+
+	// Put refuses it before any request.
+	f.resetRequests()
+	if _, err := s.Put(ctx, huge); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "limit of 1024 bytes") {
+		t.Errorf("Put of an oversized script = %v, want ErrTooLarge naming the limit", err)
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("Put of an oversized script made %d requests", n)
+	}
+}
+
+func TestGCSRetriesTransientFailures(t *testing.T) {
+	for _, code := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests, http.StatusInternalServerError} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			f := newFakeGCS(t, testBucket)
+			opts, logs := fastOpts(t)
+			s := openT(t, "gs://"+testBucket, opts)
+			ctx := ctxT(t)
+			ref := RefOf(script)
+			f.putObject(testBucket, ref.ObjectName(""), script)
+
+			var failed atomic.Int32
+			f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+				if failed.Add(1) <= 3 {
+					writeGCSError(w, code)
+					return true
+				}
+				return false
+			})
+			got, err := s.Get(ctx, ref)
+			if err != nil || !bytes.Equal(got, script) {
+				t.Fatalf("Get after 3 × %d = %q, %v; want the script", code, got, err)
+			}
+			if n := len(f.requests()); n != 5 {
+				t.Errorf("%d requests, want 3 failures + metadata + media", n)
+			}
+			if c := strings.Count(logs.String(), "retrying"); c != 3 {
+				t.Errorf("%d retries logged, want 3:\n%s", c, logs)
+			}
+
+			// Put retries the same way.
+			failed.Store(0)
+			if _, err := s.Put(ctx, []byte("a new script")); err != nil {
+				t.Fatalf("Put after 3 × %d: %v", code, err)
+			}
+		})
+	}
+}
+
+func TestGCSGivesUpAsUnavailable(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	opts.RetryAttempts = 4
+	s := openT(t, "gs://"+testBucket, opts)
+	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		writeGCSError(w, http.StatusServiceUnavailable)
+		return true
+	})
+	_, err := s.Get(ctxT(t), RefOf(script))
+	if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get = %v, want ErrUnavailable", err)
+	}
+	if !strings.Contains(err.Error(), "after 4 attempt") || !strings.Contains(err.Error(), "503") {
+		t.Errorf("error %q should give the attempts and the last failure", err)
+	}
+	if n := len(f.requests()); n != 4 {
+		t.Errorf("%d requests, want exactly RetryAttempts=4", n)
+	}
+}
+
+func TestGCSTruncatedBodyRetried(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	s := openT(t, "gs://"+testBucket, opts)
+	ref := RefOf(script)
+	f.putObject(testBucket, ref.ObjectName(""), script)
+
+	var truncated atomic.Bool
+	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		if r.URL.Query().Get("alt") == "json" || strings.HasPrefix(r.URL.Path, "/storage/") || truncated.Swap(true) {
+			return false
+		}
+		// Serve the real response, cut in the middle of its body: the
+		// server then drops the connection.
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		body := rec.Body.Bytes()
+		w.Write(body[:len(body)/2])
+		return true
+	})
+	got, err := s.Get(ctxT(t), ref)
+	if err != nil || !bytes.Equal(got, script) {
+		t.Fatalf("Get after a truncated body = %q, %v; want the script", got, err)
+	}
+	if !truncated.Load() {
+		t.Fatal("the hook never truncated a response")
+	}
+	if n, _ := f.mediaRequests(); n != 2 {
+		t.Errorf("%d media requests, want the truncated one and its retry", n)
+	}
+}
+
+func TestGCSStalledResponseCutByDeadline(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	s := openT(t, "gs://"+testBucket, opts)
+	ref := RefOf(script)
+	f.putObject(testBucket, ref.ObjectName(""), script)
+	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		select {
+		case <-r.Context().Done(): // the client gave up
+		case <-time.After(10 * time.Second):
+		}
+		return true
+	})
+
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := s.Get(ctx, ref)
+	elapsed := time.Since(start)
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get = %v, want ErrUnavailable and context.DeadlineExceeded", err)
+	}
+	if elapsed > 2*time.Second {
+		t.Errorf("Get took %v with a 300ms deadline", elapsed)
+	}
+}
+
+func TestGCSStalledAttemptRetried(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	opts.AttemptTimeout = 200 * time.Millisecond
+	s := openT(t, "gs://"+testBucket, opts)
+	ref := RefOf(script)
+	f.putObject(testBucket, ref.ObjectName(""), script)
+	var stalled atomic.Bool
+	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		if stalled.Swap(true) {
+			return false
+		}
+		<-r.Context().Done()
+		return true
+	})
+	got, err := s.Get(ctxT(t), ref)
+	if err != nil || !bytes.Equal(got, script) {
+		t.Fatalf("Get after one stalled attempt = %q, %v; want the script", got, err)
+	}
+}
+
+func TestGCSPermissionDenied(t *testing.T) {
+	for _, code := range []int{http.StatusForbidden, http.StatusUnauthorized} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			f := newFakeGCS(t, testBucket)
+			opts, _ := fastOpts(t)
+			s := openT(t, "gs://"+testBucket, opts)
+			f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+				writeGCSError(w, code)
+				return true
+			})
+			ctx := ctxT(t)
+			_, err := s.Get(ctx, RefOf(script))
+			if !errors.Is(err, ErrPermission) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnavailable) {
+				t.Fatalf("Get = %v, want only ErrPermission", err)
+			}
+			if n := len(f.requests()); n != 1 {
+				t.Errorf("permission denied was retried: %d requests", n)
+			}
+			if _, err := s.Put(ctx, script); !errors.Is(err, ErrPermission) {
+				t.Errorf("Put = %v, want ErrPermission", err)
+			}
+			if err := s.Check(ctx); !errors.Is(err, ErrPermission) {
+				t.Errorf("Check = %v, want ErrPermission", err)
+			}
+		})
+	}
+}
+
+func TestGCSPutTwice(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	s := openT(t, "gs://"+testBucket+"/p/", opts)
+	ctx := ctxT(t)
+
+	ref1, err := s.Put(ctx, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ref1.ObjectName("p/")
+	first, err := f.srv.GetObject(testBucket, name)
+	if err != nil {
+		t.Fatalf("the object is not at %s: %v", name, err)
+	}
+	ref2, err := s.Put(ctx, script)
+	if err != nil {
+		t.Fatalf("second Put: %v", err)
+	}
+	if ref1 != ref2 {
+		t.Fatalf("refs differ: %s, %s", ref1, ref2)
+	}
+	objs, _, err := f.srv.ListObjects(testBucket, "", "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("%d objects (all versions) after two Puts, want 1", len(objs))
+	}
+	second, _ := f.srv.GetObject(testBucket, name)
+	if first.Generation != second.Generation {
+		t.Errorf("the object was rewritten: generation %d → %d", first.Generation, second.Generation)
+	}
+	if !strings.Contains(f.requests()[0].query, "ifGenerationMatch=0") {
+		t.Errorf("Put did not send a does-not-exist precondition: %+v", f.requests()[0])
+	}
+}
+
+func TestGCSZeroRef(t *testing.T) {
+	newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	s := openT(t, "gs://"+testBucket, opts)
+	if _, err := s.Get(ctxT(t), Ref{}); !errors.Is(err, ErrInvalidRef) {
+		t.Errorf("Get(zero Ref) = %v, want ErrInvalidRef", err)
+	}
+}

@@ -1,0 +1,368 @@
+package contentstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Store reads and writes scripts by their content address.
+//
+// Implementations are safe for concurrent use.
+type Store interface {
+	// Get returns the bytes stored under ref after checking that they hash
+	// to it. The returned slice belongs to the caller.
+	//
+	// Errors wrap, for errors.Is: ErrNotFound when nothing is stored under
+	// ref; ErrTooLarge when the object is over the maximum script size (it
+	// is refused before it is read); ErrIntegrity when the bytes do not hash
+	// to ref (the bytes are never returned); ErrPermission when the store
+	// refuses access; ErrUnavailable when a transient failure outlasted the
+	// retries or ctx's deadline. Anything else is an unexpected failure.
+	Get(ctx context.Context, ref Ref) ([]byte, error)
+
+	// Put stores data under its own reference and returns it. It is
+	// idempotent: an object already stored under the reference is not
+	// rewritten and Put reports success. Data over the maximum script size
+	// is refused with an error wrapping ErrTooLarge.
+	Put(ctx context.Context, data []byte) (Ref, error)
+
+	// Check reports whether the store is reachable and usable, for a
+	// readiness probe. It reads no script.
+	Check(ctx context.Context) error
+
+	// Close releases the store's resources. The store must not be used
+	// afterwards.
+	Close() error
+}
+
+// Defaults applied by Options for zero fields.
+const (
+	// DefaultMaxScriptBytes is the default maximum script size, 1 MiB.
+	DefaultMaxScriptBytes int64 = 1 << 20
+	// DefaultRetryAttempts is the default number of attempts (first try
+	// included) for a transient failure.
+	DefaultRetryAttempts = 5
+	// DefaultRetryInitialBackoff is the default pause before the first retry.
+	DefaultRetryInitialBackoff = 100 * time.Millisecond
+	// DefaultRetryMaxBackoff caps the pause between two attempts.
+	DefaultRetryMaxBackoff = 3 * time.Second
+	// DefaultAttemptTimeout bounds one attempt when the caller's deadline is
+	// later (or absent), so that a stalled response is retried.
+	DefaultAttemptTimeout = 20 * time.Second
+
+	// maxMaxScriptBytes bounds MaxScriptBytes: a script is held in memory
+	// whole, so a larger setting is a configuration mistake.
+	maxMaxScriptBytes int64 = 1 << 30
+)
+
+// Options configures a store. The zero value is usable: zero fields take
+// the defaults above; negative values are an error.
+type Options struct {
+	// MaxScriptBytes is the largest script Get returns and Put accepts.
+	MaxScriptBytes int64
+	// Logger receives integrity failures and retries. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+
+	// RetryAttempts is the number of attempts (first try included) a GCS
+	// call makes on transient failures: 5xx, 429, 408, timeouts, connection
+	// resets, truncated bodies. All attempts stay inside the caller's
+	// deadline. 1 disables retries.
+	RetryAttempts int
+	// RetryInitialBackoff is the pause before the first retry; each further
+	// pause doubles, up to RetryMaxBackoff, with random jitter.
+	RetryInitialBackoff time.Duration
+	// RetryMaxBackoff caps one pause.
+	RetryMaxBackoff time.Duration
+	// AttemptTimeout bounds one attempt, so that a stalled response is cut
+	// and retried even when the caller's deadline is far away.
+	AttemptTimeout time.Duration
+}
+
+// withDefaults returns o with zero fields set to their defaults, or an error
+// naming every invalid field.
+func (o Options) withDefaults() (Options, error) {
+	var errs []error
+	if o.MaxScriptBytes < 0 || o.MaxScriptBytes > maxMaxScriptBytes {
+		errs = append(errs, fmt.Errorf("MaxScriptBytes %d is outside [0, %d]", o.MaxScriptBytes, maxMaxScriptBytes))
+	}
+	if o.RetryAttempts < 0 {
+		errs = append(errs, fmt.Errorf("RetryAttempts %d is negative", o.RetryAttempts))
+	}
+	if o.RetryInitialBackoff < 0 {
+		errs = append(errs, fmt.Errorf("RetryInitialBackoff %v is negative", o.RetryInitialBackoff))
+	}
+	if o.RetryMaxBackoff < 0 {
+		errs = append(errs, fmt.Errorf("RetryMaxBackoff %v is negative", o.RetryMaxBackoff))
+	}
+	if o.AttemptTimeout < 0 {
+		errs = append(errs, fmt.Errorf("AttemptTimeout %v is negative", o.AttemptTimeout))
+	}
+	if len(errs) > 0 {
+		return o, fmt.Errorf("contentstore: invalid options: %w", errors.Join(errs...))
+	}
+	if o.MaxScriptBytes == 0 {
+		o.MaxScriptBytes = DefaultMaxScriptBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.RetryAttempts == 0 {
+		o.RetryAttempts = DefaultRetryAttempts
+	}
+	if o.RetryInitialBackoff == 0 {
+		o.RetryInitialBackoff = DefaultRetryInitialBackoff
+	}
+	if o.RetryMaxBackoff == 0 {
+		o.RetryMaxBackoff = DefaultRetryMaxBackoff
+	}
+	if o.RetryMaxBackoff < o.RetryInitialBackoff {
+		o.RetryMaxBackoff = o.RetryInitialBackoff
+	}
+	if o.AttemptTimeout == 0 {
+		o.AttemptTimeout = DefaultAttemptTimeout
+	}
+	return o, nil
+}
+
+// Open returns the store a URL names:
+//
+//   - gs://bucket or gs://bucket/prefix: Google Cloud Storage, objects named
+//     <prefix>/sha256/<hex>, credentials from Application Default
+//     Credentials (or the emulator in STORAGE_EMULATOR_HOST);
+//   - file:///path, or a plain path such as ./scripts: a local directory;
+//   - mem: a fresh in-memory store.
+//
+// Open checks the URL, not the store: use Check for reachability.
+func Open(ctx context.Context, rawURL string, opts Options) (Store, error) {
+	loc, err := parseStoreURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	switch loc.kind {
+	case kindMem:
+		return NewMemStore(opts)
+	case kindDir:
+		return NewDirStore(loc.path, opts)
+	default:
+		return openGCS(ctx, loc.bucket, loc.prefix, opts)
+	}
+}
+
+type storeKind int
+
+const (
+	kindMem storeKind = iota
+	kindDir
+	kindGCS
+)
+
+// storeURL is a parsed store URL.
+type storeURL struct {
+	kind   storeKind
+	path   string // kindDir
+	bucket string // kindGCS
+	prefix string // kindGCS: "" or ending in "/"
+}
+
+// parseStoreURL parses the URLs Open accepts, with an error that says what
+// is wrong and what is expected.
+func parseStoreURL(raw string) (storeURL, error) {
+	fail := func(why string) (storeURL, error) {
+		return storeURL{}, fmt.Errorf("contentstore: store URL %s: %s", quoteBounded(raw), why)
+	}
+	if raw == "" {
+		return fail("empty (want gs://bucket/prefix, file:///path, a directory path, or mem:)")
+	}
+	if strings.TrimSpace(raw) != raw {
+		return fail("has leading or trailing white space")
+	}
+	scheme, rest, ok := splitScheme(raw)
+	if !ok {
+		// A plain path. filepath.Clean keeps it relative if it was.
+		return storeURL{kind: kindDir, path: filepath.Clean(raw)}, nil
+	}
+	switch scheme {
+	case "mem":
+		if rest != "" {
+			return fail(`the memory store takes no address: write "mem:"`)
+		}
+		return storeURL{kind: kindMem}, nil
+	case "file":
+		return parseFileURL(rest, fail)
+	case "gs":
+		return parseGSURL(rest, fail)
+	default:
+		return fail(fmt.Sprintf("unsupported scheme %q (want gs, file or mem)", scheme))
+	}
+}
+
+// splitScheme splits "scheme:rest" when raw starts with an RFC 3986 scheme
+// of two characters or more (so that a Windows drive letter is a path), and
+// lower-cases it.
+func splitScheme(raw string) (scheme, rest string, ok bool) {
+	i := strings.IndexByte(raw, ':')
+	if i < 2 {
+		return "", "", false
+	}
+	for j := 0; j < i; j++ {
+		c := raw[j]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case j > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return "", "", false
+		}
+	}
+	return strings.ToLower(raw[:i]), raw[i+1:], true
+}
+
+func parseFileURL(rest string, fail func(string) (storeURL, error)) (storeURL, error) {
+	if !strings.HasPrefix(rest, "//") {
+		return fail("a file URL must be absolute: file:///path (or give a plain path)")
+	}
+	rest = rest[2:]
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		return fail("a file URL needs a path: file:///path")
+	}
+	if host := rest[:slash]; host != "" && host != "localhost" {
+		return fail(fmt.Sprintf("file URLs name a local path; host %q is not supported", host))
+	}
+	p := rest[slash:]
+	if strings.ContainsAny(p, "?#%") {
+		return fail("a file URL takes no query, fragment or percent-escapes; give a plain path instead")
+	}
+	return storeURL{kind: kindDir, path: filepath.Clean(p)}, nil
+}
+
+func parseGSURL(rest string, fail func(string) (storeURL, error)) (storeURL, error) {
+	if !strings.HasPrefix(rest, "//") {
+		return fail("want gs://bucket or gs://bucket/prefix")
+	}
+	rest = rest[2:]
+	if strings.ContainsAny(rest, "?#") {
+		return fail("a gs URL takes no query or fragment")
+	}
+	bucket, prefix, _ := strings.Cut(rest, "/")
+	if err := validBucketName(bucket); err != nil {
+		return fail(err.Error())
+	}
+	if prefix != "" {
+		if strings.Contains(prefix, "//") {
+			return fail("the prefix has an empty path segment (\"//\")")
+		}
+		if !strings.HasSuffix(prefix, "/") {
+			prefix += "/"
+		}
+		for _, seg := range strings.Split(strings.TrimSuffix(prefix, "/"), "/") {
+			if seg == "." || seg == ".." {
+				return fail(fmt.Sprintf("the prefix has a %q segment", seg))
+			}
+		}
+		// GCS object names are at most 1024 bytes; ours add sha256/<hex>.
+		if len(prefix)+len("sha256/")+64 > 1024 {
+			return fail("the prefix is too long for a GCS object name (1024 bytes)")
+		}
+		if strings.ContainsFunc(prefix, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return fail("the prefix has a control character")
+		}
+	}
+	return storeURL{kind: kindGCS, bucket: bucket, prefix: prefix}, nil
+}
+
+// validBucketName applies the GCS bucket naming rules that a typo is likely
+// to break.
+func validBucketName(b string) error {
+	if b == "" {
+		return errors.New("missing bucket name (want gs://bucket/prefix)")
+	}
+	maxLen := 63
+	if strings.Contains(b, ".") {
+		maxLen = 222
+	}
+	if len(b) < 3 || len(b) > maxLen {
+		return fmt.Errorf("bucket name %q must be 3 to %d characters", b, maxLen)
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && c != '-' && c != '_' && c != '.' {
+			return fmt.Errorf("bucket name %q has %q: only lowercase letters, digits, '-', '_' and '.' are allowed", b, c)
+		}
+		if (i == 0 || i == len(b)-1) && !alnum {
+			return fmt.Errorf("bucket name %q must start and end with a letter or digit", b)
+		}
+	}
+	return nil
+}
+
+// maxSizer is implemented by the stores of this package so that PutFiles can
+// bound what it reads before handing it to Put.
+type maxSizer interface {
+	maxScriptBytes() int64
+}
+
+// readVerified reads one script from r, whose size the caller has already
+// checked against max: it reads at most max+1 bytes, refuses more than max,
+// and returns the bytes only if they hash to ref. loc names the object in
+// errors and logs.
+func readVerified(r io.Reader, ref Ref, max int64, loc string, log *slog.Logger) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, tooLarge(loc, -1, max)
+	}
+	if err := verify(data, ref, loc, log); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// verify checks that data hashes to ref, logging both hashes when it does
+// not.
+func verify(data []byte, ref Ref, loc string, log *slog.Logger) error {
+	if ref.Matches(data) {
+		return nil
+	}
+	got := RefOf(data)
+	log.Error("contentstore: script bytes do not match their reference",
+		slog.String("object", loc),
+		slog.String("want", ref.String()),
+		slog.String("got", got.String()),
+		slog.Int("bytes", len(data)))
+	return fmt.Errorf("%w: %s holds %d bytes hashing to %s, not %s", ErrIntegrity, loc, len(data), got, ref)
+}
+
+// tooLarge is the error for an object over the limit; size < 0 means the
+// size was found by reading past the limit.
+func tooLarge(loc string, size, max int64) error {
+	if size < 0 {
+		return fmt.Errorf("%w: %s is over the limit of %d bytes", ErrTooLarge, loc, max)
+	}
+	return fmt.Errorf("%w: %s is %d bytes, over the limit of %d bytes", ErrTooLarge, loc, size, max)
+}
+
+// checkRef refuses the zero Ref before any store is asked for it.
+func checkRef(ref Ref) error {
+	if ref.IsZero() {
+		return fmt.Errorf("%w: zero Ref", ErrInvalidRef)
+	}
+	return nil
+}
+
+// checkPutSize refuses data over max before anything is written.
+func checkPutSize(data []byte, max int64) error {
+	if int64(len(data)) > max {
+		return fmt.Errorf("%w: script is %d bytes, over the limit of %d bytes", ErrTooLarge, len(data), max)
+	}
+	return nil
+}
