@@ -389,6 +389,30 @@ static void describe_thrown(JSContext *ctx, JSValueConst exc)
             JS_FreeValue(ctx, v);
         }
     }
+    if (JS_VALUE_GET_TAG(exc) == JS_TAG_SYMBOL) {
+        /* String(symbol), which ToString refuses: "Symbol(description)" */
+        JSValue d = JS_GetPropertyStr(ctx, exc, "description");
+        const char *dc = JS_IsString(d) ? JS_ToCStringLen(ctx, &n, d) : "";
+        if (dc) {
+            size_t dn = JS_IsString(d) ? n : 0;
+            char *buf = malloc(dn + 9);
+            if (buf) {
+                memcpy(buf, "Symbol(", 7);
+                memcpy(buf + 7, dc, dn);
+                buf[7 + dn] = ')';
+                sb.result = buf;
+                sb.result_len = dn + 8;
+                buf[dn + 8] = 0;
+            }
+            if (JS_IsString(d))
+                JS_FreeCString(ctx, dc);
+        }
+        JS_FreeValue(ctx, d);
+        if (JS_HasException(ctx))
+            JS_FreeValue(ctx, JS_GetException(ctx));
+        if (sb.result)
+            return;
+    }
     v = JS_ToString(ctx, exc);
     if (!JS_IsException(v)) {
         int r = set_result_value(ctx, v);

@@ -1,0 +1,518 @@
+package quickjs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+)
+
+var limits = effect.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}
+
+func newEngine(t testing.TB, opts ...quickjs.Option) *quickjs.Engine {
+	t.Helper()
+	e, err := quickjs.New(context.Background(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	if err := e.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// shared is one warm engine for the tests that need no special options.
+var shared = sync.OnceValue(func() *quickjs.Engine {
+	e, err := quickjs.New(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	if err := e.Warm(context.Background()); err != nil {
+		panic(err)
+	}
+	return e
+})
+
+func eval(t testing.TB, e *quickjs.Engine, script, input string, l effect.Limits) effect.Outcome {
+	t.Helper()
+	out, err := e.Evaluate(context.Background(), effect.Request{Script: script, InputJSON: input, Limits: l})
+	if err != nil {
+		t.Fatalf("Evaluate(%.60q): %v", script, err)
+	}
+	return out
+}
+
+func str(s string) *string { return &s }
+
+func describe(o effect.Outcome) string {
+	name := "<none>"
+	if o.Name != nil {
+		name = fmt.Sprintf("%q", *o.Name)
+	}
+	return fmt.Sprintf("{ok:%v value:%.200s kind:%q limit:%q name:%s message:%.200q}", o.OK, o.Value, o.Kind, o.Limit, name, o.Message)
+}
+
+func TestEmbeddedWasmMatchesRecord(t *testing.T) {
+	rec, err := os.ReadFile("sandbox.wasm.sha256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(rec))
+	if len(f) != 2 || f[1] != "sandbox.wasm" {
+		t.Fatalf("sandbox.wasm.sha256 = %q, want '<hex>  sandbox.wasm'", rec)
+	}
+	if got := quickjs.WasmSHA256(); got != f[0] {
+		t.Fatalf("embedded wasm sha256 %s, record says %s", got, f[0])
+	}
+	if quickjs.EngineVersion != "2025-04-26" {
+		t.Fatalf("EngineVersion = %q", quickjs.EngineVersion)
+	}
+}
+
+func TestCapabilities(t *testing.T) {
+	got := shared().Capabilities()
+	want := effect.Capabilities{Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockHard, Memory: true, CPU: true, FreshPerRun: true}
+	if got != want {
+		t.Fatalf("Capabilities() = %+v, want %+v", got, want)
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	e := shared()
+	cases := []struct {
+		name, script, input string
+		want                effect.Outcome
+	}{
+		{"echo", "input", `{"a":[1,"x",null]}`, effect.OK([]byte(`{"a":[1,"x",null]}`))},
+		{"reshape", "input.items.filter(i => i.ok).map(i => i.id)", `{"items":[{"id":1,"ok":true},{"id":2,"ok":false}]}`, effect.OK([]byte(`[1]`))},
+		{"undefined is null", "undefined", "1", effect.OK([]byte(`null`))},
+		{"empty script is null", "", "1", effect.OK([]byte(`null`))},
+		{"function is null", "(function(){})", "1", effect.OK([]byte(`null`))},
+		{"null input", "input === null", "null", effect.OK([]byte(`true`))},
+		{"throw Error", "throw new Error('boom')", "null", effect.Threw(str("Error"), "boom")},
+		{"throw TypeError", "null.x", "null", effect.Threw(str("TypeError"), "cannot read property 'x' of null")},
+		{"throw 42", "throw 42", "null", effect.Threw(nil, "42")},
+		{"throw null", "throw null", "null", effect.Threw(nil, "null")},
+		{"throw string", "throw 'plain'", "null", effect.Threw(nil, "plain")},
+		{"throw object", "throw {code: 7}", "null", effect.Threw(nil, "[object Object]")},
+		{"throw object with message", "throw {name: 'Custom', message: 'm'}", "null", effect.Threw(str("Custom"), "m")},
+		{"non-string name", "throw {name: 5, message: 'm'}", "null", effect.Threw(nil, "m")},
+		{"throwing getters", "throw {get name() { throw 1 }, get message() { throw 2 }, toString() { return 'ts' }}", "null", effect.Threw(nil, "ts")},
+		{"throwing everything", "throw {get name() { throw 1 }, get message() { throw 2 }, toString() { throw 3 }}", "null",
+			effect.Threw(nil, "thrown value could not be converted to a string")},
+		{"throw symbol", "throw Symbol('s')", "null", effect.Threw(nil, "Symbol(s)")},
+		{"syntax error", "let = ;", "null", effect.Threw(str("SyntaxError"), "unexpected token in expression: ';'")},
+		{"reference error", "fetch('http://example.com')", "null", effect.Threw(str("ReferenceError"), "'fetch' is not defined")},
+		{"BigInt result", "1n", "null", effect.Threw(str("TypeError"), "Do not know how to serialize a BigInt")},
+		{"cyclic result", "const o = {}; o.o = o; o", "null", effect.Threw(str("TypeError"), "circular reference")},
+		{"stack overflow", "function f() { return f() + 1 } f()", "null", effect.Threw(str("InternalError"), "stack overflow")},
+		{"nested parse", `JSON.parse("[".repeat(100000))`, "null", effect.Threw(str("SyntaxError"), "stack overflow")},
+		// JSON.stringify is iterative in QuickJS: deep nesting is slow (quadratic), not an overflow.
+		{"nested stringify", `let a = []; for (let i = 0; i < 5000; i++) a = [a]; JSON.stringify(a).length`, "null", effect.OK([]byte("10002"))},
+		{"nested result", `let a = []; for (let i = 0; i < 5000; i++) a = [a]; a`, "null", effect.OK([]byte(strings.Repeat("[", 5001) + strings.Repeat("]", 5001)))},
+		{"nested regexp", `new RegExp("(?:".repeat(100000) + ")".repeat(100000)).test("")`, "null", effect.Threw(str("SyntaxError"), "stack overflow")},
+		{"forged out of memory", "throw new InternalError('out of memory')", "null", effect.LimitHit(effect.LimitMemory)},
+		{"forged elsewhere is a script error", "throw new Error('out of memory')", "null", effect.Threw(str("Error"), "out of memory")},
+		{"forged lookalike object", "throw {name: 'InternalError', message: 'out of memory'}", "null", effect.Threw(str("InternalError"), "out of memory")},
+		{"interrupted text is a script error", "throw new InternalError('interrupted')", "null", effect.Threw(str("InternalError"), "interrupted")},
+		{"allocation bomb", "const a = []; while (true) a.push('x'.repeat(1000) + a.length)", "null", effect.LimitHit(effect.LimitMemory)},
+		{"bomb caught and rethrown", "try { const a = []; while (true) a.push({x: a.length}) } catch (e) { throw e }", "null", effect.LimitHit(effect.LimitMemory)},
+		{"bomb caught, other error", "try { const a = []; while (true) a.push({x: a.length}) } catch (e) { throw new Error('caught ' + e.message) }", "null", effect.LimitHit(effect.LimitMemory)},
+		{"typed array over the cap", "new Uint8Array(64 << 20).length", "null", effect.LimitHit(effect.LimitMemory)},
+		{"string repeat over the cap", "'x'.repeat(40 << 20).length", "null", effect.LimitHit(effect.LimitMemory)},
+		{"array size near the limit", "new Array(2 ** 32 - 1).fill(0).length", "null", effect.LimitHit(effect.LimitMemory)},
+		{"input too large", "input.length", "[" + strings.Repeat("{},", 2<<20) + "{}]", effect.InputTooLarge()},
+		{"input longer than the limit", "1", `"` + strings.Repeat("ab", 17<<20) + `"`, effect.InputTooLarge()},
+		{"input nested too deep", "1", strings.Repeat("[", 100000) + strings.Repeat("]", 100000), effect.InputTooLarge()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := eval(t, e, tc.script, tc.input, limits)
+			want := tc.want
+			if got.OK != want.OK || string(got.Value) != string(want.Value) || got.Kind != want.Kind || got.Limit != want.Limit ||
+				got.Message != want.Message || (got.Name == nil) != (want.Name == nil) || (got.Name != nil && *got.Name != *want.Name) {
+				t.Fatalf("got  %s\nwant %s", describe(got), describe(want))
+			}
+		})
+	}
+}
+
+func TestRichValueRoundTrip(t *testing.T) {
+	deep := strings.Repeat("[", 1000) + "1" + strings.Repeat("]", 1000)
+	input := `{"unicode":"héllo wörld ✓ 𝄞 日本","escapes":"quote\" backslash\\ nl\n tab\t nul\u0000 ctl\u001f","lone":"\ud800x\udfff",` +
+		`"ints":[2147483647,2147483648,-2147483649,9007199254740991,9007199254740993,18446744073709551616],"negzero":-0,` +
+		`"floats":[0.1,1e300,-1.5e-300],"deep":` + deep + `}`
+	out := eval(t, shared(), "input", input, limits)
+	if !out.OK {
+		t.Fatalf("rich value failed: %s", describe(out))
+	}
+	var got, want map[string]any
+	if err := json.Unmarshal(out.Value, &got); err != nil {
+		t.Fatalf("value is not JSON: %v\n%s", err, out.Value)
+	}
+	_ = json.Unmarshal([]byte(input), &want)
+	for _, k := range []string{"unicode", "escapes", "floats", "deep"} {
+		if fmt.Sprint(got[k]) != fmt.Sprint(want[k]) {
+			t.Errorf("%s: got %v, want %v", k, got[k], want[k])
+		}
+	}
+	// Lone surrogates are escaped, never turned into invalid UTF-8.
+	if !strings.Contains(string(out.Value), `"lone":"\ud800x\udfff"`) {
+		t.Errorf("lone surrogates not preserved as escapes: %s", out.Value)
+	}
+	// Integers are IEEE doubles in JavaScript: exact to 2^53, rounded beyond.
+	if !strings.Contains(string(out.Value), `"ints":[2147483647,2147483648,-2147483649,9007199254740991,9007199254740992,18446744073709552000]`) {
+		t.Errorf("integers: %s", out.Value)
+	}
+	// JSON has no -0: JSON.stringify(-0) is 0, but the script sees -0.
+	if neg := eval(t, shared(), "Object.is(input.negzero, -0) && JSON.stringify(input.negzero)", input, limits); string(neg.Value) != `"0"` {
+		t.Errorf("-0: %s", describe(neg))
+	}
+}
+
+func TestNoEscape(t *testing.T) {
+	e := shared()
+	forbidden := []string{"process", "require", "fetch", "XMLHttpRequest", "WebSocket", "Deno", "Bun", "WebAssembly",
+		"SharedArrayBuffer", "Atomics", "std", "os", "print", "scriptArgs", "module", "exports", "setTimeout", "setInterval", "importScripts"}
+	probes := map[string]string{
+		"constructor chain": `this.constructor.constructor("return this")()`,
+		"Function":          `Function("return this")()`,
+		"indirect eval":     `(0, eval)("this")`,
+		"globalThis":        `globalThis`,
+		"async function":    `(async function(){}).constructor("return this")()`,
+		"generator":         `(function*(){}).constructor("return this")().next().value`,
+	}
+	for name, expr := range probes {
+		script := fmt.Sprintf(`const g = %s; const names = %q.split(","); names.filter(n => n in g || typeof g[n] !== "undefined")`, expr, strings.Join(forbidden, ","))
+		out := eval(t, e, script, "null", limits)
+		if name == "generator" { // returns undefined from next().value: same global, nothing found
+			out = eval(t, e, fmt.Sprintf(`const names = %q.split(","); const g = (function*(){}).constructor("yield this")().next().value; names.filter(n => n in g)`, strings.Join(forbidden, ",")), "null", limits)
+		}
+		if !out.OK || string(out.Value) != "[]" {
+			t.Errorf("%s reaches: %s", name, describe(out))
+		}
+	}
+	for _, s := range []string{"typeof require", "typeof process", "typeof fetch", "typeof WebAssembly", "typeof SharedArrayBuffer", "typeof Atomics"} {
+		if out := eval(t, e, s, "null", limits); string(out.Value) != `"undefined"` {
+			t.Errorf("%s = %s", s, describe(out))
+		}
+	}
+	// import() has no loader: it never resolves to a module.
+	out := eval(t, e, `let r = "pending"; import("os").then(() => { r = "loaded" }, () => { r = "rejected" }); r`, "null", limits)
+	if string(out.Value) == `"loaded"` {
+		t.Errorf("import() loaded a module: %s", describe(out))
+	}
+	if out := eval(t, e, `import * as os from "os"`, "null", limits); out.Kind != effect.KindThrew {
+		t.Errorf("static import: %s", describe(out))
+	}
+}
+
+// The guest's global scope holds ECMAScript built-ins, QuickJS's
+// InternalError, and our input and console: nothing else.
+func TestGlobalScope(t *testing.T) {
+	out := eval(t, shared(), "Object.getOwnPropertyNames(globalThis).sort()", "null", limits)
+	var names []string
+	if err := json.Unmarshal(out.Value, &names); err != nil {
+		t.Fatal(describe(out))
+	}
+	allowed := map[string]bool{}
+	for _, n := range strings.Fields(`AggregateError Array ArrayBuffer BigInt BigInt64Array BigUint64Array Boolean DataView Date Error
+		EvalError FinalizationRegistry Float16Array Float32Array Float64Array Function Infinity Int16Array Int32Array Int8Array
+		InternalError Iterator JSON Map Math NaN Number Object Promise Proxy RangeError ReferenceError Reflect RegExp Set String
+		Symbol SyntaxError TypeError URIError Uint16Array Uint32Array Uint8Array Uint8ClampedArray WeakMap WeakRef WeakSet
+		decodeURI decodeURIComponent encodeURI encodeURIComponent escape eval globalThis isFinite isNaN parseFloat parseInt
+		undefined unescape console input`) {
+		allowed[n] = true
+	}
+	for _, n := range names {
+		if !allowed[n] {
+			t.Errorf("unexpected global %q", n)
+		}
+	}
+	if len(names) < 40 {
+		t.Errorf("suspiciously few globals: %v", names)
+	}
+}
+
+// Bytecode is never accepted: the shim only compiles source text.
+func TestBytecodeRejected(t *testing.T) {
+	// The first bytes of a QuickJS bytecode object (BC_VERSION then atoms).
+	out := eval(t, shared(), "\x05\x02\x02a\x02b", "null", limits)
+	if out.Kind != effect.KindThrew || out.Name == nil || *out.Name != "SyntaxError" {
+		t.Fatalf("bytecode-like input: %s", describe(out))
+	}
+}
+
+func TestRunawayLoop(t *testing.T) {
+	t.Run("wall clock", func(t *testing.T) {
+		start := time.Now()
+		out := eval(t, shared(), "while (true) {}", "null", effect.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20})
+		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+			t.Fatalf("got %s", describe(out))
+		}
+		if d := time.Since(start); d > 300*time.Millisecond+quickjs.DefaultHardKillGrace {
+			t.Fatalf("stopped after %v", d)
+		}
+	})
+	t.Run("cpu budget", func(t *testing.T) {
+		e := newEngine(t, quickjs.WithCPUBudget(200), quickjs.WithPoolSize(0))
+		out := eval(t, e, "while (true) {}", "null", effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20})
+		if out.Kind != effect.KindLimit || out.Limit != effect.LimitCPU {
+			t.Fatalf("got %s", describe(out))
+		}
+		// Counted in operations, the budget is deterministic.
+		r1, _ := e.Run(context.Background(), effect.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, false)
+		r2, _ := e.Run(context.Background(), effect.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, false)
+		if r1.Polls != 201 || r2.Polls != 201 {
+			t.Fatalf("polls %d and %d, want 201 each", r1.Polls, r2.Polls)
+		}
+	})
+	t.Run("caught interrupt stays a kill", func(t *testing.T) {
+		out := eval(t, shared(), "for (;;) { try { while (true) {} } catch (e) {} }", "null", effect.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 16 << 20})
+		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+			t.Fatalf("got %s", describe(out))
+		}
+	})
+	t.Run("catastrophic regexp", func(t *testing.T) {
+		out := eval(t, shared(), `/^(a+)+$/.test("a".repeat(40) + "b")`, "null", effect.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20})
+		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+			t.Fatalf("got %s", describe(out))
+		}
+	})
+	t.Run("getter on the thrown value loops", func(t *testing.T) {
+		out := eval(t, shared(), "throw { get message() { while (true) {} } }", "null", effect.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 16 << 20})
+		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+			t.Fatalf("got %s", describe(out))
+		}
+	})
+}
+
+func TestAllocationBombStoppedFast(t *testing.T) {
+	start := time.Now()
+	out := eval(t, shared(), "const a = []; while (true) a.push(new Array(1000).fill(a.length))", "null", effect.Limits{WallClock: 30 * time.Second, MemoryBytes: 16 << 20})
+	if out.Kind != effect.KindLimit || out.Limit != effect.LimitMemory {
+		t.Fatalf("got %s", describe(out))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("memory kill took %v", d)
+	}
+}
+
+func TestConsole(t *testing.T) {
+	e := shared()
+	r, err := e.Run(context.Background(), effect.Request{
+		Script:    `console.log("a", 1, {b: [2]}, null, undefined); console.info("i"); console.warn("w"); console.error("e"); "v"`,
+		InputJSON: "null", Limits: limits}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a 1 {\"b\":[2]} null undefined\ni\n[warn] w\n[error] e\n"; r.Logs != want {
+		t.Fatalf("logs %q, want %q", r.Logs, want)
+	}
+	if string(r.Outcome.Value) != `"v"` {
+		t.Fatalf("value mixed with logs: %s", describe(r.Outcome))
+	}
+	r, _ = e.Run(context.Background(), effect.Request{Script: `for (let i = 0; i < 10000; i++) console.log("é".repeat(50)); 1`, InputJSON: "null", Limits: limits}, true)
+	if len(r.Logs) > 64<<10 || !strings.HasSuffix(r.Logs, "[console output truncated at 64 KiB]\n") {
+		t.Fatalf("log cap: %d bytes, ends %q", len(r.Logs), r.Logs[max(0, len(r.Logs)-60):])
+	}
+	if !json.Valid([]byte(fmt.Sprintf("%q", r.Logs))) || strings.ToValidUTF8(r.Logs, "?") != r.Logs {
+		t.Fatal("truncation split a UTF-8 sequence")
+	}
+	if r, _ = e.Run(context.Background(), effect.Request{Script: `console.log("x"); 1`, InputJSON: "null", Limits: limits}, false); r.Logs != "" {
+		t.Fatalf("logs returned without being asked for: %q", r.Logs)
+	}
+}
+
+const probe = `
+  const seen = [];
+  if (globalThis.__mark !== undefined) seen.push("global");
+  if (Object.prototype.__polluted !== undefined) seen.push("prototype");
+  if (Array.prototype.__polluted !== undefined) seen.push("array prototype");
+  if (JSON.__patched !== undefined) seen.push("JSON");
+  globalThis.__mark = input;
+  Object.prototype.__polluted = input;
+  Array.prototype.__polluted = input;
+  JSON.__patched = true;
+  Math.random = () => 4;
+  seen`
+
+func TestFreshPerRun(t *testing.T) {
+	e := shared()
+	for i := 0; i < 16; i++ {
+		out := eval(t, e, probe, fmt.Sprint(i), limits)
+		if string(out.Value) != "[]" {
+			t.Fatalf("run %d saw earlier state: %s", i, describe(out))
+		}
+	}
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := e.Evaluate(context.Background(), effect.Request{Script: probe, InputJSON: fmt.Sprint(i), Limits: limits})
+			if err != nil || string(out.Value) != "[]" {
+				bad.Add(1)
+				t.Errorf("concurrent run %d: %s %v", i, describe(out), err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestCancellation(t *testing.T) {
+	e := shared()
+	t.Run("before", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := e.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "1", Limits: limits})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	})
+	t.Run("during", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := e.Evaluate(ctx, effect.Request{Script: "while (true) {}", InputJSON: "1", Limits: effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("cancellation took %v", d)
+		}
+	})
+	t.Run("deadline of the caller", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := e.Evaluate(ctx, effect.Request{Script: "while (true) {}", InputJSON: "1", Limits: effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+		}
+	})
+}
+
+// nativeRunaway spends seconds inside one native builtin (a default-comparator
+// sort converts both numbers to strings on every comparison), where QuickJS
+// never calls its interrupt handler.
+const nativeRunaway = "const a = []; for (let i = 0; i < 1000000; i++) a.push(i); a.sort(); a.length"
+
+func TestHardKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: runs a multi-second native builtin")
+	}
+	deadline := 1500 * time.Millisecond // long enough to build the array, short of the sort
+	grace := 300 * time.Millisecond
+	t.Run("context done terminates in process", func(t *testing.T) {
+		e := newEngine(t, quickjs.WithHardKill(quickjs.HardKillContextDone, grace), quickjs.WithPoolSize(0))
+		start := time.Now()
+		out := eval(t, e, nativeRunaway, "null", effect.Limits{WallClock: deadline, MemoryBytes: 128 << 20})
+		took := time.Since(start)
+		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+			t.Fatalf("got %s", describe(out))
+		}
+		if took > deadline+2*grace+200*time.Millisecond {
+			t.Fatalf("stopped after %v", took)
+		}
+		if n := e.StuckRuns(); n != 0 {
+			t.Fatalf("%d runs still going after the kill", n)
+		}
+	})
+	t.Run("watchdog abandons and reports", func(t *testing.T) {
+		stuck := make(chan quickjs.StuckRun, 1)
+		e := newEngine(t, quickjs.WithHardKill(quickjs.HardKillWatchdog, grace), quickjs.WithPoolSize(0),
+			quickjs.WithOnStuck(func(s quickjs.StuckRun) { stuck <- s }))
+		start := time.Now()
+		out := eval(t, e, nativeRunaway, "null", effect.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 128 << 20})
+		took := time.Since(start)
+		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+			t.Fatalf("got %s", describe(out))
+		}
+		if took > 200*time.Millisecond+grace+200*time.Millisecond {
+			t.Fatalf("returned after %v", took)
+		}
+		select {
+		case s := <-stuck:
+			if s.Overrun < grace {
+				t.Fatalf("overrun %v < grace", s.Overrun)
+			}
+		case <-time.After(time.Second):
+			t.Fatal("OnStuck not called")
+		}
+		if e.StuckRuns() != 1 {
+			t.Fatalf("StuckRuns = %d, want 1", e.StuckRuns())
+		}
+		// The engine keeps serving on fresh instances meanwhile.
+		if out := eval(t, e, "input", "7", limits); string(out.Value) != "7" {
+			t.Fatalf("next run: %s", describe(out))
+		}
+	})
+}
+
+func TestLimitsValidated(t *testing.T) {
+	for _, l := range []effect.Limits{{WallClock: 0, MemoryBytes: 1 << 20}, {WallClock: time.Second, MemoryBytes: 0}, {WallClock: -1, MemoryBytes: -1}} {
+		out := eval(t, shared(), "1", "1", l)
+		if out.Kind != effect.KindInfrastructure || !strings.Contains(out.Message, "invalid limits") {
+			t.Errorf("limits %+v: %s", l, describe(out))
+		}
+	}
+}
+
+func TestOptionsValidated(t *testing.T) {
+	for _, o := range []quickjs.Option{quickjs.WithMaxMemoryBytes(1), quickjs.WithPoolSize(-1), quickjs.WithHardKill(9, time.Second), quickjs.WithHardKill(quickjs.HardKillWatchdog, 0), quickjs.WithLogger(nil)} {
+		if _, err := quickjs.New(context.Background(), o); err == nil {
+			t.Errorf("option accepted")
+		}
+	}
+}
+
+func TestClose(t *testing.T) {
+	e, err := quickjs.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	_ = e.Warm(context.Background())
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if out := eval(t, e, "1", "1", limits); out.Kind != effect.KindInfrastructure {
+		t.Fatalf("after Close: %s", describe(out))
+	}
+	time.Sleep(50 * time.Millisecond)
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("goroutines %d -> %d after Close", before, after)
+	}
+}
+
+// The build is reproducible: rebuilding from the pinned tarball gives the
+// committed bytes. Needs the C toolchain; CI sets SANDBOX_REBUILD_WASM=1.
+func TestWasmRebuildsIdentically(t *testing.T) {
+	if os.Getenv("SANDBOX_REBUILD_WASM") == "" {
+		t.Skip("set SANDBOX_REBUILD_WASM=1 to rebuild sandbox.wasm from source (needs clang-14, lld, wasi-libc)")
+	}
+	out := t.TempDir() + "/sandbox.wasm"
+	cmd := exec.Command("./build.sh")
+	cmd.Env = append(os.Environ(), "OUT="+out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, b)
+	}
+	got, _ := os.ReadFile(out)
+	want, _ := os.ReadFile("sandbox.wasm")
+	if string(got) != string(want) {
+		t.Fatalf("rebuilt wasm differs from the committed one (%d vs %d bytes)", len(got), len(want))
+	}
+}
