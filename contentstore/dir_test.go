@@ -1,0 +1,249 @@
+package contentstore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func newDirT(t *testing.T, dir string, opts Options) *DirStore {
+	t.Helper()
+	s, err := NewDirStore(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestDirFound(t *testing.T) {
+	root := t.TempDir()
+	opts, _ := fastOpts(t)
+	s := openT(t, "file://"+root, opts)
+	ctx := ctxT(t)
+	ref, err := s.Put(ctx, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "sha256", ref.Hex())
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatalf("the script is not at <root>/sha256/<hex>: %v", err)
+	}
+	if fi.Mode().Perm()&0o222 != 0 {
+		t.Errorf("a stored script should be read-only, mode %v", fi.Mode())
+	}
+	got, err := s.Get(ctx, ref)
+	if err != nil || !bytes.Equal(got, script) {
+		t.Fatalf("Get = %q, %v", got, err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	// A plain path opens the same store.
+	s2 := openT(t, root, opts)
+	if got, err := s2.Get(ctx, ref); err != nil || !bytes.Equal(got, script) {
+		t.Errorf("Get through a plain path = %q, %v", got, err)
+	}
+}
+
+func TestDirMissing(t *testing.T) {
+	opts, _ := fastOpts(t)
+	ctx := ctxT(t)
+	ref := RefOf(script)
+	base := t.TempDir()
+
+	absent := newDirT(t, filepath.Join(base, "absent"), opts)
+	_, err := absent.Get(ctx, ref)
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "store directory") || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("Get from an absent directory = %v, want ErrNotFound saying the directory is missing", err)
+	}
+	if err := absent.Check(ctx); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Check of an absent directory = %v, want ErrNotFound", err)
+	}
+
+	empty := newDirT(t, t.TempDir(), opts)
+	if _, err := empty.Get(ctx, ref); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no script stored") {
+		t.Errorf("Get from an empty directory = %v, want ErrNotFound saying nothing is stored", err)
+	}
+
+	used := newDirT(t, t.TempDir(), opts)
+	if _, err := used.Put(ctx, []byte("another")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := used.Get(ctx, ref); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no such script") {
+		t.Errorf("Get of a missing script = %v, want ErrNotFound", err)
+	}
+}
+
+func TestDirTampered(t *testing.T) {
+	opts, logs := fastOpts(t)
+	s := newDirT(t, t.TempDir(), opts)
+	ctx := ctxT(t)
+	ref, err := s.Put(ctx, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := []byte("export default () => { steal(); };\n")
+	p := s.path(ref)
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, evil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, ref)
+	if !errors.Is(err, ErrIntegrity) || got != nil {
+		t.Fatalf("Get of a tampered file = %q, %v; want nil, ErrIntegrity", got, err)
+	}
+	for _, want := range []string{ref.String(), RefOf(evil).String()} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log should carry %s; log:\n%s", want, logs)
+		}
+	}
+}
+
+func TestDirOversizedRefusedUnread(t *testing.T) {
+	opts, _ := fastOpts(t)
+	opts.MaxScriptBytes = 1024
+	s := newDirT(t, t.TempDir(), opts)
+	ctx := ctxT(t)
+	// A sparse 64 GiB file: reading it whole would take minutes and all the
+	// memory there is, so a quick ErrTooLarge shows the size came first.
+	ref := RefOf([]byte("whatever"))
+	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(s.path(ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 30); err != nil {
+		t.Skipf("no sparse files here: %v", err)
+	}
+	f.Close()
+	start := time.Now()
+	_, err = s.Get(ctx, ref)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "limit of 1024 bytes") || !strings.Contains(err.Error(), "68719476736 bytes") {
+		t.Fatalf("Get = %v, want ErrTooLarge naming the size and the limit", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+	if _, err := s.Put(ctx, make([]byte, 1025)); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Put of 1025 bytes = %v, want ErrTooLarge", err)
+	}
+}
+
+func TestDirCrashLeavesOnlyTempFile(t *testing.T) {
+	opts, _ := fastOpts(t)
+	s := newDirT(t, t.TempDir(), opts)
+	ctx := ctxT(t)
+	ref := RefOf(script)
+
+	// What a Put killed before its rename leaves: a temporary file, made by
+	// the store's own code, holding part of the script.
+	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := s.createTemp(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Write(script[:len(script)/2])
+	tmp.Close()
+
+	if _, err := s.Get(ctx, ref); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get with only a temporary file = %v, want ErrNotFound", err)
+	}
+	// The temporary file's name is no reference.
+	if _, err := ParseRef("sha256:" + filepath.Base(tmp.Name())); err == nil {
+		t.Errorf("temporary name %q parses as a reference", filepath.Base(tmp.Name()))
+	}
+	// A later Put completes the script despite the leftover.
+	if _, err := s.Put(ctx, script); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, ref); err != nil || !bytes.Equal(got, script) {
+		t.Fatalf("Get after the retry Put = %q, %v", got, err)
+	}
+}
+
+func TestDirPutTwice(t *testing.T) {
+	opts, _ := fastOpts(t)
+	s := newDirT(t, t.TempDir(), opts)
+	ctx := ctxT(t)
+	ref1, err := s.Put(ctx, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(s.path(ref1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref2, err := s.Put(ctx, script)
+	if err != nil || ref1 != ref2 {
+		t.Fatalf("second Put = %s, %v; want %s", ref2, err, ref1)
+	}
+	after, _ := os.Stat(s.path(ref1))
+	if !os.SameFile(before, after) || !before.ModTime().Equal(after.ModTime()) {
+		t.Errorf("the file was rewritten")
+	}
+	entries, err := os.ReadDir(s.objectDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != ref1.Hex() {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %q, want exactly the one script and no temporary file", names)
+	}
+}
+
+func TestDirNotARegularFile(t *testing.T) {
+	opts, _ := fastOpts(t)
+	s := newDirT(t, t.TempDir(), opts)
+	ref := RefOf(script)
+	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A FIFO would block an open; the store must not open it.
+	if err := syscall.Mkfifo(s.path(ref), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Get(ctxT(t), ref); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("Get of a FIFO = %v, want a not-a-regular-file error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Get of a FIFO blocked")
+	}
+}
+
+func TestDirPermissionDenied(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads any file")
+	}
+	opts, _ := fastOpts(t)
+	s := newDirT(t, t.TempDir(), opts)
+	ctx := ctxT(t)
+	ref, err := s.Put(ctx, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(s.path(ref), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, ref); !errors.Is(err, ErrPermission) {
+		t.Errorf("Get of an unreadable file = %v, want ErrPermission", err)
+	}
+}
