@@ -26,8 +26,14 @@ func ParseRef(s string) (Ref, error) {
 	fail := func(why string) (Ref, error) {
 		return Ref{}, fmt.Errorf("%w %s: %s", ErrInvalidRef, quoteBounded(s), why)
 	}
+	if s != "" && strings.TrimSpace(s) != s {
+		return fail("has leading or trailing white space")
+	}
 	if !strings.HasPrefix(s, refPrefix) {
-		if i := strings.IndexByte(s, ':'); i > 0 && i < 32 {
+		if i := strings.IndexByte(s, ':'); i > 0 && i < 32 && isAlgorithmName(s[:i]) {
+			if strings.EqualFold(s[:i], "sha256") {
+				return fail(`the algorithm must be written "sha256", in lowercase`)
+			}
 			return fail(fmt.Sprintf("unsupported algorithm %q (only sha256 is accepted)", s[:i]))
 		}
 		return fail(`must start with "sha256:"`)
@@ -103,6 +109,18 @@ func (r *Ref) UnmarshalText(b []byte) error {
 	}
 	*r = p
 	return nil
+}
+
+// isAlgorithmName reports whether s looks like a hash algorithm's name, so
+// that an error can say "unsupported algorithm" only when that is what it is.
+func isAlgorithmName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // quoteBounded quotes s for an error message, cut so that a hostile reference
