@@ -88,13 +88,18 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 }
 
 // Capabilities declares what the engine enforces (ADR 0144 D4). The wall
-// clock is hard: the interrupt handler stops a run at its deadline, and the
-// hard-kill mechanism bounds a run that never reaches the handler.
+// clock is hard when a run that never reaches the interrupt handler is still
+// stopped: by wazero's context-done termination, or by the process-kill
+// backstop. With the Go watchdog alone it is soft.
 func (e *Engine) Capabilities() effect.Capabilities {
+	wall := effect.WallClockSoft
+	if e.cfg.hardKill == HardKillContextDone || e.cfg.procKill {
+		wall = effect.WallClockHard
+	}
 	return effect.Capabilities{
 		Language:    "javascript",
 		Network:     effect.NetworkNone,
-		WallClock:   effect.WallClockHard,
+		WallClock:   wall,
 		Memory:      true,
 		CPU:         e.cfg.cpuBudget > 0,
 		FreshPerRun: true,
@@ -107,6 +112,12 @@ func (e *Engine) MaxMemoryBytes() int64 { return e.cfg.maxMemory }
 // HardKillGrace is how long after its deadline a run that does not stop is
 // abandoned (watchdog) or terminated (context done).
 func (e *Engine) HardKillGrace() time.Duration { return e.cfg.grace }
+
+// Ready is the number of fresh instances waiting in the pool.
+func (e *Engine) Ready() int { return len(e.pool) }
+
+// PoolSize is the number of fresh instances the engine keeps ready.
+func (e *Engine) PoolSize() int { return e.cfg.poolSize }
 
 // StuckRuns is the number of abandoned runs still running.
 func (e *Engine) StuckRuns() int64 { return e.stuck.Load() }
@@ -272,14 +283,31 @@ type execResult struct {
 // runIn runs the request in the instance under the watchdog.
 func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, logs bool) (Result, error) {
 	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
+	var kill *killTimer
+	if e.cfg.procKill {
+		k, err := newKillTimer()
+		if err == nil {
+			if err = k.arm(req.Limits.WallClock + 2*e.cfg.grace); err != nil {
+				k.release()
+			}
+		}
+		if err != nil {
+			in.close()
+			return Result{Outcome: effect.Infrastructure(err.Error())}, nil
+		}
+		kill = k
+	}
 	callCtx, cancelCall := context.WithCancel(context.WithValue(context.Background(), runStateKey{}, st))
 	stopAfter := context.AfterFunc(ctx, func() { st.cancelled.Store(true) })
 
 	done := make(chan execResult, 1)
 	go func() {
 		raw, err := in.exec(callCtx, req.Script, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, logs)
-		in.close()
+		if kill != nil {
+			kill.release() // only once the guest has really returned
+		}
 		done <- execResult{raw, err}
+		in.close() // off the request path: the result is already delivered
 	}()
 
 	finish := func(r execResult) (Result, error) {

@@ -29,7 +29,11 @@ const (
 	// never reaches the handler) is abandoned: Evaluate reports the wall-clock
 	// limit, and the engine calls the OnStuck hook, which in the service ends
 	// the process once the response is written (sound at one request per
-	// instance). See docs/hard-kill.md for the figures behind the choice.
+	// instance). The Go watchdog is best effort (a stuck guest cannot be
+	// preempted, and a garbage collection can stall other goroutines until it
+	// returns), so the wall clock is hard only with WithProcessKill, whose
+	// kernel timer kills the process at deadline + 2 x grace. See
+	// docs/hard-kill.md for the figures behind the choice.
 	HardKillWatchdog HardKill = iota
 	// HardKillContextDone compiles the guest with wazero's
 	// WithCloseOnContextDone, so that the guest is terminated in-process at
@@ -66,6 +70,7 @@ type config struct {
 	hardKill  HardKill
 	grace     time.Duration
 	onStuck   func(StuckRun)
+	procKill  bool
 	cacheDir  string
 	logger    *slog.Logger
 }
@@ -101,6 +106,15 @@ func WithHardKill(h HardKill, grace time.Duration) Option {
 	return func(c *config) { c.hardKill, c.grace = h, grace }
 }
 
+// WithProcessKill arms, for every run, a kernel timer that kills the whole
+// process with SIGKILL at deadline + 2 x grace if the run has not returned by
+// then. It is the backstop of HardKillWatchdog: a guest stuck in a native
+// builtin never yields to Go, and a garbage collection that starts meanwhile
+// can stall every goroutine, the Go watchdog included, until the guest
+// returns. Sound only where a process serves one request at a time and is
+// restarted by its platform (Cloud Run); Linux only.
+func WithProcessKill(enabled bool) Option { return func(c *config) { c.procKill = enabled } }
+
 // WithOnStuck sets the hook called (on its own goroutine) when the watchdog
 // abandons a run. The default logs at error level.
 func WithOnStuck(f func(StuckRun)) Option { return func(c *config) { c.onStuck = f } }
@@ -122,6 +136,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("quickjs: unknown hard-kill mode %d", int(c.hardKill))
 	case c.grace <= 0 || c.grace > time.Minute:
 		return fmt.Errorf("quickjs: hard-kill grace %v is outside (0, 1m]", c.grace)
+	case c.procKill && !processKillSupported:
+		return fmt.Errorf("quickjs: the process-kill backstop is not supported on this platform")
 	case c.logger == nil:
 		return fmt.Errorf("quickjs: nil logger")
 	}
