@@ -1,0 +1,2 @@
+const a = [];
+while (true) a.push({ n: a.length, s: "x" + a.length });
