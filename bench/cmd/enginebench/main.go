@@ -1,0 +1,132 @@
+// Command enginebench runs one benchmark workload through this service's
+// engine (package quickjs: QuickJS in WebAssembly on wazero), a fresh instance
+// per evaluation, and prints one JSON line per timed run, the format
+// bench/cmd/report reads.
+//
+//	go run ./bench/cmd/enginebench -workload fib25 -script bench/workloads/fib.js \
+//	    -input bench/out/inputs/fib25.json -runs 20
+//
+// With the default pool (-pool 2) every timed run starts with the pool full
+// (the wait is not timed, as in BenchmarkEchoLatency): the figure is the
+// request-path latency of a server with gaps between requests. With -pool 0
+// the instance (instantiation, QuickJS runtime and context) is built on the
+// request path, inside the timed region. In both, the instance's teardown
+// happens after the result is delivered and is not timed; the caller of
+// Evaluate does not wait for it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"log"
+	"os"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+)
+
+func main() {
+	var (
+		engineName = flag.String("engine", "", "engine name in the results (default: engine or engine-pool0)")
+		workload   = flag.String("workload", "", "workload name in the results")
+		scriptPath = flag.String("script", "", "script file")
+		inputPath  = flag.String("input", "", "input JSON file")
+		mem        = flag.Int64("mem", 64<<20, "memory limit in bytes")
+		warmup     = flag.Int("warmup", 3, "untimed runs first")
+		runs       = flag.Int("runs", 10, "timed runs")
+		round      = flag.Int("round", 0, "round number in the results")
+		pool       = flag.Int("pool", quickjs.DefaultPoolSize, "pool size (0: instance built on the request path)")
+		cacheDir   = flag.String("cache", "", "wazero compilation cache directory (speeds up start-up only)")
+	)
+	flag.Parse()
+	if *workload == "" || *scriptPath == "" || *inputPath == "" {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if *engineName == "" {
+		*engineName = "engine"
+		if *pool == 0 {
+			*engineName = "engine-pool0"
+		}
+	}
+	script, err := os.ReadFile(*scriptPath)
+	if err != nil {
+		log.Fatal(err)
+	}
+	input, err := os.ReadFile(*inputPath)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	ctx := context.Background()
+	opts := []quickjs.Option{quickjs.WithPoolSize(*pool)}
+	if *cacheDir != "" {
+		opts = append(opts, quickjs.WithCompilationCache(*cacheDir))
+	}
+	e, err := quickjs.New(ctx, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer func() { _ = e.Close(ctx) }()
+	if err := e.Warm(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	req := effect.Request{
+		Script:    string(script),
+		InputJSON: string(input),
+		Limits:    effect.Limits{WallClock: 30 * time.Second, MemoryBytes: *mem},
+	}
+	out := os.Stdout
+	for i := 0; i < *warmup+*runs; i++ {
+		waitFull(e)
+		start := time.Now()
+		o, err := e.Evaluate(ctx, req)
+		elapsed := time.Since(start)
+		if err != nil {
+			log.Fatal(err)
+		}
+		kind, text := normalise(o)
+		if i < *warmup {
+			continue
+		}
+		h := fnv.New64a()
+		h.Write([]byte(text))
+		fmt.Fprintf(out, `{"engine":%q,"workload":%q,"round":%d,"run":%d,"ms":%.6f,"outcome":%q,"bytes":%d,"digest":"%016x"}`+"\n",
+			*engineName, *workload, *round, i-*warmup, float64(elapsed.Nanoseconds())/1e6, kind, len(text), h.Sum64())
+	}
+}
+
+// waitFull waits, untimed, until the pool holds all its fresh instances, so
+// that no refill competes with the timed run for the two cores.
+func waitFull(e *quickjs.Engine) {
+	for e.Ready() < e.PoolSize() {
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// normalise gives the outcome's kind and the text its digest is taken of, the
+// same text the other runners hash: the value's JSON text, "limit:memory",
+// or "threw:Name: message".
+func normalise(o effect.Outcome) (kind, text string) {
+	switch {
+	case o.OK:
+		return "ok", string(o.Value)
+	case o.Kind == effect.KindLimit:
+		k := "limit:" + string(o.Limit)
+		return k, k
+	case o.Kind == effect.KindThrew:
+		name := ""
+		if o.Name != nil {
+			name = *o.Name
+		}
+		fmt.Fprintf(os.Stderr, "enginebench: the script threw %s: %s\n", name, o.Message)
+		return "threw", "threw:" + name + ": " + o.Message
+	default:
+		fmt.Fprintf(os.Stderr, "enginebench: outcome %s: %s\n", o.Kind, o.Message)
+		return "error", string(o.Kind) + ": " + o.Message
+	}
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Runs the same workloads (bench/workloads/*.js) through three engines side by
+# side, a fresh runtime and context per evaluation in each:
+#
+#   engine / engine-pool0  this service's engine (quickjs/: QuickJS in wasm on
+#                          wazero), with its pool of fresh instances warm
+#                          between runs, and with WithPoolSize(0) (the instance
+#                          built on the request path);
+#   native                 QuickJS built natively from the same tarball;
+#   quickjs-emscripten     quickjs-emscripten 0.32 on Node, loom's reference.
+#
+# For each workload it runs ROUNDS rounds; a round runs one batch per engine,
+# in an order that rotates from round to round, so that slow phases of a noisy
+# machine fall on every engine. Results: bench/out/results.jsonl (one line per
+# timed run); the Markdown table: bench/out/report.md, also printed.
+#
+#   bench/run.sh                  # the full run (about 5 minutes on 2 cores)
+#   ROUNDS=1 SCALE=0.2 HARDKILL=0 bench/run.sh   # a quick smoke run
+#
+# Environment: ROUNDS (default 5), SCALE (multiplies the runs per batch,
+# default 1), WARMUP (untimed runs per batch, default 3), HARDKILL=0 skips the
+# in-process hard-kill benchmark (go test -bench), QUICKJS_TARBALL and CC as
+# for bench/native/build.sh.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cd "$repo"
+
+ROUNDS=${ROUNDS:-5}
+SCALE=${SCALE:-1}
+WARMUP=${WARMUP:-3}
+HARDKILL=${HARDKILL:-1}
+out=bench/out
+bin=$out/bin
+start=$SECONDS
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+
+for tool in go node npm; do
+  command -v "$tool" >/dev/null || { echo "run.sh: $tool not found" >&2; exit 1; }
+done
+
+echo "== building" >&2
+mkdir -p "$bin"
+go build -o "$bin/" ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gendocs
+bench/native/build.sh
+(cd bench && npm ci --no-audit --no-fund --loglevel=error >&2)
+"$bin/gendocs" -out "$out/inputs"
+
+results=$out/results.jsonl
+log=$out/runners.log
+: > "$results"
+: > "$log"
+
+# name | script | input | memory limit | timed runs per batch
+workloads=(
+  "echo|echo.js|echo.json|67108864|400"
+  "fib25|fib.js|fib25.json|67108864|40"
+  "reshape-1KiB|reshape.js|mcp-1KiB.json|67108864|300"
+  "reshape-16KiB|reshape.js|mcp-16KiB.json|67108864|120"
+  "reshape-256KiB|reshape.js|mcp-256KiB.json|67108864|30"
+  "strings|strings.js|null.json|67108864|60"
+  "regexp|regexp.js|null.json|67108864|40"
+  "alloc-bomb-16MiB|alloc-bomb.js|null.json|16777216|12"
+)
+engines=(engine engine-pool0 native quickjs-emscripten)
+
+batch() { # engine workload script input mem runs round
+  local engine=$1 args=(-workload "$2" -script "bench/workloads/$3" -input "$out/inputs/$4"
+    -mem "$5" -warmup "$WARMUP" -runs "$6" -round "$7")
+  case $engine in
+    engine) "$bin/enginebench" -cache "$out/wazero-cache" "${args[@]}" ;;
+    engine-pool0) "$bin/enginebench" -cache "$out/wazero-cache" -pool 0 "${args[@]}" ;;
+    native) "$out/native/runner" -engine native "${args[@]}" ;;
+    quickjs-emscripten) node bench/node/runner.mjs -engine quickjs-emscripten "${args[@]}" ;;
+  esac >> "$results" 2>> "$log"
+}
+
+for spec in "${workloads[@]}"; do
+  IFS='|' read -r name script input mem runs <<< "$spec"
+  runs=$(awk -v r="$runs" -v s="$SCALE" 'BEGIN { n = int(r * s + 0.5); print (n < 1 ? 1 : n) }')
+  echo "== $name: $ROUNDS rounds x $runs runs per engine" >&2
+  for ((round = 1; round <= ROUNDS; round++)); do
+    for ((k = 0; k < ${#engines[@]}; k++)); do
+      engine=${engines[$(((round - 1 + k) % ${#engines[@]}))]}
+      batch "$engine" "$name" "$script" "$input" "$mem" "$runs" "$round"
+    done
+  done
+done
+
+hardkill=()
+if [ "$HARDKILL" != 0 ]; then
+  echo "== in-process hard kill: go test -bench (watchdog vs WithCloseOnContextDone)" >&2
+  go test ./quickjs/ -run '^$' -bench 'Fib25|Reshape/256KiB|Reshape256KiBContextDone' \
+    -benchtime 20x -count 5 | tee "$out/hardkill.txt" >&2
+  hardkill=(-hardkill "$out/hardkill.txt")
+fi
+
+qe_dir=bench/node_modules/@jitl/quickjs-wasmfile-release-sync
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "machine: $(nproc) cores ($(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(uname -sr)"
+  echo "this engine: $(go version | cut -d' ' -f3-), wazero $(go list -m -f '{{.Version}}' github.com/tetratelabs/wazero), sandbox.wasm $(cut -c1-12 quickjs/sandbox.wasm.sha256)"
+  echo "native QuickJS: $(cat "$out/native/src/VERSION"), built at -O2 with $(cat "$out/native/compiler")"
+  echo "quickjs-emscripten: $(node -p "require('./bench/node_modules/quickjs-emscripten/package.json').version") (QuickJS $(grep -m1 -o 'Version \[[^]]*\]' "$qe_dir/README.md" | sed 's/Version \[\(.*\)\]/\1/'), release-sync variant), Node $(node --version)"
+  echo "rounds: $ROUNDS, runs scale: $SCALE, warm-up runs per batch: $WARMUP"
+  echo "load average (1, 5, 15 min) at start: $load_start; at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$out/meta.txt"
+
+"$bin/report" -results "$results" -meta "$out/meta.txt" "${hardkill[@]}" > "$out/report.md" || status=$?
+cat "$out/report.md"
+echo "== done in $((SECONDS - start)) s; results in $results, table in $out/report.md, runner stderr in $log" >&2
+exit "${status:-0}"
