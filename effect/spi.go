@@ -86,7 +86,12 @@ const (
 //	{Kind: "infrastructure", Message}
 //
 // The struct can carry combinations the vocabulary does not allow; the effect
-// validates every outcome and fails untyped on a malformed one.
+// validates every outcome and fails untyped on a malformed one. In particular:
+// a field that is not part of the variant must be zero; an ok Value must be
+// JSON text (valid UTF-8, no duplicate keys); and the Message of threw and
+// infrastructure must not be empty, because Go cannot tell an empty message
+// from a missing one (report the thrown value's string form, for example
+// "Error", when its message is empty).
 type Outcome struct {
 	OK      bool
 	Value   json.RawMessage
@@ -103,7 +108,7 @@ func OK(value []byte) Outcome { return Outcome{OK: true, Value: value} }
 func LimitHit(l LimitKind) Outcome { return Outcome{Kind: KindLimit, Limit: l} }
 
 // Threw returns a threw outcome; name is nil when the thrown value had no
-// string name.
+// string name. message must not be empty (see Outcome).
 func Threw(name *string, message string) Outcome {
 	return Outcome{Kind: KindThrew, Name: name, Message: message}
 }
@@ -112,7 +117,8 @@ func Threw(name *string, message string) Outcome {
 // it was parsed, before the script ran.
 func InputTooLarge() Outcome { return Outcome{Kind: KindInputTooLarge} }
 
-// Infrastructure returns the outcome for anything the backend could not do.
+// Infrastructure returns the outcome for anything the backend could not do;
+// message must not be empty.
 func Infrastructure(message string) Outcome {
 	return Outcome{Kind: KindInfrastructure, Message: message}
 }

@@ -1,0 +1,215 @@
+package effect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Channel names a typed failure (ADR 0060, ADR 0064 D3): something the script
+// or the caller's input did, which a planner may catch and re-plan around and
+// which replay substitutes instead of re-running.
+type Channel string
+
+// The typed channels. Everything else the effect returns is untyped.
+const (
+	ChannelLimitExceeded        Channel = "limitExceeded"
+	ChannelScriptError          Channel = "scriptError"
+	ChannelShapeMismatch        Channel = "shapeMismatch"
+	ChannelScriptMissing        Channel = "scriptMissing"
+	ChannelInputTooLarge        Channel = "inputTooLarge"
+	ChannelInputNotSerializable Channel = "inputNotSerializable"
+)
+
+// Failure is a typed failure: the one error type whose Channel a caller may
+// act on. Test for it with errors.As. Only the fields of its channel are set:
+//
+//	limitExceeded         Kind (cpu, memory, wallClock or output)
+//	scriptError           Name (nil when the thrown value had no string name), Message
+//	shapeMismatch         Expected, Observed
+//	scriptMissing         ScriptRef
+//	inputTooLarge         LimitBytes
+//	inputNotSerializable  Message
+//
+// Text fields are already bounded and storable (BoundText) when the effect
+// returns a Failure.
+type Failure struct {
+	Channel    Channel
+	Kind       LimitKind
+	Name       *string
+	Message    string
+	Expected   string
+	Observed   string
+	ScriptRef  string
+	LimitBytes int
+}
+
+func (f *Failure) Error() string {
+	var s string
+	switch f.Channel {
+	case ChannelLimitExceeded:
+		s = fmt.Sprintf("sandbox: limitExceeded: %s", f.Kind)
+	case ChannelScriptError:
+		if f.Name != nil {
+			s = fmt.Sprintf("sandbox: scriptError: %s: %s", *f.Name, f.Message)
+		} else {
+			s = "sandbox: scriptError: " + f.Message
+		}
+	case ChannelShapeMismatch:
+		s = fmt.Sprintf("sandbox: shapeMismatch: expected %s, observed %s", f.Expected, f.Observed)
+	case ChannelScriptMissing:
+		s = "sandbox: scriptMissing: " + f.ScriptRef
+	case ChannelInputTooLarge:
+		s = fmt.Sprintf("sandbox: inputTooLarge: input JSON is over %d bytes", f.LimitBytes)
+	case ChannelInputNotSerializable:
+		s = "sandbox: inputNotSerializable: " + f.Message
+	default:
+		s = "sandbox: " + strconv.Quote(string(f.Channel))
+	}
+	return BoundText(s, MaxMessageUnits)
+}
+
+// MarshalJSON writes {"channel": …, "payload": {…}} with the payload fields of
+// ADR 0064 D3, so that a Failure can be logged or stored as it is.
+func (f *Failure) MarshalJSON() ([]byte, error) {
+	var payload any
+	switch f.Channel {
+	case ChannelLimitExceeded:
+		payload = struct {
+			Kind LimitKind `json:"kind"`
+		}{f.Kind}
+	case ChannelScriptError:
+		payload = struct {
+			Name    *string `json:"name,omitempty"`
+			Message string  `json:"message"`
+		}{f.Name, f.Message}
+	case ChannelShapeMismatch:
+		payload = struct {
+			Expected string `json:"expected"`
+			Observed string `json:"observed"`
+		}{f.Expected, f.Observed}
+	case ChannelScriptMissing:
+		payload = struct {
+			ScriptRef string `json:"scriptRef"`
+		}{f.ScriptRef}
+	case ChannelInputTooLarge:
+		payload = struct {
+			LimitBytes int `json:"limitBytes"`
+		}{f.LimitBytes}
+	case ChannelInputNotSerializable:
+		payload = struct {
+			Message string `json:"message"`
+		}{f.Message}
+	default:
+		return nil, fmt.Errorf("sandbox: cannot marshal a failure with unknown channel %q", BoundText(string(f.Channel), MaxNameUnits))
+	}
+	return json.Marshal(struct {
+		Channel Channel `json:"channel"`
+		Payload any     `json:"payload"`
+	}{f.Channel, payload})
+}
+
+// Sentinels for untyped failures, tested with errors.Is. An untyped failure
+// is infrastructure or a bug, never a statement about the script; use
+// Retryable to decide whether to run the evaluation again.
+var (
+	// ErrInvalidInput: the evaluation input was malformed (script reference,
+	// limits or expected shape hash). Not retryable.
+	ErrInvalidInput = errors.New("sandbox: invalid evaluation input")
+	// ErrScriptFetch: the script could not be read from the store. Retryable
+	// only when the store says it is unavailable. An integrity mismatch also
+	// matches contentstore.ErrIntegrity and is never retryable.
+	ErrScriptFetch = errors.New("sandbox: script fetch failed")
+	// ErrBackendFailed: the backend reported infrastructure or returned an
+	// error instead of an outcome. Retryable, except when the error was a
+	// typed Failure: a backend never decides a channel.
+	ErrBackendFailed = errors.New("sandbox backend failed")
+	// ErrBackendDidNotSettle: the backend did not return within the run's wall
+	// clock plus the backend grace. Retryable.
+	ErrBackendDidNotSettle = errors.New("sandbox backend did not settle")
+	// ErrMalformedOutcome: the backend's outcome broke ADR 0144 D2's
+	// vocabulary. Not retryable: the same backend will do it again.
+	ErrMalformedOutcome = errors.New("sandbox backend returned a malformed outcome")
+	// ErrBackendPanicked: the backend panicked. Not retryable.
+	ErrBackendPanicked = errors.New("sandbox backend panicked")
+)
+
+// untypedError is every failure that is not a Failure. Its text is bounded and
+// storable, because the caller records it in an append-only log; the original
+// error stays reachable through Unwrap, unless it would pass for a
+// cancellation or a typed failure (see newUntyped).
+type untypedError struct {
+	text      string
+	kind      error
+	cause     error
+	retryable bool
+}
+
+func (e *untypedError) Error() string { return e.text }
+
+func (e *untypedError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.cause}
+}
+
+// newUntyped builds an untyped failure of the given kind.
+//
+// A cause that wraps a *Failure, context.Canceled or context.DeadlineExceeded
+// is flattened to its text: otherwise errors.As or errors.Is on the result
+// would report a channel the effect did not decide, or a cancellation that the
+// caller did not ask for.
+func newUntyped(kind error, detail string, cause error, retryable bool) error {
+	text := kind.Error()
+	if detail != "" {
+		text += ": " + detail
+	}
+	return newUntypedText(kind, text, cause, retryable)
+}
+
+// newUntypedText is newUntyped with the text before the cause given whole.
+func newUntypedText(kind error, text string, cause error, retryable bool) error {
+	if cause != nil {
+		causeText := cause.Error()
+		text += ": " + causeText
+		var f *Failure
+		if errors.As(cause, &f) || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+			cause = errors.New(BoundText(causeText, MaxMessageUnits))
+		}
+	}
+	return &untypedError{
+		text:      BoundText(text, MaxMessageUnits),
+		kind:      kind,
+		cause:     cause,
+		retryable: retryable,
+	}
+}
+
+// cancelled is the error for a caller who cancelled or whose deadline passed.
+// It matches ctx.Err() (context.Canceled or context.DeadlineExceeded) and the
+// context's cause.
+func cancelled(ctx context.Context) error {
+	err := ctx.Err()
+	cause := context.Cause(ctx)
+	text := "sandbox: cancelled: " + err.Error()
+	if cause != nil && cause != err {
+		text += ": " + cause.Error()
+	} else {
+		cause = nil
+	}
+	return &untypedError{text: BoundText(text, MaxMessageUnits), kind: err, cause: cause}
+}
+
+// Retryable reports whether err is an untyped infrastructure failure that may
+// succeed if the evaluation is run again: the backend reported
+// infrastructure, returned an error, or did not settle, or the script store
+// was unavailable. Typed failures are outcomes of (script, input), never
+// retried; cancellations, invalid input, integrity mismatches, malformed
+// outcomes and panics are not retryable either.
+func Retryable(err error) bool {
+	var u *untypedError
+	return errors.As(err, &u) && u.retryable
+}

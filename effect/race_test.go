@@ -1,0 +1,278 @@
+package effect_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// untilCancelled is a backend that never returns on its own: it waits for its
+// context, as a well-behaved backend whose run is stuck would.
+func untilCancelled() *fakeBackend {
+	return &fakeBackend{eval: func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+		<-ctx.Done()
+		return effect.Outcome{}, ctx.Err()
+	}}
+}
+
+// TestCancelledBeforeTheCall proves an already-cancelled context yields the
+// cancellation, not a channel, and touches neither the store nor the backend.
+func TestCancelledBeforeTheCall(t *testing.T) {
+	reader := newReader(testScript)
+	b := returning(effect.OK([]byte("1")), nil)
+	e := mustNew(t, reader, b, effect.Options{})
+	cause := errors.New("flow aborted by its owner")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	in := validInput()
+	in.Input = make(chan int) // even a bad input loses to the cancellation
+	_, err := e.Evaluate(ctx, in)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, cause) {
+		t.Fatalf("got %v", err)
+	}
+	var f *effect.Failure
+	if errors.As(err, &f) || effect.Retryable(err) {
+		t.Errorf("cancellation is typed or retryable: %v", err)
+	}
+	assertStorable(t, err.Error(), effect.MaxMessageUnits)
+	if reader.Calls() != 0 || b.evalCalls.Load() != 0 {
+		t.Error("store or backend used after cancellation")
+	}
+}
+
+func TestCallerDeadlineIsACancellation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := mustNew(t, newReader(testScript), untilCancelled(), effect.Options{})
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err := e.Evaluate(ctx, validInput())
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, effect.ErrBackendDidNotSettle) {
+			t.Errorf("got %v", err)
+		}
+	})
+}
+
+// TestCancellationWinsOverEveryOutcome proves that an outcome arriving after
+// the caller cancelled is discarded for the cancellation, whatever it was.
+func TestCancellationWinsOverEveryOutcome(t *testing.T) {
+	for name, o := range map[string]effect.Outcome{
+		"success":     effect.OK([]byte(`{"done":true}`)),
+		"threw":       effect.Threw(nil, "boom"),
+		"limit":       effect.LimitHit(effect.LimitCPU),
+		"malformed":   {Kind: "exploded"},
+		"infra":       effect.Infrastructure("pool closed"),
+		"inputTooBig": effect.InputTooLarge(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			b := &fakeBackend{eval: func(context.Context, effect.Request) (effect.Outcome, error) {
+				cancel() // the caller aborts while the backend is finishing
+				return o, nil
+			}}
+			e := mustNew(t, newReader(testScript), b, effect.Options{})
+			_, err := e.Evaluate(ctx, validInput())
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+	t.Run("success that ignores the cancellation", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			b := &fakeBackend{eval: func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+				<-ctx.Done()
+				return effect.OK([]byte("1")), nil
+			}}
+			e := mustNew(t, newReader(testScript), b, effect.Options{})
+			time.AfterFunc(time.Second, cancel)
+			if _, err := e.Evaluate(ctx, validInput()); !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	})
+}
+
+func TestCancelledDuringFetch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reader := newReader()
+		reader.get = func(ctx context.Context, _ contentstore.Ref) ([]byte, error) {
+			<-ctx.Done()
+			return nil, errors.Join(contentstore.ErrUnavailable, ctx.Err())
+		}
+		b := returning(effect.OK([]byte("1")), nil)
+		e := mustNew(t, reader, b, effect.Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second, cancel)
+		if _, err := e.Evaluate(ctx, validInput()); !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v", err)
+		}
+		if b.evalCalls.Load() != 0 {
+			t.Error("backend called")
+		}
+	})
+}
+
+// TestNeverSettles proves a backend that does not return loses to the
+// deadline (wall clock + grace) and to cancellation, and that its goroutine
+// is gone afterwards: synctest.Test fails if any goroutine started inside the
+// bubble is still blocked when the test function returns. The bubble's fake
+// clock also lets the default 60 s grace be measured exactly.
+func TestNeverSettles(t *testing.T) {
+	t.Run("deadline with the default grace", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := untilCancelled()
+			e := mustNew(t, newReader(testScript), b, effect.Options{})
+			start := time.Now()
+			_, err := e.Evaluate(context.Background(), validInput()) // wall clock 1 s
+			if elapsed := time.Since(start); elapsed != time.Second+effect.DefaultBackendGrace {
+				t.Errorf("gave up after %v, want 1m1s", elapsed)
+			}
+			assertUntyped(t, err, effect.ErrBackendDidNotSettle, true)
+			if !strings.Contains(err.Error(), "sandbox backend did not settle within 1m1s") {
+				t.Errorf("text %q", err)
+			}
+		})
+	})
+	t.Run("deadline with a configured grace", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			e := mustNew(t, newReader(testScript), untilCancelled(), effect.Options{BackendGrace: 5 * time.Second})
+			start := time.Now()
+			_, err := e.Evaluate(context.Background(), validInput())
+			if elapsed := time.Since(start); elapsed != 6*time.Second {
+				t.Errorf("gave up after %v, want 6s", elapsed)
+			}
+			assertUntyped(t, err, effect.ErrBackendDidNotSettle, true)
+		})
+	})
+	t.Run("cancellation", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			e := mustNew(t, newReader(testScript), untilCancelled(), effect.Options{})
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(500*time.Millisecond, cancel)
+			start := time.Now()
+			_, err := e.Evaluate(ctx, validInput())
+			if !errors.Is(err, context.Canceled) || time.Since(start) != 500*time.Millisecond {
+				t.Errorf("got %v after %v", err, time.Since(start))
+			}
+		})
+	})
+	t.Run("backend that ignores its context", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var logs syncBuffer
+			release := make(chan struct{})
+			b := &fakeBackend{eval: func(context.Context, effect.Request) (effect.Outcome, error) {
+				<-release
+				return effect.OK([]byte("1")), nil
+			}}
+			e := mustNew(t, newReader(testScript), b, effect.Options{
+				BackendGrace: time.Second,
+				Logger:       slog.New(slog.NewTextHandler(&logs, nil)),
+			})
+			_, err := e.Evaluate(context.Background(), validInput())
+			assertUntyped(t, err, effect.ErrBackendDidNotSettle, true)
+			// Nothing can stop a goroutine that ignores its context; once the
+			// backend does return, its goroutine exits and says so.
+			close(release)
+			synctest.Wait()
+			if !strings.Contains(logs.String(), "returned after the effect stopped waiting") {
+				t.Errorf("no late-return warning in %q", logs.String())
+			}
+		})
+	})
+	t.Run("backend that stops when the deadline tells it to", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := &fakeBackend{eval: func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+				<-ctx.Done()
+				time.Sleep(time.Millisecond) // returns just after the effect gave up, or races it
+				return effect.Outcome{}, errors.New("interrupted")
+			}}
+			e := mustNew(t, newReader(testScript), b, effect.Options{BackendGrace: time.Second})
+			_, err := e.Evaluate(context.Background(), validInput())
+			assertUntyped(t, err, effect.ErrBackendDidNotSettle, true)
+			time.Sleep(time.Millisecond) // let the backend finish stopping
+			synctest.Wait()
+		})
+	})
+}
+
+// TestBackendContextReleased proves the combined context, and with it its
+// timer, is released on the success path too: by the time Evaluate returns,
+// the context the backend saw is cancelled (not timed out).
+func TestBackendContextReleased(t *testing.T) {
+	var seen context.Context
+	b := &fakeBackend{eval: func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+		seen = ctx
+		if _, ok := ctx.Deadline(); !ok {
+			t.Error("backend context has no deadline")
+		}
+		return effect.OK([]byte("1")), nil
+	}}
+	if _, err := evalWith(t, b, effect.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(seen.Err(), context.Canceled) || !errors.Is(context.Cause(seen), context.Canceled) {
+		t.Errorf("backend context after return: err %v, cause %v", seen.Err(), context.Cause(seen))
+	}
+}
+
+// TestNoGoroutinesLeftBehind counts goroutines in real time: after many
+// evaluations against a backend that only returns when its context ends,
+// cancelled or timed out, the count returns to where it started.
+func TestNoGoroutinesLeftBehind(t *testing.T) {
+	e := mustNew(t, newReader(testScript), untilCancelled(), effect.Options{BackendGrace: time.Millisecond})
+	before := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			in := validInput()
+			in.Limits.WallClock = 5 * time.Millisecond
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if i%2 == 0 {
+				time.AfterFunc(time.Millisecond, cancel)
+			}
+			if _, err := e.Evaluate(ctx, in); err == nil {
+				t.Error("a backend that never settles succeeded")
+			}
+		})
+	}
+	wg.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a late backend goroutine may write to
+// while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
