@@ -229,6 +229,13 @@ func (e *Engine) Evaluate(ctx context.Context, req effect.Request) (effect.Outco
 	return r.Outcome, err
 }
 
+// EvaluateWithLogs is Evaluate that also returns the run's console output
+// (at most 64 KiB, truncated with a marker).
+func (e *Engine) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+	r, err := e.Run(ctx, req, true)
+	return r.Outcome, r.Logs, err
+}
+
 // Run evaluates req like Evaluate and, when logs is true, also returns the
 // run's console output.
 func (e *Engine) Run(ctx context.Context, req effect.Request, logs bool) (Result, error) {
