@@ -15,7 +15,8 @@ import (
 // Put writes a temporary file in the same directory, syncs it, renames it to
 // its final name and syncs the directory, so a crash leaves either the whole
 // script under its name or nothing but a temporary file, whose name
-// (tempPrefix...) never reads as a reference.
+// (".tmp-…") never reads as a reference. Leftover temporary files are not
+// swept; they are harmless and can be deleted at any time.
 type DirStore struct {
 	root string // absolute
 	opts Options

@@ -101,7 +101,7 @@ func (s *GCSStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
 		return nil, err
 	}
 	var data []byte
-	err := retry(ctx, s.opts, "get "+s.loc(ref), func(ctx context.Context) error {
+	err := retry(ctx, s.opts, "get", func(ctx context.Context) error {
 		d, err := s.getOnce(ctx, ref)
 		data = d
 		return err
@@ -207,7 +207,7 @@ func (s *GCSStore) Put(ctx context.Context, data []byte) (Ref, error) {
 	ref := RefOf(data)
 	loc := s.loc(ref)
 	crc := crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))
-	err := retry(ctx, s.opts, "put "+loc, func(ctx context.Context) error {
+	err := retry(ctx, s.opts, "put", func(ctx context.Context) error {
 		// Canceling ctx is how a failed upload is abandoned.
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
