@@ -1,0 +1,2 @@
+// The smallest script: return the input unchanged.
+input
