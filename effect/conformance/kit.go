@@ -1,0 +1,578 @@
+// Package conformance proves a sandbox backend (ADR 0144 D5): it runs ADR
+// 0064's security list against any effect.Backend, through the effect, so it
+// proves the composition that is actually deployed, and it checks each
+// capability the backend declares against what the backend does. A
+// declaration that nothing verifies is a guarantee in name only.
+//
+// A backend's test calls Run with a factory:
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.Run(t, func(t *testing.T) effect.Backend {
+//			b, err := mybackend.New(…)
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { b.Close(context.Background()) })
+//			return b
+//		}, conformance.Options{})
+//	}
+//
+// Cases a declaration does not claim are skipped with the reason; a backend
+// for a language without fixtures fails every case rather than pass
+// vacuously.
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/internal/jsontext"
+)
+
+// Options tune the kit. The zero value suits an in-process engine.
+type Options struct {
+	// Fixtures are the scripts to run. Nil selects JavaScriptFixtures for a
+	// backend whose language is "javascript"; any other language must bring
+	// its own.
+	Fixtures *Fixtures
+	// BackendGrace is the effect's grace (see effect.Options). Zero selects
+	// 10 s: tighter than the effect's default so that a backend which does
+	// not stop fails in seconds, not minutes. Raise it for a remote backend
+	// with a slow cold start.
+	BackendGrace time.Duration
+	// Timeout bounds every call the kit makes; finishing inside it is the
+	// proof for the runaway cases. Zero selects 60 s.
+	Timeout time.Duration
+	// StopWithin is how soon after cancellation the effect, and a backend
+	// that declares a hard wall clock, must return. Zero selects 5 s.
+	StopWithin time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.BackendGrace == 0 {
+		o.BackendGrace = 10 * time.Second
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if o.StopWithin == 0 {
+		o.StopWithin = 5 * time.Second
+	}
+	return o
+}
+
+// tb is the part of testing.TB the cases use. *testing.T satisfies it; the
+// kit's own tests implement it to watch a case fail.
+type tb interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Cleanup(func())
+}
+
+// Run runs every case of ADR 0144 D5 as a subtest of t, each against a new
+// backend from factory.
+func Run(t *testing.T, factory func(t *testing.T) effect.Backend, opts Options) {
+	t.Helper()
+	if factory == nil {
+		t.Fatal("conformance: nil factory")
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			runCase(t, c, factory(t), opts)
+		})
+	}
+}
+
+// kitCase is one row of ADR 0144 D5.
+type kitCase struct {
+	name string
+	// gate returns why the declaration does not claim what the case proves,
+	// or "" when the case applies.
+	gate func(effect.Capabilities) string
+	run  func(t tb, env *env)
+}
+
+var cases = []kitCase{
+	{"echo", always, caseEcho},
+	{"throw", always, caseThrow},
+	{"syntax_error", always, caseSyntaxError},
+	{"runaway_loop", always, caseRunawayLoop},
+	{"allocation_bomb", func(c effect.Capabilities) string {
+		return unless(c.Memory, "the backend declares memory: false")
+	}, caseAllocationBomb},
+	{"rich_value", always, caseRichValue},
+	{"no_network_no_escape", func(c effect.Capabilities) string {
+		return unless(c.Network == effect.NetworkNone, fmt.Sprintf("the backend declares network: %q", c.Network))
+	}, caseNoNetworkNoEscape},
+	{"fresh_per_run", func(c effect.Capabilities) string {
+		return unless(c.FreshPerRun, "the backend declares freshPerRun: false")
+	}, caseFreshPerRun},
+	{"abort_before_call", always, caseAbortBeforeCall},
+	{"abort_mid_run", func(c effect.Capabilities) string {
+		return unless(c.WallClock == effect.WallClockHard, "the backend declares wallClock: \"soft\", which cannot be preempted")
+	}, caseAbortMidRun},
+	{"composition", always, caseComposition},
+}
+
+func always(effect.Capabilities) string { return "" }
+
+func unless(claimed bool, reason string) string {
+	if claimed {
+		return ""
+	}
+	return reason
+}
+
+// Limits the cases run under (documented on Fixtures).
+var (
+	defaultLimits     = effect.Limits{WallClock: 10 * time.Second, MemoryBytes: 64 << 20}
+	runawayLimits     = effect.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}
+	bombLimits        = effect.Limits{WallClock: 20 * time.Second, MemoryBytes: 32 << 20}
+	abortLimits       = effect.Limits{WallClock: time.Hour, MemoryBytes: 64 << 20}
+	compositionLimits = effect.Limits{WallClock: 10 * time.Second, MemoryBytes: 128 << 20}
+)
+
+// abortDelay is how long abort_mid_run lets the runaway run before it
+// cancels: long enough that the script is running, far shorter than any
+// budget a backend would derive from a one-hour wall clock.
+const abortDelay = 50 * time.Millisecond
+
+// env is what a case runs against: the backend, watched, inside an effect
+// that serves the fixture scripts from memory.
+type env struct {
+	opts    Options
+	fx      *Fixtures
+	raw     effect.Backend
+	watched *watchedBackend
+	eff     *effect.Effect
+	caps    effect.Capabilities
+}
+
+func runCase(t tb, c kitCase, backend effect.Backend, opts Options) {
+	t.Helper()
+	e := newEnv(t, backend, opts)
+	if reason := c.gate(e.caps); reason != "" {
+		t.Skipf("skipped: %s", reason)
+	}
+	c.run(t, e)
+}
+
+func newEnv(t tb, backend effect.Backend, opts Options) *env {
+	t.Helper()
+	if backend == nil {
+		t.Fatalf("conformance: the factory returned a nil backend")
+	}
+	opts = opts.withDefaults()
+	declared := backend.Capabilities()
+	fx := opts.Fixtures
+	if fx == nil {
+		if declared.Language != "javascript" {
+			t.Fatalf("conformance: no fixtures for language %q: a backend for a language other than javascript must pass Options.Fixtures (the kit refuses to pass vacuously)", declared.Language)
+		}
+		fx = JavaScriptFixtures()
+	}
+	if fx.Language != declared.Language {
+		t.Fatalf("conformance: fixtures are for language %q but the backend declares %q", fx.Language, declared.Language)
+	}
+	if m := fx.missing(); len(m) > 0 {
+		t.Fatalf("conformance: fixtures lack %s", strings.Join(m, ", "))
+	}
+	for name, text := range map[string][]byte{"RichInput": fx.RichInput, "RichExpected": fx.RichExpected} {
+		if err := jsontext.Validate(text); err != nil {
+			t.Fatalf("conformance: fixture %s is not JSON: %v", name, err)
+		}
+	}
+	watched := &watchedBackend{inner: backend, calls: make(chan *watchedCall, 64)}
+	eff, err := effect.New(newMemReader(fx.scripts()...), watched, effectOptions(declared, opts))
+	if err != nil {
+		t.Fatalf("conformance: the effect refused the backend: %v", err)
+	}
+	return &env{opts: opts, fx: fx, raw: backend, watched: watched, eff: eff, caps: eff.Capabilities()}
+}
+
+// effectOptions passes AllowNetwork and AllowReusedEnvironment exactly when
+// the declaration needs them (ADR 0144 D6), so that a backend that claims
+// more than it did earns nothing by it.
+func effectOptions(declared effect.Capabilities, opts Options) effect.Options {
+	return effect.Options{
+		BackendGrace:           opts.BackendGrace,
+		AllowNetwork:           declared.Network != effect.NetworkNone,
+		AllowReusedEnvironment: !declared.FreshPerRun,
+		Logger:                 slog.New(slog.DiscardHandler), // a late backend may log after the test ended
+	}
+}
+
+// evaluate runs script through the effect, bounded by the kit's timeout.
+func (e *env) evaluate(script, input string, limits effect.Limits) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.opts.Timeout)
+	defer cancel()
+	return e.eff.Evaluate(ctx, effect.Input{
+		ScriptRef: contentstore.RefOf([]byte(script)).String(),
+		Input:     json.RawMessage(input),
+		Limits:    limits,
+	})
+}
+
+func caseEcho(t tb, e *env) {
+	const input = `{"greeting":"hello","n":[1,2,3],"nested":{"ok":true,"none":null},"s":"é😀"}`
+	out, err := e.evaluate(e.fx.Echo, input, defaultLimits)
+	if err != nil {
+		t.Fatalf("echo: %v", err)
+	}
+	assertSameJSON(t, "echo result", out, []byte(input))
+}
+
+func caseThrow(t tb, e *env) {
+	_, err := e.evaluate(e.fx.Throw, "null", defaultLimits)
+	f := wantFailure(t, "throw", err, effect.ChannelScriptError)
+	if f.Message != ThrowMessage {
+		t.Errorf("throw: message %q, want %q", f.Message, ThrowMessage)
+	}
+	if want := e.fx.ThrowName; want != nil && (f.Name == nil || *f.Name != *want) {
+		t.Errorf("throw: name %v, want %q", show(f.Name), *want)
+	}
+}
+
+func caseSyntaxError(t tb, e *env) {
+	_, err := e.evaluate(e.fx.SyntaxError, "null", defaultLimits)
+	wantFailure(t, "syntax error", err, effect.ChannelScriptError)
+}
+
+func caseRunawayLoop(t tb, e *env) {
+	start := time.Now()
+	_, err := e.evaluate(e.fx.RunawayLoop, "null", runawayLimits)
+	f := wantFailure(t, "runaway loop", err, effect.ChannelLimitExceeded)
+	if f.Kind != effect.LimitCPU && f.Kind != effect.LimitWallClock {
+		t.Errorf("runaway loop: limit %q, want cpu or wallClock", f.Kind)
+	}
+	t.Logf("runaway loop stopped as %s after %v", f.Kind, time.Since(start).Round(time.Millisecond))
+}
+
+func caseAllocationBomb(t tb, e *env) {
+	_, err := e.evaluate(e.fx.AllocationBomb, "null", bombLimits)
+	f := wantFailure(t, "allocation bomb", err, effect.ChannelLimitExceeded)
+	if f.Kind != effect.LimitMemory {
+		t.Errorf("allocation bomb: limit %q, want memory (the backend declares memory: true)", f.Kind)
+	}
+}
+
+// caseRichValue takes the backend's own evidence: it calls the backend
+// directly, so that the effect's canonical round-trip cannot hide a lossy
+// bridge, and then checks that the effect delivers the same value.
+func caseRichValue(t tb, e *env) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.opts.Timeout)
+	defer cancel()
+	o, err := e.raw.Evaluate(ctx, effect.Request{Script: e.fx.RichValue, InputJSON: string(e.fx.RichInput), Limits: defaultLimits})
+	switch {
+	case err != nil:
+		t.Errorf("rich value, backend directly: %v", err)
+	case !o.OK:
+		t.Errorf("rich value, backend directly: outcome %+v, want ok", shortOutcome(o))
+	default:
+		assertSameJSON(t, "rich value from the backend", o.Value, e.fx.RichExpected)
+	}
+	out, err := e.evaluate(e.fx.RichValue, string(e.fx.RichInput), defaultLimits)
+	if err != nil {
+		t.Fatalf("rich value through the effect: %v", err)
+	}
+	assertSameJSON(t, "rich value through the effect", out, e.fx.RichExpected)
+}
+
+func caseNoNetworkNoEscape(t tb, e *env) {
+	for _, probe := range []struct{ name, script string }{
+		{"network probe", e.fx.NetworkProbe},
+		{"escape probe", e.fx.EscapeProbe},
+	} {
+		out, err := e.evaluate(probe.script, `{"a":[1],"s":"x"}`, defaultLimits)
+		if err != nil {
+			t.Errorf("%s: %v", probe.name, err)
+			continue
+		}
+		var res struct {
+			Reachable *[]string `json:"reachable"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil || res.Reachable == nil {
+			t.Errorf("%s: result %s does not carry a reachable list", probe.name, clip(out))
+			continue
+		}
+		if len(*res.Reachable) > 0 {
+			t.Errorf("%s: the script reached %s (the backend declares network: \"none\")", probe.name, strings.Join(*res.Reachable, ", "))
+		}
+	}
+	out, err := e.evaluate(e.fx.ImportProbe, "null", defaultLimits)
+	var f *effect.Failure
+	switch {
+	case errors.As(err, &f) && f.Channel == effect.ChannelScriptError:
+		// import() is not available at all: it fails.
+	case err != nil:
+		t.Errorf("import probe: %v", err)
+	case string(out) == `"escaped"`:
+		t.Errorf("import probe: a dynamic import() loaded a host module")
+	}
+}
+
+// caseFreshPerRun runs the stateful probe 16 times in sequence and then 8 at
+// once; a pool of reused contexts fails by the third run.
+func caseFreshPerRun(t tb, e *env) {
+	probe := func(run int) string {
+		out, err := e.evaluate(e.fx.StatefulProbe, fmt.Sprintf(`{"run":%d}`, run), defaultLimits)
+		if err != nil {
+			return fmt.Sprintf("run %d: %v", run, err)
+		}
+		var res struct {
+			Run             *int     `json:"run"`
+			SawEarlierState *bool    `json:"sawEarlierState"`
+			Seen            []string `json:"seen"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil || res.Run == nil || res.SawEarlierState == nil {
+			return fmt.Sprintf("run %d: result %s lacks run or sawEarlierState", run, clip(out))
+		}
+		if *res.Run != run {
+			return fmt.Sprintf("run %d: got the result of run %d", run, *res.Run)
+		}
+		if *res.SawEarlierState {
+			return fmt.Sprintf("run %d saw state left by an earlier run (%s); the backend declares freshPerRun: true", run, strings.Join(res.Seen, ", "))
+		}
+		return ""
+	}
+	for run := 1; run <= 16; run++ {
+		if msg := probe(run); msg != "" {
+			t.Fatalf("sequential %s", msg)
+		}
+	}
+	var wg sync.WaitGroup
+	msgs := make([]string, 8)
+	for i := range msgs {
+		wg.Go(func() { msgs[i] = probe(100 + i) })
+	}
+	wg.Wait()
+	for _, msg := range msgs {
+		if msg != "" {
+			t.Errorf("concurrent %s", msg)
+		}
+	}
+}
+
+func caseAbortBeforeCall(t tb, e *env) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := e.eff.Evaluate(ctx, effect.Input{
+		ScriptRef: contentstore.RefOf([]byte(e.fx.Echo)).String(),
+		Input:     json.RawMessage(`"x"`),
+		Limits:    defaultLimits,
+	})
+	var f *effect.Failure
+	if errors.As(err, &f) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("abort before the call: got %v, want the cancellation", err)
+	}
+	select {
+	case <-e.watched.calls:
+		t.Errorf("abort before the call: the backend was called")
+	default:
+	}
+}
+
+// caseAbortMidRun cancels a runaway once the backend has it, and requires
+// both the effect and the backend's own call to return: a backend that
+// declares a hard wall clock stops the run when its context ends.
+func caseAbortMidRun(t tb, e *env) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct{ err error }
+	done := make(chan result, 1)
+	go func() {
+		_, err := e.eff.Evaluate(ctx, effect.Input{
+			ScriptRef: contentstore.RefOf([]byte(e.fx.RunawayLoop)).String(),
+			Input:     json.RawMessage("null"),
+			Limits:    abortLimits,
+		})
+		done <- result{err}
+	}()
+	var call *watchedCall
+	select {
+	case call = <-e.watched.calls:
+	case r := <-done:
+		t.Fatalf("abort mid-run: the effect returned before calling the backend: %v", r.err)
+	case <-time.After(e.opts.Timeout):
+		t.Fatalf("abort mid-run: the backend was not called within %v", e.opts.Timeout)
+	}
+	time.Sleep(abortDelay)
+	select {
+	case <-call.returned:
+		t.Fatalf("abort mid-run: the runaway ended on its own within %v, before it could be aborted", abortDelay)
+	default:
+	}
+	cancel()
+	aborted := time.Now()
+	select {
+	case r := <-done:
+		var f *effect.Failure
+		if errors.As(r.err, &f) || !errors.Is(r.err, context.Canceled) {
+			t.Errorf("abort mid-run: the effect returned %v, want the cancellation", r.err)
+		}
+	case <-time.After(e.opts.StopWithin):
+		t.Errorf("abort mid-run: the effect did not return within %v of the cancellation", e.opts.StopWithin)
+	}
+	select {
+	case <-call.returned:
+		t.Logf("abort mid-run: the backend stopped %v after the cancellation", time.Since(aborted).Round(time.Millisecond))
+	case <-time.After(e.opts.StopWithin - time.Since(aborted)):
+		t.Errorf("abort mid-run: the backend's own call did not return within %v of the cancellation; a hard wall clock must stop the run when its context ends", e.opts.StopWithin)
+	}
+}
+
+// caseComposition checks the effect around the backend: an oversized thrown
+// message reaches the caller bounded and storable, whatever the backend did.
+func caseComposition(t tb, e *env) {
+	_, err := e.evaluate(e.fx.OversizedThrow, "null", compositionLimits)
+	f := wantFailure(t, "composition", err, effect.ChannelScriptError)
+	if f.Message == "" {
+		t.Errorf("composition: empty message")
+	}
+	assertStorable(t, "composition: message", f.Message, effect.MaxMessageUnits)
+	if f.Name != nil {
+		assertStorable(t, "composition: name", *f.Name, effect.MaxNameUnits)
+	}
+	assertStorable(t, "composition: error text", err.Error(), effect.MaxMessageUnits)
+	j, jerr := json.Marshal(f)
+	if jerr != nil {
+		t.Fatalf("composition: the failure does not marshal: %v", jerr)
+	}
+	if strings.Contains(string(j), `\u0000`) || strings.Contains(strings.ToLower(string(j)), `\ud8`) ||
+		strings.Contains(strings.ToLower(string(j)), `\udc`) {
+		t.Errorf("composition: the failure's JSON is not storable in jsonb: %s", clip(j))
+	}
+}
+
+// wantFailure requires err to be a typed failure on channel.
+func wantFailure(t tb, what string, err error, channel effect.Channel) *effect.Failure {
+	t.Helper()
+	var f *effect.Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("%s: got %v, want a %s failure", what, errText(err), channel)
+	}
+	if f.Channel != channel {
+		t.Fatalf("%s: got %v, want a %s failure", what, err, channel)
+	}
+	return f
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "success"
+	}
+	return err.Error()
+}
+
+func assertSameJSON(t tb, what string, got, want []byte) {
+	t.Helper()
+	g, err := jsontext.JCS(got)
+	if err != nil {
+		t.Errorf("%s is not JSON: %v (%s)", what, err, clip(got))
+		return
+	}
+	w, err := jsontext.JCS(want)
+	if err != nil {
+		t.Errorf("expected %s is not JSON: %v", what, err)
+		return
+	}
+	if string(g) != string(w) {
+		i := 0
+		for i < len(g) && i < len(w) && g[i] == w[i] {
+			i++
+		}
+		from := max(0, i-40)
+		t.Errorf("%s differs from byte %d (RFC 8785 form):\n got  …%s\n want …%s", what, i, clip(g[from:]), clip(w[from:]))
+	}
+}
+
+func assertStorable(t tb, what, s string, maxUnits int) {
+	t.Helper()
+	if !utf8.ValidString(s) {
+		t.Errorf("%s is not valid UTF-8", what)
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		t.Errorf("%s holds NUL", what)
+	}
+	if n := len(utf16.Encode([]rune(s))); n > maxUnits {
+		t.Errorf("%s is %d UTF-16 units, over %d", what, n, maxUnits)
+	}
+}
+
+func clip(b []byte) string {
+	const max = 160
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
+}
+
+func show(p *string) string {
+	if p == nil {
+		return "absent"
+	}
+	return fmt.Sprintf("%q", *p)
+}
+
+func shortOutcome(o effect.Outcome) effect.Outcome {
+	if len(o.Message) > 200 {
+		o.Message = o.Message[:200] + "…"
+	}
+	if len(o.Value) > 200 {
+		o.Value = append(o.Value[:200:200], "…"...)
+	}
+	return o
+}
+
+// watchedBackend lets the kit see when the effect has called the backend and
+// when the backend's own call returned.
+type watchedBackend struct {
+	inner effect.Backend
+	calls chan *watchedCall
+}
+
+type watchedCall struct{ returned chan struct{} }
+
+func (w *watchedBackend) Capabilities() effect.Capabilities { return w.inner.Capabilities() }
+
+func (w *watchedBackend) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+	c := &watchedCall{returned: make(chan struct{})}
+	select {
+	case w.calls <- c:
+	default: // only abort_mid_run reads the calls; the others need not block
+	}
+	defer close(c.returned)
+	return w.inner.Evaluate(ctx, req)
+}
+
+// memReader serves the fixture scripts by content reference.
+type memReader struct{ scripts map[string][]byte }
+
+func newMemReader(scripts ...string) *memReader {
+	r := &memReader{scripts: make(map[string][]byte, len(scripts))}
+	for _, s := range scripts {
+		r.scripts[contentstore.RefOf([]byte(s)).String()] = []byte(s)
+	}
+	return r
+}
+
+func (r *memReader) Get(_ context.Context, ref contentstore.Ref) ([]byte, error) {
+	if b, ok := r.scripts[ref.String()]; ok {
+		return b, nil
+	}
+	return nil, fmt.Errorf("conformance: %s: %w", ref, contentstore.ErrNotFound)
+}

@@ -1,0 +1,411 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/internal/jsontext"
+)
+
+// There is no JavaScript engine in this package, so these tests stand in
+// fakes that recognise each fixture script and act it out. A well-behaved fake
+// must pass the whole kit; each badly-behaved one must fail the case written
+// to catch it.
+
+// behaviour is how a fake acts out one fixture.
+type behaviour func(ctx context.Context, req effect.Request) (effect.Outcome, error)
+
+type fake struct {
+	caps effect.Capabilities
+	acts map[string]behaviour
+}
+
+func (f *fake) Capabilities() effect.Capabilities { return f.caps }
+
+func (f *fake) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+	if act, ok := f.acts[req.Script]; ok {
+		return act(ctx, req)
+	}
+	return effect.Infrastructure("fake: unknown script"), nil
+}
+
+var bestCaps = effect.Capabilities{
+	Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockHard,
+	Memory: true, CPU: true, FreshPerRun: true,
+}
+
+// worstCaps is the scaffold's most conservative honest declaration (ADR 0144
+// D6).
+var worstCaps = effect.Capabilities{
+	Language: "javascript", Network: effect.NetworkOpen, WallClock: effect.WallClockSoft,
+}
+
+func value(v string) behaviour {
+	return func(context.Context, effect.Request) (effect.Outcome, error) { return effect.OK([]byte(v)), nil }
+}
+
+func threw(name *string, message string) behaviour {
+	return func(context.Context, effect.Request) (effect.Outcome, error) { return effect.Threw(name, message), nil }
+}
+
+// runaway stands in for an engine with a hard wall clock and a CPU budget of
+// a tenth of it: it stops when its context ends.
+func runaway(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+	timer := time.NewTimer(req.Limits.WallClock / 10)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return effect.LimitHit(effect.LimitCPU), nil
+	case <-ctx.Done():
+		return effect.Outcome{}, ctx.Err()
+	}
+}
+
+// goodFake acts out every fixture as a conforming JavaScript engine would.
+func goodFake(caps effect.Capabilities) *fake {
+	fx := JavaScriptFixtures()
+	richOut := new(bytes.Buffer)
+	_ = json.Indent(richOut, fx.RichExpected, "", "  ") // same value, other text
+	oversized := strings.Repeat("a\xed\xa0\x80b\x00c\xed\xb0\x80d😀", 5<<20/9+1)
+	return &fake{caps: caps, acts: map[string]behaviour{
+		fx.Echo: func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+			return effect.OK([]byte(req.InputJSON)), nil
+		},
+		fx.Throw:       threw(ptr("Error"), ThrowMessage),
+		fx.SyntaxError: threw(ptr("SyntaxError"), "unexpected token: '}'"),
+		fx.RunawayLoop: runaway,
+		fx.AllocationBomb: func(context.Context, effect.Request) (effect.Outcome, error) {
+			return effect.LimitHit(effect.LimitMemory), nil
+		},
+		fx.RichValue:    value(richOut.String()),
+		fx.NetworkProbe: value(`{"reachable":[]}`),
+		fx.EscapeProbe:  value(`{"reachable":[]}`),
+		fx.ImportProbe:  value(`{}`),
+		fx.StatefulProbe: func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+			var in struct{ Run int }
+			_ = json.Unmarshal([]byte(req.InputJSON), &in)
+			return effect.OK(fmt.Appendf(nil, `{"run":%d,"sawEarlierState":false,"seen":[]}`, in.Run)), nil
+		},
+		fx.OversizedThrow: threw(ptr("Name\x00\xed\xa0\x80"+strings.Repeat("n", 300)), oversized),
+	}}
+}
+
+func fastOptions() Options {
+	return Options{BackendGrace: 300 * time.Millisecond, Timeout: 10 * time.Second, StopWithin: time.Second}
+}
+
+// recorder is a tb that records instead of failing the real test, so that a
+// test can require a case to fail.
+type recorder struct {
+	mu       sync.Mutex
+	failed   bool
+	skipped  bool
+	msgs     []string
+	cleanups []func()
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) note(failed, skipped bool, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = r.failed || failed
+	r.skipped = r.skipped || skipped
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Logf(format string, args ...any)   { r.note(false, false, format, args...) }
+func (r *recorder) Errorf(format string, args ...any) { r.note(true, false, format, args...) }
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.note(true, false, format, args...)
+	runtime.Goexit()
+}
+func (r *recorder) Skipf(format string, args ...any) {
+	r.note(false, true, format, args...)
+	runtime.Goexit()
+}
+func (r *recorder) Cleanup(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cleanups = append(r.cleanups, f)
+}
+
+func (r *recorder) text() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.msgs, "\n")
+}
+
+// record runs one case against backend on its own goroutine, as testing does,
+// so that Fatalf and Skipf can end it with runtime.Goexit.
+func record(t *testing.T, name string, backend effect.Backend, opts Options) *recorder {
+	t.Helper()
+	var c kitCase
+	for _, k := range cases {
+		if k.name == name {
+			c = k
+		}
+	}
+	if c.run == nil {
+		t.Fatalf("no case %q", name)
+	}
+	r := &recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runCase(r, c, backend, opts)
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("case %s did not finish", name)
+	}
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+	return r
+}
+
+// TestKitPassesAWellBehavedBackend runs the public entry point over a fake
+// that keeps every contract; every case must pass, none may be skipped.
+func TestKitPassesAWellBehavedBackend(t *testing.T) {
+	Run(t, func(t *testing.T) effect.Backend { return goodFake(bestCaps) }, fastOptions())
+	for _, c := range cases {
+		if r := record(t, c.name, goodFake(bestCaps), fastOptions()); r.failed || r.skipped {
+			t.Errorf("%s: failed %v, skipped %v:\n%s", c.name, r.failed, r.skipped, r.text())
+		}
+	}
+}
+
+// TestKitSkipsVisiblyWhatIsNotClaimed: with the worst-case declaration the
+// gated cases are skipped, saying why, and the others still pass — which also
+// shows the kit passed AllowNetwork and AllowReusedEnvironment to the effect.
+func TestKitSkipsVisiblyWhatIsNotClaimed(t *testing.T) {
+	gated := map[string]string{
+		"allocation_bomb":      "memory: false",
+		"no_network_no_escape": `network: "open"`,
+		"fresh_per_run":        "freshPerRun: false",
+		"abort_mid_run":        `wallClock: "soft"`,
+	}
+	for _, c := range cases {
+		r := record(t, c.name, goodFake(worstCaps), fastOptions())
+		if r.failed {
+			t.Errorf("%s failed:\n%s", c.name, r.text())
+		}
+		if why, ok := gated[c.name]; ok != r.skipped || (ok && !strings.Contains(r.text(), why)) {
+			t.Errorf("%s: skipped %v (%q), want skipped %v with %q", c.name, r.skipped, r.text(), ok, why)
+		}
+	}
+}
+
+func TestEffectOptionsFollowTheDeclaration(t *testing.T) {
+	if o := effectOptions(bestCaps, Options{}); o.AllowNetwork || o.AllowReusedEnvironment {
+		t.Errorf("best declaration got opt-ins: %+v", o)
+	}
+	if o := effectOptions(worstCaps, Options{}); !o.AllowNetwork || !o.AllowReusedEnvironment {
+		t.Errorf("worst declaration lacks opt-ins: %+v", o)
+	}
+	allowlist := bestCaps
+	allowlist.Network = effect.NetworkAllowlist
+	if o := effectOptions(allowlist, Options{}); !o.AllowNetwork || o.AllowReusedEnvironment {
+		t.Errorf("allowlist: %+v", o)
+	}
+}
+
+// TestKitFailsBadBackends: each fake breaks one promise, and the case written
+// for that promise must fail, saying so.
+func TestKitFailsBadBackends(t *testing.T) {
+	fx := JavaScriptFixtures()
+	for _, tc := range []struct {
+		name     string
+		caseName string
+		breakIt  func(f *fake)
+		mentions string
+	}{
+		{"reuses state between runs", "fresh_per_run", func(f *fake) {
+			var runs atomic.Int32
+			f.acts[fx.StatefulProbe] = func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+				var in struct{ Run int }
+				_ = json.Unmarshal([]byte(req.InputJSON), &in)
+				saw := runs.Add(1) > 2 // a pool of two contexts, reused from the third run
+				return effect.OK(fmt.Appendf(nil, `{"run":%d,"sawEarlierState":%v,"seen":["globalThis"]}`, in.Run, saw)), nil
+			}
+		}, "saw state left by an earlier run"},
+		{"reuses state only under concurrency", "fresh_per_run", func(f *fake) {
+			f.acts[fx.StatefulProbe] = func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+				var in struct{ Run int }
+				_ = json.Unmarshal([]byte(req.InputJSON), &in)
+				if in.Run >= 100 {
+					in.Run = 100 // answers cross-wired between concurrent runs
+				}
+				return effect.OK(fmt.Appendf(nil, `{"run":%d,"sawEarlierState":false}`, in.Run)), nil
+			}
+		}, "got the result of run"},
+		{"ignores cancellation", "abort_mid_run", func(f *fake) {
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			f.acts[fx.RunawayLoop] = func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+				select {
+				case <-time.After(req.Limits.WallClock):
+					return effect.LimitHit(effect.LimitWallClock), nil
+				case <-release: // only so that the test leaves nothing behind
+					return effect.Outcome{}, context.Canceled
+				}
+			}
+		}, "backend's own call did not return"},
+		{"claims memory but lets the bomb run", "allocation_bomb", func(f *fake) {
+			f.acts[fx.AllocationBomb] = value("null")
+		}, "want a limitExceeded failure"},
+		{"reports the bomb as a wall-clock kill", "allocation_bomb", func(f *fake) {
+			f.acts[fx.AllocationBomb] = func(context.Context, effect.Request) (effect.Outcome, error) {
+				return effect.LimitHit(effect.LimitWallClock), nil
+			}
+		}, "want memory"},
+		{"never stops a runaway", "runaway_loop", func(f *fake) {
+			f.acts[fx.RunawayLoop] = func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+				<-ctx.Done()
+				return effect.Outcome{}, ctx.Err()
+			}
+		}, "did not settle"},
+		{"echo changes the input", "echo", func(f *fake) { f.acts[fx.Echo] = value(`{"greeting":"hello"}`) }, "echo result differs"},
+		{"throw reports another message", "throw", func(f *fake) { f.acts[fx.Throw] = threw(ptr("Error"), "something else") }, "want \"conformance: thrown on purpose\""},
+		{"throw loses the name", "throw", func(f *fake) { f.acts[fx.Throw] = threw(nil, ThrowMessage) }, "name absent"},
+		{"throw becomes infrastructure", "throw", func(f *fake) {
+			f.acts[fx.Throw] = func(context.Context, effect.Request) (effect.Outcome, error) {
+				return effect.Infrastructure("Error: " + ThrowMessage), nil
+			}
+		}, "want a scriptError failure"},
+		{"syntax error runs anyway", "syntax_error", func(f *fake) { f.acts[fx.SyntaxError] = value("null") }, "want a scriptError"},
+		{"lossy bridge: lone surrogates become U+FFFD", "rich_value", func(f *fake) {
+			lossy := strings.NewReplacer(`\ud800`, `\ufffd`, `\udfff`, `\ufffd`, `\udc00`, `\ufffd`).Replace(string(fx.RichExpected))
+			f.acts[fx.RichValue] = value(lossy)
+		}, "rich value from the backend differs"},
+		{"lossy bridge: integers past 2^53 rounded", "rich_value", func(f *fake) {
+			f.acts[fx.RichValue] = value(strings.ReplaceAll(string(fx.RichExpected), "9007199254740994", "9007199254740996"))
+		}, "differs"},
+		{"process is reachable", "no_network_no_escape", func(f *fake) {
+			f.acts[fx.EscapeProbe] = value(`{"reachable":["Function: process"]}`)
+		}, "reached Function: process"},
+		{"fetch is reachable", "no_network_no_escape", func(f *fake) {
+			f.acts[fx.NetworkProbe] = value(`{"reachable":["fetch"]}`)
+		}, "reached fetch"},
+		{"import() loads host modules", "no_network_no_escape", func(f *fake) { f.acts[fx.ImportProbe] = value(`"escaped"`) }, "import probe"},
+		{"probe answers nothing useful", "no_network_no_escape", func(f *fake) { f.acts[fx.EscapeProbe] = value(`{}`) }, "does not carry a reachable list"},
+		{"oversized throw becomes infrastructure", "composition", func(f *fake) {
+			f.acts[fx.OversizedThrow] = func(context.Context, effect.Request) (effect.Outcome, error) {
+				return effect.Infrastructure("message too large"), nil
+			}
+		}, "want a scriptError"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := goodFake(bestCaps)
+			tc.breakIt(f)
+			r := record(t, tc.caseName, f, fastOptions())
+			if !r.failed {
+				t.Fatalf("case %s passed a backend that %s:\n%s", tc.caseName, tc.name, r.text())
+			}
+			if !strings.Contains(r.text(), tc.mentions) {
+				t.Errorf("case %s failed without saying %q:\n%s", tc.caseName, tc.mentions, r.text())
+			}
+		})
+	}
+}
+
+// TestKitRefusesToPassVacuously: a backend of another language without its
+// own fixtures, or with fixtures of the wrong language or incomplete ones,
+// fails every case, gated ones included.
+func TestKitRefusesToPassVacuously(t *testing.T) {
+	python := goodFake(bestCaps)
+	python.caps.Language = "python"
+	incomplete := JavaScriptFixtures()
+	incomplete.StatefulProbe = ""
+	for _, tc := range []struct {
+		name     string
+		backend  effect.Backend
+		opts     Options
+		mentions string
+	}{
+		{"other language, no fixtures", python, Options{}, `no fixtures for language "python"`},
+		{"fixtures of another language", python, Options{Fixtures: JavaScriptFixtures()}, `fixtures are for language "javascript"`},
+		{"incomplete fixtures", goodFake(bestCaps), Options{Fixtures: incomplete}, "fixtures lack StatefulProbe"},
+		{"nil backend", nil, Options{}, "nil backend"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, c := range cases {
+				r := record(t, c.name, tc.backend, tc.opts)
+				if !r.failed || r.skipped || !strings.Contains(r.text(), tc.mentions) {
+					t.Errorf("%s: failed %v skipped %v: %s", c.name, r.failed, r.skipped, r.text())
+				}
+			}
+		})
+	}
+}
+
+// TestKitFailsWhenTheEffectRefusesTheBackend: a declaration the effect
+// cannot accept is a failure, not a skip.
+func TestKitFailsWhenTheEffectRefusesTheBackend(t *testing.T) {
+	bad := goodFake(bestCaps)
+	bad.caps.WallClock = "firm"
+	if r := record(t, "echo", bad, fastOptions()); !r.failed || !strings.Contains(r.text(), "the effect refused the backend") {
+		t.Errorf("failed %v: %s", r.failed, r.text())
+	}
+}
+
+// TestJavaScriptFixturesAreConsistent checks the expected rich value against
+// its input, so that a typo in one cannot make the case unpassable, and that
+// the oversized throw is what the composition case needs.
+func TestJavaScriptFixturesAreConsistent(t *testing.T) {
+	fx := JavaScriptFixtures()
+	if m := fx.missing(); len(m) > 0 {
+		t.Fatalf("missing %v", m)
+	}
+	var in struct{ Unicode, Escapes string }
+	if err := json.Unmarshal(fx.RichInput, &in); err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		Echo  json.RawMessage
+		Probe struct{ UnicodeUnits, EscapesUnits, Depth int }
+	}
+	if err := json.Unmarshal(fx.RichExpected, &want); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(utf16.Encode([]rune(in.Unicode))); n != want.Probe.UnicodeUnits {
+		t.Errorf("unicode is %d units, expected says %d", n, want.Probe.UnicodeUnits)
+	}
+	if n := len(utf16.Encode([]rune(in.Escapes))); n != want.Probe.EscapesUnits {
+		t.Errorf("escapes is %d units, expected says %d", n, want.Probe.EscapesUnits)
+	}
+	if want.Probe.Depth != 24 || !strings.Contains(string(fx.RichInput), strings.Repeat("[", 24)+"1"+strings.Repeat("]", 24)) {
+		t.Error("deep nesting and its expected depth disagree")
+	}
+	a, _ := jsontext.JCS(want.Echo)
+	b, _ := jsontext.JCS(fx.RichInput)
+	if !bytes.Equal(a, b) {
+		t.Error("expected echo is not the input")
+	}
+	for _, s := range []string{`\ud800`, `\udfff`, `\udc00`, `-0`, `9007199254740994`, `2147483648`} {
+		if !strings.Contains(string(fx.RichInput), s) {
+			t.Errorf("rich input lacks %s", s)
+		}
+	}
+	// Every script is distinct, or the reader would serve one for another.
+	seen := map[string]bool{}
+	for _, s := range fx.scripts() {
+		if seen[s] {
+			t.Errorf("two fixtures share the script %q", s)
+		}
+		seen[s] = true
+	}
+	if JavaScriptFixtures() == fx {
+		t.Error("JavaScriptFixtures returns shared state")
+	}
+}
