@@ -34,7 +34,9 @@ const (
 //	inputNotSerializable  Message
 //
 // Text fields are already bounded and storable (BoundText) when the effect
-// returns a Failure.
+// returns a Failure. When the backend reports inputTooLarge (the input
+// overflowed its memory while being parsed), LimitBytes is still the effect's
+// MaxInputBytes: the only byte bound the caller controls.
 type Failure struct {
 	Channel    Channel
 	Kind       LimitKind
