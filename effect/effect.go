@@ -522,11 +522,10 @@ func (e *Effect) interpret(ctx context.Context, o Outcome, ref contentstore.Ref)
 			problems = append(problems, "limit must be cpu, memory or wallClock, got "+quoteBounded(string(limit)))
 		}
 	case kind == KindThrew:
+		// An empty message is not malformed: Go cannot tell it from a
+		// missing one, and `throw ""` is the script's own outcome.
 		unexpected("value", value != nil)
 		unexpected("limit", limit != "")
-		if message == "" {
-			problems = append(problems, "a threw outcome needs a message")
-		}
 		f := &Failure{Channel: ChannelScriptError, Message: BoundText(message, MaxMessageUnits)}
 		if hasName {
 			n := BoundText(name, MaxNameUnits)

@@ -180,6 +180,21 @@ func TestOutcomeMapping(t *testing.T) {
 			t.Errorf("got %+v", f)
 		}
 	})
+	// "threw without a message": in Go an empty message cannot be told from
+	// a missing one, and the quickjs engine reports `throw new Error("")` and
+	// `throw ""` this way. Both are the script's own exception, a pure
+	// function of (script, input), so they stay typed rather than malformed.
+	t.Run("threw with an empty message", func(t *testing.T) {
+		_, err := evalWith(t, returning(effect.Threw(ptr("Error"), ""), nil), effect.Options{})
+		f := asFailure(t, err)
+		if f.Channel != effect.ChannelScriptError || f.Name == nil || *f.Name != "Error" || f.Message != "" {
+			t.Errorf("got %+v", f)
+		}
+		_, err = evalWith(t, returning(effect.Threw(nil, ""), nil), effect.Options{})
+		if f := asFailure(t, err); f.Channel != effect.ChannelScriptError || f.Name != nil || f.Message != "" {
+			t.Errorf("got %+v", f)
+		}
+	})
 	t.Run("inputTooLarge", func(t *testing.T) {
 		_, err := evalWith(t, returning(effect.InputTooLarge(), nil), effect.Options{MaxInputBytes: 4096})
 		f := asFailure(t, err)
@@ -223,7 +238,6 @@ func TestMalformedOutcomes(t *testing.T) {
 		{"limit without a limit", effect.Outcome{Kind: effect.KindLimit}},
 		{"limit with a message", effect.Outcome{Kind: effect.KindLimit, Limit: effect.LimitCPU, Message: "x"}},
 		{"limit with a value", effect.Outcome{Kind: effect.KindLimit, Limit: effect.LimitCPU, Value: []byte("1")}},
-		{"threw without a message", effect.Threw(ptr("Error"), "")},
 		{"threw with a value", effect.Outcome{Kind: effect.KindThrew, Message: "m", Value: []byte("1")}},
 		{"threw with a limit", effect.Outcome{Kind: effect.KindThrew, Message: "m", Limit: effect.LimitCPU}},
 		{"inputTooLarge with a message", effect.Outcome{Kind: effect.KindInputTooLarge, Message: "m"}},

@@ -54,10 +54,12 @@ func (f *Failure) Error() string {
 	case ChannelLimitExceeded:
 		s = fmt.Sprintf("sandbox: limitExceeded: %s", f.Kind)
 	case ChannelScriptError:
+		s = "sandbox: scriptError"
 		if f.Name != nil {
-			s = fmt.Sprintf("sandbox: scriptError: %s: %s", *f.Name, f.Message)
-		} else {
-			s = "sandbox: scriptError: " + f.Message
+			s += ": " + *f.Name
+		}
+		if f.Message != "" {
+			s += ": " + f.Message
 		}
 	case ChannelShapeMismatch:
 		s = fmt.Sprintf("sandbox: shapeMismatch: expected %s, observed %s", f.Expected, f.Observed)

@@ -88,10 +88,10 @@ const (
 // The struct can carry combinations the vocabulary does not allow; the effect
 // validates every outcome and fails untyped on a malformed one. In particular:
 // a field that is not part of the variant must be zero; an ok Value must be
-// JSON text (valid UTF-8, no duplicate keys); and the Message of threw and
-// infrastructure must not be empty, because Go cannot tell an empty message
-// from a missing one (report the thrown value's string form, for example
-// "Error", when its message is empty).
+// JSON text (valid UTF-8, no duplicate keys); and the Message of
+// infrastructure must not be empty. A threw Message may be empty: Go cannot
+// tell an empty message from a missing one, and `throw ""` or
+// `throw new Error("")` is the script's own outcome, a scriptError.
 type Outcome struct {
 	OK      bool
 	Value   json.RawMessage
@@ -108,7 +108,7 @@ func OK(value []byte) Outcome { return Outcome{OK: true, Value: value} }
 func LimitHit(l LimitKind) Outcome { return Outcome{Kind: KindLimit, Limit: l} }
 
 // Threw returns a threw outcome; name is nil when the thrown value had no
-// string name. message must not be empty (see Outcome).
+// string name. message may be empty (see Outcome).
 func Threw(name *string, message string) Outcome {
 	return Outcome{Kind: KindThrew, Name: name, Message: message}
 }
