@@ -1,0 +1,235 @@
+// Package client speaks the sandbox service's HTTP API (issue #5). A Client
+// is an effect.Backend over POST /v1/sandbox/evaluate, so that an effect (this
+// module's, or loom's through the same JSON) can use a running service as its
+// engine; it also offers the effect over HTTP, POST /v1/evaluations.
+//
+// The client never guesses what a run did. An outcome comes only from a 200
+// response whose body decodes strictly into ADR 0144 D2's closed vocabulary.
+// Every other answer (a problem document, a 5xx, a network error, a redirect,
+// a malformed or oversized body) becomes an infrastructure outcome, which the
+// effect treats as untyped and retryable; only the caller's own cancellation
+// is returned as an error.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// DefaultMaxResponseBytes bounds a response body unless WithMaxResponseBytes
+// says otherwise. It is sized for a run's value or thrown message under the
+// service's largest memory limit; the effect applies its own, smaller output
+// bound afterwards.
+const DefaultMaxResponseBytes = 64 << 20
+
+// Bounds the client applies whatever the options say.
+const (
+	// maxProblemBytes bounds the body of a non-200 answer; a longer one is
+	// reported without its problem document.
+	maxProblemBytes = 64 << 10
+	// maxCapabilitiesBytes bounds GET /v1/capabilities.
+	maxCapabilitiesBytes = 1 << 20
+	// maxMessageUnits bounds every message the client composes, in UTF-16
+	// units as the effect counts them.
+	maxMessageUnits = effect.MaxMessageUnits
+)
+
+// Errors from Dial, tested with errors.Is.
+var (
+	// ErrIncompatibleSPI: the service implements a backend SPI whose major
+	// version differs from effect.SPIVersion's.
+	ErrIncompatibleSPI = errors.New("client: incompatible sandbox backend SPI")
+	// ErrInvalidCapabilities: GET /v1/capabilities did not return a valid
+	// document.
+	ErrInvalidCapabilities = errors.New("client: invalid capabilities document")
+)
+
+// Option configures a Client.
+type Option func(*config)
+
+type config struct {
+	hc          *http.Client
+	idToken     func(ctx context.Context, audience string) (string, error)
+	audience    string
+	maxResponse int64
+	retryBusy   bool
+}
+
+// WithHTTPClient sends requests through hc. The client keeps a copy that does
+// not follow redirects (a redirect is reported, never followed, so neither the
+// request body nor the ID token goes anywhere unexpected); hc itself is not
+// changed. The default is a client with its own transport.
+func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.hc = hc } }
+
+// WithIDToken sets the hook that returns an ID token for audience (see
+// WithAudience); every request carries it as "Authorization: Bearer …". The
+// hook is called once per request and should cache (idtoken.NewTokenSource
+// does). Tokens never appear in errors or outcome messages the client
+// composes, even when a server echoes them.
+func WithIDToken(f func(ctx context.Context, audience string) (string, error)) Option {
+	return func(c *config) { c.idToken = f }
+}
+
+// WithAudience sets the audience passed to the WithIDToken hook. The default
+// is the base URL's origin (scheme://host[:port]), which is what Cloud Run
+// expects for a service URL.
+func WithAudience(audience string) Option { return func(c *config) { c.audience = audience } }
+
+// WithMaxResponseBytes bounds the body of a successful response (default
+// DefaultMaxResponseBytes). A longer body is an infrastructure outcome.
+func WithMaxResponseBytes(n int64) Option { return func(c *config) { c.maxResponse = n } }
+
+// WithRetryBusy says whether a 429 (the service is running another
+// evaluation) is retried after its Retry-After, within the context's life
+// (the default), or reported at once.
+func WithRetryBusy(on bool) Option { return func(c *config) { c.retryBusy = on } }
+
+// Client is a connection to one sandbox service. It is safe for concurrent
+// use. It implements effect.Backend, effect.Warmer and effect.Closer.
+type Client struct {
+	base string // scheme://host[:port][/path], no trailing slash
+	cfg  config
+	info Info
+}
+
+var (
+	_ effect.Backend = (*Client)(nil)
+	_ effect.Warmer  = (*Client)(nil)
+	_ effect.Closer  = (*Client)(nil)
+)
+
+// Info is the service's GET /v1/capabilities document, as validated by Dial.
+type Info struct {
+	SPIVersion   string
+	Capabilities effect.Capabilities
+	Limits       Limits
+	Engine       Engine
+}
+
+// Limits are the service's limits as GET /v1/capabilities reports them. The
+// members the client knows are decoded into the fields (each must be a
+// non-negative integer when present; an absent one is zero); Raw holds the
+// whole object as received, so a member this client does not know is still
+// readable.
+type Limits struct {
+	DefaultWallClock   time.Duration // defaultWallClockMs
+	MaxWallClock       time.Duration // maxWallClockMs
+	DefaultMemoryBytes int64         // defaultMemoryBytes
+	MaxMemoryBytes     int64         // maxMemoryBytes
+	MaxInputBytes      int64         // maxInputBytes
+	MaxOutputBytes     int64         // maxOutputBytes
+	MaxScriptBytes     int64         // maxScriptBytes
+	Raw                []byte
+}
+
+// Engine identifies the service's engine build.
+type Engine struct {
+	Name       string
+	Version    string
+	WasmSHA256 string
+}
+
+// Dial reads the service's GET /v1/capabilities once, validates it and keeps a
+// frozen copy. It refuses a service whose spiVersion has a major version other
+// than effect.SPIVersion's (ErrIncompatibleSPI) and a document that does not
+// decode strictly (ErrInvalidCapabilities).
+func Dial(ctx context.Context, baseURL string, opts ...Option) (*Client, error) {
+	cfg := config{maxResponse: DefaultMaxResponseBytes, retryBusy: true}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	base, origin, err := parseBase(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.maxResponse <= 0 {
+		return nil, fmt.Errorf("client: WithMaxResponseBytes must be positive, got %d", cfg.maxResponse)
+	}
+	if cfg.audience == "" {
+		cfg.audience = origin
+	}
+	var hc http.Client
+	if cfg.hc != nil {
+		hc = *cfg.hc
+	} else {
+		hc.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	cfg.hc = &hc
+
+	c := &Client{base: base, cfg: cfg}
+	resp, err := c.do(ctx, http.MethodGet, "/v1/capabilities", nil, maxCapabilitiesBytes)
+	if err != nil {
+		return nil, fmt.Errorf("client: dial %s: %w", base, err)
+	}
+	if err := requireJSON(resp); err != nil {
+		return nil, fmt.Errorf("%w: %w (from %s)", ErrInvalidCapabilities, err, base)
+	}
+	info, err := decodeInfo(resp.body)
+	if err != nil {
+		return nil, fmt.Errorf("%w (from %s)", err, base)
+	}
+	c.info = info
+	return c, nil
+}
+
+// parseBase checks the service URL and returns it without a trailing slash,
+// and its origin.
+func parseBase(raw string) (base, origin string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("client: base URL: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", "", fmt.Errorf("client: base URL %q: scheme must be http or https", raw)
+	case u.Host == "":
+		return "", "", fmt.Errorf("client: base URL %q has no host", raw)
+	case u.User != nil:
+		return "", "", errors.New("client: base URL must not carry credentials (use WithIDToken)")
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return "", "", fmt.Errorf("client: base URL %q must not have a query or fragment", raw)
+	}
+	origin = u.Scheme + "://" + u.Host
+	return origin + strings.TrimRight(u.EscapedPath(), "/"), origin, nil
+}
+
+// Capabilities returns the copy of the service's declaration that Dial
+// validated (ADR 0144 D4); it never changes.
+func (c *Client) Capabilities() effect.Capabilities { return c.info.Capabilities }
+
+// Limits returns the service's limits as Dial read them.
+func (c *Client) Limits() Limits {
+	l := c.info.Limits
+	l.Raw = append([]byte(nil), l.Raw...)
+	return l
+}
+
+// Engine returns the service's engine identity as Dial read it.
+func (c *Client) Engine() Engine { return c.info.Engine }
+
+// SPIVersion returns the backend SPI version the service reported.
+func (c *Client) SPIVersion() string { return c.info.SPIVersion }
+
+// Warm asks the service whether it is ready (GET /readyz): an instance that
+// answers has compiled and warmed its engine. It returns nil on 200.
+func (c *Client) Warm(ctx context.Context) error {
+	if _, err := c.do(ctx, http.MethodGet, "/readyz", nil, maxProblemBytes); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Close releases the client's idle connections. The client stays usable; a
+// later request opens a new connection.
+func (c *Client) Close(context.Context) error {
+	c.cfg.hc.CloseIdleConnections()
+	return nil
+}

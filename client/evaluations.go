@@ -1,0 +1,168 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+const evaluationsPath = "/v1/evaluations"
+
+// EvaluationRequest is one call of the effect over HTTP (POST
+// /v1/evaluations).
+type EvaluationRequest struct {
+	// ScriptRef names the script in the service's store ("sha256:…").
+	ScriptRef string
+	// Input is the script's input as JSON text; nil sends null.
+	Input json.RawMessage
+	// Limits, when set, are sent; a zero member is left out, so that the
+	// service's default applies to it. Nil leaves both to the service.
+	Limits *effect.Limits
+	// ExpectedOutputShapeHash, when set, asks for the shape check.
+	ExpectedOutputShapeHash string
+	// CaptureLogs asks for the run's bounded console output.
+	CaptureLogs bool
+}
+
+// EvaluationResponse is the service's answer when the effect decided: either
+// OK with the value, or the typed Failure (a channel and its fields, as the
+// in-process effect returns them). Logs is set when the request asked for
+// them and the service sent them.
+type EvaluationResponse struct {
+	OK      bool
+	Value   json.RawMessage
+	Failure *effect.Failure
+	Logs    *string
+}
+
+type evaluationsBody struct {
+	ScriptRef               string          `json:"scriptRef"`
+	Input                   json.RawMessage `json:"input"`
+	Limits                  *wireLimits     `json:"limits,omitempty"`
+	ExpectedOutputShapeHash string          `json:"expectedOutputShapeHash,omitempty"`
+	CaptureLogs             bool            `json:"captureLogs,omitempty"`
+}
+
+// Evaluations runs the effect on the service. Every outcome the effect types,
+// failures included, is an EvaluationResponse with a nil error. The error is
+// ctx's when ctx ended, and otherwise an *Error: an untyped failure (a 5xx
+// problem, whose Retryable says whether a retry can help), a request the
+// service refused (4xx), a busy service that could not be waited for, a
+// network failure or a malformed answer. A request the client can tell is
+// invalid is refused before it is sent.
+func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (EvaluationResponse, error) {
+	const op = http.MethodPost + " " + evaluationsPath
+	body := evaluationsBody{
+		ScriptRef:               req.ScriptRef,
+		Input:                   req.Input,
+		ExpectedOutputShapeHash: req.ExpectedOutputShapeHash,
+		CaptureLogs:             req.CaptureLogs,
+	}
+	switch {
+	case req.ScriptRef == "":
+		return EvaluationResponse{}, errors.New("client: EvaluationRequest.ScriptRef is empty")
+	case req.Input != nil && !json.Valid(req.Input):
+		return EvaluationResponse{}, errors.New("client: EvaluationRequest.Input is not JSON text")
+	case req.Limits != nil && (req.Limits.WallClock < 0 || req.Limits.MemoryBytes < 0):
+		return EvaluationResponse{}, fmt.Errorf("client: EvaluationRequest.Limits must not be negative, got wall clock %v and memoryBytes %d",
+			req.Limits.WallClock, req.Limits.MemoryBytes)
+	}
+	if body.Input == nil {
+		body.Input = json.RawMessage("null")
+	}
+	if req.Limits != nil {
+		w := toWire(*req.Limits)
+		body.Limits = &w
+	}
+	data, err := marshal(body)
+	if err != nil {
+		return EvaluationResponse{}, fmt.Errorf("client: encoding the request: %w", err)
+	}
+	resp, err := c.do(ctx, http.MethodPost, evaluationsPath, data, c.cfg.maxResponse)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return EvaluationResponse{}, ctxErr
+	}
+	if err != nil {
+		return EvaluationResponse{}, err
+	}
+	if err := requireJSON(resp); err != nil {
+		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: err.Error()}
+	}
+	r, err := decodeEvaluation(resp.body)
+	if err != nil {
+		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: effect.BoundText("malformed response: "+err.Error(), maxMessageUnits)}
+	}
+	return r, nil
+}
+
+// decodeEvaluation reads a 200 body of POST /v1/evaluations strictly: ok, then
+// value or a failure whose members are exactly its channel's, and optional
+// logs.
+func decodeEvaluation(body []byte) (EvaluationResponse, error) {
+	obj, err := parseObject("", body)
+	if err != nil {
+		return EvaluationResponse{}, err
+	}
+	var r EvaluationResponse
+	r.OK, _ = obj.boolean("ok", true)
+	if logs, present := obj.str("logs", false); present {
+		r.Logs = &logs
+	}
+	switch {
+	case obj.err != nil:
+	case r.OK:
+		r.Value, _ = obj.take("value", true)
+	default:
+		if f, ok := obj.child("failure", true); ok {
+			r.Failure = decodeFailure(f)
+			if err := f.done(); err != nil && obj.err == nil {
+				obj.err = err
+			}
+		}
+	}
+	if err := obj.done(); err != nil {
+		return EvaluationResponse{}, err
+	}
+	return r, nil
+}
+
+func decodeFailure(f *object) *effect.Failure {
+	ch, _ := f.str("channel", true)
+	out := &effect.Failure{Channel: effect.Channel(ch)}
+	switch out.Channel {
+	case effect.ChannelLimitExceeded:
+		if k, ok := f.str("kind", true); ok && f.oneOf("kind", k, string(effect.LimitCPU), string(effect.LimitMemory),
+			string(effect.LimitWallClock), string(effect.LimitOutput)) {
+			out.Kind = effect.LimitKind(k)
+		}
+	case effect.ChannelScriptError:
+		if n, ok := f.str("name", false); ok {
+			out.Name = &n
+		}
+		out.Message, _ = f.str("message", true)
+	case effect.ChannelShapeMismatch:
+		out.Expected, _ = f.str("expected", true)
+		out.Observed, _ = f.str("observed", true)
+	case effect.ChannelScriptMissing:
+		out.ScriptRef, _ = f.str("scriptRef", true)
+	case effect.ChannelInputTooLarge:
+		n, _ := f.count("limitBytes", true)
+		if n > int64(^uint(0)>>1) {
+			f.fail("limitBytes", "is too large")
+		}
+		out.LimitBytes = int(n)
+	case effect.ChannelInputNotSerializable:
+		out.Message, _ = f.str("message", true)
+	default:
+		if f.err == nil {
+			f.oneOf("channel", ch, string(effect.ChannelLimitExceeded), string(effect.ChannelScriptError),
+				string(effect.ChannelShapeMismatch), string(effect.ChannelScriptMissing), string(effect.ChannelInputTooLarge),
+				string(effect.ChannelInputNotSerializable))
+		}
+	}
+	return out
+}

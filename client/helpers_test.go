@@ -1,0 +1,126 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/client"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// capsDoc is a valid GET /v1/capabilities document.
+var capsDoc = `{"spiVersion":"1.0.0",
+ "capabilities":{"language":"javascript","network":"none","wallClock":"hard","memory":true,"cpu":true,"freshPerRun":true},
+ "limits":{"defaultWallClockMs":5000,"maxWallClockMs":30000,"defaultMemoryBytes":67108864,"maxMemoryBytes":268435456,
+  "maxInputBytes":1048576,"maxOutputBytes":1048576,"maxScriptBytes":1048576,"maxRequestBytes":4194304},
+ "engine":{"name":"quickjs","version":"2025-04-26","wasmSha256":"` + strings.Repeat("ab", 32) + `"}}`
+
+var wantCaps = effect.Capabilities{Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockHard,
+	Memory: true, CPU: true, FreshPerRun: true}
+
+// recorded is one request a fake service received.
+type recorded struct {
+	Method, Path string
+	Header       http.Header
+	Body         []byte
+}
+
+// fake is a loopback service: GET /v1/capabilities answers capsDoc, and
+// every other request is recorded and handed to route.
+type fake struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []recorded
+}
+
+func newFake(t *testing.T, route http.HandlerFunc) *fake {
+	t.Helper()
+	f := &fake{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/capabilities" {
+			writeJSON(w, http.StatusOK, capsDoc)
+			return
+		}
+		f.mu.Lock()
+		f.reqs = append(f.reqs, recorded{r.Method, r.URL.Path, r.Header.Clone(), body})
+		f.mu.Unlock()
+		route(w, r)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fake) requests() []recorded {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]recorded(nil), f.reqs...)
+}
+
+func dial(t *testing.T, url string, opts ...client.Option) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, url, opts...)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+func writeJSON(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+func writeProblem(w http.ResponseWriter, status int, detail string, extra string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	p := map[string]any{"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail}
+	b, _ := json.Marshal(p)
+	if extra != "" {
+		b = append(b[:len(b)-1], ","+extra+"}"...)
+	}
+	_, _ = w.Write(b)
+}
+
+var defaultLimits = effect.Limits{WallClock: 2 * time.Second, MemoryBytes: 32 << 20}
+
+func evalT(t *testing.T, c *client.Client) effect.Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	o, err := c.Evaluate(ctx, effect.Request{Script: "input", InputJSON: `{"a":1}`, Limits: defaultLimits})
+	if err != nil {
+		t.Fatalf("Evaluate returned an error: %v", err)
+	}
+	return o
+}
+
+// wantInfra requires an infrastructure outcome whose message holds every
+// fragment.
+func wantInfra(t *testing.T, o effect.Outcome, fragments ...string) {
+	t.Helper()
+	if o.OK || o.Kind != effect.KindInfrastructure || o.Message == "" {
+		t.Fatalf("outcome %+v, want infrastructure", o)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(o.Message, f) {
+			t.Errorf("infrastructure message %q lacks %q", o.Message, f)
+		}
+	}
+	if n := len([]rune(o.Message)); n > effect.MaxMessageUnits {
+		t.Errorf("message is %d runes, over %d", n, effect.MaxMessageUnits)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
