@@ -1,0 +1,33 @@
+package quickjs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+)
+
+// The conformance kit (ADR 0144 D5) over the engine, in each hard-kill
+// configuration. With the Go watchdog alone the engine declares a soft wall
+// clock, and the kit skips abort-mid-run, visibly; the two configurations
+// that stop a run stuck in native code declare it hard and must pass it.
+func TestConformance(t *testing.T) {
+	configs := map[string][]quickjs.Option{
+		"watchdog":     nil,
+		"process kill": {quickjs.WithProcessKill(true), quickjs.WithHardKill(quickjs.HardKillWatchdog, 2*time.Second)},
+		"context done": {quickjs.WithHardKill(quickjs.HardKillContextDone, time.Second)},
+	}
+	for name, opts := range configs {
+		t.Run(name, func(t *testing.T) {
+			e, err := quickjs.New(context.Background(), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = e.Close(context.Background()) })
+			conformance.Run(t, func(t *testing.T) effect.Backend { return e }, conformance.Options{})
+		})
+	}
+}
