@@ -337,13 +337,13 @@ func TestFailureJSON(t *testing.T) {
 		f    effect.Failure
 		want string
 	}{
-		{effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: effect.LimitOutput}, `{"channel":"limitExceeded","payload":{"kind":"output"}}`},
-		{effect.Failure{Channel: effect.ChannelScriptError, Message: "42"}, `{"channel":"scriptError","payload":{"message":"42"}}`},
-		{effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("E"), Message: "m"}, `{"channel":"scriptError","payload":{"name":"E","message":"m"}}`},
-		{effect.Failure{Channel: effect.ChannelShapeMismatch, Expected: "sha256:a", Observed: "sha256:b"}, `{"channel":"shapeMismatch","payload":{"expected":"sha256:a","observed":"sha256:b"}}`},
-		{effect.Failure{Channel: effect.ChannelScriptMissing, ScriptRef: testRef.String()}, `{"channel":"scriptMissing","payload":{"scriptRef":"` + testRef.String() + `"}}`},
-		{effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: 10}, `{"channel":"inputTooLarge","payload":{"limitBytes":10}}`},
-		{effect.Failure{Channel: effect.ChannelInputNotSerializable, Message: "m"}, `{"channel":"inputNotSerializable","payload":{"message":"m"}}`},
+		{effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: effect.LimitOutput}, `{"channel":"limitExceeded","kind":"output"}`},
+		{effect.Failure{Channel: effect.ChannelScriptError, Message: "42"}, `{"channel":"scriptError","message":"42"}`},
+		{effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("E"), Message: "m"}, `{"channel":"scriptError","name":"E","message":"m"}`},
+		{effect.Failure{Channel: effect.ChannelShapeMismatch, Expected: "sha256:a", Observed: "sha256:b"}, `{"channel":"shapeMismatch","expected":"sha256:a","observed":"sha256:b"}`},
+		{effect.Failure{Channel: effect.ChannelScriptMissing, ScriptRef: testRef.String()}, `{"channel":"scriptMissing","scriptRef":"` + testRef.String() + `"}`},
+		{effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: 10}, `{"channel":"inputTooLarge","limitBytes":10}`},
+		{effect.Failure{Channel: effect.ChannelInputNotSerializable, Message: "m"}, `{"channel":"inputNotSerializable","message":"m"}`},
 	} {
 		j, err := json.Marshal(&tc.f)
 		if err != nil || string(j) != tc.want {

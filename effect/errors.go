@@ -75,44 +75,40 @@ func (f *Failure) Error() string {
 	return BoundText(s, MaxMessageUnits)
 }
 
-// MarshalJSON writes {"channel": …, "payload": {…}} with the payload fields of
-// ADR 0064 D3, so that a Failure can be logged or stored as it is.
+// MarshalJSON writes the failure as the service's API does (issue #5):
+// {"channel": …} with the channel's own fields beside it, so that a Failure
+// can be sent, logged or stored as it is.
 func (f *Failure) MarshalJSON() ([]byte, error) {
-	var payload any
 	switch f.Channel {
 	case ChannelLimitExceeded:
-		payload = struct {
-			Kind LimitKind `json:"kind"`
-		}{f.Kind}
-	case ChannelScriptError:
-		payload = struct {
+		return json.Marshal(struct {
+			Channel Channel   `json:"channel"`
+			Kind    LimitKind `json:"kind"`
+		}{f.Channel, f.Kind})
+	case ChannelScriptError, ChannelInputNotSerializable:
+		return json.Marshal(struct {
+			Channel Channel `json:"channel"`
 			Name    *string `json:"name,omitempty"`
 			Message string  `json:"message"`
-		}{f.Name, f.Message}
+		}{f.Channel, f.Name, f.Message})
 	case ChannelShapeMismatch:
-		payload = struct {
-			Expected string `json:"expected"`
-			Observed string `json:"observed"`
-		}{f.Expected, f.Observed}
+		return json.Marshal(struct {
+			Channel  Channel `json:"channel"`
+			Expected string  `json:"expected"`
+			Observed string  `json:"observed"`
+		}{f.Channel, f.Expected, f.Observed})
 	case ChannelScriptMissing:
-		payload = struct {
-			ScriptRef string `json:"scriptRef"`
-		}{f.ScriptRef}
+		return json.Marshal(struct {
+			Channel   Channel `json:"channel"`
+			ScriptRef string  `json:"scriptRef"`
+		}{f.Channel, f.ScriptRef})
 	case ChannelInputTooLarge:
-		payload = struct {
-			LimitBytes int `json:"limitBytes"`
-		}{f.LimitBytes}
-	case ChannelInputNotSerializable:
-		payload = struct {
-			Message string `json:"message"`
-		}{f.Message}
-	default:
-		return nil, fmt.Errorf("sandbox: cannot marshal a failure with unknown channel %q", BoundText(string(f.Channel), MaxNameUnits))
+		return json.Marshal(struct {
+			Channel    Channel `json:"channel"`
+			LimitBytes int     `json:"limitBytes"`
+		}{f.Channel, f.LimitBytes})
 	}
-	return json.Marshal(struct {
-		Channel Channel `json:"channel"`
-		Payload any     `json:"payload"`
-	}{f.Channel, payload})
+	return nil, fmt.Errorf("sandbox: cannot marshal a failure with unknown channel %q", BoundText(string(f.Channel), MaxNameUnits))
 }
 
 // Sentinels for untyped failures, tested with errors.Is. An untyped failure
