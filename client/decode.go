@@ -280,8 +280,13 @@ func major(v string) (string, bool) {
 
 var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// decodeInfo reads GET /v1/capabilities strictly, except for the members of
-// "limits" that this client does not know (see Limits).
+// decodeInfo reads GET /v1/capabilities. The declaration ("capabilities",
+// ADR 0144 D4's closed set) and "engine" are read strictly: a member this
+// client does not know there is refused, because a capability it cannot
+// vouch for must not be dropped silently. The document itself and "limits"
+// may carry members this client does not know (the service adds
+// "idempotent" and "scriptStore", for example): a later minor SPI version may
+// add some, and none of them weakens the declaration.
 func decodeInfo(body []byte) (Info, error) {
 	obj, err := parseObject("", body)
 	if err != nil {
@@ -341,6 +346,7 @@ func decodeInfo(body []byte) (Info, error) {
 			obj.err = err
 		}
 	}
+	obj.skip()
 	if err := obj.done(); err != nil {
 		return Info{}, fmt.Errorf("%w: %w", ErrInvalidCapabilities, err)
 	}

@@ -15,9 +15,11 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
-// capsDoc is a valid GET /v1/capabilities document.
+// capsDoc is a valid GET /v1/capabilities document, with members beyond the
+// contract's as the service sends them.
 var capsDoc = `{"spiVersion":"1.0.0",
  "capabilities":{"language":"javascript","network":"none","wallClock":"hard","memory":true,"cpu":true,"freshPerRun":true},
+ "idempotent":true,"scriptStore":true,
  "limits":{"defaultWallClockMs":5000,"maxWallClockMs":30000,"defaultMemoryBytes":67108864,"maxMemoryBytes":268435456,
   "maxInputBytes":1048576,"maxOutputBytes":1048576,"maxScriptBytes":1048576,"maxRequestBytes":4194304},
  "engine":{"name":"quickjs","version":"2025-04-26","wasmSha256":"` + strings.Repeat("ab", 32) + `"}}`
