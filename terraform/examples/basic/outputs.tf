@@ -1,0 +1,19 @@
+output "service_url" {
+  description = "URL of the service."
+  value       = module.sandbox.service_url
+}
+
+output "bucket_name" {
+  description = "Scripts bucket; null in the credential-free mode."
+  value       = module.sandbox.bucket_name
+}
+
+output "store_url" {
+  description = "STORE_URL of the service, for the put verb."
+  value       = module.sandbox.store_url
+}
+
+output "service_account_email" {
+  description = "Runtime service account."
+  value       = module.sandbox.service_account_email
+}

@@ -1,0 +1,29 @@
+output "service_url" {
+  description = "URL of the Cloud Run service: the audience of callers' ID tokens, and the --url of the conformance kit."
+  value       = google_cloud_run_v2_service.sandbox.uri
+}
+
+output "service_name" {
+  description = "Name of the Cloud Run service (the _SERVICE substitution of cloudbuild.yaml)."
+  value       = google_cloud_run_v2_service.sandbox.name
+}
+
+output "bucket_name" {
+  description = "Name of the scripts bucket; null in the credential-free mode."
+  value       = one(google_storage_bucket.scripts[*].name)
+}
+
+output "store_url" {
+  description = "STORE_URL the service runs with: gs://BUCKET, or none in the credential-free mode."
+  value       = local.store_url
+}
+
+output "service_account_email" {
+  description = "Email of the runtime service account (no keys; at most read access to the scripts bucket)."
+  value       = google_service_account.runtime.email
+}
+
+output "network_name" {
+  description = "Name of the egress network the service's direct VPC egress uses."
+  value       = google_compute_network.egress.name
+}

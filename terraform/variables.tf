@@ -1,0 +1,283 @@
+# Inputs of the sandbox-cloudrun module. Every hardening property that is not
+# a variable here is fixed in the resources on purpose (README.md says why), and
+# deploy/ tests that it stays so.
+
+variable "project_id" {
+  type        = string
+  description = "Project that holds every resource of the module."
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{4,28}[a-z0-9]$", var.project_id))
+    error_message = "project_id must be a Google Cloud project ID: 6 to 30 lowercase letters, digits or hyphens, starting with a letter."
+  }
+}
+
+variable "region" {
+  type        = string
+  description = "Region of the Cloud Run service, its subnet and (unless bucket_location says otherwise) the scripts bucket, such as europe-west1."
+
+  validation {
+    condition     = can(regex("^[a-z]+-[a-z]+[0-9]+$", var.region))
+    error_message = "region must be a Google Cloud region name such as europe-west1."
+  }
+}
+
+variable "name" {
+  type        = string
+  default     = "sandbox-cloudrun"
+  description = "Name of the Cloud Run service and prefix of every other resource's name (4 to 20 characters, so that derived names stay within their limits)."
+
+  validation {
+    condition     = can(regex("^[a-z][-a-z0-9]{2,18}[a-z0-9]$", var.name))
+    error_message = "name must be 4 to 20 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen."
+  }
+}
+
+variable "image" {
+  type        = string
+  description = "Container image the service is created with, pinned by tag or digest (the image cloudbuild.yaml pushes). Terraform sets it only when it creates the service: after that Cloud Build rolls images and Terraform ignores the field (see lifecycle.ignore_changes)."
+
+  validation {
+    condition     = can(regex("^[a-z0-9][-a-z0-9.:]*(/[-a-z0-9._]+)+(:[A-Za-z0-9_][-A-Za-z0-9_.]{0,127}|@sha256:[0-9a-f]{64})$", var.image)) && !endswith(var.image, ":latest")
+    error_message = "image must be a full image reference (host/project/repository/name) with a tag or an @sha256 digest, and not the tag latest."
+  }
+}
+
+variable "invoker_members" {
+  type        = list(string)
+  description = "The only identities granted roles/run.invoker on the service, as IAM members such as serviceAccount:loom@my-project.iam.gserviceaccount.com or group:sandbox-callers@example.com. At least one; allUsers and allAuthenticatedUsers are refused."
+
+  validation {
+    condition     = length(var.invoker_members) > 0
+    error_message = "invoker_members must name at least one caller: an invoker list that is empty leaves a service nobody may call, and is usually a mistake in a module variable."
+  }
+
+  validation {
+    condition     = alltrue([for m in var.invoker_members : !contains(["allUsers", "allAuthenticatedUsers"], m)])
+    error_message = "invoker_members must not contain allUsers or allAuthenticatedUsers: the sandbox is never public."
+  }
+
+  validation {
+    condition     = alltrue([for m in var.invoker_members : can(regex("^(user|serviceAccount|group|domain|principal|principalSet):[^\\s]+$", m))])
+    error_message = "Each of invoker_members must be an IAM member with a type prefix: user:, serviceAccount:, group:, domain:, principal: or principalSet:."
+  }
+}
+
+variable "ingress" {
+  type        = string
+  default     = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER"
+  description = "Where requests may come from: INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER (the default: VPC networks of the project and internal or external Application Load Balancers), INGRESS_TRAFFIC_INTERNAL_ONLY, or INGRESS_TRAFFIC_ALL (IAM still checks every request)."
+
+  validation {
+    condition     = contains(["INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", "INGRESS_TRAFFIC_INTERNAL_ONLY", "INGRESS_TRAFFIC_ALL"], var.ingress)
+    error_message = "ingress must be INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER, INGRESS_TRAFFIC_INTERNAL_ONLY or INGRESS_TRAFFIC_ALL."
+  }
+}
+
+variable "request_timeout" {
+  type        = string
+  default     = "60s"
+  description = "Cloud Run request timeout, in whole seconds such as 60s (1s to 3600s). The same value is passed to the container as REQUEST_TIMEOUT, so that the process's own hard kill (which fires before REQUEST_TIMEOUT) ends a stuck evaluation before the platform does."
+
+  validation {
+    condition     = can(regex("^[1-9][0-9]*s$", var.request_timeout)) && try(tonumber(trimsuffix(var.request_timeout, "s")) <= 3600, false)
+    error_message = "request_timeout must be a duration in whole seconds, such as 60s, from 1s to 3600s."
+  }
+}
+
+variable "max_wall_clock" {
+  type        = string
+  default     = "30s"
+  description = "Largest wall-clock limit a request may ask for (MAX_WALL_CLOCK), in whole seconds such as 30s. Must stay more than 1s below request_timeout: the service refuses to start otherwise."
+
+  validation {
+    condition     = can(regex("^[1-9][0-9]*s$", var.max_wall_clock)) && try(tonumber(trimsuffix(var.max_wall_clock, "s")) <= 3600, false)
+    error_message = "max_wall_clock must be a duration in whole seconds, such as 30s, from 1s to 3600s."
+  }
+}
+
+variable "cpu" {
+  type        = string
+  default     = "1"
+  description = "CPU limit of the container, in whole CPUs (1, 2, 4, 6 or 8). The second-generation execution environment needs at least 1."
+
+  validation {
+    condition     = contains(["1", "2", "4", "6", "8"], var.cpu)
+    error_message = "cpu must be 1, 2, 4, 6 or 8."
+  }
+}
+
+variable "memory" {
+  type        = string
+  default     = "1Gi"
+  description = "Memory limit of the container as a Kubernetes-style size in Mi or Gi, such as 1Gi, from 512Mi to 32Gi. It must hold the largest evaluation (MAX_MEMORY_BYTES, 256 MiB by default), the warm pool and the Go process."
+
+  validation {
+    condition = can(regex("^[1-9][0-9]*(Mi|Gi)$", var.memory)) && try(
+      (endswith(var.memory, "Gi") ? tonumber(trimsuffix(var.memory, "Gi")) * 1024 : tonumber(trimsuffix(var.memory, "Mi"))) >= 512 &&
+      (endswith(var.memory, "Gi") ? tonumber(trimsuffix(var.memory, "Gi")) * 1024 : tonumber(trimsuffix(var.memory, "Mi"))) <= 32768,
+      false
+    )
+    error_message = "memory must be a size in Mi or Gi, such as 1Gi, from 512Mi to 32Gi."
+  }
+}
+
+variable "cpu_always_allocated" {
+  type        = bool
+  default     = false
+  description = "Keep CPU allocated between requests (instance-based billing). Off by default: an instance runs one evaluation at a time and needs no background CPU."
+}
+
+variable "min_instances" {
+  type        = number
+  default     = 0
+  description = "Minimum number of instances kept warm (0 scales to zero; 1 or more removes cold starts at a cost)."
+
+  validation {
+    condition     = var.min_instances >= 0 && floor(var.min_instances) == var.min_instances
+    error_message = "min_instances must be a whole number, 0 or more."
+  }
+}
+
+variable "max_instances" {
+  type        = number
+  default     = 10
+  description = "Maximum number of instances. With one request per instance this is also the largest number of evaluations running at once; further requests queue briefly at Cloud Run and then fail with 429."
+
+  validation {
+    condition     = var.max_instances >= 1 && floor(var.max_instances) == var.max_instances
+    error_message = "max_instances must be a whole number, 1 or more."
+  }
+}
+
+variable "deletion_protection" {
+  type        = bool
+  default     = true
+  description = "Refuse to destroy or replace the Cloud Run service. Set false, apply, then destroy, to remove the service on purpose."
+}
+
+variable "scripts_bucket_enabled" {
+  type        = bool
+  default     = true
+  description = "Create the scripts bucket and grant the runtime service account read access to it (STORE_URL=gs://BUCKET). false is the credential-free mode: no bucket, no grant of any kind to the runtime service account, STORE_URL=none, and callers send scripts by value to POST /v1/sandbox/evaluate (ADR 0144 D6: no service account or credentials)."
+}
+
+variable "bucket_name" {
+  type        = string
+  default     = null
+  description = "Name of the scripts bucket. Default: PROJECT_ID-NAME-scripts."
+
+  validation {
+    condition     = var.bucket_name == null || can(regex("^[a-z0-9][-_a-z0-9]{1,61}[a-z0-9]$", var.bucket_name))
+    error_message = "bucket_name must be 3 to 63 lowercase letters, digits, hyphens or underscores, starting and ending with a letter or digit."
+  }
+}
+
+variable "bucket_location" {
+  type        = string
+  default     = null
+  description = "Location of the scripts bucket (a region, dual-region or multi-region). Default: the service's region."
+}
+
+variable "soft_delete_retention_days" {
+  type        = number
+  default     = 7
+  description = "Days a deleted or overwritten script object stays restorable (the bucket's soft-delete policy), 7 to 90."
+
+  validation {
+    condition     = var.soft_delete_retention_days >= 7 && var.soft_delete_retention_days <= 90 && floor(var.soft_delete_retention_days) == var.soft_delete_retention_days
+    error_message = "soft_delete_retention_days must be a whole number of days from 7 to 90: soft delete stays on."
+  }
+}
+
+variable "noncurrent_version_retention_days" {
+  type        = number
+  default     = 30
+  description = "Days a noncurrent object version is kept before it is deleted. Objects are content-addressed and written with a does-not-exist precondition, so noncurrent versions only appear when someone deletes a script."
+
+  validation {
+    condition     = var.noncurrent_version_retention_days >= 1 && floor(var.noncurrent_version_retention_days) == var.noncurrent_version_retention_days
+    error_message = "noncurrent_version_retention_days must be a whole number, 1 or more."
+  }
+}
+
+variable "script_writers" {
+  type        = list(string)
+  default     = []
+  description = "IAM members that may upload scripts: roles/storage.objectCreator on the bucket, which creates objects and can neither overwrite nor delete them. Not the runtime service account."
+
+  validation {
+    condition     = alltrue([for m in var.script_writers : can(regex("^(user|serviceAccount|group|domain|principal|principalSet):[^\\s]+$", m))])
+    error_message = "Each of script_writers must be an IAM member with a type prefix (user:, serviceAccount:, group:, domain:, principal: or principalSet:); allUsers and allAuthenticatedUsers are refused."
+  }
+}
+
+variable "deployers" {
+  type        = list(string)
+  default     = []
+  description = "IAM members that roll new images with gcloud run deploy, such as the service account Cloud Build runs as: roles/run.developer on this service and roles/iam.serviceAccountUser on its runtime service account (to deploy revisions that run as it). Neither role can change who may invoke the service."
+
+  validation {
+    condition     = alltrue([for m in var.deployers : can(regex("^(user|serviceAccount|group|principal|principalSet):[^\\s]+$", m))])
+    error_message = "Each of deployers must be an IAM member with a type prefix (user:, serviceAccount:, group:, principal: or principalSet:)."
+  }
+}
+
+variable "subnet_cidr" {
+  type        = string
+  default     = "10.8.0.0/24"
+  description = "Primary IPv4 range of the subnet that carries the service's direct VPC egress. Direct VPC egress uses about two addresses per instance: a /24 serves up to about 100 instances; /26 is the smallest Cloud Run accepts."
+
+  validation {
+    condition     = can(regex("^([0-9]{1,3}\\.){3}[0-9]{1,3}/(1[6-9]|2[0-6])$", var.subnet_cidr))
+    error_message = "subnet_cidr must be an IPv4 CIDR range from /16 to /26, such as 10.8.0.0/24."
+  }
+}
+
+variable "log_level" {
+  type        = string
+  default     = "info"
+  description = "LOG_LEVEL of the service: debug, info, warn or error."
+
+  validation {
+    condition     = contains(["debug", "info", "warn", "error"], var.log_level)
+    error_message = "log_level must be debug, info, warn or error."
+  }
+}
+
+variable "auth_audience" {
+  type        = string
+  default     = ""
+  description = "Turn on the service's own ID-token check (defence in depth behind Cloud Run IAM): the audience the token must carry, usually the service URL. The allowed callers are then the user: and serviceAccount: emails of invoker_members. Empty (the default) leaves it off."
+}
+
+variable "otel_exporter" {
+  type        = string
+  default     = "none"
+  description = "OTEL_EXPORTER of the service: none or stdout (spans and metrics as log lines). otlp is refused here: egress is closed to everything but Google APIs, and exporting to Cloud Trace or Monitoring would need grants the runtime service account must not have."
+
+  validation {
+    condition     = contains(["none", "stdout"], var.otel_exporter)
+    error_message = "otel_exporter must be none or stdout."
+  }
+}
+
+variable "env" {
+  type        = map(string)
+  default     = {}
+  description = "Further environment variables of the service, such as MAX_MEMORY_BYTES or POOL_SIZE (README.md lists them). The variables the module sets for hardening cannot be overridden here."
+
+  validation {
+    condition = alltrue([for k in keys(var.env) : !contains([
+      "PORT", "STORE_URL", "REQUEST_TIMEOUT", "MAX_WALL_CLOCK", "MAX_CONCURRENT_EVALUATIONS", "PROCESS_KILL",
+      "COMPILATION_CACHE_DIR", "AUTH_AUDIENCE", "AUTH_ALLOWED_CALLERS", "OTEL_EXPORTER", "LOG_LEVEL",
+    ], k)])
+    error_message = "env must not set PORT, STORE_URL, REQUEST_TIMEOUT, MAX_WALL_CLOCK, MAX_CONCURRENT_EVALUATIONS, PROCESS_KILL, COMPILATION_CACHE_DIR, AUTH_AUDIENCE, AUTH_ALLOWED_CALLERS, OTEL_EXPORTER or LOG_LEVEL: the module sets them."
+  }
+}
+
+variable "labels" {
+  type        = map(string)
+  default     = {}
+  description = "Labels added to the Cloud Run service and the scripts bucket."
+}
