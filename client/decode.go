@@ -213,9 +213,9 @@ func outcomeFromBody(op string, body []byte) effect.Outcome {
 }
 
 // decodeOutcome reads one outcome in ADR 0144 D2's closed vocabulary, with no
-// other members. A message must be a non-empty string (effect.Outcome cannot
-// tell an empty message from a missing one); the value is returned as the
-// JSON text received.
+// other members. A threw message may be empty (the script threw ""); an
+// infrastructure message may not (effect.Outcome cannot tell an empty message
+// from a missing one). The value is returned as the JSON text received.
 func decodeOutcome(body []byte) (effect.Outcome, error) {
 	obj, err := parseObject("", body)
 	if err != nil {
@@ -241,7 +241,8 @@ func decodeOutcome(body []byte) (effect.Outcome, error) {
 			if n, present := obj.str("name", false); present {
 				name = &n
 			}
-			out = effect.Threw(name, nonEmpty(obj, "message"))
+			message, _ := obj.str("message", true) // may be empty: `throw ""`
+			out = effect.Threw(name, message)
 		case effect.KindInputTooLarge:
 			out = effect.InputTooLarge()
 		case effect.KindInfrastructure:
