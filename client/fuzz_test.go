@@ -1,0 +1,147 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// FuzzDecodeOutcome feeds arbitrary bodies to the outcome decoder. It must
+// never panic; whatever it returns must be a well-formed outcome of ADR 0144
+// D2; a body it refuses must come back as infrastructure saying so; and an
+// outcome it accepts must survive being written and read again. The seeds in
+// testdata/fuzz/FuzzDecodeOutcome are the committed corpus.
+func FuzzDecodeOutcome(f *testing.F) {
+	for _, s := range []string{
+		`{"ok":true,"value":{"a":[1,2,{"b":null}]}}`,
+		`{"ok":false,"kind":"limit","limit":"cpu"}`,
+		`{"ok":false,"kind":"threw","name":"Error","message":"boom"}`,
+		`{"ok":false,"kind":"threw","message":""}`,
+		`{"ok":false,"kind":"inputTooLarge"}`,
+		`{"ok":false,"kind":"infrastructure","message":"m"}`,
+		`{"ok":true}`,
+		`{"ok":true,"ok":true,"value":1}`,
+		`{"ok":false,"kind":"limit","limit":"output"}`,
+		`{"ok":true,"value":1} x`,
+		`[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	const op = "POST /v1/sandbox/evaluate"
+	f.Fuzz(func(t *testing.T, body []byte) {
+		o := outcomeFromBody(op, body)
+		if err := wellFormed(o); err != nil {
+			t.Fatalf("outcome %+v is not well formed: %v", o, err)
+		}
+		decoded, err := decodeOutcome(body)
+		if err != nil {
+			if o.Kind != effect.KindInfrastructure || !strings.Contains(o.Message, "malformed outcome") {
+				t.Fatalf("refused body (%v) became %+v, want infrastructure saying it is malformed", err, o)
+			}
+			return
+		}
+		if o.OK && !bytes.Contains(body, o.Value) {
+			t.Fatalf("value %q is not the text received", o.Value)
+		}
+		again, err := decodeOutcome(encode(t, decoded))
+		if err != nil {
+			t.Fatalf("re-reading %+v: %v", decoded, err)
+		}
+		if show(again) != show(decoded) {
+			t.Fatalf("round trip changed %s into %s", show(decoded), show(again))
+		}
+	})
+}
+
+// wellFormed checks an outcome against ADR 0144 D2 as the effect validates it.
+func wellFormed(o effect.Outcome) error {
+	switch {
+	case o.OK:
+		if o.Kind != "" || o.Limit != "" || o.Name != nil || o.Message != "" {
+			return fmt.Errorf("ok outcome with failure fields")
+		}
+		if len(o.Value) == 0 || !json.Valid(o.Value) {
+			return fmt.Errorf("ok value %q is not JSON", o.Value)
+		}
+		return nil
+	case o.Value != nil:
+		return fmt.Errorf("failed outcome with a value")
+	}
+	switch o.Kind {
+	case effect.KindLimit:
+		if o.Name != nil || o.Message != "" {
+			return fmt.Errorf("limit with text")
+		}
+		switch o.Limit {
+		case effect.LimitCPU, effect.LimitMemory, effect.LimitWallClock:
+			return nil
+		}
+		return fmt.Errorf("limit %q", o.Limit)
+	case effect.KindThrew:
+		if o.Limit != "" {
+			return fmt.Errorf("threw with a limit")
+		}
+		return nil
+	case effect.KindInputTooLarge:
+		if o.Limit != "" || o.Name != nil || o.Message != "" {
+			return fmt.Errorf("inputTooLarge with fields")
+		}
+		return nil
+	case effect.KindInfrastructure:
+		if o.Limit != "" || o.Name != nil || o.Message == "" {
+			return fmt.Errorf("infrastructure needs a message and nothing else")
+		}
+		if !utf8.ValidString(o.Message) || strings.IndexByte(o.Message, 0) >= 0 {
+			return fmt.Errorf("infrastructure message is not storable")
+		}
+		if n := len(utf16.Encode([]rune(o.Message))); n > effect.MaxMessageUnits {
+			return fmt.Errorf("infrastructure message is %d units", n)
+		}
+		return nil
+	}
+	return fmt.Errorf("kind %q", o.Kind)
+}
+
+// encode writes an outcome as the service does.
+func encode(t *testing.T, o effect.Outcome) []byte {
+	m := map[string]any{"ok": o.OK}
+	switch {
+	case o.OK:
+		m["value"] = o.Value
+	default:
+		m["kind"] = o.Kind
+		switch o.Kind {
+		case effect.KindLimit:
+			m["limit"] = o.Limit
+		case effect.KindThrew, effect.KindInfrastructure:
+			m["message"] = o.Message
+			if o.Name != nil {
+				m["name"] = *o.Name
+			}
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatalf("encoding %+v: %v", o, err)
+	}
+	return b
+}
+
+// show prints an outcome with its name and its value in compact form.
+func show(o effect.Outcome) string {
+	name := "<nil>"
+	if o.Name != nil {
+		name = fmt.Sprintf("%q", *o.Name)
+	}
+	var v bytes.Buffer
+	if len(o.Value) == 0 || json.Compact(&v, o.Value) != nil {
+		v.Write(o.Value)
+	}
+	return fmt.Sprintf("{ok %v kind %q limit %q name %s message %q value %q}", o.OK, o.Kind, o.Limit, name, o.Message, v.String())
+}
