@@ -12,7 +12,8 @@
 // the instance (instantiation, QuickJS runtime and context) is built on the
 // request path, inside the timed region. In both, the instance's teardown
 // happens after the result is delivered and is not timed; the caller of
-// Evaluate does not wait for it.
+// Evaluate does not wait for it. -process-kill arms the per-run kernel kill
+// timer, as the service does by default (bench/run.sh passes it).
 package main
 
 import (
@@ -22,6 +23,7 @@ import (
 	"hash/fnv"
 	"log"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -40,6 +42,8 @@ func main() {
 		round      = flag.Int("round", 0, "round number in the results")
 		pool       = flag.Int("pool", quickjs.DefaultPoolSize, "pool size (0: instance built on the request path)")
 		cacheDir   = flag.String("cache", "", "wazero compilation cache directory (speeds up start-up only)")
+		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the timed runs to this file")
+		procKill   = flag.Bool("process-kill", false, "arm the per-run kernel kill timer (quickjs.WithProcessKill)")
 	)
 	flag.Parse()
 	if *workload == "" || *scriptPath == "" || *inputPath == "" {
@@ -62,7 +66,7 @@ func main() {
 	}
 
 	ctx := context.Background()
-	opts := []quickjs.Option{quickjs.WithPoolSize(*pool)}
+	opts := []quickjs.Option{quickjs.WithPoolSize(*pool), quickjs.WithProcessKill(*procKill)}
 	if *cacheDir != "" {
 		opts = append(opts, quickjs.WithCompilationCache(*cacheDir))
 	}
@@ -83,6 +87,19 @@ func main() {
 	out := os.Stdout
 	for i := 0; i < *warmup+*runs; i++ {
 		waitFull(e)
+		if i == *warmup && *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				log.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				log.Fatal(err)
+			}
+			defer func() {
+				pprof.StopCPUProfile()
+				_ = f.Close()
+			}()
+		}
 		start := time.Now()
 		o, err := e.Evaluate(ctx, req)
 		elapsed := time.Since(start)
