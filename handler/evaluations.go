@@ -1,0 +1,183 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// startEval creates the evaluation's record and attaches it to the
+// request's log record.
+func (s *server) startEval(r *http.Request, route string) *evalRecord {
+	ev := &evalRecord{route: route, tracer: s.tracer, start: time.Now(), backendDone: make(chan struct{})}
+	if rec := recordFrom(r.Context()); rec != nil {
+		rec.mu.Lock()
+		rec.eval = ev
+		rec.mu.Unlock()
+	}
+	return ev
+}
+
+func (s *server) noStore() *problem {
+	return newProblem(pNoScriptStore, http.StatusServiceUnavailable,
+		"no script store configured: this server runs scripts sent by value only (POST "+routeSandbox+` with "script")`)
+}
+
+// evaluations serves POST /v1/evaluations: the effect over HTTP. Every
+// outcome of the script, typed failures included, is a 200; an untyped
+// failure is a 5xx problem that says whether a retry can help.
+func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ev := s.startEval(r, routeEvaluations)
+	body, p := readBody(r, s.lim.MaxRequestBytes)
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	req, p := decodeEvaluation(body, s.lim)
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	ev.script = req.ScriptRef.String()
+	ev.inputBytes = len(req.Input)
+	ev.wantLogs = req.CaptureLogs
+	if s.cfg.Effect == nil {
+		writeProblem(w, r, s.noStore())
+		return
+	}
+
+	value, err := s.cfg.Effect.Evaluate(withEval(ctx, ev), effect.Input{
+		ScriptRef:               req.ScriptRef.String(),
+		Input:                   req.Input,
+		Limits:                  req.Limits,
+		ExpectedOutputShapeHash: req.ExpectedOutputShapeHash,
+	})
+	if !ev.waitBackend(s.cfg.HardKillGrace) {
+		s.log.WarnContext(ctx, "the engine had not stopped a grace after the effect gave up on it; admitting the next request anyway",
+			"scriptRef", ev.script, "grace", s.cfg.HardKillGrace)
+	}
+	if err != nil && ctx.Err() != nil {
+		s.stopped(w, r, ctx)
+		return
+	}
+
+	var f *effect.Failure
+	switch {
+	case err == nil:
+		ev.setOutcome("ok", "", len(value))
+		out := append(make([]byte, 0, len(value)+64), `{"ok":true,"value":`...)
+		out = append(out, value...)
+		s.writeEvaluation(w, ev, out)
+	case errors.As(err, &f):
+		ev.setOutcome(string(f.Channel), string(f.Kind), 0)
+		s.writeEvaluation(w, ev, appendFailure([]byte(`{"ok":false,"failure":`), f))
+	default:
+		writeProblem(w, r, effectProblem(req.ScriptRef, err))
+	}
+}
+
+// writeEvaluation closes the response object, with the logs when the
+// request asked for them.
+func (s *server) writeEvaluation(w http.ResponseWriter, ev *evalRecord, out []byte) {
+	if ev.wantLogs {
+		logs, ok, called := ev.capturedLogs()
+		if !ok && called {
+			s.log.Warn("captureLogs was asked for but the effect's backend is not wrapped with CaptureLogs (build it with NewEffect)")
+		}
+		out = append(out, `,"logs":`...)
+		out = appendJSONString(out, logs)
+	}
+	out = append(out, "}\n"...)
+	writeBody(w, http.StatusOK, "application/json", out)
+}
+
+// appendFailure writes a typed failure as {"channel": …, its fields…}.
+func appendFailure(out []byte, f *effect.Failure) []byte {
+	out = append(out, `{"channel":`...)
+	out = appendJSONString(out, string(f.Channel))
+	str := func(name, v string) {
+		out = append(out, ',', '"')
+		out = append(out, name...)
+		out = append(out, '"', ':')
+		out = appendJSONString(out, v)
+	}
+	switch f.Channel {
+	case effect.ChannelLimitExceeded:
+		str("kind", string(f.Kind))
+	case effect.ChannelScriptError:
+		if f.Name != nil {
+			str("name", *f.Name)
+		}
+		str("message", f.Message)
+	case effect.ChannelShapeMismatch:
+		str("expected", f.Expected)
+		str("observed", f.Observed)
+	case effect.ChannelScriptMissing:
+		str("scriptRef", f.ScriptRef)
+	case effect.ChannelInputTooLarge:
+		out = append(out, `,"limitBytes":`...)
+		out = strconv.AppendInt(out, int64(f.LimitBytes), 10)
+	case effect.ChannelInputNotSerializable:
+		str("message", f.Message)
+	}
+	return append(out, '}')
+}
+
+// effectProblem maps the effect's untyped failures to problems. The detail
+// is the effect's own bounded text, except where it would show the store's
+// internals or a panic's value (both are logged).
+func effectProblem(ref contentstore.Ref, err error) *problem {
+	text := err.Error()
+	switch {
+	case errors.Is(err, effect.ErrInvalidInput):
+		return newProblem(pInvalidRequest, http.StatusBadRequest, text)
+	case errors.Is(err, effect.ErrScriptFetch):
+		return storeProblem(ref, err)
+	case errors.Is(err, effect.ErrBackendDidNotSettle):
+		return newProblem(pBackendDidNotSettle, http.StatusServiceUnavailable, text+"; a retry may succeed").retry().withCause(err)
+	case errors.Is(err, effect.ErrBackendPanicked):
+		return newProblem(pInternal, http.StatusInternalServerError, "internal error").withCause(err)
+	case errors.Is(err, effect.ErrMalformedOutcome):
+		return newProblem(pMalformedOutcome, http.StatusInternalServerError, text).withCause(err)
+	case errors.Is(err, effect.ErrBackendFailed) && effect.Retryable(err):
+		return newProblem(pBackendUnavailable, http.StatusServiceUnavailable, text+"; a retry may succeed").retry().withCause(err)
+	case errors.Is(err, effect.ErrBackendFailed):
+		return newProblem(pBackendFailed, http.StatusInternalServerError, text).withCause(err)
+	}
+	p := newProblem(pInternal, http.StatusInternalServerError, "internal error").withCause(err)
+	p.retryable = effect.Retryable(err)
+	return p
+}
+
+// storeProblem maps a failure to read a script (from the store, or the
+// effect's fetch) to a problem.
+func storeProblem(ref contentstore.Ref, err error) *problem {
+	switch {
+	case errors.Is(err, contentstore.ErrNotFound):
+		return newProblem(pScriptNotFound, http.StatusNotFound,
+			fmt.Sprintf("no script is stored under %s; store it first (the put command)", ref)).withField("scriptRef").withCause(err)
+	case errors.Is(err, contentstore.ErrIntegrity):
+		return newProblem(pScriptIntegrity, http.StatusInternalServerError,
+			fmt.Sprintf("the bytes the store holds under %s do not hash to that reference; the script was not run, and a retry cannot help until the stored object is repaired", ref)).withCause(err)
+	case errors.Is(err, contentstore.ErrTooLarge):
+		return newProblem(pScriptTooLarge, http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("the script stored under %s is over the store's maximum script size", ref)).withField("scriptRef").withCause(err)
+	case errors.Is(err, contentstore.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), effect.Retryable(err):
+		p := newProblem(pStoreUnavailable, http.StatusServiceUnavailable,
+			fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).retry().withCause(err)
+		p.retryAfter = "1"
+		return p
+	case errors.Is(err, contentstore.ErrPermission):
+		return newProblem(pStoreFailed, http.StatusInternalServerError,
+			fmt.Sprintf("the script store refused access while reading %s (a configuration problem)", ref)).withCause(err)
+	}
+	return newProblem(pStoreFailed, http.StatusInternalServerError,
+		fmt.Sprintf("the script store failed while reading %s", ref)).withCause(err)
+}

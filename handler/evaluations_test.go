@@ -1,0 +1,148 @@
+package handler_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+const allocationBomb = "const a = []; while (true) a.push('x'.repeat(1000) + a.length)"
+
+func shapeHash(t *testing.T, text string) string {
+	t.Helper()
+	h, err := effect.ShapeHash([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Every outcome of the effect through POST /v1/evaluations, compared byte for
+// byte.
+func TestEvaluationsOutcomes(t *testing.T) {
+	v := newEnv(t)
+	missing := contentstore.RefOf([]byte("never stored")).String()
+	bigInput := `"` + strings.Repeat("x", int(testLimits.MaxInputBytes)) + `"`
+	cases := []struct {
+		name, script string
+		body         map[string]any // besides scriptRef
+		want         string
+	}{
+		{"ok", "input.a + 1", map[string]any{"input": map[string]any{"a": 1}}, `{"ok":true,"value":2}`},
+		{"value is the JSON round-trip", `({b: 1, a: [1.0, "<&>", 1e400], c: -0})`, nil, `{"ok":true,"value":{"b":1,"a":[1,"<&>",null],"c":0}}`},
+		{"input defaults to null", "input === null", nil, `{"ok":true,"value":true}`},
+		{"scriptError with name", "throw new TypeError('bad thing')", nil, `{"ok":false,"failure":{"channel":"scriptError","name":"TypeError","message":"bad thing"}}`},
+		{"scriptError without name", "throw 42", nil, `{"ok":false,"failure":{"channel":"scriptError","message":"42"}}`},
+		{"syntax error", "let = ;", nil, `{"ok":false,"failure":{"channel":"scriptError","name":"SyntaxError","message":"unexpected token in expression: ';'"}}`},
+		{"limitExceeded memory", allocationBomb, map[string]any{"limits": map[string]any{"memoryBytes": 16 << 20}},
+			`{"ok":false,"failure":{"channel":"limitExceeded","kind":"memory"}}`},
+		{"limitExceeded wallClock", "while (true) {}", map[string]any{"limits": map[string]any{"wallClockMs": 100}},
+			`{"ok":false,"failure":{"channel":"limitExceeded","kind":"wallClock"}}`},
+		{"limitExceeded output", "'x'.repeat(100000)", nil, `{"ok":false,"failure":{"channel":"limitExceeded","kind":"output"}}`},
+		{"shape matches", "({a: 1})", map[string]any{"expectedOutputShapeHash": shapeHash(t, `{"a":7}`)}, `{"ok":true,"value":{"a":1}}`},
+		{"shapeMismatch", "({a: 1})", map[string]any{"expectedOutputShapeHash": shapeHash(t, `{"b":"x"}`)},
+			fmt.Sprintf(`{"ok":false,"failure":{"channel":"shapeMismatch","expected":%q,"observed":%q}}`, shapeHash(t, `{"b":"x"}`), shapeHash(t, `{"a":1}`))},
+		{"inputTooLarge over maxInputBytes", "1", map[string]any{"input": json.RawMessage(bigInput)},
+			fmt.Sprintf(`{"ok":false,"failure":{"channel":"inputTooLarge","limitBytes":%d}}`, testLimits.MaxInputBytes)},
+		{"inputTooLarge in the engine's memory", "1", map[string]any{"input": strings.Repeat("ab", 600<<10), "limits": map[string]any{"memoryBytes": 1 << 20}},
+			fmt.Sprintf(`{"ok":false,"failure":{"channel":"inputTooLarge","limitBytes":%d}}`, testLimits.MaxInputBytes)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := map[string]any{"scriptRef": v.put(tc.script)}
+			for k, val := range tc.body {
+				body[k] = val
+			}
+			wantBody(t, v.post("/v1/evaluations", body), 200, tc.want)
+		})
+	}
+	t.Run("scriptMissing", func(t *testing.T) {
+		wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": missing}), 200,
+			fmt.Sprintf(`{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":%q}}`, missing))
+	})
+}
+
+func TestEvaluationsCPULimit(t *testing.T) {
+	v := newEnv(t, withEngine(cpuEngine()))
+	ref := v.put("while (true) {}")
+	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": ref}), 200,
+		`{"ok":false,"failure":{"channel":"limitExceeded","kind":"cpu"}}`)
+}
+
+func TestEvaluationsCaptureLogs(t *testing.T) {
+	v := newEnv(t)
+	ok := v.put(`console.log("hello", {a: 1}); console.warn("careful"); "done"`)
+	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": ok, "captureLogs": true}), 200,
+		`{"ok":true,"value":"done","logs":"hello {\"a\":1}\n[warn] careful\n"}`)
+	// Without captureLogs there is no logs member at all.
+	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": ok, "captureLogs": false}), 200, `{"ok":true,"value":"done"}`)
+	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": ok}), 200, `{"ok":true,"value":"done"}`)
+	// Logs come with a failure too, and a lone surrogate keeps its escape.
+	threw := v.put(`console.log("before \ud800"); throw new Error("after")`)
+	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": threw, "captureLogs": true}), 200,
+		`{"ok":false,"failure":{"channel":"scriptError","name":"Error","message":"after"},"logs":"before \ud800\n"}`)
+	// A failure before the run has empty logs.
+	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": contentstore.RefOf([]byte("x")).String(), "captureLogs": true}), 200,
+		fmt.Sprintf(`{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":%q},"logs":""}`, contentstore.RefOf([]byte("x")).String()))
+}
+
+// Untyped failures are 5xx problems that say whether a retry can help.
+func TestEvaluationsUntyped(t *testing.T) {
+	v := newEnv(t)
+	tampered := contentstore.RefOf([]byte("the real script")).String()
+	v.store.set(tampered, func() ([]byte, error) { return []byte("something else"), nil })
+	down := contentstore.RefOf([]byte("in a store that is down")).String()
+	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentstore.ErrUnavailable) })
+	denied := contentstore.RefOf([]byte("in a store that says no")).String()
+	v.store.set(denied, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrPermission) })
+	big := contentstore.RefOf([]byte("a big one")).String()
+	v.store.set(big, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrTooLarge) })
+
+	t.Run("integrity mismatch", func(t *testing.T) {
+		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": tampered}), 500, "script-integrity", false, tampered, "do not hash")
+	})
+	t.Run("store unavailable", func(t *testing.T) {
+		r := v.post("/v1/evaluations", map[string]any{"scriptRef": down})
+		wantProblem(t, r, 503, "store-unavailable", true, down)
+		if strings.Contains(string(r.body), "test outage") {
+			t.Fatalf("the store's own error leaked: %s", r)
+		}
+	})
+	t.Run("store refused", func(t *testing.T) {
+		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": denied}), 500, "store-failed", false, "refused")
+	})
+	t.Run("stored script too large", func(t *testing.T) {
+		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": big}), 413, "script-too-large", false, big)
+	})
+	t.Run("infrastructure outcome", func(t *testing.T) {
+		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptInfrastructure)}), 503, "backend-unavailable", true,
+			"the machine room is on fire", "retry")
+	})
+	t.Run("malformed outcome", func(t *testing.T) {
+		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptMalformed)}), 500, "malformed-outcome", false, "bogus")
+	})
+	t.Run("backend did not settle", func(t *testing.T) {
+		r := v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptHang), "limits": map[string]any{"wallClockMs": 50}})
+		wantProblem(t, r, 503, "backend-did-not-settle", true)
+	})
+	t.Run("panic", func(t *testing.T) {
+		r := v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptPanic)})
+		p := wantProblem(t, r, 500, "internal", false)
+		if p["detail"] != "internal error" || strings.Contains(string(r.body), "secret") {
+			t.Fatalf("panic detail leaked: %s", r)
+		}
+		// The next request works.
+		wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": v.put("1 + 1")}), 200, `{"ok":true,"value":2}`)
+	})
+}
+
+func TestEvaluationsNoStore(t *testing.T) {
+	v := newEnv(t, withoutStore())
+	ref := contentstore.RefOf([]byte("1")).String()
+	wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": ref}), http.StatusServiceUnavailable, "no-script-store", false, "no script store configured")
+}

@@ -1,0 +1,478 @@
+package handler_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+)
+
+// cacheDir holds wazero's compiled engine, so the second engine the tests
+// build skips most of the compilation.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "handler-test-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cacheDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func newEngine(opts ...quickjs.Option) *quickjs.Engine {
+	opts = append([]quickjs.Option{
+		quickjs.WithPoolSize(1),
+		quickjs.WithCompilationCache(cacheDir),
+		quickjs.WithLogger(slog.New(slog.DiscardHandler)),
+	}, opts...)
+	e, err := quickjs.New(context.Background(), opts...)
+	if err != nil {
+		panic(err)
+	}
+	if err := e.Warm(context.Background()); err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// defaultEngine has the default CPU budget (seconds of work), so runaways
+// end on their wall clock; cpuEngine has a tiny one, for the cpu limit.
+var (
+	defaultEngine = sync.OnceValue(func() *quickjs.Engine { return newEngine() })
+	cpuEngine     = sync.OnceValue(func() *quickjs.Engine { return newEngine(quickjs.WithCPUBudget(300)) })
+)
+
+var testLimits = handler.Limits{
+	DefaultWallClock:   5 * time.Second,
+	MaxWallClock:       30 * time.Second,
+	DefaultMemoryBytes: 32 << 20,
+	MaxMemoryBytes:     64 << 20,
+	MaxInputBytes:      2 << 20,
+	MaxOutputBytes:     64 << 10,
+	MaxScriptBytes:     64 << 10,
+	MaxRequestBytes:    4 << 20,
+}
+
+// Scripts that make the test backend misbehave instead of running them.
+const (
+	scriptPanic          = "/*panic*/"
+	scriptInfrastructure = "/*infrastructure*/"
+	scriptMalformed      = "/*malformed*/"
+	scriptHang           = "/*hang*/"     // blocks until its context ends, then returns the error
+	scriptSignal         = "/*signal*/ " // prefix: tell the test when the run starts, then run the rest
+)
+
+// testBackend is the real engine with a few scripts that make it misbehave,
+// and a record of how runs ended.
+type testBackend struct {
+	*quickjs.Engine
+	started chan struct{} // receives when a scriptSignal run starts
+	mu      sync.Mutex
+	ended   []error // the error each run returned
+	endedAt []time.Time
+}
+
+func newTestBackend(e *quickjs.Engine) *testBackend {
+	return &testBackend{Engine: e, started: make(chan struct{}, 16)}
+}
+
+func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outcome, error, bool) {
+	switch {
+	case script == scriptPanic:
+		panic("secret panic detail")
+	case script == scriptInfrastructure:
+		return effect.Infrastructure("test: the machine room is on fire"), nil, true
+	case script == scriptMalformed:
+		return effect.Outcome{Kind: "bogus"}, nil, true
+	case script == scriptHang:
+		<-ctx.Done()
+		return effect.Outcome{}, ctx.Err(), true
+	case strings.HasPrefix(script, scriptSignal):
+		b.started <- struct{}{}
+	}
+	return effect.Outcome{}, nil, false
+}
+
+func (b *testBackend) record(err error) {
+	b.mu.Lock()
+	b.ended = append(b.ended, err)
+	b.endedAt = append(b.endedAt, time.Now())
+	b.mu.Unlock()
+}
+
+func (b *testBackend) lastEnd() (error, time.Time, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.ended) == 0 {
+		return nil, time.Time{}, 0
+	}
+	return b.ended[len(b.ended)-1], b.endedAt[len(b.endedAt)-1], len(b.ended)
+}
+
+func (b *testBackend) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+	if out, err, ok := b.misbehave(ctx, req.Script); ok {
+		return out, err
+	}
+	out, err := b.Engine.Evaluate(ctx, req)
+	b.record(err)
+	return out, err
+}
+
+func (b *testBackend) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+	if out, err, ok := b.misbehave(ctx, req.Script); ok {
+		return out, "", err
+	}
+	out, logs, err := b.Engine.EvaluateWithLogs(ctx, req)
+	b.record(err)
+	return out, logs, err
+}
+
+// faultyStore returns what a test sets for a reference, else asks the real
+// store.
+type faultyStore struct {
+	inner  effect.ScriptReader
+	mu     sync.Mutex
+	faults map[string]func() ([]byte, error)
+}
+
+func (s *faultyStore) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+	s.mu.Lock()
+	f := s.faults[ref.String()]
+	s.mu.Unlock()
+	if f != nil {
+		return f()
+	}
+	return s.inner.Get(ctx, ref)
+}
+
+func (s *faultyStore) set(ref string, f func() ([]byte, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.faults == nil {
+		s.faults = make(map[string]func() ([]byte, error))
+	}
+	s.faults[ref] = f
+}
+
+// syncBuffer is a log destination safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lines returns the JSON log lines whose message is msg.
+func (b *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", l)
+		}
+		if m["msg"] == msg || m["message"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// env is one server under test, over the shared engines.
+type env struct {
+	t       *testing.T
+	srv     *httptest.Server
+	mem     *contentstore.MemStore
+	cache   *contentstore.Cache
+	store   *faultyStore
+	backend *testBackend
+	logs    *syncBuffer
+	cfg     handler.Config
+}
+
+type option func(*env)
+
+func withEngine(e *quickjs.Engine) option { return func(v *env) { v.backend = newTestBackend(e) } }
+func withoutStore() option {
+	return func(v *env) { v.cfg.Scripts, v.cfg.Effect = nil, nil }
+}
+func withConfig(f func(*handler.Config)) option { return func(v *env) { f(&v.cfg) } }
+
+func newEnv(t *testing.T, opts ...option) *env {
+	t.Helper()
+	mem, err := contentstore.NewMemStore(contentstore.Options{MaxScriptBytes: testLimits.MaxScriptBytes, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &env{t: t, mem: mem, logs: &syncBuffer{}}
+	v.cache = contentstore.NewCache(mem, 1<<20, slog.New(slog.DiscardHandler))
+	v.store = &faultyStore{inner: v.cache}
+	v.backend = newTestBackend(defaultEngine())
+	v.cfg = handler.Config{
+		Limits:         testLimits,
+		RequestTimeout: time.Minute,
+		HardKillGrace:  time.Second,
+		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
+		Logger:         slog.New(slog.NewJSONHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		CacheStats:     v.cache.Stats,
+	}
+	v.cfg.Scripts = v.store
+	for _, o := range opts {
+		o(v)
+	}
+	v.cfg.Backend = v.backend
+	if v.cfg.Scripts != nil && v.cfg.Effect == nil {
+		eff, err := handler.NewEffect(v.cfg.Scripts, v.backend, v.cfg.Limits, effect.Options{BackendGrace: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.cfg.Effect = eff
+	}
+	h, err := handler.New(v.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.srv = httptest.NewServer(validating(t, h))
+	t.Cleanup(v.srv.Close)
+	return v
+}
+
+// put stores a script and returns its reference.
+func (v *env) put(script string) string {
+	v.t.Helper()
+	ref, err := v.mem.Put(context.Background(), []byte(script))
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	return ref.String()
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) String() string { return fmt.Sprintf("%d %s", r.status, r.body) }
+
+// problem decodes a problem document.
+func (r response) problem(t *testing.T) map[string]any {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type %q, want application/problem+json; response %s", ct, r)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("problem is not JSON: %v: %s", err, r.body)
+	}
+	return m
+}
+
+// do sends a request; body may be a string, []byte or a value to marshal.
+func (v *env) do(ctx context.Context, method, path string, body any, header map[string]string) (response, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	case io.Reader:
+		rd = b
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return response{}, err
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, v.srv.URL+path, rd)
+	if err != nil {
+		return response{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, val := range header {
+		if val == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, val)
+		}
+	}
+	resp, err := v.srv.Client().Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}, err
+}
+
+func (v *env) mustDo(method, path string, body any, header map[string]string) response {
+	v.t.Helper()
+	r, err := v.do(context.Background(), method, path, body, header)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	return r
+}
+
+func (v *env) post(path string, body any) response {
+	v.t.Helper()
+	return v.mustDo(http.MethodPost, path, body, nil)
+}
+
+// wantProblem checks a problem's status, type and retryable member, and
+// that its detail mentions each of the given texts.
+func wantProblem(t *testing.T, r response, status int, slug string, retryable bool, detailHas ...string) map[string]any {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d; response %s", r.status, status, r)
+	}
+	p := r.problem(t)
+	if want := "https://github.com/loom-plugins/sandbox-cloudrun/blob/main/docs/problems.md#" + slug; p["type"] != want {
+		t.Fatalf("type %v, want %s; response %s", p["type"], want, r)
+	}
+	if p["status"] != float64(status) {
+		t.Fatalf("status member %v, want %d", p["status"], status)
+	}
+	if p["retryable"] != retryable {
+		t.Fatalf("retryable %v, want %v; response %s", p["retryable"], retryable, r)
+	}
+	detail, _ := p["detail"].(string)
+	for _, s := range detailHas {
+		if !strings.Contains(detail, s) {
+			t.Fatalf("detail %q does not mention %q", detail, s)
+		}
+	}
+	return p
+}
+
+func wantBody(t *testing.T, r response, status int, body string) {
+	t.Helper()
+	if r.status != status || strings.TrimSuffix(string(r.body), "\n") != body {
+		t.Fatalf("got  %d %s\nwant %d %s", r.status, bytes.TrimSpace(r.body), status, body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// The OpenAPI document, loaded and validated once.
+var apiDoc = sync.OnceValues(func() (routers.Router, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromFile("../api/openapi.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	doc.Servers = nil // match paths on any host
+	return legacy.NewRouter(doc)
+})
+
+// validating checks every real request and response of the tests against
+// api/openapi.yaml: each response must be what the document says the route
+// answers with that status, and each request the server accepted (2xx) must
+// be one the document allows. A request to a path or method the document
+// does not have must get a 404 or 405 problem.
+func validating(t *testing.T, h http.Handler) http.Handler {
+	router, err := apiDoc()
+	if err != nil {
+		t.Fatalf("api/openapi.yaml: %v", err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqBody, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(reqBody))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		res := rec.Result()
+		resBody := rec.Body.Bytes()
+		for k, vs := range res.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(res.StatusCode)
+		_, _ = w.Write(resBody)
+
+		check := r.Clone(context.Background())
+		check.Body = io.NopCloser(bytes.NewReader(reqBody))
+		route, params, err := router.FindRoute(check)
+		if err != nil {
+			if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
+				t.Errorf("openapi: %s %s is not in the document but got %d", r.Method, r.URL.Path, res.StatusCode)
+			}
+			if ct := res.Header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("openapi: %s %s: %d with Content-Type %q, want a problem", r.Method, r.URL.Path, res.StatusCode, ct)
+			}
+			return
+		}
+		in := &openapi3filter.RequestValidationInput{
+			Request: check, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
+		}
+		if res.StatusCode/100 == 2 {
+			if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+				t.Errorf("openapi: the server accepted a request the document refuses: %s %s %.300s: %v", r.Method, r.URL.Path, reqBody, err)
+			}
+		}
+		out := &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: in,
+			Status:                 res.StatusCode,
+			Header:                 res.Header,
+			Body:                   io.NopCloser(bytes.NewReader(resBody)),
+			Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+		}
+		if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+			t.Errorf("openapi: %s %s → %d %.300s does not match the document: %v", r.Method, r.URL.Path, res.StatusCode, resBody, err)
+		}
+	})
+}
+
+var errTest = errors.New("test error")

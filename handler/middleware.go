@@ -1,0 +1,344 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
+)
+
+// errRequestTimeout is the cause of an evaluation's context when the
+// server's request timeout passes.
+var errRequestTimeout = errors.New("handler: the server's request timeout passed")
+
+type recordKey struct{}
+
+// reqRecord collects what a request's log line and metrics report; the
+// handlers and middleware fill it in.
+type reqRecord struct {
+	mu         sync.Mutex
+	problem    *problem
+	principal  string
+	eval       *evalRecord
+	clientGone bool
+}
+
+func recordFrom(ctx context.Context) *reqRecord {
+	rec, _ := ctx.Value(recordKey{}).(*reqRecord)
+	return rec
+}
+
+func (rec *reqRecord) setProblem(p *problem) {
+	rec.mu.Lock()
+	rec.problem = p
+	rec.mu.Unlock()
+}
+
+// statusWriter remembers the status and the size of the response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// traceContext puts the caller's trace (traceparent or Cloud Run's
+// X-Cloud-Trace-Context) in the context, for log correlation.
+func (s *server) traceContext(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if t, ok := telemetry.TraceFromHeaders(r.Header); ok {
+			r = r.WithContext(telemetry.WithTrace(r.Context(), t))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestLog writes one log line per request (for an evaluation, the
+// evaluation's line) and records the evaluation metrics.
+func (s *server) requestLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &reqRecord{}
+		ctx := context.WithValue(r.Context(), recordKey{}, rec)
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		total := time.Since(start)
+
+		route := ""
+		if rctx := chi.RouteContext(ctx); rctx != nil {
+			route = rctx.RoutePattern()
+		}
+		rec.mu.Lock()
+		p, principal, ev, gone := rec.problem, rec.principal, rec.eval, rec.clientGone
+		rec.mu.Unlock()
+		if route == "" {
+			route = "unmatched"
+			if allowedMethods[r.URL.Path] != "" { // a known path with another method
+				route = r.URL.Path
+			}
+		}
+		span := trace.SpanFromContext(ctx)
+		span.SetName(r.Method + " " + route)
+		span.SetAttributes(attribute.String("http.route", route))
+
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		if gone {
+			status = 499 // the client closed the request; nothing was sent
+		}
+		attrs := []slog.Attr{
+			slog.String("route", route),
+			slog.Int("status", status),
+			slog.Float64("totalMs", ms(total)),
+		}
+		if principal != "" {
+			attrs = append(attrs, slog.String("principal", principal))
+		}
+		level := slog.LevelInfo
+		if p != nil {
+			attrs = append(attrs, slog.String("problem", p.slug), slog.Bool("retryable", p.retryable))
+			if p.cause != nil {
+				attrs = append(attrs, slog.String("error", effect.BoundText(p.cause.Error(), effect.MaxMessageUnits)))
+			}
+			if p.status >= 500 {
+				level = slog.LevelError
+			}
+		}
+
+		if (route != routeEvaluations && route != routeSandbox) || r.Method != http.MethodPost {
+			if route == routeHealthz || route == routeReadyz {
+				level = min(level, slog.LevelDebug)
+			}
+			attrs = append(attrs, slog.String("method", r.Method))
+			if route == "unmatched" {
+				attrs = append(attrs, slog.String("path", quoteField(r.URL.Path)))
+			}
+			s.log.LogAttrs(ctx, level, "request", attrs...)
+			return
+		}
+
+		outcome, limit := "", ""
+		switch {
+		case gone:
+			outcome = "client-gone"
+		case p != nil:
+			outcome = p.slug
+		}
+		if ev != nil {
+			ev.mu.Lock()
+			if outcome == "" {
+				outcome, limit = ev.outcome, ev.limit
+			}
+			outBytes := ev.outputBytes
+			ev.mu.Unlock()
+			fetch, evaluate := ev.durations(total)
+			if ev.script != "" {
+				attrs = append(attrs, slog.String("script", ev.script))
+			}
+			if ev.inlineSHA != "" {
+				attrs = append(attrs, slog.String("scriptSha256", ev.inlineSHA))
+			}
+			attrs = append(attrs,
+				slog.Float64("fetchMs", ms(fetch)),
+				slog.Float64("evaluateMs", ms(evaluate)),
+				slog.Int("inputBytes", ev.inputBytes),
+				slog.Int("outputBytes", outBytes),
+			)
+		}
+		if outcome == "" {
+			outcome = "unknown"
+		}
+		attrs = append(attrs, slog.String("outcome", outcome))
+		if limit != "" {
+			attrs = append(attrs, slog.String("limit", limit))
+		}
+		s.log.LogAttrs(ctx, level, "evaluation", attrs...)
+		s.metrics.evaluation(ctx, route, outcome, limit, total)
+	})
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// recoverPanics turns a panic into a 500 problem that says nothing of the
+// panic, logs the panic with its stack, and lets the next request run.
+func (s *server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.ErrorContext(r.Context(), "handler panicked",
+				"panic", effect.BoundText(fmt.Sprint(v), effect.MaxMessageUnits), "stack", string(debug.Stack()))
+			p := newProblem(pInternal, http.StatusInternalServerError, "internal error")
+			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
+				if rec := recordFrom(r.Context()); rec != nil {
+					rec.setProblem(p) // too late to send it; the log says what happened
+				}
+				return
+			}
+			writeProblem(w, r, p)
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// capBody refuses a body declared over MaxRequestBytes at once and caps the
+// body that is read (a chunked body over the cap fails when it is read).
+func (s *server) capBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		max := s.lim.MaxRequestBytes
+		if r.ContentLength > max {
+			writeProblem(w, r, tooLargeBody(max))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireJSON refuses a body that is not declared application/json in UTF-8.
+func (s *server) requireJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ct := r.Header.Get("Content-Type")
+		mt, params, err := mime.ParseMediaType(ct)
+		cs, hasCharset := params["charset"]
+		if err != nil || mt != "application/json" || hasCharset && !strings.EqualFold(cs, "utf-8") {
+			got := "no Content-Type"
+			if ct != "" {
+				got = "Content-Type " + quoteField(ct)
+			}
+			writeProblem(w, r, newProblem(pUnsupportedMediaType, http.StatusUnsupportedMediaType,
+				"the body must be JSON sent as Content-Type application/json (UTF-8); got "+got))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authenticate runs the Auth hook, when there is one.
+func (s *server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Auth == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		principal, err := s.cfg.Auth(r)
+		if err != nil {
+			detail := effect.BoundText(err.Error(), 512)
+			switch {
+			case errors.Is(err, ErrForbidden):
+				writeProblem(w, r, newProblem(pForbidden, http.StatusForbidden, detail))
+			case errors.Is(err, ErrUnauthenticated):
+				writeProblem(w, r, newProblem(pUnauthenticated, http.StatusUnauthorized, detail))
+			default:
+				p := newProblem(pAuthUnavailable, http.StatusServiceUnavailable,
+					"the caller's credentials could not be checked; a retry may succeed").retry().withCause(err)
+				p.retryAfter = "1"
+				writeProblem(w, r, p)
+			}
+			return
+		}
+		if rec := recordFrom(r.Context()); rec != nil {
+			rec.mu.Lock()
+			rec.principal = principal
+			rec.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// admit is the concurrency gate: at most MaxConcurrent evaluations at once,
+// and the next request is refused at once, never queued.
+func (s *server) admit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.gate <- struct{}{}:
+			defer func() { <-s.gate }()
+			next.ServeHTTP(w, r)
+		default:
+			s.metrics.busyRejection(r.Context(), r.URL.Path)
+			p := newProblem(pBusy, http.StatusTooManyRequests,
+				fmt.Sprintf("this instance is already running its maximum of %d evaluation(s) and does not queue; retry (another instance may take it)", s.cfg.MaxConcurrent)).
+				retry().withLimit("maxConcurrent", int64(s.cfg.MaxConcurrent))
+			p.retryAfter = "1"
+			writeProblem(w, r, p)
+		}
+	})
+}
+
+// deadline ends the evaluation's context when the server's request timeout
+// passes (the client's disconnect ends it already).
+func (s *server) deadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeoutCause(r.Context(), s.cfg.RequestTimeout, errRequestTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, r, newProblem(pNotFound, http.StatusNotFound,
+		fmt.Sprintf("no route %s; the routes are POST %s, POST %s, GET %s, GET %s and GET %s",
+			quoteField(r.URL.Path), routeEvaluations, routeSandbox, routeCaps, routeHealthz, routeReadyz)))
+}
+
+func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	allow := allowedMethods[r.URL.Path]
+	p := newProblem(pMethodNotAllowed, http.StatusMethodNotAllowed,
+		fmt.Sprintf("%s does not accept %s; use %s", r.URL.Path, quoteField(r.Method), allow))
+	p.allow = allow
+	writeProblem(w, r, p)
+}
+
+// stopped classifies an evaluation whose context ended: the server's
+// request timeout is a 504 problem; a client that went away gets nothing
+// (there is no one to read it), and the log says so.
+func (s *server) stopped(w http.ResponseWriter, r *http.Request, ctx context.Context) {
+	if errors.Is(context.Cause(ctx), errRequestTimeout) {
+		writeProblem(w, r, newProblem(pRequestTimeout, http.StatusGatewayTimeout,
+			fmt.Sprintf("the server's request timeout of %v passed before the evaluation finished; the run was stopped. Ask for a shorter wall clock, or retry where the timeout is longer", s.cfg.RequestTimeout)).
+			withLimit("requestTimeoutMs", s.cfg.RequestTimeout.Milliseconds()))
+		return
+	}
+	if rec := recordFrom(r.Context()); rec != nil {
+		rec.mu.Lock()
+		rec.clientGone = true
+		rec.mu.Unlock()
+	}
+}

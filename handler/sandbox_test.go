@@ -1,0 +1,114 @@
+package handler_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+)
+
+// Every outcome kind through POST /v1/sandbox/evaluate: ADR 0144 D2's object,
+// byte for byte, with no other members.
+func TestSandboxOutcomes(t *testing.T) {
+	v := newEnv(t)
+	cases := []struct {
+		name, script, input string
+		limits              map[string]any
+		want                string
+	}{
+		{"ok", "input.a", `{"a":[1,"x",null]}`, nil, `{"ok":true,"value":[1,"x",null]}`},
+		{"ok keeps the engine's serialisation", `({b: 1, a: "<&>"})`, "null", nil, `{"ok":true,"value":{"b":1,"a":"<&>"}}`},
+		{"threw with name", "throw new Error('boom')", "null", nil, `{"ok":false,"kind":"threw","name":"Error","message":"boom"}`},
+		{"threw without name", "throw 42", "null", nil, `{"ok":false,"kind":"threw","message":"42"}`},
+		{"threw a lone surrogate", `throw "a\ud800b"`, "null", nil, `{"ok":false,"kind":"threw","message":"a\ud800b"}`},
+		{"limit memory", allocationBomb, "null", map[string]any{"memoryBytes": 16 << 20}, `{"ok":false,"kind":"limit","limit":"memory"}`},
+		{"limit wallClock", "while (true) {}", "null", map[string]any{"wallClockMs": 100}, `{"ok":false,"kind":"limit","limit":"wallClock"}`},
+		{"inputTooLarge", "1", `"` + strings.Repeat("ab", 600<<10) + `"`, map[string]any{"memoryBytes": 1 << 20}, `{"ok":false,"kind":"inputTooLarge"}`},
+		{"infrastructure", scriptInfrastructure, "null", nil, `{"ok":false,"kind":"infrastructure","message":"test: the machine room is on fire"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := map[string]any{"script": tc.script, "inputJson": tc.input}
+			if tc.limits != nil {
+				body["limits"] = tc.limits
+			}
+			wantBody(t, v.post("/v1/sandbox/evaluate", body), 200, tc.want)
+		})
+	}
+	t.Run("by reference", func(t *testing.T) {
+		ref := v.put("input.map(x => x * 2)")
+		wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"scriptRef": ref, "inputJson": "[1,2,3]"}), 200, `{"ok":true,"value":[2,4,6]}`)
+	})
+}
+
+func TestSandboxCPULimit(t *testing.T) {
+	v := newEnv(t, withEngine(cpuEngine()))
+	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "while (true) {}", "inputJson": "null"}), 200,
+		`{"ok":false,"kind":"limit","limit":"cpu"}`)
+}
+
+func TestSandboxFetch(t *testing.T) {
+	v := newEnv(t)
+	missing := contentstore.RefOf([]byte("never stored")).String()
+	tampered := contentstore.RefOf([]byte("the real script")).String()
+	v.store.set(tampered, func() ([]byte, error) { return []byte("something else"), nil })
+	down := contentstore.RefOf([]byte("in a store that is down")).String()
+	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentstore.ErrUnavailable) })
+	huge := strings.Repeat("1;", int(testLimits.MaxScriptBytes))
+	bigRef := contentstore.RefOf([]byte(huge)).String()
+	v.store.set(bigRef, func() ([]byte, error) { return []byte(huge), nil })
+
+	spi := func(ref string) response {
+		return v.post("/v1/sandbox/evaluate", map[string]any{"scriptRef": ref, "inputJson": "null"})
+	}
+	t.Run("missing", func(t *testing.T) {
+		p := wantProblem(t, spi(missing), 404, "script-not-found", false, missing)
+		if p["field"] != "scriptRef" {
+			t.Fatalf("field %v", p["field"])
+		}
+	})
+	t.Run("integrity", func(t *testing.T) {
+		wantProblem(t, spi(tampered), 500, "script-integrity", false, "do not hash", tampered)
+	})
+	t.Run("unavailable", func(t *testing.T) {
+		r := spi(down)
+		wantProblem(t, r, 503, "store-unavailable", true)
+		if r.header.Get("Retry-After") == "" {
+			t.Fatal("no Retry-After")
+		}
+	})
+	t.Run("stored script over maxScriptBytes", func(t *testing.T) {
+		p := wantProblem(t, spi(bigRef), 413, "script-too-large", false, "maxScriptBytes")
+		if p["limit"] != "maxScriptBytes" || p["limitValue"] != float64(testLimits.MaxScriptBytes) {
+			t.Fatalf("limit %v %v", p["limit"], p["limitValue"])
+		}
+	})
+}
+
+func TestSandboxUntyped(t *testing.T) {
+	v := newEnv(t)
+	t.Run("malformed outcome", func(t *testing.T) {
+		wantProblem(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptMalformed, "inputJson": "null"}), 500, "malformed-outcome", false, "bogus")
+	})
+	t.Run("backend did not settle", func(t *testing.T) {
+		r := v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptHang, "inputJson": "null", "limits": map[string]any{"wallClockMs": 50}})
+		wantProblem(t, r, 503, "backend-did-not-settle", true, "wall clock")
+	})
+	t.Run("panic", func(t *testing.T) {
+		r := v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptPanic, "inputJson": "null"})
+		p := wantProblem(t, r, 500, "internal", false)
+		if p["detail"] != "internal error" || strings.Contains(string(r.body), "secret") {
+			t.Fatalf("panic detail leaked: %s", r)
+		}
+		wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "6 * 7", "inputJson": "null"}), 200, `{"ok":true,"value":42}`)
+	})
+}
+
+func TestSandboxNoStore(t *testing.T) {
+	v := newEnv(t, withoutStore())
+	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "input + 1", "inputJson": "41"}), 200, `{"ok":true,"value":42}`)
+	ref := contentstore.RefOf([]byte("1")).String()
+	wantProblem(t, v.post("/v1/sandbox/evaluate", map[string]any{"scriptRef": ref, "inputJson": "null"}), http.StatusServiceUnavailable, "no-script-store", false)
+}
