@@ -1,0 +1,409 @@
+package deploy
+
+// cloudbuild.yaml is read with a reader for the subset of YAML it is written
+// in (the module has no YAML library, and this package may add none): top-level
+// keys at column 0; steps as "  - key: value" items with keys at four spaces;
+// scalars plain, or in double quotes (JSON escapes), or '|' literal blocks; args
+// as a one-line ["…", "…"] list or a block list. Anything else is an error that
+// names the line, so that the checks never silently read less than the file.
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+type cbStep struct {
+	id, name, entrypoint string
+	args                 []string
+	line                 int
+}
+
+// command is the step's command line: entrypoint and arguments.
+func (s cbStep) command() string {
+	parts := append([]string{}, s.args...)
+	if s.entrypoint != "" {
+		parts = append([]string{s.entrypoint}, parts...)
+	}
+	return strings.Join(parts, " ")
+}
+
+type cloudBuild struct {
+	header    string // the comment lines before the first key
+	steps     []cbStep
+	subs      map[string]string
+	subsOrder []string
+	images    []string
+	text      string // the file without its comment lines
+	topKeys   []string
+}
+
+func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+
+// scalar parses a plain or double-quoted scalar.
+func scalar(v string, line int) (string, error) {
+	v = strings.TrimSpace(v)
+	switch {
+	case strings.HasPrefix(v, `"`):
+		var s string
+		if err := json.Unmarshal([]byte(v), &s); err != nil {
+			return "", fmt.Errorf("line %d: bad double-quoted string %s", line, v)
+		}
+		return s, nil
+	case strings.HasPrefix(v, "'"):
+		if !strings.HasSuffix(v, "'") || len(v) < 2 {
+			return "", fmt.Errorf("line %d: bad single-quoted string %s", line, v)
+		}
+		return strings.ReplaceAll(v[1:len(v)-1], "''", "'"), nil
+	case strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{") || strings.HasPrefix(v, "&") || strings.HasPrefix(v, "*"):
+		return "", fmt.Errorf("line %d: %s is outside the YAML subset this reader knows", line, v)
+	}
+	return v, nil
+}
+
+func parseCloudBuild(src string) (*cloudBuild, error) {
+	cb := &cloudBuild{subs: map[string]string{}}
+	lines := strings.Split(src, "\n")
+	var text, header []string
+	inHeader := true
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "#") {
+			if inHeader {
+				header = append(header, l)
+			}
+			continue
+		}
+		if t != "" {
+			inHeader = false
+		}
+		text = append(text, l)
+	}
+	cb.header, cb.text = strings.Join(header, "\n"), strings.Join(text, "\n")
+
+	// block reads the lines indented more than indent, from i, as a literal
+	// block scalar.
+	block := func(i, indent int) (string, int) {
+		var out []string
+		for ; i < len(lines); i++ {
+			l := lines[i]
+			if strings.TrimSpace(l) != "" && indentOf(l) <= indent {
+				break
+			}
+			out = append(out, l)
+		}
+		// Strip the block's own indentation.
+		min := -1
+		for _, l := range out {
+			if strings.TrimSpace(l) != "" && (min < 0 || indentOf(l) < min) {
+				min = indentOf(l)
+			}
+		}
+		for j, l := range out {
+			if len(l) >= min && min > 0 {
+				out[j] = l[min:]
+			}
+		}
+		return strings.TrimRight(strings.Join(out, "\n"), "\n") + "\n", i
+	}
+
+	section := ""
+	var step *cbStep
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		t := strings.TrimSpace(l)
+		n := i + 1
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		ind := indentOf(l)
+		if ind == 0 {
+			k, v, ok := strings.Cut(t, ":")
+			if !ok {
+				return nil, fmt.Errorf("line %d: want a top-level key", n)
+			}
+			section = k
+			cb.topKeys = append(cb.topKeys, k)
+			if strings.TrimSpace(v) != "" && (k == "steps" || k == "substitutions" || k == "images") {
+				return nil, fmt.Errorf("line %d: %s must be a block", n, k)
+			}
+			continue
+		}
+		switch section {
+		case "substitutions":
+			if ind != 2 {
+				return nil, fmt.Errorf("line %d: substitutions are KEY: value at two spaces", n)
+			}
+			k, v, ok := strings.Cut(t, ":")
+			if !ok {
+				return nil, fmt.Errorf("line %d: want KEY: value", n)
+			}
+			s, err := scalar(v, n)
+			if err != nil {
+				return nil, err
+			}
+			if _, dup := cb.subs[k]; dup {
+				return nil, fmt.Errorf("line %d: substitution %s defined twice", n, k)
+			}
+			cb.subs[k] = s
+			cb.subsOrder = append(cb.subsOrder, k)
+		case "images":
+			if ind != 2 || !strings.HasPrefix(t, "- ") {
+				return nil, fmt.Errorf("line %d: images are '  - name' items", n)
+			}
+			s, err := scalar(strings.TrimPrefix(t, "- "), n)
+			if err != nil {
+				return nil, err
+			}
+			cb.images = append(cb.images, s)
+		case "steps":
+			if ind == 2 && strings.HasPrefix(t, "- ") {
+				cb.steps = append(cb.steps, cbStep{line: n})
+				step = &cb.steps[len(cb.steps)-1]
+				t = strings.TrimPrefix(t, "- ")
+				ind = 4
+			}
+			if step == nil {
+				return nil, fmt.Errorf("line %d: want a step item '  - '", n)
+			}
+			if ind != 4 {
+				return nil, fmt.Errorf("line %d: step keys are at four spaces", n)
+			}
+			k, v, ok := strings.Cut(t, ":")
+			if !ok {
+				return nil, fmt.Errorf("line %d: want key: value", n)
+			}
+			v = strings.TrimSpace(v)
+			switch k {
+			case "id", "name", "entrypoint":
+				s, err := scalar(v, n)
+				if err != nil {
+					return nil, err
+				}
+				switch k {
+				case "id":
+					step.id = s
+				case "name":
+					step.name = s
+				case "entrypoint":
+					step.entrypoint = s
+				}
+			case "args":
+				if strings.HasPrefix(v, "[") {
+					if err := json.Unmarshal([]byte(v), &step.args); err != nil {
+						return nil, fmt.Errorf("line %d: args must be a list of double-quoted strings: %v", n, err)
+					}
+					continue
+				}
+				if v != "" {
+					return nil, fmt.Errorf("line %d: args must be a list", n)
+				}
+				for i+1 < len(lines) && (strings.TrimSpace(lines[i+1]) == "" || indentOf(lines[i+1]) > 4) {
+					i++
+					al := lines[i]
+					at := strings.TrimSpace(al)
+					if at == "" {
+						continue
+					}
+					if indentOf(al) != 6 || !strings.HasPrefix(at, "- ") {
+						return nil, fmt.Errorf("line %d: args items are '      - value'", i+1)
+					}
+					item := strings.TrimPrefix(at, "- ")
+					if item == "|" {
+						s, next := block(i+1, 6)
+						step.args = append(step.args, s)
+						i = next - 1
+						continue
+					}
+					s, err := scalar(item, i+1)
+					if err != nil {
+						return nil, err
+					}
+					step.args = append(step.args, s)
+				}
+			default:
+				// Another key (env, volumes, waitFor, …): skip its block.
+				for i+1 < len(lines) && (strings.TrimSpace(lines[i+1]) == "" || indentOf(lines[i+1]) > 4) {
+					i++
+				}
+			}
+		default:
+			// options and other sections: not read.
+		}
+	}
+	if len(cb.steps) == 0 {
+		return nil, fmt.Errorf("no steps")
+	}
+	return cb, nil
+}
+
+// Cloud Build's built-in substitutions.
+var cbBuiltins = []string{
+	"PROJECT_ID", "PROJECT_NUMBER", "BUILD_ID", "LOCATION", "TRIGGER_NAME", "TRIGGER_BUILD_CONFIG_PATH",
+	"COMMIT_SHA", "SHORT_SHA", "REVISION_ID", "REPO_NAME", "REPO_FULL_NAME", "BRANCH_NAME", "TAG_NAME", "REF_NAME",
+	"SERVICE_ACCOUNT_EMAIL", "SERVICE_ACCOUNT", "_HEAD_BRANCH", "_BASE_BRANCH", "_HEAD_REPO_URL", "_PR_NUMBER",
+}
+
+var cbRef = regexp.MustCompile(`^\$(\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+
+// substitutionRefs lists the $NAME and ${NAME} a text uses; $$ is an escaped
+// dollar, which Cloud Build leaves to the shell.
+func substitutionRefs(text string) []string {
+	var out []string
+	for i := 0; i < len(text); i++ {
+		if text[i] != '$' {
+			continue
+		}
+		if i+1 < len(text) && text[i+1] == '$' {
+			i++
+			continue
+		}
+		m := cbRef.FindStringSubmatch(text[i:])
+		if m == nil {
+			continue
+		}
+		name := m[2] + m[3]
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func checkCloudBuild(src string) findings {
+	var fs findings
+	const w = "cloudbuild.yaml"
+	cb, err := parseCloudBuild(src)
+	if err != nil {
+		fs.add("cloudbuild.parse", w, "%v", err)
+		return fs
+	}
+
+	// Every substitution used is built in or defined; every one defined is
+	// used, user-defined (a leading _), and documented in the header.
+	used := substitutionRefs(cb.text)
+	for _, name := range used {
+		if _, ok := cb.subs[name]; !ok && !slices.Contains(cbBuiltins, name) {
+			fs.add("cloudbuild.undefined", w, "$%s is used but neither defined in substitutions nor built in", name)
+		}
+	}
+	for _, name := range cb.subsOrder {
+		if !strings.HasPrefix(name, "_") {
+			fs.add("cloudbuild.user_prefix", w, "substitution %s must start with _ (user-defined)", name)
+		}
+		if !slices.Contains(used, name) {
+			fs.add("cloudbuild.unused", w, "substitution %s is defined but never used", name)
+		}
+		if !strings.Contains(cb.header, name) {
+			fs.add("cloudbuild.documented", w, "substitution %s is not documented in the comment at the top", name)
+		}
+	}
+	for _, name := range []string{"_REGION", "_REPOSITORY", "_SERVICE"} {
+		if _, ok := cb.subs[name]; !ok {
+			fs.add("cloudbuild.required", w, "substitution %s is not defined", name)
+		}
+	}
+
+	// The steps, in order: vet and test, build, push, deploy.
+	find := func(pred func(cbStep) bool) int {
+		return slices.IndexFunc(cb.steps, pred)
+	}
+	vet := find(func(s cbStep) bool { return s.command() == "go vet ./..." })
+	test := find(func(s cbStep) bool { return s.command() == "go test -race -count=1 ./..." })
+	var image string
+	build := find(func(s cbStep) bool {
+		if len(s.args) == 0 || s.args[0] != "build" || s.entrypoint != "" {
+			return false
+		}
+		for j := 0; j+1 < len(s.args); j++ {
+			if s.args[j] == "--tag" || s.args[j] == "-t" {
+				image = s.args[j+1]
+			}
+		}
+		return image != ""
+	})
+	push := find(func(s cbStep) bool {
+		return image != "" && s.entrypoint == "" && slices.Equal(s.args, []string{"push", image})
+	})
+	deploy := find(func(s cbStep) bool {
+		c := s.command()
+		return image != "" && strings.Contains(c, "gcloud run deploy") && strings.Contains(c, `--image "`+image+`"`)
+	})
+	switch {
+	case vet < 0:
+		fs.add("cloudbuild.vet", w, "no step runs go vet ./...")
+	case test < 0:
+		fs.add("cloudbuild.test", w, "no step runs the test command go test -race -count=1 ./...")
+	case build < 0:
+		fs.add("cloudbuild.build", w, "no docker build step with --tag")
+	case !strings.HasSuffix(image, ":$COMMIT_SHA"):
+		fs.add("cloudbuild.tag", w, "the image %s is not tagged with $COMMIT_SHA", image)
+	case push < 0:
+		fs.add("cloudbuild.push", w, "no step pushes %s", image)
+	case deploy < 0:
+		fs.add("cloudbuild.deploy", w, "no step runs gcloud run deploy --image %q", image)
+	case !(vet < build && test < build && build < push && push < deploy):
+		fs.add("cloudbuild.order", w, "want vet and test, then build, push, deploy")
+	}
+	if image != "" && !slices.Contains(cb.images, image) {
+		fs.add("cloudbuild.images", w, "the images list does not name the pushed image %s", image)
+	}
+	return fs
+}
+
+func TestCloudBuild(t *testing.T) {
+	if fs := checkCloudBuild(readFile(t, "../cloudbuild.yaml")); len(fs) > 0 {
+		t.Errorf("cloudbuild.yaml:%s", fs)
+	}
+}
+
+func TestCloudBuildChecksBite(t *testing.T) {
+	src := readFile(t, "../cloudbuild.yaml")
+	type edit struct{ old, new string }
+	cases := []struct {
+		name  string
+		edits []edit
+		want  string
+	}{
+		{"undefined substitution", []edit{{`--region "${_REGION}" \`, `--region "${_ZONE}" \`}}, "cloudbuild.undefined"},
+		{"undefined bare substitution", []edit{{`"VERSION=$COMMIT_SHA"`, `"VERSION=$_VERSION"`}}, "cloudbuild.undefined"},
+		{"substitution removed", []edit{{"  _REPOSITORY: \"sandbox\"\n", ""}}, "cloudbuild.undefined"},
+		{"unused substitution", []edit{{"  _SERVICE: \"sandbox-cloudrun\"\n", "  _SERVICE: \"sandbox-cloudrun\"\n  _UNUSED: \"x\"\n"}}, "cloudbuild.unused"},
+		{"undocumented substitution", []edit{{"#   _REPOSITORY  Artifact Registry repository", "#   the repository"}}, "cloudbuild.documented"},
+		{"no vet", []edit{{`args: ["vet", "./..."]`, `args: ["version"]`}}, "cloudbuild.vet"},
+		{"tests without the race detector", []edit{{`args: ["test", "-race", "-count=1", "./..."]`, `args: ["test", "./..."]`}}, "cloudbuild.test"},
+		{"tagged latest", []edit{{`"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA"
+      - "."`, `"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:latest"
+      - "."`}}, "cloudbuild.tag"},
+		{"no deploy", []edit{{"gcloud run deploy", "gcloud run services describe"}}, "cloudbuild.deploy"},
+		{"image not listed", []edit{{"images:\n  - \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\"\n", "images:\n  - \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/other:$COMMIT_SHA\"\n"}}, "cloudbuild.images"},
+		{"outside the subset", []edit{{"substitutions:\n", "substitutions: &subs\n"}}, "cloudbuild.parse"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			weak := src
+			for _, e := range tc.edits {
+				if !strings.Contains(weak, e.old) {
+					t.Fatalf("cloudbuild.yaml does not contain %q: the weakening no longer applies, update the test", e.old)
+				}
+				weak = strings.Replace(weak, e.old, e.new, 1)
+			}
+			fs := checkCloudBuild(weak)
+			t.Logf("findings:%s", fs)
+			if !fs.has(tc.want) {
+				t.Errorf("weakened cloudbuild.yaml passes check %s; findings:%s", tc.want, fs)
+			}
+		})
+	}
+}
+
+func TestSubstitutionRefs(t *testing.T) {
+	got := substitutionRefs(`a $A ${_B} $$C $${D} $_E-f ${G}x $ 1`)
+	want := []string{"A", "_B", "_E", "G"}
+	if !slices.Equal(got, want) {
+		t.Errorf("substitutionRefs = %q, want %q", got, want)
+	}
+}
