@@ -372,3 +372,19 @@ func firstDiff(a, b []byte) string {
 	}
 	return fmt.Sprintf("lengths differ: %d and %d lines", len(al), len(bl))
 }
+
+// TestModuleReadme: terraform/README.md lists every input and output.
+func TestModuleReadme(t *testing.T) {
+	m := loadT(t, moduleDir)
+	readme := readFile(t, moduleDir+"/README.md")
+	for _, name := range sortedKeys(m.variables) {
+		if !strings.Contains(readme, "| `"+name+"` |") {
+			t.Errorf("terraform/README.md does not list the input %s", name)
+		}
+	}
+	for _, o := range m.outputs {
+		if !strings.Contains(readme, "| `"+o.name+"` |") {
+			t.Errorf("terraform/README.md does not list the output %s", o.name)
+		}
+	}
+}
