@@ -360,10 +360,10 @@ func TestEvaluateBusyCancelledWhileWaiting(t *testing.T) {
 // caller's context; Evaluate returns the context's error at once and the
 // server sees its request context end, which is what stops the run there.
 func TestEvaluateCancellationReachesTheServer(t *testing.T) {
-	started := make(chan struct{})
+	started := make(chan struct{}, 1)
 	serverSaw := make(chan error, 1)
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-		close(started)
+		started <- struct{}{}
 		select {
 		case <-r.Context().Done():
 			serverSaw <- r.Context().Err()
@@ -399,7 +399,6 @@ func TestEvaluateCancellationReachesTheServer(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Errorf("the server did not see the cancellation")
 			}
-			started = make(chan struct{})
 		})
 	}
 }
