@@ -165,19 +165,28 @@ func Dial(ctx context.Context, baseURL string, opts ...Option) (*Client, error) 
 	cfg.hc = &hc
 
 	c := &Client{base: base, cfg: cfg}
-	resp, err := c.do(ctx, http.MethodGet, "/v1/capabilities", nil, maxCapabilitiesBytes)
+	info, err := c.readInfo(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("client: dial %s: %w", base, err)
-	}
-	if err := requireJSON(resp); err != nil {
-		return nil, fmt.Errorf("%w: %w (from %s)", ErrInvalidCapabilities, err, base)
-	}
-	info, err := decodeInfo(resp.body)
-	if err != nil {
-		return nil, fmt.Errorf("%w (from %s)", err, base)
+		hc.CloseIdleConnections()
+		return nil, err
 	}
 	c.info = info
 	return c, nil
+}
+
+func (c *Client) readInfo(ctx context.Context) (Info, error) {
+	resp, err := c.do(ctx, http.MethodGet, "/v1/capabilities", nil, maxCapabilitiesBytes)
+	if err != nil {
+		return Info{}, fmt.Errorf("client: dial %s: %w", c.base, err)
+	}
+	if err := requireJSON(resp); err != nil {
+		return Info{}, fmt.Errorf("%w: %w (from %s)", ErrInvalidCapabilities, err, c.base)
+	}
+	info, err := decodeInfo(resp.body)
+	if err != nil {
+		return Info{}, fmt.Errorf("%w (from %s)", err, c.base)
+	}
+	return info, nil
 }
 
 // parseBase checks the service URL and returns it without a trailing slash,

@@ -38,7 +38,7 @@ type Error struct {
 	StatusCode int
 	// Problem is the service's problem document (RFC 9457), when it sent one.
 	Problem *Problem
-	// RetryAfter is the service's Retry-After on a 429 that was not retried.
+	// RetryAfter is the Retry-After of a 429 (zero when it had none).
 	RetryAfter time.Duration
 	// Reason says what went wrong, bounded; it never holds the ID token.
 	Reason        string
@@ -47,8 +47,8 @@ type Error struct {
 }
 
 // Problem is an application/problem+json document (RFC 9457) with the
-// service's "retryable" member. Its text is as the service sent it; Error
-// bounds what it quotes.
+// service's "retryable" member; other members are not read. Its text is the
+// service's, bounded, with the ID token redacted.
 type Problem struct {
 	Type      string `json:"type"`
 	Title     string `json:"title"`
