@@ -378,7 +378,7 @@ func TestCloudBuildChecksBite(t *testing.T) {
 		{"tagged latest", []edit{{`"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA"
       - "."`, `"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:latest"
       - "."`}}, "cloudbuild.tag"},
-		{"no deploy", []edit{{"gcloud run deploy", "gcloud run services describe"}}, "cloudbuild.deploy"},
+		{"no deploy", []edit{{`gcloud run deploy "${_SERVICE}"`, `gcloud run services describe "${_SERVICE}"`}}, "cloudbuild.deploy"},
 		{"image not listed", []edit{{"images:\n  - \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\"\n", "images:\n  - \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/other:$COMMIT_SHA\"\n"}}, "cloudbuild.images"},
 		{"outside the subset", []edit{{"substitutions:\n", "substitutions: &subs\n"}}, "cloudbuild.parse"},
 	}

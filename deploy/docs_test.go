@@ -13,7 +13,7 @@ func TestDeployGuide(t *testing.T) {
 		{"enable the APIs", "gcloud services enable"},
 		{"create the image repository", "gcloud artifacts repositories create"},
 		{"build and push with cloudbuild.yaml", "gcloud builds submit --config cloudbuild.yaml"},
-		{"set every user substitution", "_REGION=$REGION,_REGISTRY=$REGISTRY,_REPOSITORY=$REPOSITORY,_SERVICE=$SERVICE"},
+		{"set every user substitution", "_REGION=$REGION,_REGISTRY=$REGISTRY,_REPOSITORY=$REPOSITORY,_SERVICE=$SERVICE,_DEPLOY=false"},
 		{"terraform apply", "terraform apply"},
 		{"upload a script", " put examples/scripts/"},
 		{"call with an ID token", "gcloud auth print-identity-token"},
