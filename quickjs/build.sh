@@ -21,6 +21,8 @@ OUT=${OUT:-$here/sandbox.wasm}
 CC=${CC:-clang-14}
 WASI_SYSROOT=${WASI_SYSROOT:-/usr}
 
+# Debian's lld-14 installs wasm-ld under LLVM's own bin directory.
+export PATH="/usr/lib/llvm-14/bin:$PATH"
 for tool in "$CC" wasm-ld sha256sum tar; do
   command -v "$tool" >/dev/null || { echo "build.sh: $tool not found (apt-get install clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32)" >&2; exit 1; }
 done

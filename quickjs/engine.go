@@ -56,21 +56,9 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	if got, want := WasmSHA256(), recordedSHA256(); got != want {
 		return nil, fmt.Errorf("quickjs: embedded sandbox.wasm has sha256 %s, sandbox.wasm.sha256 records %s", got, want)
 	}
-	pages := uint32((cfg.maxMemory + wasmHeadroom + 65535) / 65536)
-	rc := wazero.NewRuntimeConfigCompiler().
-		WithMemoryLimitPages(pages).
-		WithCloseOnContextDone(cfg.hardKill == HardKillContextDone)
-	if cfg.cacheDir != "" {
-		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
-		if err != nil {
-			return nil, fmt.Errorf("quickjs: compilation cache %s: %w", cfg.cacheDir, err)
-		}
-		rc = rc.WithCompilationCache(cache)
-	}
-	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	if err := instantiateHost(ctx, rt); err != nil {
-		_ = rt.Close(ctx)
-		return nil, fmt.Errorf("quickjs: host functions: %w", err)
+	rt, err := newRuntime(ctx, cfg, true)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.onStuck == nil {
 		log := cfg.logger
@@ -85,6 +73,28 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		pool: make(chan *instance, cfg.poolSize),
 		stop: make(chan struct{}),
 	}, nil
+}
+
+// newRuntime builds the wazero runtime with the guest's memory cap and our
+// host functions; withCache selects the compilation cache when configured.
+func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime, error) {
+	pages := uint32((cfg.maxMemory + wasmHeadroom + 65535) / 65536)
+	rc := wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(pages).
+		WithCloseOnContextDone(cfg.hardKill == HardKillContextDone)
+	if withCache && cfg.cacheDir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("quickjs: compilation cache %s: %w", cfg.cacheDir, err)
+		}
+		rc = rc.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if err := instantiateHost(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("quickjs: host functions: %w", err)
+	}
+	return rt, nil
 }
 
 // Capabilities declares what the engine enforces (ADR 0144 D4). The wall
@@ -134,6 +144,19 @@ func (e *Engine) Warm(ctx context.Context) error {
 func (e *Engine) compile(ctx context.Context) error {
 	e.compileOnce.Do(func() {
 		cm, err := e.rt.CompileModule(ctx, sandboxWasm)
+		if err != nil && e.cfg.cacheDir != "" {
+			// A cache that cannot serve this host (read-only and keyed for
+			// other CPU features, say) must not stop the service: compile
+			// without it.
+			e.cfg.logger.Warn("quickjs: compiling through the cache failed; compiling without it",
+				"dir", e.cfg.cacheDir, "err", err)
+			var rt wazero.Runtime
+			if rt, err = newRuntime(ctx, e.cfg, false); err == nil {
+				_ = e.rt.Close(ctx)
+				e.rt = rt
+				cm, err = e.rt.CompileModule(ctx, sandboxWasm)
+			}
+		}
 		if err == nil {
 			err = checkExports(cm)
 		}

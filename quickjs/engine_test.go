@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -546,4 +547,46 @@ func TestWasmRebuildsIdentically(t *testing.T) {
 	if string(got) != string(want) {
 		t.Fatalf("rebuilt wasm differs from the committed one (%d vs %d bytes)", len(got), len(want))
 	}
+}
+
+// The compilation cache makes a second process skip compilation, and a cache
+// that cannot serve this host never stops the engine.
+func TestCompilationCache(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	timeWarm := func() time.Duration {
+		e, err := quickjs.New(ctx, quickjs.WithCompilationCache(dir), quickjs.WithPoolSize(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close(ctx)
+		start := time.Now()
+		if err := e.Warm(ctx); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		if out := eval(t, e, "input + 1", "41", limits); string(out.Value) != "42" {
+			t.Fatalf("got %s", describe(out))
+		}
+		return took
+	}
+	cold := timeWarm()
+	warm := timeWarm()
+	if warm*3 > cold {
+		t.Errorf("warm start %v is not much faster than cold %v: cache not used?", warm, cold)
+	}
+	// Corrupt every cached file: the engine must still compile and run.
+	n := 0
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+			return os.WriteFile(p, []byte("garbage"), 0o644)
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Fatal("the cache directory holds no files")
+	}
+	timeWarm()
+	t.Logf("cold %v, from cache %v", cold, warm)
 }
