@@ -53,12 +53,16 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	start := time.Now()
 	value, err := s.cfg.Effect.Evaluate(withEval(ctx, ev), effect.Input{
 		ScriptRef:               req.ScriptRef.String(),
 		Input:                   req.Input,
 		Limits:                  req.Limits,
 		ExpectedOutputShapeHash: req.ExpectedOutputShapeHash,
 	})
+	if !s.observed {
+		ev.setTimes(0, time.Since(start))
+	}
 	if !ev.waitBackend(s.cfg.HardKillGrace) {
 		s.log.WarnContext(ctx, "the engine had not stopped a grace after the effect gave up on it; admitting the next request anyway",
 			"scriptRef", ev.script, "grace", s.cfg.HardKillGrace)
@@ -87,12 +91,8 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 // request asked for them.
 func (s *server) writeEvaluation(w http.ResponseWriter, ev *evalRecord, out []byte) {
 	if ev.wantLogs {
-		logs, ok, called := ev.capturedLogs()
-		if !ok && called {
-			s.log.Warn("captureLogs was asked for but the effect's backend is not wrapped with CaptureLogs (build it with NewEffect)")
-		}
 		out = append(out, `,"logs":`...)
-		out = appendJSONString(out, logs)
+		out = appendJSONString(out, ev.capturedLogs())
 	}
 	out = append(out, "}\n"...)
 	writeBody(w, http.StatusOK, "application/json", out)

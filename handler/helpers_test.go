@@ -82,7 +82,7 @@ const (
 	scriptPanic          = "/*panic*/"
 	scriptInfrastructure = "/*infrastructure*/"
 	scriptMalformed      = "/*malformed*/"
-	scriptHang           = "/*hang*/"     // blocks until its context ends, then returns the error
+	scriptHang           = "/*hang*/"    // blocks until its context ends, then returns the error
 	scriptSignal         = "/*signal*/ " // prefix: tell the test when the run starts, then run the rest
 )
 
@@ -92,8 +92,13 @@ type testBackend struct {
 	*quickjs.Engine
 	started chan struct{} // receives when a scriptSignal run starts
 	mu      sync.Mutex
-	ended   []error // the error each run returned
-	endedAt []time.Time
+	runs    []run // how each run of the real engine ended
+}
+
+type run struct {
+	script string
+	err    error
+	at     time.Time
 }
 
 func newTestBackend(e *quickjs.Engine) *testBackend {
@@ -117,20 +122,23 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outc
 	return effect.Outcome{}, nil, false
 }
 
-func (b *testBackend) record(err error) {
+func (b *testBackend) record(script string, err error) {
 	b.mu.Lock()
-	b.ended = append(b.ended, err)
-	b.endedAt = append(b.endedAt, time.Now())
+	b.runs = append(b.runs, run{script, err, time.Now()})
 	b.mu.Unlock()
 }
 
-func (b *testBackend) lastEnd() (error, time.Time, int) {
+// ended returns how the last run of script ended; ok is false when no such
+// run has returned.
+func (b *testBackend) ended(script string) (r run, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.ended) == 0 {
-		return nil, time.Time{}, 0
+	for i := len(b.runs) - 1; i >= 0; i-- {
+		if b.runs[i].script == script {
+			return b.runs[i], true
+		}
 	}
-	return b.ended[len(b.ended)-1], b.endedAt[len(b.endedAt)-1], len(b.ended)
+	return run{}, false
 }
 
 func (b *testBackend) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
@@ -138,7 +146,7 @@ func (b *testBackend) Evaluate(ctx context.Context, req effect.Request) (effect.
 		return out, err
 	}
 	out, err := b.Engine.Evaluate(ctx, req)
-	b.record(err)
+	b.record(req.Script, err)
 	return out, err
 }
 
@@ -147,7 +155,7 @@ func (b *testBackend) EvaluateWithLogs(ctx context.Context, req effect.Request) 
 		return out, "", err
 	}
 	out, logs, err := b.Engine.EvaluateWithLogs(ctx, req)
-	b.record(err)
+	b.record(req.Script, err)
 	return out, logs, err
 }
 
@@ -433,6 +441,9 @@ func validating(t *testing.T, h http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(reqBody))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
+		if r.Context().Err() != nil {
+			return // the client went away: nothing was sent, nothing to check
+		}
 		res := rec.Result()
 		resBody := rec.Body.Bytes()
 		for k, vs := range res.Header {

@@ -163,7 +163,7 @@ func (s *server) requestLog(next http.Handler) http.Handler {
 			}
 			outBytes := ev.outputBytes
 			ev.mu.Unlock()
-			fetch, evaluate := ev.durations(total)
+			fetch, evaluate := ev.durations()
 			if ev.script != "" {
 				attrs = append(attrs, slog.String("script", ev.script))
 			}

@@ -33,7 +33,21 @@ func NewEffect(scripts effect.ScriptReader, backend LogBackend, l Limits, opts e
 	if backend != nil {
 		b = CaptureLogs(backend)
 	}
-	return effect.New(r, b, opts)
+	e, err := effect.New(r, b, opts)
+	if err == nil {
+		observedEffects.Store(e, struct{}{})
+	}
+	return e, err
+}
+
+// observedEffects are the effects NewEffect built: their fetches and backend
+// calls report to the request's record, so New knows captureLogs works and
+// the log line can split fetch from evaluation.
+var observedEffects sync.Map // *effect.Effect → struct{}
+
+func isObserved(e *effect.Effect) bool {
+	_, ok := observedEffects.Load(e)
+	return ok
 }
 
 // CaptureLogs wraps the engine for the effect. When the request's context
@@ -126,18 +140,19 @@ type evalRecord struct {
 	inputBytes int
 	wantLogs   bool
 
-	mu                     sync.Mutex
-	outcome, limit         string // outcome kind, channel or problem type; limit kind
-	outputBytes            int
-	fetchStart, fetchEnd   time.Time
-	fetched                bool
-	evalStart, evalEnd     time.Time
-	backendCalled          bool
-	backendDone            chan struct{}
-	logs                   string
-	logsSet                bool
-	fetchDur, evaluateDur  time.Duration
-	explicitFetchEvalTimes bool
+	mu                   sync.Mutex
+	outcome, limit       string // outcome kind, channel or problem type; limit kind
+	outputBytes          int
+	fetchStart, fetchEnd time.Time
+	fetched              bool
+	evalStart, evalEnd   time.Time
+	backendCalled        bool
+	backendDone          chan struct{}
+	logs                 string
+	// Durations measured by the handler: the SPI route's fetch and
+	// evaluation, or the effect's whole run when its steps are not observed.
+	fetchDur, evaluateDur time.Duration
+	measured              bool
 }
 
 func withEval(ctx context.Context, ev *evalRecord) context.Context {
@@ -195,16 +210,16 @@ func annotateOutcome(span trace.Span, out effect.Outcome, err error) {
 
 func (ev *evalRecord) setLogs(logs string) {
 	ev.mu.Lock()
-	ev.logs, ev.logsSet = logs, true
+	ev.logs = logs
 	ev.mu.Unlock()
 }
 
-// capturedLogs returns the logs, whether the wrapper set them, and whether
-// the backend was called at all.
-func (ev *evalRecord) capturedLogs() (logs string, set, called bool) {
+// capturedLogs returns the logs CaptureLogs kept ("" when the run did not
+// start).
+func (ev *evalRecord) capturedLogs() string {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	return ev.logs, ev.logsSet, ev.backendCalled
+	return ev.logs
 }
 
 func (ev *evalRecord) setOutcome(outcome, limit string, outputBytes int) {
@@ -214,10 +229,11 @@ func (ev *evalRecord) setOutcome(outcome, limit string, outputBytes int) {
 }
 
 // setTimes records fetch and evaluate durations measured by the handler
-// itself (the SPI route).
+// itself: the SPI route's, or an unobserved effect's whole run (as the
+// evaluation: the effect's steps cannot be told apart).
 func (ev *evalRecord) setTimes(fetch, evaluate time.Duration) {
 	ev.mu.Lock()
-	ev.fetchDur, ev.evaluateDur, ev.explicitFetchEvalTimes = fetch, evaluate, true
+	ev.fetchDur, ev.evaluateDur, ev.measured = fetch, evaluate, true
 	ev.mu.Unlock()
 }
 
@@ -247,13 +263,13 @@ func (ev *evalRecord) waitBackend(grace time.Duration) bool {
 	}
 }
 
-// durations returns the fetch and evaluate times: measured by the handler
-// (SPI route), or by the wrappers (effect route). Without the wrappers the
-// fetch is unknown (zero) and the evaluation is the effect's whole run.
-func (ev *evalRecord) durations(effectTime time.Duration) (fetch, evaluate time.Duration) {
+// durations returns the fetch and evaluate times: measured by the handler,
+// or by the wrappers NewEffect puts around the store and the backend (zero
+// for a step the evaluation did not reach).
+func (ev *evalRecord) durations() (fetch, evaluate time.Duration) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	if ev.explicitFetchEvalTimes {
+	if ev.measured {
 		return ev.fetchDur, ev.evaluateDur
 	}
 	if ev.fetched {
@@ -263,9 +279,7 @@ func (ev *evalRecord) durations(effectTime time.Duration) (fetch, evaluate time.
 	case ev.backendCalled && !ev.evalEnd.IsZero():
 		evaluate = ev.evalEnd.Sub(ev.evalStart)
 	case ev.backendCalled:
-		evaluate = time.Since(ev.evalStart)
-	case !ev.fetched:
-		evaluate = effectTime
+		evaluate = time.Since(ev.evalStart) // still running: abandoned
 	}
 	return fetch, evaluate
 }

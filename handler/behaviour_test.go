@@ -1,0 +1,305 @@
+package handler_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+)
+
+// runaway never ends on its own before its wall clock (the default engine's
+// CPU budget is seconds of work); scriptSignal tells the test it started.
+const runaway = scriptSignal + "while (true) {}"
+
+// startRunaway sends a runaway evaluation on route and waits until the
+// engine is running it. The response arrives on the returned channel.
+func startRunaway(t *testing.T, v *env, ctx context.Context, route string, wallClockMs int) <-chan response {
+	t.Helper()
+	var body map[string]any
+	if route == "/v1/evaluations" {
+		body = map[string]any{"scriptRef": v.put(runaway)}
+	} else {
+		body = map[string]any{"script": runaway, "inputJson": "null"}
+	}
+	body["limits"] = map[string]any{"wallClockMs": wallClockMs}
+	done := make(chan response, 1)
+	go func() {
+		r, _ := v.do(ctx, http.MethodPost, route, body, nil)
+		done <- r
+	}()
+	select {
+	case <-v.backend.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the runaway did not start")
+	}
+	return done
+}
+
+// One evaluation at a time: the next request, on either route, is refused
+// at once with 429 and Retry-After; once the run ends the gate admits again.
+func TestBusy(t *testing.T) {
+	v := newEnv(t)
+	done := startRunaway(t, v, context.Background(), "/v1/evaluations", 1500)
+	for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
+		start := time.Now()
+		var r response
+		if route == "/v1/evaluations" {
+			r = v.post(route, map[string]any{"scriptRef": v.put("1")})
+		} else {
+			r = v.post(route, map[string]any{"script": "1", "inputJson": "null"})
+		}
+		p := wantProblem(t, r, 429, "busy", true, "maximum of 1")
+		if r.header.Get("Retry-After") != "1" || p["limit"] != "maxConcurrent" || p["limitValue"] != 1.0 {
+			t.Fatalf("Retry-After %q, limit %v=%v", r.header.Get("Retry-After"), p["limit"], p["limitValue"])
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("the refusal took %v: it must not wait", d)
+		}
+	}
+	// The probes and capabilities are not evaluations: they still answer.
+	if r := v.mustDo(http.MethodGet, "/v1/capabilities", nil, nil); r.status != 200 {
+		t.Fatalf("capabilities while busy: %s", r)
+	}
+	wantBody(t, <-done, 200, `{"ok":false,"failure":{"channel":"limitExceeded","kind":"wallClock"}}`)
+	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "'free'", "inputJson": "null"}), 200, `{"ok":true,"value":"free"}`)
+}
+
+// A client that goes away mid-run stops the run (the engine sees the
+// cancellation) and frees the instance: the next request succeeds promptly.
+func TestClientDisconnectFreesInstance(t *testing.T) {
+	for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
+		t.Run(route, func(t *testing.T) {
+			v := newEnv(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := startRunaway(t, v, ctx, route, 30000)
+			time.Sleep(50 * time.Millisecond)
+			gone := time.Now()
+			cancel()
+			<-done
+			// The next request is admitted as soon as the engine stopped.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				r := v.post("/v1/sandbox/evaluate", map[string]any{"script": "'next'", "inputJson": "null"})
+				if r.status == 200 {
+					wantBody(t, r, 200, `{"ok":true,"value":"next"}`)
+					break
+				}
+				wantProblem(t, r, 429, "busy", true)
+				if time.Now().After(deadline) {
+					t.Fatal("the instance was not freed")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if d := time.Since(gone); d > 2*time.Second {
+				t.Fatalf("the next request succeeded %v after the client left", d)
+			}
+			end, ok := v.backend.ended(runaway)
+			if !ok || !errors.Is(end.err, context.Canceled) {
+				t.Fatalf("the engine's run ended with %v (returned: %v), want context.Canceled", end.err, ok)
+			}
+			if d := end.at.Sub(gone); d > quickjs.DefaultHardKillGrace {
+				t.Fatalf("the engine stopped %v after the client left", d)
+			}
+			// The log says what happened (the line is written as the
+			// handler returns, just after the gate is freed).
+			for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+				found := false
+				for _, l := range v.logs.lines(t, "evaluation") {
+					found = found || l["outcome"] == "client-gone" && l["status"] == 499.0
+				}
+				if found {
+					break
+				}
+				if time.Since(start) > time.Second {
+					t.Fatalf("no client-gone line in the log:\n%s", v.logs)
+				}
+			}
+		})
+	}
+}
+
+// The server's request timeout ends the run, and the response says so.
+func TestRequestTimeout(t *testing.T) {
+	for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
+		t.Run(route, func(t *testing.T) {
+			v := newEnv(t, withConfig(func(c *handler.Config) { c.RequestTimeout = 300 * time.Millisecond }))
+			start := time.Now()
+			r := <-startRunaway(t, v, context.Background(), route, 20000)
+			p := wantProblem(t, r, 504, "request-timeout", false, "request timeout of 300ms", "stopped")
+			if p["limit"] != "requestTimeoutMs" || p["limitValue"] != 300.0 {
+				t.Fatalf("limit %v=%v", p["limit"], p["limitValue"])
+			}
+			if d := time.Since(start); d > 300*time.Millisecond+quickjs.DefaultHardKillGrace+time.Second {
+				t.Fatalf("answered after %v", d)
+			}
+			if end, ok := v.backend.ended(runaway); !ok || !errors.Is(end.err, context.DeadlineExceeded) {
+				t.Fatalf("the engine's run ended with %v (returned: %v), want context.DeadlineExceeded", end.err, ok)
+			}
+			wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "2", "inputJson": "null"}), 200, `{"ok":true,"value":2}`)
+		})
+	}
+}
+
+func TestAuth(t *testing.T) {
+	var calls atomic.Int32
+	v := newEnv(t, withConfig(func(c *handler.Config) {
+		c.Auth = func(r *http.Request) (string, error) {
+			calls.Add(1)
+			switch r.Header.Get("Authorization") {
+			case "Bearer good":
+				return "alice@example.com", nil
+			case "Bearer other":
+				return "", fmt.Errorf("%w: mallory@example.com is not on the allow-list", handler.ErrForbidden)
+			case "Bearer broken":
+				return "", errors.New("the key server is down")
+			case "":
+				return "", fmt.Errorf("%w: no bearer token", handler.ErrUnauthenticated)
+			}
+			return "", fmt.Errorf("%w: token audience mismatch", handler.ErrUnauthenticated)
+		}
+	}))
+	body := map[string]any{"script": "1", "inputJson": "null"}
+	as := func(token string) map[string]string {
+		if token == "" {
+			return nil
+		}
+		return map[string]string{"Authorization": "Bearer " + token}
+	}
+	t.Run("unauthenticated", func(t *testing.T) {
+		r := v.mustDo(http.MethodPost, "/v1/sandbox/evaluate", body, nil)
+		wantProblem(t, r, 401, "unauthenticated", false, "no bearer token")
+		if r.header.Get("WWW-Authenticate") != "Bearer" {
+			t.Fatalf("WWW-Authenticate %q", r.header.Get("WWW-Authenticate"))
+		}
+		wantProblem(t, v.mustDo(http.MethodGet, "/v1/capabilities", nil, as("forged")), 401, "unauthenticated", false, "audience")
+	})
+	t.Run("forbidden", func(t *testing.T) {
+		wantProblem(t, v.mustDo(http.MethodPost, "/v1/evaluations", map[string]any{"scriptRef": v.put("1")}, as("other")), 403, "forbidden", false, "allow-list")
+	})
+	t.Run("cannot check", func(t *testing.T) {
+		r := v.mustDo(http.MethodPost, "/v1/sandbox/evaluate", body, as("broken"))
+		wantProblem(t, r, 503, "auth-unavailable", true)
+		if strings.Contains(string(r.body), "key server") {
+			t.Fatalf("the hook's internal error leaked: %s", r)
+		}
+	})
+	t.Run("allowed", func(t *testing.T) {
+		wantBody(t, v.mustDo(http.MethodPost, "/v1/sandbox/evaluate", body, as("good")), 200, `{"ok":true,"value":1}`)
+		if r := v.mustDo(http.MethodGet, "/v1/capabilities", nil, as("good")); r.status != 200 {
+			t.Fatalf("capabilities: %s", r)
+		}
+		found := false
+		for _, l := range v.logs.lines(t, "evaluation") {
+			found = found || l["principal"] == "alice@example.com"
+		}
+		if !found {
+			t.Fatal("the principal is not in the evaluation's log line")
+		}
+	})
+	t.Run("probes are open", func(t *testing.T) {
+		before := calls.Load()
+		for _, p := range []string{"/healthz", "/readyz"} {
+			if r := v.mustDo(http.MethodGet, p, nil, nil); r.status != 200 {
+				t.Fatalf("%s: %s", p, r)
+			}
+		}
+		if calls.Load() != before {
+			t.Fatal("the probes ran the auth hook")
+		}
+	})
+}
+
+func TestProbes(t *testing.T) {
+	var ready atomic.Bool
+	v := newEnv(t, withConfig(func(c *handler.Config) {
+		c.Ready = func(ctx context.Context) error {
+			if !ready.Load() {
+				return errors.New("engine still compiling at /secret/path")
+			}
+			return nil
+		}
+	}))
+	wantBody(t, v.mustDo(http.MethodGet, "/healthz", nil, nil), 200, `{"status":"ok"}`)
+	r := v.mustDo(http.MethodGet, "/readyz", nil, nil)
+	wantProblem(t, r, 503, "not-ready", true, "not ready")
+	if strings.Contains(string(r.body), "secret") || r.header.Get("Retry-After") == "" {
+		t.Fatalf("readyz: %s (Retry-After %q)", r, r.header.Get("Retry-After"))
+	}
+	ready.Store(true)
+	wantBody(t, v.mustDo(http.MethodGet, "/readyz", nil, nil), 200, `{"status":"ready"}`)
+}
+
+func TestCapabilities(t *testing.T) {
+	e := defaultEngine()
+	want := fmt.Sprintf(`{"spiVersion":"1.0.0","capabilities":{"language":"javascript","network":"none","wallClock":"soft","memory":true,"cpu":true,"freshPerRun":true},`+
+		`"idempotent":true,"scriptStore":%%t,"limits":{"defaultWallClockMs":5000,"maxWallClockMs":30000,"defaultMemoryBytes":33554432,"maxMemoryBytes":67108864,`+
+		`"maxInputBytes":2097152,"maxOutputBytes":65536,"maxScriptBytes":65536,"maxRequestBytes":4194304,"maxConcurrent":1,"requestTimeoutMs":60000},`+
+		`"engine":{"name":"quickjs","version":"2025-04-26","wasmSha256":%q}}`, quickjs.WasmSHA256())
+	if e.Capabilities().WallClock != effect.WallClockSoft {
+		t.Fatalf("engine declares %+v", e.Capabilities())
+	}
+	wantBody(t, newEnv(t).mustDo(http.MethodGet, "/v1/capabilities", nil, nil), 200, fmt.Sprintf(want, true))
+	wantBody(t, newEnv(t, withoutStore()).mustDo(http.MethodGet, "/v1/capabilities", nil, nil), 200, fmt.Sprintf(want, false))
+}
+
+func TestNewValidatesConfig(t *testing.T) {
+	eff, err := handler.NewEffect(&faultyStore{}, newTestBackend(defaultEngine()), testLimits, effect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := handler.Config{Backend: newTestBackend(defaultEngine()), Limits: testLimits}
+	if _, err := handler.New(good); err != nil {
+		t.Fatalf("credential-free config refused: %v", err)
+	}
+	cases := []struct {
+		name string
+		edit func(c *handler.Config)
+		want string
+	}{
+		{"no backend", func(c *handler.Config) { c.Backend = nil }, "Backend is required"},
+		{"scripts without effect", func(c *handler.Config) { c.Scripts = &faultyStore{} }, "Effect is required"},
+		{"effect without scripts", func(c *handler.Config) { c.Effect = eff }, "without Scripts"},
+		{"zero limits", func(c *handler.Config) { c.Limits = handler.Limits{} }, "MaxRequestBytes must be positive"},
+		{"default over max", func(c *handler.Config) { c.Limits.DefaultWallClock = time.Hour }, "exceeds Limits.MaxWallClock"},
+		{"memory over the engine's", func(c *handler.Config) { c.Limits.MaxMemoryBytes = 4 << 30 }, "engine's maximum"},
+		{"negative concurrency", func(c *handler.Config) { c.MaxConcurrent = -1 }, "MaxConcurrent"},
+		{"negative timeout", func(c *handler.Config) { c.RequestTimeout = -time.Second }, "RequestTimeout"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := good
+			tc.edit(&c)
+			if _, err := handler.New(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// CaptureLogs passes the backend's declaration, Warm and Close through.
+func TestCaptureLogsPassesThrough(t *testing.T) {
+	e := newTestBackend(defaultEngine())
+	b := handler.CaptureLogs(e)
+	if b.Capabilities() != e.Capabilities() {
+		t.Fatal("capabilities differ")
+	}
+	if w, ok := b.(effect.Warmer); !ok || w.Warm(context.Background()) != nil {
+		t.Fatal("Warm is not passed through")
+	}
+	if _, ok := b.(effect.Closer); !ok {
+		t.Fatal("Close is not passed through")
+	}
+	// Outside a request there is no sink: a plain Evaluate.
+	out, err := b.Evaluate(context.Background(), effect.Request{Script: "console.log('x'); 3", InputJSON: "null", Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 16 << 20}})
+	if err != nil || string(out.Value) != "3" {
+		t.Fatalf("Evaluate: %+v %v", out, err)
+	}
+}

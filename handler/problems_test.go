@@ -1,0 +1,144 @@
+package handler_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+)
+
+// Every request problem, on both evaluation routes where it applies: status,
+// type, retryable, the detail's specifics and the extension members.
+func TestRequestProblems(t *testing.T) {
+	v := newEnv(t)
+	ref := v.put("input")
+	type ext map[string]any
+	cases := []struct {
+		name, route, body string
+		header            map[string]string
+		status            int
+		slug              string
+		detail            []string
+		members           ext
+	}{
+		// 415
+		{name: "no content type", route: "/v1/evaluations", body: `{}`, header: map[string]string{"Content-Type": ""},
+			status: 415, slug: "unsupported-media-type", detail: []string{"application/json", "no Content-Type"}},
+		{name: "text/plain", route: "/v1/sandbox/evaluate", body: `{}`, header: map[string]string{"Content-Type": "text/plain"},
+			status: 415, slug: "unsupported-media-type", detail: []string{`"text/plain"`}},
+		{name: "not UTF-8", route: "/v1/evaluations", body: `{}`, header: map[string]string{"Content-Type": "application/json; charset=latin1"},
+			status: 415, slug: "unsupported-media-type"},
+		// 400 malformed JSON, with where
+		{name: "syntax error", route: "/v1/evaluations", body: "{\n  \"scriptRef\": \n}", status: 400, slug: "malformed-json",
+			detail: []string{"byte offset 18", "line 3, column 1"}, members: ext{"offset": 18.0, "line": 3.0, "column": 1.0}},
+		{name: "empty body", route: "/v1/evaluations", body: "", status: 400, slug: "malformed-json", detail: []string{"empty"}},
+		{name: "trailing data", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"1"} {}`, status: 400, slug: "malformed-json",
+			detail: []string{"after the JSON value", "byte offset 31"}},
+		{name: "invalid UTF-8", route: "/v1/evaluations", body: "{\"scriptRef\":\"\xff\"}", status: 400, slug: "malformed-json",
+			detail: []string{"UTF-8", "byte offset 14"}},
+		{name: "unterminated string", route: "/v1/evaluations", body: `{"scriptRef":"sha`, status: 400, slug: "malformed-json", detail: []string{"inside a string"}},
+		{name: "too deep", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","input":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+			status: 400, slug: "malformed-json", detail: []string{"10000 levels"}},
+		// 400 unknown fields and duplicate keys
+		{name: "unknown field", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","scirptRef":1}`, status: 400, slug: "unknown-field",
+			detail: []string{`"scirptRef"`, "scriptRef, input, limits, expectedOutputShapeHash, captureLogs"}, members: ext{"field": "scirptRef"}},
+		{name: "unknown limit", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"1","limits":{"cpu":5}}`, status: 400, slug: "unknown-field",
+			detail: []string{`"limits.cpu"`, "wallClockMs, memoryBytes"}, members: ext{"field": "limits.cpu"}},
+		{name: "SPI field on the effect route", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","inputJson":"1"}`, status: 400, slug: "unknown-field"},
+		{name: "duplicate key", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","captureLogs":true,"captureLogs":false}`, status: 400, slug: "duplicate-key",
+			detail: []string{`"captureLogs"`, "twice"}, members: ext{"field": "captureLogs", "offset": 106.0}},
+		{name: "duplicate key by escape", route: "/v1/sandbox/evaluate", body: `{"script":"1","\u0073cript":"2","inputJson":"1"}`, status: 400, slug: "duplicate-key"},
+		{name: "duplicate key inside input", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","input":{"a":1,"a":2}}`, status: 400, slug: "duplicate-key",
+			members: ext{"field": "input.a"}},
+		// 400 invalid request shape
+		{name: "not an object", route: "/v1/evaluations", body: `[]`, status: 400, slug: "invalid-request", detail: []string{"JSON object"}},
+		{name: "missing scriptRef", route: "/v1/evaluations", body: `{"input":1}`, status: 400, slug: "invalid-request", detail: []string{"scriptRef"}},
+		{name: "scriptRef of the wrong type", route: "/v1/evaluations", body: `{"scriptRef":5}`, status: 400, slug: "invalid-request",
+			detail: []string{`"scriptRef" must be a string`, "number"}, members: ext{"field": "scriptRef"}},
+		{name: "captureLogs of the wrong type", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","captureLogs":"yes"}`, status: 400, slug: "invalid-request",
+			detail: []string{"boolean"}},
+		{name: "limits of the wrong type", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":[]}`, status: 400, slug: "invalid-request",
+			detail: []string{"object"}},
+		{name: "both script and scriptRef", route: "/v1/sandbox/evaluate", body: `{"script":"1","scriptRef":"` + ref + `","inputJson":"1"}`, status: 400, slug: "invalid-request",
+			detail: []string{"exactly one", "not both"}},
+		{name: "neither script nor scriptRef", route: "/v1/sandbox/evaluate", body: `{"inputJson":"1"}`, status: 400, slug: "invalid-request", detail: []string{"exactly one"}},
+		{name: "no inputJson", route: "/v1/sandbox/evaluate", body: `{"script":"1"}`, status: 400, slug: "invalid-request", detail: []string{"inputJson"}},
+		{name: "inputJson not a string", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":{"a":1}}`, status: 400, slug: "invalid-request",
+			detail: []string{`"inputJson" must be a string`}},
+		{name: "inputJson not JSON", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"{\"a\":}"}`, status: 400, slug: "malformed-json",
+			detail: []string{"inputJson", "byte offset 5"}, members: ext{"field": "inputJson", "offset": 5.0}},
+		{name: "inputJson with a duplicate key", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"{\"a\":1,\"a\":2}"}`, status: 400, slug: "duplicate-key",
+			members: ext{"field": "inputJson"}},
+		// 400 limits
+		{name: "wall clock above the maximum", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":30001}}`, status: 400, slug: "invalid-limits",
+			detail: []string{"maxWallClockMs of 30000"}, members: ext{"limit": "maxWallClockMs", "limitValue": 30000.0, "field": "limits.wallClockMs"}},
+		{name: "memory above the maximum", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"1","limits":{"memoryBytes":67108865}}`, status: 400, slug: "invalid-limits",
+			detail: []string{"maxMemoryBytes of 67108864"}, members: ext{"limit": "maxMemoryBytes", "limitValue": 67108864.0}},
+		{name: "huge limit", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"memoryBytes":99999999999999999999999}}`, status: 400, slug: "invalid-limits",
+			detail: []string{"maxMemoryBytes"}},
+		{name: "zero", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":0}}`, status: 400, slug: "invalid-limits", detail: []string{"positive integer", "zero"}},
+		{name: "negative", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"1","limits":{"memoryBytes":-1}}`, status: 400, slug: "invalid-limits", detail: []string{"negative"}},
+		{name: "fraction", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":1.5}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},
+		{name: "exponent", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":1e3}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},
+		{name: "string", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":"100"}}`, status: 400, slug: "invalid-limits", detail: []string{"not a number"}},
+		// 400 references and shape hashes
+		{name: "uppercase reference", route: "/v1/evaluations", body: `{"scriptRef":"` + strings.ToUpper(ref) + `"}`, status: 400, slug: "bad-reference",
+			detail: []string{"sha256", "lowercase"}},
+		{name: "short reference", route: "/v1/sandbox/evaluate", body: `{"scriptRef":"sha256:abc","inputJson":"1"}`, status: 400, slug: "bad-reference",
+			detail: []string{"64 hex digits, got 3 characters"}},
+		{name: "other algorithm", route: "/v1/evaluations", body: `{"scriptRef":"md5:abc"}`, status: 400, slug: "bad-reference", detail: []string{`unsupported algorithm "md5"`}},
+		{name: "bad shape hash", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","expectedOutputShapeHash":"sha256:xyz"}`, status: 400, slug: "bad-shape-hash",
+			detail: []string{"64 lowercase hex"}},
+		// 413
+		{name: "inline script over maxScriptBytes", route: "/v1/sandbox/evaluate", body: `{"script":"` + strings.Repeat("1", 64<<10+1) + `","inputJson":"1"}`,
+			status: 413, slug: "script-too-large", detail: []string{"65537 bytes", "maxScriptBytes of 65536"}, members: ext{"limit": "maxScriptBytes", "limitValue": 65536.0}},
+		{name: "inputJson over maxInputBytes", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"\"` + strings.Repeat("x", 2<<20) + `\""}`,
+			status: 413, slug: "input-too-large", detail: []string{"maxInputBytes of 2097152"}, members: ext{"limit": "maxInputBytes", "limitValue": 2097152.0}},
+		{name: "body over maxRequestBytes", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","input":"` + strings.Repeat("x", 4<<20) + `"}`,
+			status: 413, slug: "request-too-large", detail: []string{"maxRequestBytes of 4194304"}, members: ext{"limit": "maxRequestBytes", "limitValue": 4194304.0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := v.mustDo(http.MethodPost, tc.route, tc.body, tc.header)
+			p := wantProblem(t, r, tc.status, tc.slug, false, tc.detail...)
+			for k, want := range tc.members {
+				if p[k] != want {
+					t.Errorf("member %s = %#v, want %#v; problem %s", k, p[k], want, r.body)
+				}
+			}
+		})
+	}
+}
+
+// A chunked body (no Content-Length) over the cap fails while it is read,
+// with the same problem.
+func TestChunkedBodyOverCap(t *testing.T) {
+	v := newEnv(t)
+	body := io.MultiReader(strings.NewReader(`{"scriptRef":"`+contentstore.RefOf(nil).String()+`","input":"`), strings.NewReader(strings.Repeat("y", 5<<20)), strings.NewReader(`"}`))
+	r := v.mustDo(http.MethodPost, "/v1/evaluations", body, nil)
+	wantProblem(t, r, 413, "request-too-large", false, "4194304")
+}
+
+func TestRoutingProblems(t *testing.T) {
+	v := newEnv(t)
+	t.Run("unknown route", func(t *testing.T) {
+		r := v.mustDo(http.MethodGet, "/v2/nothing", nil, nil)
+		wantProblem(t, r, 404, "not-found", false, `"/v2/nothing"`, "/v1/evaluations")
+	})
+	for _, tc := range []struct{ method, path, allow string }{
+		{http.MethodGet, "/v1/evaluations", "POST"},
+		{http.MethodPut, "/v1/sandbox/evaluate", "POST"},
+		{http.MethodPost, "/v1/capabilities", "GET"},
+		{http.MethodDelete, "/healthz", "GET"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := v.mustDo(tc.method, tc.path, nil, nil)
+			wantProblem(t, r, 405, "method-not-allowed", false, tc.method, tc.allow)
+			if got := r.header.Get("Allow"); got != tc.allow {
+				t.Fatalf("Allow %q, want %q", got, tc.allow)
+			}
+		})
+	}
+}
