@@ -139,3 +139,11 @@ func BenchmarkMemoryKill16MiB(b *testing.B) {
 	benchEval(b, newEngine(b), workload(b, "alloc-bomb.js"), "null",
 		effect.Limits{WallClock: 30 * time.Second, MemoryBytes: 16 << 20}, effect.KindLimit)
 }
+
+func BenchmarkStrings(b *testing.B) {
+	benchEval(b, newEngine(b), workload(b, "strings.js"), "null", benchLimits, "")
+}
+
+func BenchmarkRegexp(b *testing.B) {
+	benchEval(b, newEngine(b), workload(b, "regexp.js"), "null", benchLimits, "")
+}
