@@ -7,6 +7,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // Run statuses, mirrored in c/sandbox.c.
@@ -54,7 +55,7 @@ func checkExports(cm wazero.CompiledModule) error {
 // newInstance instantiates the module and creates the QuickJS runtime and
 // context, the per-run set-up that the pool keeps off the request path.
 func newInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule) (*instance, error) {
-	mod, err := r.InstantiateModule(ctx, cm, wazero.NewModuleConfig().
+	mod, err := r.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator()), cm, wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions("_initialize"))
 	if err != nil {
