@@ -35,6 +35,33 @@ type Engine struct {
 	closed   atomic.Bool
 
 	stuck atomic.Int64 // runs abandoned by the watchdog and still running
+
+	// runs counts guest calls in progress; Close waits for them, because
+	// closing the runtime frees the memory a running guest is using.
+	runsMu sync.Mutex
+	runs   int
+	idle   chan struct{} // closed when runs drops to zero after Close
+}
+
+// begin registers a run; false once the engine is closed.
+func (e *Engine) begin() bool {
+	e.runsMu.Lock()
+	defer e.runsMu.Unlock()
+	if e.closed.Load() {
+		return false
+	}
+	e.runs++
+	return true
+}
+
+func (e *Engine) end() {
+	e.runsMu.Lock()
+	defer e.runsMu.Unlock()
+	e.runs--
+	if e.runs == 0 && e.idle != nil {
+		close(e.idle)
+		e.idle = nil
+	}
 }
 
 var (
@@ -218,9 +245,17 @@ func (e *Engine) take(ctx context.Context) (*instance, error) {
 // Close stops the pool and releases the runtime. Runs in progress end with an
 // infrastructure outcome or their own result.
 func (e *Engine) Close(ctx context.Context) error {
+	e.runsMu.Lock()
 	if !e.closed.CompareAndSwap(false, true) {
+		e.runsMu.Unlock()
 		return nil
 	}
+	var idle chan struct{}
+	if e.runs > 0 {
+		idle = make(chan struct{})
+		e.idle = idle
+	}
+	e.runsMu.Unlock()
 	e.stopOnce.Do(func() { close(e.stop) })
 	e.filling.Wait()
 	for {
@@ -231,6 +266,16 @@ func (e *Engine) Close(ctx context.Context) error {
 		default:
 		}
 		break
+	}
+	if idle != nil {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			// A run is still inside the guest (stuck in native code):
+			// closing the runtime would free memory it is using. Leave it
+			// to the process's end.
+			return fmt.Errorf("quickjs: close: %d run(s) still running; the runtime is left open: %w", e.StuckRuns(), ctx.Err())
+		}
 	}
 	return e.rt.Close(ctx)
 }
@@ -265,9 +310,6 @@ func (e *Engine) Run(ctx context.Context, req effect.Request, logs bool) (Result
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if e.closed.Load() {
-		return Result{Outcome: effect.Infrastructure(ErrClosed.Error())}, nil
-	}
 	if msg := e.checkLimits(req.Limits); msg != "" {
 		return Result{Outcome: effect.Infrastructure(msg)}, nil
 	}
@@ -283,8 +325,12 @@ func (e *Engine) Run(ctx context.Context, req effect.Request, logs bool) (Result
 	if err := e.compile(ctx); err != nil {
 		return Result{Outcome: effect.Infrastructure(err.Error())}, nil
 	}
+	if !e.begin() {
+		return Result{Outcome: effect.Infrastructure(ErrClosed.Error())}, nil
+	}
 	in, err := e.take(ctx)
 	if err != nil {
+		e.end()
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
@@ -323,6 +369,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 		}
 		if err != nil {
 			in.close()
+			e.end()
 			return Result{Outcome: effect.Infrastructure(err.Error())}, nil
 		}
 		kill = k
@@ -338,6 +385,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 		}
 		done <- execResult{raw, err}
 		in.close() // off the request path: the result is already delivered
+		e.end()
 	}()
 
 	finish := func(r execResult) (Result, error) {

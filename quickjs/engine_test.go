@@ -590,3 +590,36 @@ func TestCompilationCache(t *testing.T) {
 	timeWarm()
 	t.Logf("cold %v, from cache %v", cold, warm)
 }
+
+// Close never frees the memory of a guest that is still running: it waits,
+// and when its context ends first it leaves the runtime open.
+func TestCloseWhileRunning(t *testing.T) {
+	e, err := quickjs.New(context.Background(), quickjs.WithPoolSize(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan effect.Outcome, 1)
+	go func() {
+		out, _ := e.Evaluate(context.Background(), effect.Request{Script: "let i = 0; while (true) i++", InputJSON: "1",
+			Limits: effect.Limits{WallClock: 700 * time.Millisecond, MemoryBytes: 16 << 20}})
+		done <- out
+	}()
+	time.Sleep(300 * time.Millisecond) // running
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := e.Close(ctx); err == nil || !strings.Contains(err.Error(), "still running") {
+		t.Fatalf("Close during a run: %v", err)
+	}
+	if out := <-done; out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+		t.Fatalf("the run after Close: %s", describe(out))
+	}
+	// A second engine closes cleanly once its run is over.
+	e2 := newEngine(t)
+	_ = eval(t, e2, "1", "1", limits)
+	if err := e2.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
