@@ -57,6 +57,10 @@ type Options struct {
 	// StopWithin is how soon after cancellation the effect, and a backend
 	// that declares a hard wall clock, must return. Zero selects 5 s.
 	StopWithin time.Duration
+	// MaxWallClock is the longest wall clock the backend accepts (a remote
+	// service's maximum, say). Abort-mid-run asks for it, so that only the
+	// cancellation can stop the runaway. Zero selects an hour.
+	MaxWallClock time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -68,6 +72,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StopWithin == 0 {
 		o.StopWithin = 5 * time.Second
+	}
+	if o.MaxWallClock == 0 {
+		o.MaxWallClock = time.Hour
 	}
 	return o
 }
@@ -142,7 +149,7 @@ var (
 	defaultLimits     = effect.Limits{WallClock: 10 * time.Second, MemoryBytes: 64 << 20}
 	runawayLimits     = effect.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}
 	bombLimits        = effect.Limits{WallClock: 20 * time.Second, MemoryBytes: 32 << 20}
-	abortLimits       = effect.Limits{WallClock: time.Hour, MemoryBytes: 64 << 20}
+	abortLimits       = effect.Limits{MemoryBytes: 64 << 20} // wall clock: Options.MaxWallClock
 	compositionLimits = effect.Limits{WallClock: 10 * time.Second, MemoryBytes: 128 << 20}
 )
 
@@ -398,7 +405,7 @@ func caseAbortMidRun(t tb, e *env) {
 		_, err := e.eff.Evaluate(ctx, effect.Input{
 			ScriptRef: contentstore.RefOf([]byte(e.fx.RunawayLoop)).String(),
 			Input:     json.RawMessage("null"),
-			Limits:    abortLimits,
+			Limits:    effect.Limits{WallClock: e.opts.MaxWallClock, MemoryBytes: abortLimits.MemoryBytes},
 		})
 		done <- result{err}
 	}()
