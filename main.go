@@ -1,0 +1,92 @@
+// Command sandbox-cloudrun is the sandbox service: it runs untrusted,
+// model-written JavaScript in QuickJS-on-wasm behind loom's effect, over
+// HTTP, on Cloud Run. Subcommands: serve (the default), put, eval,
+// conformance, compile-cache and version.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is stamped by the build: -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errSilent) {
+			fmt.Fprintln(os.Stderr, "sandbox-cloudrun:", err)
+		}
+		var ec exitCoder
+		if errors.As(err, &ec) {
+			os.Exit(ec.ExitCode())
+		}
+		os.Exit(1)
+	}
+}
+
+// errSilent ends the process with a failure that has already been reported.
+var errSilent = errors.New("failed")
+
+type exitCoder interface{ ExitCode() int }
+
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+func (e exitError) ExitCode() int { return e.code }
+
+const usage = `usage: sandbox-cloudrun [command] [arguments]
+
+commands:
+  serve                      run the HTTP service (the default); configured by environment variables (README.md)
+  put FILE...                store scripts under their content address in STORE_URL; "-" reads standard input
+  eval [flags] SCRIPT        evaluate a script file or a sha256: reference once and print the outcome
+  conformance --url URL      run the backend conformance kit against a running service
+  compile-cache DIR          compile the engine into wazero's compilation cache in DIR
+  version                    print the version and the engine's identity
+`
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, stdout, stderr)
+	case "put":
+		return putCmd(ctx, args, stdin, stdout)
+	case "eval":
+		return evalCmd(ctx, args, stdin, stdout, stderr)
+	case "conformance":
+		return conformanceCmd(ctx, args, stdout, stderr)
+	case "compile-cache":
+		return compileCacheCmd(ctx, args, stdout)
+	case "version", "--version", "-version":
+		return versionCmd(stdout)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return exitError{2, fmt.Errorf("unknown command %q", cmd)}
+	}
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}

@@ -1,0 +1,369 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/client"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+)
+
+// binary builds the service once for the end-to-end tests.
+var binary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "sandbox-cloudrun-e2e")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "sandbox-cloudrun")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func mustBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: builds and starts the binary")
+	}
+	bin, err := binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// service is the binary running `serve` on a free port.
+type service struct {
+	url  string
+	cmd  *exec.Cmd
+	logs *bytes.Buffer
+	mu   *sync.Mutex
+	done chan error
+}
+
+func (s *service) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs.String()
+}
+
+func startService(t *testing.T, env ...string) *service {
+	t.Helper()
+	bin := mustBinary(t)
+	port := freePort(t)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), append([]string{"PORT=" + port, "OTEL_EXPORTER=none"}, env...)...)
+	s := &service{url: "http://127.0.0.1:" + port, cmd: cmd, logs: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan error, 1)}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.logs.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-s.done
+		if t.Failed() {
+			t.Logf("service log:\n%s", s.log())
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		select {
+		case err := <-s.done:
+			s.done <- err
+			t.Fatalf("service exited during start-up: %v\n%s", err, s.log())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("service not ready in 20 s\n%s", s.log())
+	return nil
+}
+
+func post(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(b))
+}
+
+// The README's flow: put a script with the binary, evaluate it over HTTP by
+// reference, then run the conformance kit through the client against the
+// live service, and through the `conformance` subcommand.
+func TestEndToEnd(t *testing.T) {
+	bin := mustBinary(t)
+	store := t.TempDir()
+	script := filepath.Join(t.TempDir(), "double.js")
+	if err := os.WriteFile(script, []byte("input.n * 2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	put := exec.Command(bin, "put", script)
+	put.Env = append(os.Environ(), "STORE_URL="+store)
+	out, err := put.CombinedOutput()
+	if err != nil {
+		t.Fatalf("put: %v\n%s", err, out)
+	}
+	ref := strings.Fields(string(out))[0]
+	if !strings.HasPrefix(ref, "sha256:") || !strings.Contains(string(out), "  "+script) {
+		t.Fatalf("put printed %q", out)
+	}
+
+	s := startService(t, "STORE_URL="+store)
+	code, body := post(t, s.url+"/v1/evaluations", `{"scriptRef":"`+ref+`","input":{"n":21}}`)
+	if code != 200 || body != `{"ok":true,"value":42}` {
+		t.Fatalf("evaluation: %d %s", code, body)
+	}
+	code, body = post(t, s.url+"/v1/evaluations", `{"scriptRef":"sha256:`+strings.Repeat("0", 64)+`"}`)
+	if code != 200 || !strings.Contains(body, `"channel":"scriptMissing"`) {
+		t.Fatalf("missing script: %d %s", code, body)
+	}
+	// One line per evaluation, without the input or the value.
+	if !strings.Contains(s.log(), ref) || strings.Contains(s.log(), `"n":21`) {
+		t.Errorf("log line: %s", s.log())
+	}
+
+	t.Run("conformance through the client", func(t *testing.T) {
+		c, err := client.Dial(context.Background(), s.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(context.Background())
+		if c.Capabilities().WallClock != effect.WallClockHard {
+			t.Fatalf("the service declares %+v", c.Capabilities())
+		}
+		conformance.Run(t, func(*testing.T) effect.Backend { return c }, conformance.Options{MaxWallClock: c.Limits().MaxWallClock})
+	})
+	t.Run("conformance subcommand", func(t *testing.T) {
+		cmd := exec.Command(bin, "conformance", "--url", s.url)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "conformance: PASS") {
+			t.Fatalf("conformance --url: %v\n%s", err, out)
+		}
+		if strings.Contains(string(out), "--- FAIL") {
+			t.Fatalf("a case failed:\n%s", out)
+		}
+	})
+}
+
+// Credential-free mode: no store, and the SPI route still serves scripts by
+// value.
+func TestNoStore(t *testing.T) {
+	s := startService(t, "STORE_URL=none")
+	code, body := post(t, s.url+"/v1/sandbox/evaluate", `{"script":"input.a + 1","inputJson":"{\"a\":1}"}`)
+	if code != 200 || body != `{"ok":true,"value":2}` {
+		t.Fatalf("sandbox/evaluate: %d %s", code, body)
+	}
+	code, body = post(t, s.url+"/v1/evaluations", `{"scriptRef":"sha256:`+strings.Repeat("a", 64)+`"}`)
+	if code != 503 || !strings.Contains(body, "store") {
+		t.Fatalf("evaluations without a store: %d %s", code, body)
+	}
+}
+
+// SIGTERM: the running evaluation finishes (here: hits its wall clock), new
+// connections are refused, and the process exits 0 within SHUTDOWN_TIMEOUT.
+func TestSIGTERMDrains(t *testing.T) {
+	s := startService(t, "STORE_URL=none")
+	type result struct {
+		code int
+		body string
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := http.Post(s.url+"/v1/sandbox/evaluate", "application/json",
+			strings.NewReader(`{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":1500}}`))
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- result{code: resp.StatusCode, body: strings.TrimSpace(string(b))}
+	}()
+	time.Sleep(300 * time.Millisecond) // the run is in progress
+	start := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil || r.code != 200 || r.body != `{"ok":false,"kind":"limit","limit":"wallClock"}` {
+		t.Fatalf("in-flight evaluation during drain: %+v", r)
+	}
+	select {
+	case err := <-s.done:
+		s.done <- err
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not exit within 10 s of SIGTERM")
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("drain took %v", took)
+	}
+	if _, err := http.Get(s.url + "/healthz"); err == nil {
+		t.Fatal("still accepting after shutdown")
+	}
+}
+
+// A run stuck inside one native builtin (never reaching QuickJS's interrupt
+// handler) is answered at deadline + grace with the wall-clock outcome, and
+// the process then exits for the platform to replace it; the kernel timer
+// bounds it even if Go could not run.
+func TestStuckRunEndsProcess(t *testing.T) {
+	s := startService(t, "STORE_URL=none", "HARD_KILL_GRACE=300ms")
+	start := time.Now()
+	resp, err := http.Post(s.url+"/v1/sandbox/evaluate", "application/json", strings.NewReader(
+		`{"script":"new Array(3e6).fill(0.25).join().length + new Array(3e6).fill(0.5).join().length + new Array(3e6).fill(0.75).join().length","inputJson":"null","limits":{"wallClockMs":100,"memoryBytes":134217728}}`))
+	took := time.Since(start)
+	if err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.TrimSpace(string(b)) != `{"ok":false,"kind":"limit","limit":"wallClock"}` {
+			t.Fatalf("stuck run answered %d %s", resp.StatusCode, b)
+		}
+		if took > 100*time.Millisecond+2*300*time.Millisecond+500*time.Millisecond {
+			t.Errorf("answered after %v", took)
+		}
+	} else {
+		t.Logf("no answer (the kernel backstop fired first): %v", err)
+	}
+	select {
+	case err := <-s.done:
+		s.done <- err
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("process ended with %v, want a failure exit", err)
+		}
+		ws := exit.Sys().(syscall.WaitStatus)
+		if !(ws.Exited() && ws.ExitStatus() == 70) && !(ws.Signaled() && ws.Signal() == syscall.SIGKILL) {
+			t.Fatalf("process ended with %v, want exit 70 or SIGKILL", ws)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("process still running 5 s after a stuck run")
+	}
+	if !strings.Contains(s.log(), "ending the process") && err == nil {
+		t.Errorf("no log line for the stuck run:\n%s", s.log())
+	}
+}
+
+func TestEvalCommand(t *testing.T) {
+	bin := mustBinary(t)
+	script := filepath.Join(t.TempDir(), "s.js")
+	_ = os.WriteFile(script, []byte(`console.log("hi"); input.map(x => x * x)`), 0o644)
+	cmd := exec.Command(bin, "eval", "-input", "[1,2,3]", "-logs", script)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("eval: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	var out struct {
+		OK    bool
+		Value []int
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || !out.OK || fmt.Sprint(out.Value) != "[1 4 9]" {
+		t.Fatalf("eval printed %s (%v)", stdout.String(), err)
+	}
+	if stderr.String() != "hi\n" {
+		t.Fatalf("logs %q", stderr.String())
+	}
+	_ = os.WriteFile(script, []byte(`throw new TypeError("bad")`), 0o644)
+	cmd = exec.Command(bin, "eval", script)
+	b, err := cmd.Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(b), `"channel": "scriptError"`) {
+		t.Fatalf("typed failure: %v %s", err, b)
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, nil, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "engine quickjs 2025-04-26") {
+		t.Fatalf("version: %s", out.String())
+	}
+	err := run(context.Background(), []string{"frobnicate"}, nil, &out, &errOut)
+	var ec exitCoder
+	if !errors.As(err, &ec) || ec.ExitCode() != 2 {
+		t.Fatalf("unknown command: %v", err)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	t.Setenv("STORE_URL", "none")
+	c, err := loadConfig()
+	if err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	if c.Port != "8080" || c.MaxConcurrentEvaluations != 1 || c.RequestTimeout != time.Minute || !c.ProcessKill {
+		t.Fatalf("defaults: %+v", c)
+	}
+	t.Setenv("MAX_WALL_CLOCK", "2m")
+	t.Setenv("MAX_CONCURRENT_EVALUATIONS", "2")
+	t.Setenv("OTEL_EXPORTER", "zipkin")
+	t.Setenv("AUTH_AUDIENCE", "https://x")
+	_, err = loadConfig()
+	if err == nil {
+		t.Fatal("bad configuration accepted")
+	}
+	for _, want := range []string{"REQUEST_TIMEOUT", "PROCESS_KILL", "OTEL_EXPORTER", "AUTH_ALLOWED_CALLERS"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+	t.Setenv("PORT", "")
+	t.Setenv("MAX_INPUT_BYTES", "nope")
+	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "MAX_INPUT_BYTES") {
+		t.Fatalf("unparseable value: %v", err)
+	}
+}

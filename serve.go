@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/auth"
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
+)
+
+// serve runs the HTTP service until ctx ends (SIGTERM), then drains.
+func serve(ctx context.Context, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	level, _ := cfg.level()
+	log := telemetry.NewLogger(stdout, level, cfg.GoogleProject)
+	srv, err := newServer(ctx, cfg, log, stdout)
+	if err != nil {
+		log.Error("start-up failed", "err", err)
+		return err
+	}
+	ln, err := net.Listen("tcp", ":"+cfg.Port)
+	if err != nil {
+		srv.close(context.Background())
+		return fmt.Errorf("listen on :%s: %w", cfg.Port, err)
+	}
+	return srv.serve(ctx, ln)
+}
+
+// server is the wired service: store, engine, effect, handler, telemetry.
+type server struct {
+	cfg     Config
+	log     *slog.Logger
+	store   contentstore.Store // nil in credential-free mode
+	engine  *quickjs.Engine
+	tel     telemetry.Providers
+	http    *http.Server
+	ready   atomic.Bool
+	stuck   chan struct{}
+	handler http.Handler
+}
+
+// newServer wires the parts. It does not compile the engine: serve warms it
+// in the background, and /readyz turns ready when it is warm.
+func newServer(ctx context.Context, cfg Config, log *slog.Logger, telemetryOut io.Writer) (*server, error) {
+	s := &server{cfg: cfg, log: log, stuck: make(chan struct{}, 1)}
+	tel, err := telemetry.Setup(ctx, cfg.OTelExporter, "sandbox-cloudrun", version, telemetryOut)
+	if err != nil {
+		return nil, err
+	}
+	s.tel = tel
+
+	var cache *contentstore.Cache
+	var scripts effect.ScriptReader
+	if cfg.StoreURL != "none" {
+		st, err := contentstore.Open(ctx, cfg.StoreURL, contentstore.Options{MaxScriptBytes: cfg.MaxScriptBytes, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("script store %s: %w", cfg.StoreURL, err)
+		}
+		cache = contentstore.NewCache(st, cfg.ScriptCacheBytes, log)
+		s.store, scripts = cache, cache
+	}
+
+	opts := []quickjs.Option{
+		quickjs.WithMaxMemoryBytes(cfg.MaxMemoryBytes),
+		quickjs.WithCPUBudget(cfg.CPUBudget),
+		quickjs.WithPoolSize(cfg.PoolSize),
+		quickjs.WithHardKill(quickjs.HardKillWatchdog, cfg.HardKillGrace),
+		quickjs.WithProcessKill(cfg.ProcessKill),
+		quickjs.WithLogger(log),
+		quickjs.WithOnStuck(s.onStuck),
+	}
+	if cfg.CompilationCacheDir != "" {
+		opts = append(opts, quickjs.WithCompilationCache(cfg.CompilationCacheDir))
+	}
+	engine, err := quickjs.New(ctx, opts...)
+	if err != nil {
+		s.close(ctx)
+		return nil, err
+	}
+	s.engine = engine
+
+	limits := handler.Limits{
+		DefaultWallClock: cfg.DefaultWallClock, MaxWallClock: cfg.MaxWallClock,
+		DefaultMemoryBytes: cfg.DefaultMemoryBytes, MaxMemoryBytes: cfg.MaxMemoryBytes,
+		MaxInputBytes: cfg.MaxInputBytes, MaxOutputBytes: cfg.MaxOutputBytes,
+		MaxScriptBytes: cfg.MaxScriptBytes, MaxRequestBytes: cfg.MaxRequestBytes,
+	}
+	var eff *effect.Effect
+	if scripts != nil {
+		eff, err = handler.NewEffect(scripts, engine, limits, effect.Options{
+			// covers instantiation when the pool is empty, and the hard kill
+			BackendGrace: 2*cfg.HardKillGrace + time.Second,
+			Logger:       log,
+		})
+		if err != nil {
+			s.close(ctx)
+			return nil, err
+		}
+	}
+
+	var authFn func(*http.Request) (string, error)
+	if cfg.AuthAudience != "" {
+		v, err := auth.NewVerifier(ctx, cfg.AuthAudience, cfg.AuthAllowedCallers)
+		if err != nil {
+			s.close(ctx)
+			return nil, err
+		}
+		authFn = func(r *http.Request) (string, error) {
+			p, err := v.Verify(r)
+			switch {
+			case errors.Is(err, auth.ErrForbidden):
+				return p, fmt.Errorf("%w: %w", handler.ErrForbidden, err)
+			case errors.Is(err, auth.ErrUnauthenticated):
+				return p, fmt.Errorf("%w: %w", handler.ErrUnauthenticated, err)
+			}
+			return p, err // auth.ErrUnavailable and the like: a retryable 503
+		}
+	}
+
+	hcfg := handler.Config{
+		Backend:        engine,
+		Scripts:        scripts,
+		Effect:         eff,
+		Ready:          s.readiness,
+		Limits:         limits,
+		MaxConcurrent:  cfg.MaxConcurrentEvaluations,
+		RequestTimeout: cfg.RequestTimeout,
+		HardKillGrace:  2*cfg.HardKillGrace + time.Second,
+		Auth:           authFn,
+		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
+		Logger:         log,
+		Tracer:         tel.Tracer,
+		Meter:          tel.Meter,
+	}
+	if cache != nil {
+		hcfg.CacheStats = cache.Stats
+	}
+	h, err := handler.New(hcfg)
+	if err != nil {
+		s.close(ctx)
+		return nil, err
+	}
+	s.handler = h
+	s.http = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      cfg.RequestTimeout + 10*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+// readiness: the engine is compiled and warm, and the store answers.
+func (s *server) readiness(ctx context.Context) error {
+	if !s.ready.Load() {
+		return errors.New("engine is warming up")
+	}
+	if s.store != nil {
+		if err := s.store.Check(ctx); err != nil {
+			return fmt.Errorf("script store: %w", err)
+		}
+	}
+	return nil
+}
+
+// onStuck is called when the watchdog abandons a run stuck in native code.
+// One request per instance makes ending the process sound: the response is
+// already on its way, and the platform replaces the instance. The kernel
+// timer armed by WithProcessKill is the backstop if this goroutine cannot run.
+func (s *server) onStuck(r quickjs.StuckRun) {
+	s.log.Error("a run did not stop at its deadline; ending the process so the platform replaces it",
+		"overrun", r.Overrun.String(), "cancelled", r.Cancelled)
+	s.ready.Store(false)
+	select {
+	case s.stuck <- struct{}{}:
+	default:
+	}
+}
+
+// serve serves on ln until ctx ends, then drains: no new requests, the
+// running evaluation finishes or hits its deadline, exit within
+// SHUTDOWN_TIMEOUT.
+func (s *server) serve(ctx context.Context, ln net.Listener) error {
+	s.log.Info("serving", "addr", ln.Addr().String(), "version", version, "engine", quickjs.EngineVersion,
+		"store", s.cfg.StoreURL, "processKill", s.cfg.ProcessKill)
+	warmed := make(chan error, 1)
+	go func() {
+		start := time.Now()
+		err := s.engine.Warm(ctx)
+		if err == nil {
+			s.ready.Store(true)
+			s.log.Info("engine warm", "took", time.Since(start).String())
+		} else {
+			s.log.Error("engine failed to warm", "err", err)
+		}
+		warmed <- err
+	}()
+	served := make(chan error, 1)
+	go func() { served <- s.http.Serve(ln) }()
+
+	var err error
+	exitStuck := false
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down: draining")
+	case err = <-served:
+	case <-s.stuck:
+		exitStuck = true
+	}
+	s.ready.Store(false)
+	timeout := s.cfg.ShutdownTimeout
+	if exitStuck {
+		// Stop accepting at once; give the abandoned run's response a
+		// moment to flush. The kernel timer bounds this if Go cannot run.
+		timeout = time.Second
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if serr := s.http.Shutdown(sctx); serr != nil {
+		s.log.Warn("drain did not finish in time", "err", serr)
+		_ = s.http.Close()
+	}
+	s.close(sctx)
+	if exitStuck {
+		return exitError{70, errors.New("a run was stuck in native code past its hard-kill grace; exited for the platform to replace this instance")}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (s *server) close(ctx context.Context) {
+	if s.engine != nil {
+		if err := s.engine.Close(ctx); err != nil {
+			s.log.Warn("engine close", "err", err)
+		}
+	}
+	if s.store != nil {
+		_ = s.store.Close()
+	}
+	if s.tel.Shutdown != nil {
+		_ = s.tel.Shutdown(ctx)
+	}
+}
