@@ -367,3 +367,27 @@ func TestConfigValidation(t *testing.T) {
 		t.Fatalf("unparseable value: %v", err)
 	}
 }
+
+// With AUTH_AUDIENCE set, /v1/ routes need a verified Google ID token; the
+// probes stay open for the platform.
+func TestAuthRequired(t *testing.T) {
+	s := startService(t, "STORE_URL=none", "AUTH_AUDIENCE=https://sandbox.example", "AUTH_ALLOWED_CALLERS=loom@example.iam.gserviceaccount.com")
+	code, body := post(t, s.url+"/v1/sandbox/evaluate", `{"script":"1","inputJson":"null"}`)
+	if code != 401 || !strings.Contains(body, "application/problem+json") && !strings.Contains(body, `"status":401`) {
+		t.Fatalf("no token: %d %s", code, body)
+	}
+	req, _ := http.NewRequest("POST", s.url+"/v1/sandbox/evaluate", strings.NewReader(`{"script":"1","inputJson":"null"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Basic dXNlcjpwYXNz")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("basic auth: %d", resp.StatusCode)
+	}
+	if resp, err := http.Get(s.url + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz behind auth: %v %v", resp, err)
+	}
+}
