@@ -1,9 +1,12 @@
 package handler_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -146,6 +149,29 @@ func TestRequestTimeout(t *testing.T) {
 			wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "2", "inputJson": "null"}), 200, `{"ok":true,"value":2}`)
 		})
 	}
+}
+
+// A body that arrives too slowly is cut at the request timeout: a slow
+// client cannot hold the instance's only slot.
+func TestSlowBody(t *testing.T) {
+	v := newEnv(t, unvalidated(), withConfig(func(c *handler.Config) { c.RequestTimeout = 300 * time.Millisecond }))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(v.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	fmt.Fprintf(conn, "POST /v1/sandbox/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"script\":")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	wantProblem(t, response{status: resp.StatusCode, header: resp.Header, body: body}, 504, "request-timeout", false, "body did not arrive")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("answered after %v", d)
+	}
+	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "3", "inputJson": "null"}), 200, `{"ok":true,"value":3}`)
 }
 
 func TestAuth(t *testing.T) {

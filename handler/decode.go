@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -283,15 +284,41 @@ func validShapeHash(s string) bool {
 	return true
 }
 
-// readBody reads the request body, already capped by capBody.
-func readBody(r *http.Request, max int64) ([]byte, *problem) {
+// readBody reads the request body, already capped by capBody, by the
+// request's deadline: a client that sends its body slowly must not hold the
+// concurrency gate for longer than a run could. The connection's read
+// deadline is cleared afterwards: net/http's background read (which notices
+// a client that goes away) would otherwise fail at the deadline and cancel
+// the request as if the client had left. It returns nil and no problem when
+// the client left while sending the body.
+func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *problem) {
+	rc := http.NewResponseController(w)
+	deadline := false
+	if d, ok := r.Context().Deadline(); ok {
+		deadline = rc.SetReadDeadline(d) == nil // not every ResponseWriter supports it
+	}
 	body, err := io.ReadAll(r.Body)
+	if deadline && err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
+		// The rest of the body is not worth waiting for: close the
+		// connection after the answer instead of draining it.
+		w.Header().Set("Connection", "close")
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLargeBody(max)
+		switch {
+		case errors.As(err, &mbe):
+			return nil, tooLargeBody(s.lim.MaxRequestBytes)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// net/http cancels the request's context too, on the read
+			// error: the error, not the context, says what happened.
+			return nil, newProblem(pRequestTimeout, http.StatusGatewayTimeout,
+				fmt.Sprintf("the request body did not arrive within the server's request timeout of %v", s.cfg.RequestTimeout)).
+				withLimit("requestTimeoutMs", s.cfg.RequestTimeout.Milliseconds())
+		case r.Context().Err() != nil:
+			return nil, nil
 		}
-		return nil, newProblem(pInvalidRequest, 400, "the body could not be read: "+err.Error()).withCause(err)
+		return nil, newProblem(pInvalidRequest, http.StatusBadRequest, "the body could not be read: "+err.Error()).withCause(err)
 	}
 	return body, nil
 }

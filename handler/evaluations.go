@@ -35,9 +35,13 @@ func (s *server) noStore() *problem {
 func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ev := s.startEval(r, routeEvaluations)
-	body, p := readBody(r, s.lim.MaxRequestBytes)
-	if p != nil {
+	body, p := s.readBody(w, r)
+	switch {
+	case p != nil:
 		writeProblem(w, r, p)
+		return
+	case body == nil:
+		s.stopped(w, r, r.Context()) // the client left
 		return
 	}
 	req, p := decodeEvaluation(body, s.lim)

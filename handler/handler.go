@@ -242,7 +242,7 @@ func New(cfg Config) (http.Handler, error) {
 	return otelhttp.NewHandler(r, "sandbox",
 		otelhttp.WithTracerProvider(cfg.Tracer),
 		otelhttp.WithMeterProvider(cfg.Meter),
-		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, cloudTraceContext{})),
 		otelhttp.WithFilter(func(r *http.Request) bool {
 			return r.URL.Path != routeHealthz && r.URL.Path != routeReadyz
 		}),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -81,6 +82,39 @@ func (s *server) traceContext(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// cloudTraceContext extracts Cloud Run's X-Cloud-Trace-Context when no
+// traceparent was given, so that the server span continues the platform's
+// trace and the log lines correlate with it. It injects nothing.
+type cloudTraceContext struct{}
+
+func (cloudTraceContext) Inject(context.Context, propagation.TextMapCarrier) {}
+
+func (cloudTraceContext) Fields() []string { return []string{"X-Cloud-Trace-Context"} }
+
+func (cloudTraceContext) Extract(ctx context.Context, carrier propagation.TextMapCarrier) context.Context {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx // traceparent, extracted first, wins
+	}
+	h := http.Header{}
+	h.Set("X-Cloud-Trace-Context", carrier.Get("X-Cloud-Trace-Context"))
+	t, ok := telemetry.TraceFromHeaders(h)
+	if !ok || t.SpanID == "" {
+		return ctx
+	}
+	tid, err1 := trace.TraceIDFromHex(t.TraceID)
+	sid, err2 := trace.SpanIDFromHex(t.SpanID)
+	if err1 != nil || err2 != nil {
+		return ctx
+	}
+	var flags trace.TraceFlags
+	if t.Sampled {
+		flags = trace.FlagsSampled
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: tid, SpanID: sid, TraceFlags: flags, Remote: true,
+	}))
 }
 
 // requestLog writes one log line per request (for an evaluation, the

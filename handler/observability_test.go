@@ -223,6 +223,34 @@ func TestTraces(t *testing.T) {
 	}
 }
 
+// Cloud Run's own header continues the platform's trace when there is no
+// traceparent.
+func TestCloudTraceContext(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	v := newEnv(t, withConfig(func(c *handler.Config) { c.Tracer = tp }))
+	const traceID = "105445aa7843bc8bf206b12000100000"
+	r := v.mustDo(http.MethodGet, "/v1/capabilities", nil, map[string]string{"X-Cloud-Trace-Context": traceID + "/1;o=1"})
+	if r.status != 200 {
+		t.Fatal(r)
+	}
+	var server sdktrace.ReadOnlySpan
+	for start := time.Now(); server == nil && time.Since(start) < time.Second; time.Sleep(5 * time.Millisecond) {
+		for _, s := range rec.Ended() {
+			if s.Name() == "GET /v1/capabilities" {
+				server = s
+			}
+		}
+	}
+	if server == nil {
+		t.Fatal("no server span")
+	}
+	if server.SpanContext().TraceID().String() != traceID || server.Parent().SpanID().String() != "0000000000000001" {
+		t.Fatalf("trace %v parent %v", server.SpanContext().TraceID(), server.Parent().SpanID())
+	}
+}
+
 func keys[V any](m map[string]V) []string {
 	var out []string
 	for k := range m {

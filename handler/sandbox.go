@@ -27,9 +27,13 @@ var errBackendDeadline = errors.New("handler: the backend deadline (wall clock +
 func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ev := s.startEval(r, routeSandbox)
-	body, p := readBody(r, s.lim.MaxRequestBytes)
-	if p != nil {
+	body, p := s.readBody(w, r)
+	switch {
+	case p != nil:
 		writeProblem(w, r, p)
+		return
+	case body == nil:
+		s.stopped(w, r, r.Context()) // the client left
 		return
 	}
 	req, p := decodeSandboxEvaluate(body, s.lim)
