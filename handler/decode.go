@@ -284,43 +284,31 @@ func validShapeHash(s string) bool {
 	return true
 }
 
-// readBody reads the request body, already capped by capBody, by the
-// request's deadline: a client that sends its body slowly must not hold the
-// concurrency gate for longer than a run could. The connection's read
-// deadline is cleared afterwards: net/http's background read (which notices
-// a client that goes away) would otherwise fail at the deadline and cancel
-// the request as if the client had left. It returns nil and no problem when
-// the client left while sending the body.
+// readBody reads the request body, already capped by capBody. How long the
+// client may take to send it is the http.Server's ReadTimeout (main sets
+// it), which also bounds how long a slow client holds the concurrency gate.
+// It returns nil and no problem when the client left while sending the body.
 func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *problem) {
-	rc := http.NewResponseController(w)
-	deadline := false
-	if d, ok := r.Context().Deadline(); ok {
-		deadline = rc.SetReadDeadline(d) == nil // not every ResponseWriter supports it
-	}
 	body, err := io.ReadAll(r.Body)
-	if deadline && err == nil {
-		_ = rc.SetReadDeadline(time.Time{})
+	if err == nil {
+		return body, nil
 	}
-	if err != nil {
-		// The rest of the body is not worth waiting for: close the
-		// connection after the answer instead of draining it.
-		w.Header().Set("Connection", "close")
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			return nil, tooLargeBody(s.lim.MaxRequestBytes)
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			// net/http cancels the request's context too, on the read
-			// error: the error, not the context, says what happened.
-			return nil, newProblem(pRequestTimeout, http.StatusGatewayTimeout,
-				fmt.Sprintf("the request body did not arrive within the server's request timeout of %v", s.cfg.RequestTimeout)).
-				withLimit("requestTimeoutMs", s.cfg.RequestTimeout.Milliseconds())
-		case r.Context().Err() != nil:
-			return nil, nil
-		}
-		return nil, newProblem(pInvalidRequest, http.StatusBadRequest, "the body could not be read: "+err.Error()).withCause(err)
+	// The rest of the body is not worth waiting for: close the connection
+	// after the answer instead of draining it.
+	w.Header().Set("Connection", "close")
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, tooLargeBody(s.lim.MaxRequestBytes)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// net/http cancels the request's context too, on the read error:
+		// the error, not the context, says what happened.
+		return nil, newProblem(pBodyTimeout, http.StatusRequestTimeout,
+			"the request body did not arrive within the server's read timeout; a retry may succeed").retry()
+	case r.Context().Err() != nil:
+		return nil, nil
 	}
-	return body, nil
+	return nil, newProblem(pInvalidRequest, http.StatusBadRequest, "the body could not be read: "+err.Error()).withCause(err)
 }
 
 func tooLargeBody(max int64) *problem {

@@ -233,6 +233,8 @@ type env struct {
 	logs    *syncBuffer
 	cfg     handler.Config
 	raw     bool
+
+	readTimeout time.Duration
 }
 
 type option func(*env)
@@ -246,6 +248,9 @@ func withConfig(f func(*handler.Config)) option { return func(v *env) { f(&v.cfg
 // unvalidated serves the handler without the OpenAPI check, whose reading
 // of the whole body first would hide how the handler reads it.
 func unvalidated() option { return func(v *env) { v.raw = true } }
+
+// withReadTimeout sets the test server's http.Server.ReadTimeout.
+func withReadTimeout(d time.Duration) option { return func(v *env) { v.readTimeout = d } }
 
 func newEnv(t *testing.T, opts ...option) *env {
 	t.Helper()
@@ -284,7 +289,9 @@ func newEnv(t *testing.T, opts ...option) *env {
 	if !v.raw {
 		h = validating(t, h)
 	}
-	v.srv = httptest.NewServer(h)
+	v.srv = httptest.NewUnstartedServer(h)
+	v.srv.Config.ReadTimeout = v.readTimeout
+	v.srv.Start()
 	t.Cleanup(v.srv.Close)
 	return v
 }

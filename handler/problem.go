@@ -43,6 +43,7 @@ const (
 	pAuthUnavailable      = "auth-unavailable"
 	pNotReady             = "not-ready"
 	pRequestTimeout       = "request-timeout"
+	pBodyTimeout          = "body-timeout"
 )
 
 // problemTitles are the fixed, human-readable summaries of each type.
@@ -76,6 +77,7 @@ var problemTitles = map[string]string{
 	pAuthUnavailable:      "Authentication unavailable",
 	pNotReady:             "Not ready",
 	pRequestTimeout:       "Request timeout",
+	pBodyTimeout:          "Body timeout",
 }
 
 // problem is an RFC 9457 problem document with this service's extension
