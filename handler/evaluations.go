@@ -14,8 +14,8 @@ import (
 
 // startEval creates the evaluation's record and attaches it to the
 // request's log record.
-func (s *server) startEval(r *http.Request, route string) *evalRecord {
-	ev := &evalRecord{route: route, tracer: s.tracer, start: time.Now(), backendDone: make(chan struct{})}
+func (s *server) startEval(r *http.Request) *evalRecord {
+	ev := &evalRecord{tracer: s.tracer, backendDone: make(chan struct{})}
 	if rec := recordFrom(r.Context()); rec != nil {
 		rec.mu.Lock()
 		rec.eval = ev
@@ -34,7 +34,7 @@ func (s *server) noStore() *problem {
 // failure is a 5xx problem that says whether a retry can help.
 func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ev := s.startEval(r, routeEvaluations)
+	ev := s.startEval(r)
 	body, p := s.readBody(w, r)
 	switch {
 	case p != nil:

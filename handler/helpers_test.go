@@ -418,14 +418,6 @@ func wantBody(t *testing.T, r response, status int, body string) {
 	}
 }
 
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
 // The OpenAPI document, loaded and validated once.
 var apiDoc = sync.OnceValues(func() (routers.Router, error) {
 	loader := openapi3.NewLoader()

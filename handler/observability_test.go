@@ -159,7 +159,7 @@ func attrs(s attribute.Set) string {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString(string(kv.Key) + "=" + kv.Value.Emit())
+		b.WriteString(string(kv.Key) + "=" + kv.Value.String())
 	}
 	return b.String() + "}"
 }

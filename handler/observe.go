@@ -130,9 +130,7 @@ type evalKey struct{}
 // and its spans. The effect calls the backend on its own goroutine, so the
 // fields the wrappers set are guarded by mu.
 type evalRecord struct {
-	route  string
 	tracer trace.Tracer
-	start  time.Time
 
 	// Set by the handler before the evaluation, read-only afterwards.
 	script     string // the reference, or "inline"

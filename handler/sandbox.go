@@ -26,7 +26,7 @@ var errBackendDeadline = errors.New("handler: the backend deadline (wall clock +
 // is no effect here: the answer is the engine's outcome object (D2), exactly.
 func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ev := s.startEval(r, routeSandbox)
+	ev := s.startEval(r)
 	body, p := s.readBody(w, r)
 	switch {
 	case p != nil:
