@@ -64,7 +64,8 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 		Limits:                  req.Limits,
 		ExpectedOutputShapeHash: req.ExpectedOutputShapeHash,
 	})
-	if !s.observed {
+	if !ev.stepsObserved() {
+		// an effect not built by NewEffect: its steps cannot be told apart
 		ev.setTimes(0, time.Since(start))
 	}
 	if !ev.waitBackend(s.cfg.HardKillGrace) {

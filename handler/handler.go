@@ -190,7 +190,6 @@ type server struct {
 	log      *slog.Logger
 	tracer   trace.Tracer
 	metrics  *metrics
-	observed bool // Effect was built by NewEffect
 }
 
 const instrumentationName = "github.com/loom-plugins/sandbox-cloudrun/handler"
@@ -213,12 +212,6 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if s.capsJSON, err = s.capabilitiesJSON(); err != nil {
 		return nil, err
-	}
-	if cfg.Effect != nil {
-		s.observed = isObserved(cfg.Effect)
-		if !s.observed {
-			s.log.Warn("handler: Config.Effect was not built with NewEffect: captureLogs returns no logs, and evaluation log lines cannot split fetch from evaluation")
-		}
 	}
 	s.tracer = cfg.Tracer.Tracer(instrumentationName)
 	if s.metrics, err = newMetrics(cfg.Meter, cfg.CacheStats); err != nil {

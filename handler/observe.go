@@ -33,21 +33,7 @@ func NewEffect(scripts effect.ScriptReader, backend LogBackend, l Limits, opts e
 	if backend != nil {
 		b = CaptureLogs(backend)
 	}
-	e, err := effect.New(r, b, opts)
-	if err == nil {
-		observedEffects.Store(e, struct{}{})
-	}
-	return e, err
-}
-
-// observedEffects are the effects NewEffect built: their fetches and backend
-// calls report to the request's record, so New knows captureLogs works and
-// the log line can split fetch from evaluation.
-var observedEffects sync.Map // *effect.Effect → struct{}
-
-func isObserved(e *effect.Effect) bool {
-	_, ok := observedEffects.Load(e)
-	return ok
+	return effect.New(r, b, opts)
 }
 
 // CaptureLogs wraps the engine for the effect. When the request's context
@@ -224,6 +210,14 @@ func (ev *evalRecord) setOutcome(outcome, limit string, outputBytes int) {
 	ev.mu.Lock()
 	ev.outcome, ev.limit, ev.outputBytes = outcome, limit, outputBytes
 	ev.mu.Unlock()
+}
+
+// stepsObserved reports whether the wrappers NewEffect installs reported a
+// fetch or a backend call for this evaluation.
+func (ev *evalRecord) stepsObserved() bool {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.fetched || ev.backendCalled
 }
 
 // setTimes records fetch and evaluate durations measured by the handler
