@@ -1,0 +1,761 @@
+// CloudRunSandboxBackend: loom's SandboxBackend (ADR 0144 D1) over the
+// service's POST /v1/sandbox/evaluate. It mirrors the Go client (client/):
+// an outcome comes only from a 200 answer whose body decodes strictly into
+// ADR 0144 D2's closed vocabulary; every other answer (a problem document, a
+// 5xx, a network error, a redirect, a malformed or oversized body, no answer
+// in time) becomes an infrastructure outcome, which the effect treats as
+// untyped and retryable. Only the caller's own cancellation is thrown.
+
+import {
+  decodeInfo,
+  DecodeError,
+  decodeOutcome,
+  parseJson,
+  semverMajor,
+  type ServiceEngine,
+  type ServiceInfo,
+  type ServiceLimits,
+} from "./decode.js";
+import {
+  SANDBOX_BACKEND_SPI_VERSION,
+  type SandboxBackend,
+  type SandboxBackendCapabilities,
+  type SandboxOutcome,
+  type SandboxRequest,
+} from "./spi.js";
+import { boundText, isWellFormed, MAX_MESSAGE_UNITS, quote } from "./text.js";
+
+/** The default of timeoutGraceMs: how long past the run's wall clock an evaluation may take. */
+export const DEFAULT_TIMEOUT_GRACE_MS = 30_000;
+/** The default of maxResponseBytes. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 << 20;
+
+const MAX_PROBLEM_BYTES = 64 << 10;
+const MAX_CAPABILITIES_BYTES = 1 << 20;
+const MIN_CONTROL_TIMEOUT_MS = 1_000;
+const DEFAULT_BUSY_WAIT_MS = 1_000;
+const MIN_BUSY_WAIT_MS = 100;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const EVALUATE_PATH = "/v1/sandbox/evaluate";
+const CLIENT = "sandbox service client";
+
+/** Returns a Google-signed ID token for audience (the service URL's origin unless `audience` says otherwise). */
+export type IdTokenHook = (audience: string) => Promise<string>;
+
+/** What this package passes to `fetch`. */
+export interface FetchLikeInit {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal: AbortSignal;
+  redirect: "manual";
+}
+
+/** A response body: a WHATWG ReadableStream (global fetch) or an async iterable of bytes. */
+export type FetchLikeBody =
+  | {
+      getReader(): {
+        read(): Promise<{ done: boolean; value?: Uint8Array }>;
+        cancel(reason?: unknown): Promise<void>;
+      };
+    }
+  | AsyncIterable<Uint8Array>;
+
+/** What this package reads from a `fetch` response. */
+export interface FetchLikeResponse {
+  readonly status: number;
+  readonly type?: string;
+  readonly headers: { get(name: string): string | null };
+  readonly body: FetchLikeBody | null;
+}
+
+/** A fetch function: the global `fetch` is one. */
+export type FetchLike = (url: string, init: FetchLikeInit) => Promise<FetchLikeResponse>;
+
+/** Options of CloudRunSandboxBackend.create. */
+export interface CloudRunSandboxBackendOptions {
+  /** The service's base URL, http or https, without credentials, query or fragment (a path prefix is kept). */
+  url: string;
+  /** The fetch to send requests with; default the global `fetch`. Its connection pool is its own (see close()). */
+  fetch?: FetchLike;
+  /**
+   * Returns an ID token for the audience; every request then carries
+   * `Authorization: Bearer <token>`. Called once per request: cache in the
+   * hook (google-auth-library's IdTokenClient does). The token never appears
+   * in an outcome or error this package composes.
+   */
+  idToken?: IdTokenHook;
+  /** The audience passed to idToken; default the URL's origin, which is what Cloud Run expects for a service URL. */
+  audience?: string;
+  /**
+   * How long an evaluation may take beyond its limits.wallClockMs before this
+   * client gives up on the HTTP call and reports infrastructure (a hung
+   * service, a cold start that never ends). Default 30 000; a finite number
+   * >= 0. GET /v1/capabilities (in create) and GET /readyz (in warm) have
+   * this as their whole timeout, at least 1 s.
+   */
+  timeoutGraceMs?: number;
+  /**
+   * Whether a 429 (the instance is running another evaluation) is retried
+   * after its Retry-After, within the request's signal and timeout (default
+   * true), or reported at once as infrastructure.
+   */
+  retryBusy?: boolean;
+  /** The largest outcome body accepted; default 64 MiB. A longer one is infrastructure. */
+  maxResponseBytes?: number;
+  /** Cancels create(): it rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Why create() or warm() failed. */
+export type CloudRunSandboxErrorCode =
+  /** The options are not valid. */
+  | "invalid-options"
+  /** The service did not answer usably (network error, non-200, timeout). */
+  | "unavailable"
+  /** GET /v1/capabilities did not return a valid document. */
+  | "invalid-capabilities"
+  /** The service implements a backend SPI of another major version. */
+  | "incompatible-spi"
+  /** close() was called. */
+  | "closed";
+
+/** An error from create() or warm(). Its message is bounded and never holds the ID token. */
+export class CloudRunSandboxError extends Error {
+  override readonly name = "CloudRunSandboxError";
+  readonly code: CloudRunSandboxErrorCode;
+  /** The HTTP status, when a response arrived. */
+  readonly status: number | undefined;
+
+  constructor(message: string, code: CloudRunSandboxErrorCode, status?: number) {
+    super(boundText(message, MAX_MESSAGE_UNITS));
+    this.code = code;
+    this.status = status;
+  }
+}
+
+/** A failed exchange, already described (bounded, token redacted). Internal. */
+class Failure {
+  constructor(
+    readonly message: string,
+    readonly status?: number,
+    readonly code?: CloudRunSandboxErrorCode,
+  ) {}
+}
+
+interface Config {
+  base: string;
+  origin: string;
+  fetch: FetchLike;
+  idToken: IdTokenHook | undefined;
+  audience: string;
+  timeoutGraceMs: number;
+  controlTimeoutMs: number;
+  retryBusy: boolean;
+  maxResponseBytes: number;
+}
+
+interface Problem {
+  title?: string;
+  detail?: string;
+}
+
+/** What a failed attempt says, before a reason is added. */
+interface Said {
+  op: string;
+  status?: number;
+  problem?: Problem;
+  reason?: string;
+}
+
+type Answer =
+  | { ok: true; contentType: string | null; bytes: Uint8Array }
+  | { ok: false; said: Said; redact: (s: string) => string; retryAfterMs?: number };
+
+/** Composes a message as the Go client's Error.Error does: bounded, token redacted. */
+function describe(s: Said, redact: (s: string) => string = (x) => x): string {
+  let m = `sandbox service: ${s.op}`;
+  if (s.status !== undefined) m += `: HTTP ${s.status}`;
+  for (const t of [s.problem?.title, s.problem?.detail]) if (t) m += `: ${t}`;
+  if (s.reason) m += `: ${s.reason}`;
+  return boundText(redact(m), MAX_MESSAGE_UNITS);
+}
+
+/** The text of something thrown, with its causes (a fetch's "fetch failed" says little alone); never throws. */
+function errorText(err: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e !== undefined && e !== null; i++) {
+    try {
+      let t: string;
+      if (e instanceof Error) {
+        t = e.message || e.name;
+        const code = (e as { code?: unknown }).code;
+        if (typeof code === "string" && !t.includes(code)) t += ` (${code})`;
+      } else {
+        t = String(e);
+      }
+      if (t && !parts.some((p) => p.includes(t))) parts.push(t);
+      e = e instanceof Error ? e.cause : undefined;
+    } catch {
+      parts.push("an error that cannot be described");
+      break;
+    }
+  }
+  return boundText(parts.join(": ") || "unknown error", MAX_MESSAGE_UNITS);
+}
+
+/** A value for a message, whatever its type. */
+function show(v: unknown): string {
+  return typeof v === "number" ? String(v) : typeof v === "string" ? quote(v) : v === null ? "null" : typeof v;
+}
+
+/** An RFC 6750 b64token: a JWT, or any opaque token of the same alphabet, so a hook cannot smuggle a header through it. */
+function validToken(t: unknown): t is string {
+  return typeof t === "string" && t.length > 0 && t.length <= 16 << 10 && /^[A-Za-z0-9\-._~+/=]+$/.test(t);
+}
+
+function isAbortSignal(v: unknown): v is AbortSignal {
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as AbortSignal).aborted === "boolean" &&
+    typeof (v as AbortSignal).addEventListener === "function"
+  );
+}
+
+/** Settles as p does, or rejects with the signal's reason when it aborts first. */
+function race<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    p.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Waits ms, or rejects with the signal's reason when it aborts first (the timer is released). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Reads at most limit bytes of body; "over" when it has more (the rest is cancelled). */
+async function readCapped(body: FetchLikeBody | null, limit: number, signal: AbortSignal): Promise<Uint8Array | "over"> {
+  if (body === null || body === undefined) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  if ("getReader" in body && typeof body.getReader === "function") {
+    const reader = body.getReader();
+    for (;;) {
+      const { done, value } = await race(reader.read(), signal);
+      if (done) break;
+      if (value === undefined) continue;
+      total += value.byteLength;
+      if (total > limit) {
+        reader.cancel().catch(() => {});
+        return "over";
+      }
+      chunks.push(value);
+    }
+  } else {
+    const it = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const { done, value } = await race(it.next(), signal);
+        if (done) break;
+        total += value.byteLength;
+        if (total > limit) return "over";
+        chunks.push(value);
+      }
+    } finally {
+      if (total > limit || signal.aborted) it.return?.()?.catch(() => {});
+    }
+  }
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.byteLength;
+  }
+  return out;
+}
+
+/** Releases a body that will not be read. */
+function discard(body: FetchLikeBody | null): void {
+  try {
+    if (body && "getReader" in body && typeof body.getReader === "function") {
+      body.getReader().cancel().catch(() => {});
+    } else if (body) {
+      (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]().return?.()?.catch(() => {});
+    }
+  } catch {
+    // already locked or gone: nothing to release
+  }
+}
+
+function mediaType(ct: string | null): string {
+  return (ct ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+/** The Retry-After of a 429 as delay-seconds or an HTTP-date (RFC 9110 10.2.3), in ms. */
+function retryAfter(v: string | null): number | undefined {
+  const s = (v ?? "").trim();
+  if (s === "") return undefined;
+  if (/^[0-9]+$/.test(s)) {
+    const n = Number(s);
+    return n <= 0xffffffff ? n * 1000 : undefined;
+  }
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? undefined : Math.max(t - Date.now(), 0);
+}
+
+/** Checks the service URL; returns it without a trailing slash, and its origin. */
+function parseBase(raw: unknown): { base: string; origin: string } {
+  if (typeof raw !== "string" || raw === "") throw new CloudRunSandboxError(`${CLIENT}: url must be a non-empty string`, "invalid-options");
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new CloudRunSandboxError(`${CLIENT}: url ${quote(raw, 200)} is not a URL`, "invalid-options");
+  }
+  if (u.username !== "" || u.password !== "") {
+    throw new CloudRunSandboxError(`${CLIENT}: url must not carry credentials (use idToken)`, "invalid-options");
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw new CloudRunSandboxError(`${CLIENT}: url ${quote(raw, 200)}: scheme must be http or https`, "invalid-options");
+  }
+  if (u.hostname === "") throw new CloudRunSandboxError(`${CLIENT}: url ${quote(raw, 200)} has no host`, "invalid-options");
+  if (u.search !== "" || u.hash !== "" || /[?#]/.test(raw)) {
+    throw new CloudRunSandboxError(`${CLIENT}: url ${quote(raw, 200)} must not have a query or fragment`, "invalid-options");
+  }
+  return { base: u.origin + u.pathname.replace(/\/+$/, ""), origin: u.origin };
+}
+
+function configure(options: CloudRunSandboxBackendOptions): Config {
+  if (typeof options !== "object" || options === null) {
+    throw new CloudRunSandboxError(`${CLIENT}: create needs an options object`, "invalid-options");
+  }
+  const { url, fetch, idToken, audience, timeoutGraceMs, retryBusy, maxResponseBytes, signal } = options;
+  const { base, origin } = parseBase(url);
+  const bad = (what: string) => new CloudRunSandboxError(`${CLIENT}: ${what}`, "invalid-options");
+  if (fetch !== undefined && typeof fetch !== "function") throw bad("fetch must be a function");
+  if (fetch === undefined && typeof globalThis.fetch !== "function") throw bad("no global fetch: pass options.fetch");
+  if (idToken !== undefined && typeof idToken !== "function") throw bad("idToken must be a function");
+  if (audience !== undefined && (typeof audience !== "string" || audience === "")) throw bad("audience must be a non-empty string");
+  const grace = timeoutGraceMs ?? DEFAULT_TIMEOUT_GRACE_MS;
+  if (typeof grace !== "number" || !Number.isFinite(grace) || grace < 0) {
+    throw bad(`timeoutGraceMs must be a finite number >= 0, got ${show(timeoutGraceMs)}`);
+  }
+  if (retryBusy !== undefined && typeof retryBusy !== "boolean") throw bad("retryBusy must be a boolean");
+  const maxBody = maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  if (typeof maxBody !== "number" || !Number.isSafeInteger(maxBody) || maxBody <= 0) {
+    throw bad(`maxResponseBytes must be a positive integer, got ${show(maxResponseBytes)}`);
+  }
+  if (signal !== undefined && !isAbortSignal(signal)) throw bad("signal must be an AbortSignal");
+  return {
+    base,
+    origin,
+    fetch: fetch ?? ((u, init) => globalThis.fetch(u, init) as unknown as Promise<FetchLikeResponse>),
+    idToken,
+    audience: audience ?? origin,
+    timeoutGraceMs: grace,
+    controlTimeoutMs: Math.max(grace, MIN_CONTROL_TIMEOUT_MS),
+    retryBusy: retryBusy ?? true,
+    maxResponseBytes: maxBody,
+  };
+}
+
+/** The HTTP side: attempts, busy retries, deadlines and close(). */
+class Transport {
+  readonly #inflight = new Set<AbortController>();
+  #closed = false;
+
+  constructor(readonly cfg: Config) {}
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const ac of this.#inflight) ac.abort(new CloudRunSandboxError(`${CLIENT}: closed`, "closed"));
+    this.#inflight.clear();
+  }
+
+  /**
+   * Runs fn under a signal that aborts on the caller's abort, on timeoutMs
+   * and on close(). It returns fn's result, or throws the caller's abort
+   * reason (whatever else happened: cancellation wins), or a Failure.
+   */
+  async run<T>(
+    op: string,
+    user: AbortSignal | undefined,
+    timeoutMs: number,
+    why: string,
+    fn: (signal: AbortSignal, deadline: number) => Promise<T>,
+  ): Promise<T> {
+    user?.throwIfAborted();
+    if (this.#closed) throw new Failure(`${CLIENT}: ${op}: the backend is closed`, undefined, "closed");
+    const ac = new AbortController();
+    let timedOut = false;
+    const onUser = () => ac.abort(user?.reason);
+    user?.addEventListener("abort", onUser, { once: true });
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        ac.abort(new Failure("timeout"));
+      },
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
+    this.#inflight.add(ac);
+    try {
+      const result = await fn(ac.signal, Date.now() + timeoutMs);
+      if (user?.aborted) throw user.reason;
+      return result;
+    } catch (err) {
+      if (user?.aborted) throw user.reason;
+      if (timedOut) throw new Failure(`sandbox service: ${op}: no answer within ${timeoutMs} ms (${why})`);
+      if (ac.signal.aborted) throw new Failure(`${CLIENT}: ${op}: the backend was closed while the request was in flight`, undefined, "closed");
+      if (err instanceof Failure) throw err;
+      throw new Failure(`${CLIENT}: ${op}: ${errorText(err)}`);
+    } finally {
+      clearTimeout(timer);
+      user?.removeEventListener("abort", onUser);
+      this.#inflight.delete(ac);
+    }
+  }
+
+  /** Sends the request, retrying a 429 when configured to; returns a 200 answer or throws a Failure. */
+  async exchange(
+    method: string,
+    path: string,
+    body: string | undefined,
+    limit: number,
+    signal: AbortSignal,
+    deadline: number,
+  ): Promise<{ contentType: string | null; bytes: Uint8Array }> {
+    for (;;) {
+      const a = await this.#once(method, path, body, limit, signal);
+      if (a.ok) return a;
+      if (a.said.status !== 429 || !this.cfg.retryBusy) throw new Failure(describe(a.said, a.redact), a.said.status);
+      const wait = Math.max(a.retryAfterMs ?? DEFAULT_BUSY_WAIT_MS, MIN_BUSY_WAIT_MS);
+      const left = deadline - Date.now();
+      if (wait >= left) {
+        const reason = `busy: Retry-After ${wait} ms outlasts the request's deadline (${Math.max(left, 0)} ms left)`;
+        throw new Failure(describe({ ...a.said, reason }, a.redact), 429);
+      }
+      await sleep(wait, signal);
+    }
+  }
+
+  /** One attempt: a 200 answer, a failed one, or a Failure thrown (or the signal's reason). */
+  async #once(method: string, path: string, body: string | undefined, limit: number, signal: AbortSignal): Promise<Answer> {
+    const op = `${method} ${path}`;
+    const headers: Record<string, string> = { accept: "application/json, application/problem+json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let token = "";
+    if (this.cfg.idToken) {
+      const hook = this.cfg.idToken;
+      let t: unknown;
+      try {
+        t = await race(
+          Promise.resolve().then(() => hook(this.cfg.audience)),
+          signal,
+        );
+      } catch (err) {
+        if (signal.aborted) throw err;
+        throw new Failure(describe({ op, reason: `ID token: ${errorText(err)}` }));
+      }
+      if (!validToken(t)) throw new Failure(describe({ op, reason: "ID token: the hook returned an empty or malformed token" }));
+      token = t;
+      headers["authorization"] = `Bearer ${token}`;
+    }
+    const redact = (s: string) => (token === "" ? s : s.split(token).join("[token]"));
+
+    let res: FetchLikeResponse;
+    try {
+      const init: FetchLikeInit = { method, headers, signal, redirect: "manual" };
+      if (body !== undefined) init.body = body;
+      res = await race(this.cfg.fetch(this.cfg.base + path, init), signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new Failure(describe({ op, reason: errorText(err) }, redact));
+    }
+
+    let status: number;
+    try {
+      status = res.status;
+    } catch (err) {
+      throw new Failure(describe({ op, reason: `unreadable response: ${errorText(err)}` }, redact));
+    }
+    if (status !== 200) {
+      const said: Said = { op, status };
+      if (res.type === "opaqueredirect" || (status >= 300 && status < 400)) {
+        said.reason = "redirects are not followed";
+        discard(res.body);
+      } else {
+        const p = await this.#problem(res, signal, redact);
+        if (p) said.problem = p;
+      }
+      const answer: Answer = { ok: false, said, redact };
+      if (status === 429) {
+        const ra = retryAfter(res.headers.get("retry-after"));
+        if (ra !== undefined) answer.retryAfterMs = ra;
+      }
+      return answer;
+    }
+
+    const declared = res.headers.get("content-length");
+    if (declared !== null && /^[0-9]+$/.test(declared.trim()) && Number(declared) > limit) {
+      discard(res.body);
+      throw new Failure(
+        describe({ op, status, reason: `response body of ${declared.trim()} bytes exceeds the client's limit of ${limit} bytes` }, redact),
+        status,
+      );
+    }
+    let bytes: Uint8Array | "over";
+    try {
+      bytes = await readCapped(res.body, limit, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new Failure(describe({ op, status, reason: `reading the response: ${errorText(err)}` }, redact), status);
+    }
+    if (bytes === "over") {
+      throw new Failure(describe({ op, status, reason: `response body exceeds the client's limit of ${limit} bytes` }, redact), status);
+    }
+    return { ok: true, contentType: res.headers.get("content-type"), bytes };
+  }
+
+  /** The problem document (RFC 9457) of a non-200 answer, or undefined when the body is not one. */
+  async #problem(res: FetchLikeResponse, signal: AbortSignal, redact: (s: string) => string): Promise<Problem | undefined> {
+    const mt = mediaType(res.headers.get("content-type"));
+    if (mt !== "application/problem+json" && mt !== "application/json") {
+      discard(res.body);
+      return undefined;
+    }
+    let bytes: Uint8Array | "over";
+    try {
+      bytes = await readCapped(res.body, MAX_PROBLEM_BYTES, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return undefined;
+    }
+    if (bytes === "over") return undefined;
+    let doc: unknown;
+    try {
+      doc = parseJson(bytes);
+    } catch {
+      return undefined;
+    }
+    if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return undefined;
+    const p: Problem = {};
+    for (const k of ["title", "detail"] as const) {
+      const v = (doc as Record<string, unknown>)[k];
+      if (v === undefined || v === null) continue;
+      if (typeof v !== "string") return undefined;
+      p[k] = boundText(redact(v), MAX_MESSAGE_UNITS);
+    }
+    return p;
+  }
+}
+
+function requireJson(op: string, a: { contentType: string | null; bytes: Uint8Array }): Failure | undefined {
+  if (mediaType(a.contentType) !== "application/json") {
+    return new Failure(describe({ op, status: 200, reason: `response Content-Type is ${quote(a.contentType ?? "")}, want application/json` }), 200);
+  }
+  return undefined;
+}
+
+function infrastructure(message: string): SandboxOutcome {
+  return { ok: false, kind: "infrastructure", message: boundText(message, MAX_MESSAGE_UNITS) };
+}
+
+/**
+ * loom's SandboxBackend (ADR 0144 D1) backed by a sandbox-cloudrun service.
+ *
+ * ```ts
+ * const backend = await CloudRunSandboxBackend.create({ url: "https://sandbox-….run.app" });
+ * ```
+ */
+export class CloudRunSandboxBackend implements SandboxBackend {
+  /** The service's base URL, as used. */
+  readonly url: string;
+  /** The service's declaration (ADR 0144 D4), as create() read and validated it; frozen. */
+  readonly capabilities: Readonly<SandboxBackendCapabilities>;
+  /** The backend SPI version the service reported. */
+  readonly spiVersion: string;
+  /** The service's limits as create() read them (members this client does not know included); frozen. */
+  readonly limits: ServiceLimits;
+  /** The service's engine build; frozen. */
+  readonly engine: ServiceEngine;
+  readonly #t: Transport;
+
+  private constructor(t: Transport, info: ServiceInfo) {
+    this.#t = t;
+    this.url = t.cfg.base;
+    this.capabilities = info.capabilities;
+    this.spiVersion = info.spiVersion;
+    this.limits = info.limits;
+    this.engine = info.engine;
+    Object.freeze(this);
+  }
+
+  /**
+   * Reads the service's GET /v1/capabilities once, validates it and keeps a
+   * frozen copy. Rejects with a CloudRunSandboxError when the options are
+   * invalid ("invalid-options"), the service does not answer usably
+   * ("unavailable"), the document is invalid ("invalid-capabilities") or the
+   * service implements another major SPI version ("incompatible-spi"); with
+   * options.signal's reason when it aborts.
+   */
+  static async create(options: CloudRunSandboxBackendOptions): Promise<CloudRunSandboxBackend> {
+    const cfg = configure(options);
+    const t = new Transport(cfg);
+    const op = "GET /v1/capabilities";
+    try {
+      const info = await t.run(op, options.signal, cfg.controlTimeoutMs, `timeoutGraceMs ${cfg.timeoutGraceMs}, at least ${MIN_CONTROL_TIMEOUT_MS}`, async (signal, deadline) => {
+        const a = await t.exchange("GET", "/v1/capabilities", undefined, MAX_CAPABILITIES_BYTES, signal, deadline);
+        const wrong = requireJson(op, a);
+        if (wrong) throw new Failure(`invalid capabilities document from ${cfg.base}: ${wrong.message}`, 200, "invalid-capabilities");
+        let info: ServiceInfo;
+        try {
+          info = decodeInfo(parseJson(a.bytes));
+        } catch (err) {
+          if (!(err instanceof DecodeError)) throw err;
+          throw new Failure(`invalid capabilities document from ${cfg.base}: ${err.message}`, 200, "invalid-capabilities");
+        }
+        if (semverMajor(info.spiVersion) !== semverMajor(SANDBOX_BACKEND_SPI_VERSION)) {
+          throw new Failure(
+            `incompatible sandbox backend SPI: the service at ${cfg.base} implements ${quote(info.spiVersion)}, this client ${SANDBOX_BACKEND_SPI_VERSION}`,
+            200,
+            "incompatible-spi",
+          );
+        }
+        return info;
+      });
+      return new CloudRunSandboxBackend(t, info);
+    } catch (err) {
+      if (err instanceof Failure) throw new CloudRunSandboxError(err.message, err.code ?? "unavailable", err.status);
+      throw err;
+    }
+  }
+
+  /**
+   * Runs the request on the service (POST /v1/sandbox/evaluate) and returns
+   * its outcome object as received, once it is exactly one of ADR 0144 D2's
+   * shapes. Aborting request.signal cancels the HTTP call (and so the run, on
+   * the service) and rejects with the signal's reason: an aborted signal
+   * never yields an outcome. Everything else that goes wrong is an
+   * infrastructure outcome whose message says what happened (bounded to 2048
+   * UTF-16 units, ID token blanked). The HTTP call's own timeout is
+   * limits.wallClockMs + timeoutGraceMs.
+   */
+  async evaluate(request: SandboxRequest): Promise<SandboxOutcome> {
+    const op = `POST ${EVALUATE_PATH}`;
+    let signal: AbortSignal | undefined;
+    try {
+      const s: unknown = request.signal;
+      if (s !== undefined && !isAbortSignal(s)) return infrastructure(`${CLIENT}: invalid request: signal is not an AbortSignal`);
+      signal = s;
+    } catch (err) {
+      return infrastructure(`${CLIENT}: invalid request: ${errorText(err)}`);
+    }
+    signal?.throwIfAborted();
+    try {
+      const prepared = this.#prepare(request);
+      if (typeof prepared === "string") return infrastructure(`${CLIENT}: ${prepared}`);
+      const { body, wallClockMs } = prepared;
+      const timeoutMs = wallClockMs + this.#t.cfg.timeoutGraceMs;
+      const why = `limits.wallClockMs ${wallClockMs} + timeoutGraceMs ${this.#t.cfg.timeoutGraceMs}`;
+      return await this.#t.run(op, signal, timeoutMs, why, async (s, deadline) => {
+        const a = await this.#t.exchange("POST", EVALUATE_PATH, body, this.#t.cfg.maxResponseBytes, s, deadline);
+        const wrong = requireJson(op, a);
+        if (wrong) throw wrong;
+        try {
+          return decodeOutcome(parseJson(a.bytes));
+        } catch (err) {
+          if (!(err instanceof DecodeError)) throw err;
+          throw new Failure(describe({ op, status: 200, reason: `malformed outcome: ${err.message}` }), 200);
+        }
+      });
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      if (err instanceof Failure) return infrastructure(err.message);
+      return infrastructure(`${CLIENT}: ${op}: ${errorText(err)}`);
+    }
+  }
+
+  /** Encodes the request's body, or says why it is refused here. */
+  #prepare(request: SandboxRequest): { body: string; wallClockMs: number } | string {
+    const { script, inputJson, limits } = request;
+    if (typeof script !== "string") return `invalid request: script must be a string, got ${show(script)}`;
+    if (typeof inputJson !== "string") return `invalid request: inputJson must be a string, got ${show(inputJson)}`;
+    if (typeof limits !== "object" || limits === null) return `invalid request: limits must be an object, got ${show(limits)}`;
+    const { wallClockMs, memoryBytes } = limits;
+    // A zero or negative limit is refused here rather than sent: the service
+    // must never read it as "use the default". A fractional wall clock is
+    // rounded up (never ask for less time than the caller gave).
+    const wall = typeof wallClockMs === "number" ? Math.ceil(wallClockMs) : NaN;
+    if (!(wallClockMs > 0) || !Number.isSafeInteger(wall) || !(memoryBytes > 0) || !Number.isSafeInteger(memoryBytes)) {
+      return `invalid limits: wallClockMs and memoryBytes must be positive (memoryBytes an integer), got wallClockMs ${show(wallClockMs)} and memoryBytes ${show(memoryBytes)}`;
+    }
+    if (!isWellFormed(script)) return "the script has a lone surrogate, which a JSON request cannot carry as UTF-8";
+    if (!isWellFormed(inputJson)) return "the input has a lone surrogate, which a JSON request cannot carry as UTF-8";
+    return { body: JSON.stringify({ script, inputJson, limits: { wallClockMs: wall, memoryBytes } }), wallClockMs: wall };
+  }
+
+  /**
+   * Asks the service whether it is ready (GET /readyz): an instance that
+   * answers 200 has compiled and warmed its engine, so calling this ahead of
+   * traffic wakes a Cloud Run instance. Rejects with a CloudRunSandboxError
+   * otherwise.
+   */
+  async warm(): Promise<void> {
+    const op = "GET /readyz";
+    const t = this.#t;
+    try {
+      await t.run(op, undefined, t.cfg.controlTimeoutMs, `timeoutGraceMs ${t.cfg.timeoutGraceMs}, at least ${MIN_CONTROL_TIMEOUT_MS}`, (s, d) =>
+        t.exchange("GET", "/readyz", undefined, MAX_PROBLEM_BYTES, s, d),
+      );
+    } catch (err) {
+      if (err instanceof Failure) throw new CloudRunSandboxError(err.message, err.code ?? "unavailable", err.status);
+      throw err;
+    }
+  }
+
+  /**
+   * Stops this backend: requests in flight are aborted (an evaluate settles
+   * as infrastructure, and the service stops the run when the connection
+   * goes), and every later evaluate is infrastructure ("closed") and warm
+   * rejects. Idle keep-alive connections belong to the fetch implementation:
+   * Node's global fetch closes them after its keep-alive timeout (a few
+   * seconds) and they do not keep the process alive; with your own fetch
+   * over your own undici Agent, close that Agent after this.
+   */
+  async close(): Promise<void> {
+    this.#t.close();
+  }
+}

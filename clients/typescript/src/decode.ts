@@ -1,0 +1,395 @@
+// Strict decoding of the service's answers, as the Go client's decode.go does
+// it: an outcome is exactly one of ADR 0144 D2's shapes with no other member,
+// and GET /v1/capabilities is read strictly where a capability is declared.
+
+import type { SandboxBackendCapabilities, SandboxOutcome } from "./spi.js";
+import { boundText, MAX_MESSAGE_UNITS, quote } from "./text.js";
+
+/** A body that does not decode; its message says what is wrong, never the body. */
+export class DecodeError extends Error {
+  override name = "DecodeError";
+}
+
+type JsonObject = Record<string, unknown>;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Parses a response body: UTF-8 (no byte-order mark), one JSON value, and no
+ * object anywhere with the same key twice (parsers disagree on which one
+ * counts, so the service refuses them too).
+ */
+export function parseJson(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new DecodeError("the body is not valid UTF-8");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new DecodeError(`not JSON: ${boundText(err instanceof Error ? err.message : String(err), 200)}`);
+  }
+  const dup = duplicateKey(text);
+  if (dup !== undefined) throw new DecodeError(`${quote(dup)}: duplicate member`);
+  return value;
+}
+
+/**
+ * Returns a key that some object in text (valid JSON) has twice, comparing
+ * keys after unescaping, or undefined. Iterative, so nesting depth costs no
+ * stack.
+ */
+export function duplicateKey(text: string): string | undefined {
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    switch (ch) {
+      case 0x7b: // {
+        stack.push(new Set());
+        expectKey = true;
+        break;
+      case 0x5b: // [
+        stack.push(null);
+        expectKey = false;
+        break;
+      case 0x7d: // }
+      case 0x5d: // ]
+        stack.pop();
+        expectKey = false;
+        break;
+      case 0x2c: // ,
+        expectKey = stack[stack.length - 1] instanceof Set;
+        break;
+      case 0x22: {
+        // "
+        let j = i + 1;
+        let escaped = false;
+        for (;;) {
+          const cj = text.charCodeAt(j);
+          if (cj === 0x22) break;
+          if (cj === 0x5c) {
+            escaped = true;
+            j += 2;
+          } else {
+            j += 1;
+          }
+        }
+        if (expectKey) {
+          const raw = text.slice(i + 1, j);
+          const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : raw;
+          const set = stack[stack.length - 1] as Set<string>;
+          if (set.has(key)) return key;
+          set.add(key);
+          expectKey = false;
+        }
+        i = j;
+        break;
+      }
+      default:
+      // whitespace, ':', numbers and literals
+    }
+  }
+  return undefined;
+}
+
+function kindOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  switch (typeof v) {
+    case "string":
+      return "a string";
+    case "number":
+      return "a number";
+    case "boolean":
+      return "a boolean";
+    default:
+      return "an object";
+  }
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * One JSON object read strictly: each member is taken at most once with the
+ * kind it must have, and done() reports the first problem, including a member
+ * nobody took.
+ */
+class Reader {
+  private readonly used = new Set<string>();
+  private err: string | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly obj: JsonObject,
+  ) {}
+
+  static of(path: string, v: unknown): Reader {
+    if (!isObject(v)) throw new DecodeError(`${at(path)}a JSON object is required, got ${kindOf(v)}`);
+    return new Reader(path, v);
+  }
+
+  fail(key: string, what: string): void {
+    this.err ??= `${at(join(this.path, key))}${what}`;
+  }
+
+  take(key: string, required: boolean): { present: boolean; value: unknown } {
+    if (!Object.prototype.hasOwnProperty.call(this.obj, key)) {
+      if (required) this.fail(key, "missing");
+      return { present: false, value: undefined };
+    }
+    this.used.add(key);
+    return { present: true, value: this.obj[key] };
+  }
+
+  str(key: string, required: boolean): string | undefined {
+    const { present, value } = this.take(key, required);
+    if (!present) return undefined;
+    if (typeof value !== "string") {
+      this.fail(key, `must be a string, got ${kindOf(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  nonEmpty(key: string): string | undefined {
+    const s = this.str(key, true);
+    if (s === "") this.fail(key, "must not be empty");
+    return s;
+  }
+
+  bool(key: string, required: boolean): boolean | undefined {
+    const { present, value } = this.take(key, required);
+    if (!present) return undefined;
+    if (typeof value !== "boolean") {
+      this.fail(key, `must be a boolean, got ${kindOf(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  /** A non-negative integer. */
+  count(key: string, required: boolean): number | undefined {
+    const { present, value } = this.take(key, required);
+    if (!present) return undefined;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || Object.is(value, -0)) {
+      this.fail(key, `must be a non-negative integer, got ${typeof value === "number" ? String(value) : kindOf(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  oneOf<T extends string>(key: string, s: string | undefined, allowed: readonly T[]): T | undefined {
+    if (s === undefined) return undefined;
+    if ((allowed as readonly string[]).includes(s)) return s as T;
+    this.fail(key, `must be one of ${allowed.join(", ")}, got ${quote(s)}`);
+    return undefined;
+  }
+
+  child(key: string): Reader | undefined {
+    const { present, value } = this.take(key, true);
+    if (!present) return undefined;
+    if (!isObject(value)) {
+      this.fail(key, `must be an object, got ${kindOf(value)}`);
+      return undefined;
+    }
+    return new Reader(join(this.path, key), value);
+  }
+
+  /** Marks every member read (where unknown members are tolerated). */
+  skip(): void {
+    for (const k of Object.keys(this.obj)) this.used.add(k);
+  }
+
+  /** Adopts a child's problem as this object's, if it has none of its own. */
+  adopt(child: Reader | undefined): void {
+    if (child === undefined) return;
+    try {
+      child.done();
+    } catch (err) {
+      this.err ??= (err as Error).message;
+    }
+  }
+
+  done(): void {
+    if (this.err !== undefined) throw new DecodeError(this.err);
+    for (const k of Object.keys(this.obj)) {
+      if (!this.used.has(k)) throw new DecodeError(`${at(join(this.path, k))}unknown member`);
+    }
+  }
+}
+
+function at(path: string): string {
+  return path === "" ? "" : `${path}: `;
+}
+
+function join(path: string, key: string): string {
+  const q = quote(key);
+  return path === "" ? q : `${path}.${q}`;
+}
+
+const KINDS = ["limit", "threw", "inputTooLarge", "infrastructure"] as const;
+const LIMITS = ["cpu", "memory", "wallClock"] as const;
+
+/**
+ * Reads one outcome in ADR 0144 D2's closed vocabulary, with no other
+ * members, and returns the object as received. A threw message may be empty
+ * (the script threw ""); an infrastructure message may not, and is bounded.
+ */
+export function decodeOutcome(v: unknown): SandboxOutcome {
+  const o = Reader.of("", v);
+  const ok = o.bool("ok", true);
+  if (ok === true) {
+    o.take("value", true);
+  } else if (ok === false) {
+    const kind = o.oneOf("kind", o.str("kind", true), KINDS);
+    switch (kind) {
+      case "limit":
+        o.oneOf("limit", o.str("limit", true), LIMITS);
+        break;
+      case "threw":
+        o.str("name", false);
+        o.str("message", true);
+        break;
+      case "inputTooLarge":
+        break;
+      case "infrastructure": {
+        const m = o.nonEmpty("message");
+        if (m !== undefined && isObject(v)) v.message = boundText(m, MAX_MESSAGE_UNITS);
+        break;
+      }
+    }
+  }
+  o.done();
+  return v as SandboxOutcome;
+}
+
+/** The service's limits as GET /v1/capabilities reports them, with members this client does not know. */
+export interface ServiceLimits {
+  readonly defaultWallClockMs?: number;
+  readonly maxWallClockMs?: number;
+  readonly defaultMemoryBytes?: number;
+  readonly maxMemoryBytes?: number;
+  readonly maxInputBytes?: number;
+  readonly maxOutputBytes?: number;
+  readonly maxScriptBytes?: number;
+  readonly maxRequestBytes?: number;
+  readonly maxConcurrent?: number;
+  readonly requestTimeoutMs?: number;
+  readonly [member: string]: unknown;
+}
+
+/** The service's engine build. */
+export interface ServiceEngine {
+  readonly name: string;
+  readonly version: string;
+  readonly wasmSha256: string;
+}
+
+/** GET /v1/capabilities, validated. */
+export interface ServiceInfo {
+  readonly spiVersion: string;
+  readonly capabilities: Readonly<SandboxBackendCapabilities>;
+  readonly limits: ServiceLimits;
+  readonly engine: ServiceEngine;
+}
+
+const KNOWN_LIMITS = [
+  "defaultWallClockMs",
+  "maxWallClockMs",
+  "defaultMemoryBytes",
+  "maxMemoryBytes",
+  "maxInputBytes",
+  "maxOutputBytes",
+  "maxScriptBytes",
+  "maxRequestBytes",
+  "maxConcurrent",
+  "requestTimeoutMs",
+] as const;
+
+const SEMVER = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+
+/** The major version of a semantic version, or undefined. */
+export function semverMajor(v: string): string | undefined {
+  return SEMVER.exec(v)?.[1];
+}
+
+/**
+ * Reads GET /v1/capabilities. The declaration ("capabilities", ADR 0144 D4's
+ * closed set) and "engine" are read strictly: a capability this client cannot
+ * vouch for must not be dropped silently. The document itself and "limits"
+ * may carry members this client does not know (a later minor SPI version may
+ * add some; none of them weakens the declaration). The result is deeply
+ * frozen.
+ */
+export function decodeInfo(v: unknown): ServiceInfo {
+  const o = Reader.of("", v);
+  const spiVersion = o.str("spiVersion", true);
+
+  let capabilities: SandboxBackendCapabilities | undefined;
+  const c = o.child("capabilities");
+  if (c) {
+    const language = c.nonEmpty("language");
+    const network = c.oneOf("network", c.str("network", true), ["none", "allowlist", "open"] as const);
+    const wallClock = c.oneOf("wallClock", c.str("wallClock", true), ["hard", "soft"] as const);
+    const memory = c.bool("memory", true);
+    const cpu = c.bool("cpu", true);
+    const freshPerRun = c.bool("freshPerRun", true);
+    o.adopt(c);
+    if (
+      language !== undefined &&
+      network !== undefined &&
+      wallClock !== undefined &&
+      memory !== undefined &&
+      cpu !== undefined &&
+      freshPerRun !== undefined
+    ) {
+      capabilities = { language, network, wallClock, memory, cpu, freshPerRun };
+    }
+  }
+
+  let limits: Record<string, unknown> | undefined;
+  const l = o.child("limits");
+  if (l) {
+    for (const k of KNOWN_LIMITS) l.count(k, false);
+    l.skip();
+    o.adopt(l);
+    limits = structuredClone((v as JsonObject).limits) as Record<string, unknown>;
+  }
+
+  let engine: ServiceEngine | undefined;
+  const e = o.child("engine");
+  if (e) {
+    const name = e.nonEmpty("name");
+    const version = e.nonEmpty("version");
+    const wasmSha256 = e.str("wasmSha256", true);
+    if (wasmSha256 !== undefined && !/^[0-9a-f]{64}$/.test(wasmSha256)) {
+      e.fail("wasmSha256", "must be 64 lowercase hex digits");
+    }
+    o.adopt(e);
+    if (name !== undefined && version !== undefined && wasmSha256 !== undefined) engine = { name, version, wasmSha256 };
+  }
+
+  o.skip();
+  o.done();
+  if (spiVersion === undefined || capabilities === undefined || limits === undefined || engine === undefined) {
+    throw new DecodeError("incomplete document"); // unreachable: done() reported the missing member
+  }
+  if (semverMajor(spiVersion) === undefined) {
+    throw new DecodeError(`spiVersion ${quote(spiVersion)} is not a semantic version`);
+  }
+  return deepFreeze({ spiVersion, capabilities, limits, engine });
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === "object" && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v)) deepFreeze((v as JsonObject)[k]);
+  }
+  return v;
+}

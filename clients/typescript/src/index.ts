@@ -1,0 +1,22 @@
+export {
+  SANDBOX_BACKEND_SPI_VERSION,
+  type SandboxBackend,
+  type SandboxBackendCapabilities,
+  type SandboxOutcome,
+  type SandboxRequest,
+} from "./spi.js";
+export {
+  CloudRunSandboxBackend,
+  CloudRunSandboxError,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_GRACE_MS,
+  type CloudRunSandboxBackendOptions,
+  type CloudRunSandboxErrorCode,
+  type FetchLike,
+  type FetchLikeBody,
+  type FetchLikeInit,
+  type FetchLikeResponse,
+  type IdTokenHook,
+} from "./backend.js";
+export type { ServiceEngine, ServiceLimits } from "./decode.js";
+export { boundText, MAX_MESSAGE_UNITS } from "./text.js";
