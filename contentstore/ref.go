@@ -126,7 +126,9 @@ func isAlgorithmName(s string) bool {
 // quoteBounded quotes s for an error message, cut so that a hostile reference
 // cannot make the message huge.
 func quoteBounded(s string) string {
-	const max = 80
+	// %q writes a byte that is not UTF-8 as four characters (\xfd), so the
+	// bound on the input is a quarter of the message budget.
+	const max = 40
 	if len(s) > max {
 		return fmt.Sprintf("%q…(%d bytes)", s[:max], len(s))
 	}
