@@ -2,12 +2,12 @@ package quickjs_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
@@ -21,35 +21,6 @@ func workload(b *testing.B, name string) string {
 		b.Fatal(err)
 	}
 	return string(s)
-}
-
-// mcpDocument builds an MCP-like tool result of about n bytes of JSON.
-func mcpDocument(n int) string {
-	type item struct {
-		ID     int      `json:"id"`
-		Title  string   `json:"title"`
-		State  string   `json:"state"`
-		Labels []string `json:"labels"`
-		Score  float64  `json:"score"`
-		Author struct {
-			Login string `json:"login"`
-			Admin bool   `json:"admin"`
-		} `json:"author"`
-	}
-	var items []item
-	size := 0
-	for i := 0; size < n; i++ {
-		it := item{ID: i, Title: fmt.Sprintf("Issue number %d: something is not right", i), State: []string{"open", "closed"}[i%2],
-			Labels: []string{"bug", "p" + fmt.Sprint(i%4)}, Score: float64(i%100) / 7}
-		it.Author.Login = fmt.Sprintf("user%d", i%37)
-		it.Author.Admin = i%11 == 0
-		b, _ := json.Marshal(it)
-		size += len(b) + 1
-		items = append(items, it)
-	}
-	doc := map[string]any{"content": []any{map[string]any{"type": "json", "items": items}}, "isError": false}
-	out, _ := json.Marshal(doc)
-	return string(out)
 }
 
 func benchEval(b *testing.B, e *quickjs.Engine, script, input string, l effect.Limits, want effect.OutcomeKind) {
@@ -109,7 +80,7 @@ func BenchmarkReshape(b *testing.B) {
 	e := newEngine(b)
 	script := workload(b, "reshape.js")
 	for _, size := range []int{1 << 10, 16 << 10, 256 << 10} {
-		doc := mcpDocument(size)
+		doc := mcpdoc.Document(size)
 		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(doc)))
 			benchEval(b, e, script, doc, benchLimits, "")
@@ -130,7 +101,7 @@ func BenchmarkFib25ContextDone(b *testing.B) {
 
 func BenchmarkReshape256KiBContextDone(b *testing.B) {
 	e := newEngine(b, quickjs.WithHardKill(quickjs.HardKillContextDone, quickjs.DefaultHardKillGrace))
-	benchEval(b, e, workload(b, "reshape.js"), mcpDocument(256<<10), benchLimits, "")
+	benchEval(b, e, workload(b, "reshape.js"), mcpdoc.Document(256<<10), benchLimits, "")
 }
 
 // BenchmarkMemoryKill16MiB is the time to reach limitExceeded memory at a
