@@ -1,0 +1,295 @@
+// The package against the real Go service, built from this repository and
+// started on a free port: every outcome kind through the class, aborts before
+// and during a run, the busy answer, and an unreachable URL.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  CloudRunSandboxBackend,
+  CloudRunSandboxError,
+  type SandboxOutcome,
+  type SandboxRequest,
+} from "@loom-plugins/sandbox-cloudrun";
+import { buildService, freePort, startService, type Build, type Service } from "./service.js";
+import { assertInfrastructure, assertOutcome } from "./vocabulary.js";
+
+const MiB = 1 << 20;
+const LIMITS = { wallClockMs: 5000, memoryBytes: 32 * MiB };
+
+let build: Build;
+let svc: Service;
+let cpuSvc: Service;
+let backend: CloudRunSandboxBackend;
+let noRetry: CloudRunSandboxBackend;
+let cpuBackend: CloudRunSandboxBackend;
+const backends: CloudRunSandboxBackend[] = [];
+
+async function open(url: string, opts: { retryBusy?: boolean; timeoutGraceMs?: number } = {}): Promise<CloudRunSandboxBackend> {
+  const b = await CloudRunSandboxBackend.create({ url, ...opts });
+  backends.push(b);
+  return b;
+}
+
+/** Evaluates through the class and checks the outcome against the closed vocabulary. */
+async function run(b: CloudRunSandboxBackend, req: Partial<SandboxRequest> & { script: string }): Promise<SandboxOutcome> {
+  const out = await b.evaluate({ inputJson: "null", limits: LIMITS, ...req });
+  assertOutcome(out);
+  return out;
+}
+
+/** The service's own answer to the same request, checked against the closed vocabulary. */
+async function raw(url: string, req: { script: string; inputJson?: string; limits?: SandboxRequest["limits"] }): Promise<unknown> {
+  const res = await fetch(`${url}/v1/sandbox/evaluate`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ inputJson: "null", limits: LIMITS, ...req }),
+  });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "application/json");
+  const body: unknown = await res.json();
+  assertOutcome(body);
+  return body;
+}
+
+/** Both ways, and they agree: the class returns the service's outcome as received. */
+async function both(url: string, b: CloudRunSandboxBackend, req: { script: string; inputJson?: string; limits?: SandboxRequest["limits"] }): Promise<SandboxOutcome> {
+  const viaClass = await run(b, req);
+  assert.deepEqual(viaClass, await raw(url, req));
+  return viaClass;
+}
+
+/** Waits until the service refuses a request as busy (the long run holds its gate). */
+async function untilBusy(): Promise<void> {
+  const until = Date.now() + 5000;
+  for (;;) {
+    const o = await run(noRetry, { script: "0", limits: { wallClockMs: 1000, memoryBytes: 16 * MiB } });
+    if (!o.ok && o.kind === "infrastructure" && o.message.includes("HTTP 429")) return;
+    assert.ok(Date.now() < until, "the long run never held the service");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("against the real service", () => {
+  before(async () => {
+    build = await buildService();
+    // The main service's CPU budget is far away, so long runs end by their
+    // wall clock (or an abort); the second one's is tiny, for the cpu limit.
+    [svc, cpuSvc] = await Promise.all([
+      startService(build.bin, { CPU_BUDGET: "100000000" }),
+      startService(build.bin, { CPU_BUDGET: "50" }),
+    ]);
+    backend = await open(svc.url);
+    noRetry = await open(svc.url, { retryBusy: false });
+    cpuBackend = await open(cpuSvc.url);
+  });
+
+  after(async () => {
+    for (const b of backends) await b.close();
+    await Promise.all([svc?.stop(), cpuSvc?.stop()]);
+    await build?.cleanup();
+  });
+
+  test("capabilities are read once, validated and frozen", async () => {
+    const doc = (await (await fetch(`${svc.url}/v1/capabilities`)).json()) as Record<string, unknown>;
+    assert.deepEqual({ ...backend.capabilities }, doc.capabilities);
+    assert.deepEqual(backend.capabilities, {
+      language: "javascript",
+      network: "none",
+      wallClock: "hard",
+      memory: true,
+      cpu: true,
+      freshPerRun: true,
+    });
+    assert.ok(Object.isFrozen(backend.capabilities));
+    assert.throws(() => {
+      (backend.capabilities as { network: string }).network = "open";
+    }, TypeError);
+    assert.match(backend.spiVersion, /^1\./);
+    assert.equal(backend.limits.maxWallClockMs, 30000);
+    assert.equal(backend.limits.maxConcurrent, 1);
+    assert.ok(Object.isFrozen(backend.limits));
+    assert.equal(backend.engine.name, "quickjs");
+    assert.match(backend.engine.wasmSha256, /^[0-9a-f]{64}$/);
+    assert.equal(backend.url, svc.url);
+  });
+
+  test("ok: the value comes back exactly", async () => {
+    const input = { s: "naïve ☃ 😀 \"q\" \\ \n", n: [1, -2.5, 2 ** 40], deep: { a: { b: { c: [null, true, false] } } } };
+    const out = await both(svc.url, backend, { script: "({ echo: input, sum: input.n[0] + 1 })", inputJson: JSON.stringify(input) });
+    assert.deepEqual(out, { ok: true, value: { echo: input, sum: 2 } });
+  });
+
+  test("ok: undefined completion is null", async () => {
+    assert.deepEqual(await both(svc.url, backend, { script: "undefined" }), { ok: true, value: null });
+  });
+
+  test("threw with a name", async () => {
+    const out = await both(svc.url, backend, { script: "throw new TypeError('bad ' + input.x)", inputJson: '{"x":1}' });
+    assert.deepEqual(out, { ok: false, kind: "threw", name: "TypeError", message: "bad 1" });
+  });
+
+  test("threw without a name", async () => {
+    const out = await both(svc.url, backend, { script: "throw 'plain string'" });
+    assert.deepEqual(out, { ok: false, kind: "threw", message: "plain string" });
+    assert.ok(!("name" in out));
+  });
+
+  test("threw: a syntax error", async () => {
+    const out = await both(svc.url, backend, { script: "let = ;" });
+    assert.equal(out.ok, false);
+    assert.equal(out.ok === false && out.kind, "threw");
+    assert.equal((out as { name?: string }).name, "SyntaxError");
+  });
+
+  test("limit: cpu (a service with CPU_BUDGET=50)", async () => {
+    const out = await both(cpuSvc.url, cpuBackend, { script: "while (true) {}", limits: { wallClockMs: 20000, memoryBytes: 16 * MiB } });
+    assert.deepEqual(out, { ok: false, kind: "limit", limit: "cpu" });
+    assert.equal(cpuBackend.capabilities.cpu, true);
+  });
+
+  test("limit: memory", async () => {
+    const out = await both(svc.url, backend, {
+      script: "const a = []; while (true) a.push(new Array(1000).fill(1));",
+      limits: { wallClockMs: 10000, memoryBytes: 16 * MiB },
+    });
+    assert.deepEqual(out, { ok: false, kind: "limit", limit: "memory" });
+  });
+
+  test("limit: wallClock", async () => {
+    const t0 = Date.now();
+    const out = await both(svc.url, backend, { script: "while (true) {}", limits: { wallClockMs: 300, memoryBytes: 16 * MiB } });
+    assert.deepEqual(out, { ok: false, kind: "limit", limit: "wallClock" });
+    assert.ok(Date.now() - t0 < 10_000);
+  });
+
+  test("inputTooLarge: the input overflows a small memoryBytes while being parsed", async () => {
+    const out = await both(svc.url, backend, {
+      script: "1",
+      inputJson: JSON.stringify("ab".repeat(400 << 10)),
+      limits: { wallClockMs: 5000, memoryBytes: MiB },
+    });
+    assert.deepEqual(out, { ok: false, kind: "inputTooLarge" });
+  });
+
+  test("infrastructure: limits over the service's maxima carry the service's detail", async () => {
+    assertInfrastructure(
+      await run(backend, { script: "1", limits: { wallClockMs: 999_999, memoryBytes: 16 * MiB } }),
+      "HTTP 400",
+      "Invalid limits",
+      "maxWallClockMs of 30000",
+    );
+    assertInfrastructure(
+      await run(backend, { script: "1", limits: { wallClockMs: 1000, memoryBytes: 2 ** 40 } }),
+      "HTTP 400",
+      "maxMemoryBytes",
+    );
+  });
+
+  test("infrastructure: an input over maxInputBytes (413)", async () => {
+    assertInfrastructure(
+      await run(backend, { script: "1", inputJson: JSON.stringify("x".repeat(1_100_000)) }),
+      "HTTP 413",
+      "maxInputBytes",
+    );
+  });
+
+  test("infrastructure: zero and negative limits are refused here, never sent as 'the default'", async () => {
+    for (const limits of [
+      { wallClockMs: 0, memoryBytes: 16 * MiB },
+      { wallClockMs: 1000, memoryBytes: 0 },
+      { wallClockMs: -5, memoryBytes: 16 * MiB },
+      { wallClockMs: 1000, memoryBytes: -1 },
+    ]) {
+      assertInfrastructure(await run(backend, { script: "1", limits }), "sandbox service client: invalid limits");
+    }
+  });
+
+  test("abort before the run: rejects with the signal's reason, no outcome", async () => {
+    const reason = new Error("caller gave up");
+    await assert.rejects(backend.evaluate({ script: "1", inputJson: "null", limits: LIMITS, signal: AbortSignal.abort(reason) }), (e) => e === reason);
+    const ac = new AbortController();
+    ac.abort();
+    await assert.rejects(backend.evaluate({ script: "1", inputJson: "null", limits: LIMITS, signal: ac.signal }), (e) => e === ac.signal.reason && (e as Error).name === "AbortError");
+  });
+
+  test("abort during the run: rejects with the reason, and the service stops the run", async () => {
+    const ac = new AbortController();
+    const reason = new Error("cancelled mid-run");
+    const long = backend.evaluate({ script: "while (true) {}", inputJson: "null", limits: { wallClockMs: 25_000, memoryBytes: 16 * MiB }, signal: ac.signal });
+    await untilBusy();
+    const t0 = Date.now();
+    ac.abort(reason);
+    await assert.rejects(long, (e) => e === reason);
+    assert.ok(Date.now() - t0 < 1000, "the abort settled the call at once");
+    // The service saw the client go and stopped the run: the next request is
+    // not refused as busy within about 2 s (the run had 25 s left).
+    for (;;) {
+      const o = await run(noRetry, { script: "'free'", limits: { wallClockMs: 1000, memoryBytes: 16 * MiB } });
+      if (o.ok) {
+        assert.equal(o.value, "free");
+        break;
+      }
+      assertInfrastructure(o, "HTTP 429");
+      assert.ok(Date.now() - t0 < 2000, `still busy ${Date.now() - t0} ms after the abort`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+
+  test("busy: 429 becomes infrastructure, and Retry-After is honoured within the signal's life", async () => {
+    const long = run(backend, { script: "while (true) {}", limits: { wallClockMs: 3000, memoryBytes: 16 * MiB } });
+    await untilBusy();
+    const t0 = Date.now();
+
+    // Retry disabled: at once, saying busy.
+    assertInfrastructure(await run(noRetry, { script: "1" }), "HTTP 429", "Busy");
+
+    // Retry-After (1 s) outlasts the request's own timeout: given up at once.
+    const short = await open(svc.url, { timeoutGraceMs: 200 });
+    const t1 = Date.now();
+    assertInfrastructure(await run(short, { script: "1", limits: { wallClockMs: 100, memoryBytes: 16 * MiB } }), "HTTP 429", "outlasts the request's deadline");
+    assert.ok(Date.now() - t1 < 1000, "did not wait for a Retry-After it could not use");
+
+    // The caller aborts while the client waits out Retry-After: the abort wins.
+    const reason = new Error("stop waiting");
+    const ac = new AbortController();
+    const waiting = backend.evaluate({ script: "1", inputJson: "null", limits: LIMITS, signal: ac.signal });
+    setTimeout(() => ac.abort(reason), 200);
+    await assert.rejects(waiting, (e) => e === reason);
+
+    // With a signal that allows it, the client waits and gets the outcome.
+    const patient = await run(backend, { script: "'after the wait'" });
+    assert.deepEqual(patient, { ok: true, value: "after the wait" });
+    assert.ok(Date.now() - t0 >= 1000, "waited at least one Retry-After");
+
+    assert.deepEqual(await long, { ok: false, kind: "limit", limit: "wallClock" });
+  });
+
+  test("warm() answers once the service is ready", async () => {
+    await backend.warm();
+  });
+
+  test("close() stops further use", async () => {
+    const b = await open(svc.url);
+    await b.close();
+    assertInfrastructure(await run(b, { script: "1" }), "closed");
+    await assert.rejects(b.warm(), (e) => e instanceof CloudRunSandboxError && e.code === "closed");
+    await b.close(); // idempotent
+  });
+
+  test("an unreachable URL", async () => {
+    const port = await freePort();
+    await assert.rejects(CloudRunSandboxBackend.create({ url: `http://127.0.0.1:${port}` }), (e) => {
+      assert.ok(e instanceof CloudRunSandboxError);
+      assert.equal(e.code, "unavailable");
+      assert.match(e.message, /GET \/v1\/capabilities/);
+      assert.match(e.message, /ECONNREFUSED/);
+      return true;
+    });
+  });
+
+  test("a service that went away: evaluate is infrastructure", async () => {
+    const other = await startService(build.bin);
+    const b = await open(other.url);
+    await other.stop();
+    assertInfrastructure(await run(b, { script: "1" }), "POST /v1/sandbox/evaluate", /ECONNREFUSED|socket|closed|reset/i);
+  });
+});
