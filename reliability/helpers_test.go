@@ -1,0 +1,410 @@
+package reliability
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+)
+
+// problemBase is the start of every problem's type; the slug follows.
+const problemBase = "https://github.com/loom-plugins/sandbox-cloudrun/blob/main/docs/problems.md#"
+
+// Routes.
+const (
+	routeEvaluations = "/v1/evaluations"
+	routeSandbox     = "/v1/sandbox/evaluate"
+	routeCaps        = "/v1/capabilities"
+)
+
+// cacheDir is wazero's compilation cache, shared by every child process and
+// in-process engine of one test run, so that only the first one compiles.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(helperEnv); dir != "" {
+		// a helper process (see helperProcess): the parent owns the cache
+		cacheDir = dir
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "reliability-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cacheDir = filepath.Join(dir, "wazero-cache")
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// binary builds the service (the module root) once per test run.
+var binary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "reliability-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "sandbox-cloudrun")
+	out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func mustBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// child is the service binary running `serve` on a loopback port.
+type child struct {
+	t      *testing.T
+	url    string
+	cmd    *exec.Cmd
+	logs   *lineBuffer
+	done   chan error // receives the process's exit once; put it back after reading
+	client *http.Client
+}
+
+// lineBuffer keeps what the child printed, safe for concurrent use.
+type lineBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lineBuffer) add(s string) {
+	l.mu.Lock()
+	l.b.WriteString(s)
+	l.b.WriteByte('\n')
+	l.mu.Unlock()
+}
+
+func (l *lineBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// lines returns the JSON log lines whose message is msg ("" for all).
+func (l *lineBuffer) lines(msg string) []map[string]any {
+	var out []map[string]any
+	for _, s := range strings.Split(l.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(s), &m) != nil {
+			continue
+		}
+		if msg == "" || m["message"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+type startOpts struct {
+	env []string
+	// notReady: wait for /healthz only (the store is meant to be
+	// unreachable, so /readyz never turns 200).
+	notReady bool
+}
+
+// startChild starts the binary with the given environment on top of the
+// test's and waits until it is ready. The process is killed when the test
+// ends; its log is printed if the test failed.
+func startChild(t *testing.T, o startOpts) *child {
+	t.Helper()
+	bin := mustBinary(t)
+	port := freePort(t)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "PORT="+port, "OTEL_EXPORTER=none", "COMPILATION_CACHE_DIR="+cacheDir)
+	cmd.Env = append(cmd.Env, o.env...)
+	c := &child{
+		t: t, url: "http://127.0.0.1:" + port, cmd: cmd, logs: &lineBuffer{}, done: make(chan error, 1),
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
+	}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 4<<20)
+		for sc.Scan() {
+			c.logs.add(sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.done <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		c.client.CloseIdleConnections()
+		_ = cmd.Process.Kill()
+		<-c.done
+		if t.Failed() {
+			t.Logf("service log (last 8 KiB):\n%s", tail(c.logs.String(), 8<<10))
+		}
+	})
+	probe := "/readyz"
+	if o.notReady {
+		probe = "/healthz"
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := c.client.Get(c.url + probe)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return c
+			}
+		}
+		select {
+		case err := <-c.done:
+			c.done <- err
+			t.Fatalf("service exited during start-up: %v\n%s", err, c.logs)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+	t.Fatalf("service not ready in 30 s\n%s", c.logs)
+	return nil
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+func (c *child) pid() int { return c.cmd.Process.Pid }
+
+// procStatus reads a field of /proc/<pid>/status in its unit (kB for VmRSS).
+func procStatus(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			f := strings.Fields(v)
+			if len(f) == 0 {
+				break
+			}
+			return strconv.ParseInt(f[0], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// procFDs counts the open file descriptors of pid.
+func procFDs(pid int) (int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	return len(ents), err
+}
+
+// response is what the tests keep of an HTTP response.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+	took   time.Duration
+}
+
+func (r response) String() string {
+	return fmt.Sprintf("%d %s", r.status, tail(strings.TrimSpace(string(r.body)), 600))
+}
+
+// do sends one request. body may be nil, a string, []byte or an io.Reader;
+// it is sent as application/json unless header sets Content-Type ("" in
+// header deletes a header).
+func do(ctx context.Context, client *http.Client, method, url string, body any, header map[string]string) (response, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	case io.Reader:
+		rd = b
+	default:
+		return response{}, fmt.Errorf("do: body of type %T", body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return response{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b, took: time.Since(start)}, err
+}
+
+func (c *child) do(method, path string, body any, header map[string]string) response {
+	c.t.Helper()
+	r, err := do(context.Background(), c.client, method, c.url+path, body, header)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+func (c *child) post(path string, body any) response {
+	c.t.Helper()
+	return c.do(http.MethodPost, path, body, nil)
+}
+
+// problemDoc is a decoded problem document.
+type problemDoc map[string]any
+
+// asProblem decodes r as a problem document and checks its invariant
+// members: Content-Type, type under docs/problems.md, a title, status equal
+// to the HTTP status, a detail and a boolean retryable; limit and limitValue
+// come together.
+func asProblem(r response) (problemDoc, error) {
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		return nil, fmt.Errorf("Content-Type %q, want application/problem+json; response %s", ct, r)
+	}
+	var p problemDoc
+	if err := json.Unmarshal(r.body, &p); err != nil {
+		return nil, fmt.Errorf("problem is not JSON: %v: %s", err, r)
+	}
+	typ, _ := p["type"].(string)
+	if !strings.HasPrefix(typ, problemBase) || len(typ) == len(problemBase) {
+		return nil, fmt.Errorf("type %q is not under docs/problems.md", typ)
+	}
+	if title, _ := p["title"].(string); title == "" {
+		return nil, fmt.Errorf("no title: %s", r)
+	}
+	if p["status"] != float64(r.status) {
+		return nil, fmt.Errorf("status member %v, HTTP status %d", p["status"], r.status)
+	}
+	if d, _ := p["detail"].(string); d == "" {
+		return nil, fmt.Errorf("no detail: %s", r)
+	}
+	if _, ok := p["retryable"].(bool); !ok {
+		return nil, fmt.Errorf("retryable is not a boolean: %s", r)
+	}
+	if _, hasLimit := p["limit"]; hasLimit != (p["limitValue"] != nil) {
+		return nil, fmt.Errorf("limit and limitValue must come together: %s", r)
+	}
+	return p, nil
+}
+
+func (p problemDoc) slug() string {
+	s, _ := p["type"].(string)
+	return strings.TrimPrefix(s, problemBase)
+}
+
+func (p problemDoc) detail() string {
+	s, _ := p["detail"].(string)
+	return s
+}
+
+// wantProblem checks that r is the problem slug with the status, the
+// retryable member and a detail mentioning each of detailHas.
+func wantProblem(t *testing.T, r response, status int, slug string, retryable bool, detailHas ...string) problemDoc {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d (%s); response %s", r.status, status, slug, r)
+	}
+	p, err := asProblem(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.slug() != slug {
+		t.Fatalf("problem %q, want %q; response %s", p.slug(), slug, r)
+	}
+	if p["retryable"] != retryable {
+		t.Fatalf("retryable %v, want %v; response %s", p["retryable"], retryable, r)
+	}
+	for _, s := range detailHas {
+		if !strings.Contains(p.detail(), s) {
+			t.Fatalf("detail %q does not mention %q", p.detail(), s)
+		}
+	}
+	return p
+}
+
+// wantJSON checks a 200 application/json answer with exactly body.
+func wantJSON(t *testing.T, r response, body string) {
+	t.Helper()
+	if r.status != 200 || strings.TrimSuffix(string(r.body), "\n") != body {
+		t.Fatalf("got  %s\nwant 200 %s", r, body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+}
+
+// putScripts stores scripts in a directory store (the layout the binary
+// serves with STORE_URL=<dir>) and returns their references in order.
+// maxBytes bounds what Put accepts, so a test can store a script over the
+// server's own cap.
+func putScripts(t *testing.T, dir string, maxBytes int64, scripts ...string) []string {
+	t.Helper()
+	st, err := contentstore.NewDirStore(dir, contentstore.Options{MaxScriptBytes: maxBytes, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := make([]string, len(scripts))
+	for i, s := range scripts {
+		ref, err := st.Put(context.Background(), []byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs[i] = ref.String()
+	}
+	return refs
+}
+
+// jsonString is s as a JSON string literal.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// missingRef is a reference nothing is stored under.
+var missingRef = "sha256:" + strings.Repeat("0", 64)

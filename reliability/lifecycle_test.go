@@ -1,0 +1,288 @@
+package reliability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
+)
+
+// helperEnv, when set (to the parent's compilation cache), makes the test
+// binary a helper process: it runs the one helper test it was asked for.
+const helperEnv = "RELIABILITY_HELPER_CACHE"
+
+// helperProcess runs the test named name in a child copy of the test binary
+// (so that a crash ends only the child) and returns its combined output and
+// exit error.
+func helperProcess(t *testing.T, name string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"="+cacheDir)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// secret is what a panic carries; it must never reach a response.
+const secret = "sk-secret-4f1d9a"
+
+// panicky panics on scripts that contain /*panic*/, in the engine's place.
+type panicky struct{ handler.LogBackend }
+
+func (p panicky) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+	if strings.Contains(req.Script, "/*panic*/") {
+		panic("engine panicked holding " + secret)
+	}
+	return p.LogBackend.Evaluate(ctx, req)
+}
+
+func (p panicky) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+	if strings.Contains(req.Script, "/*panic*/") {
+		panic("engine panicked holding " + secret)
+	}
+	return p.LogBackend.EvaluateWithLogs(ctx, req)
+}
+
+// panickyReader panics when asked for one reference.
+type panickyReader struct {
+	effect.ScriptReader
+	ref string
+}
+
+func (p panickyReader) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+	if ref.String() == p.ref {
+		panic("store panicked holding " + secret)
+	}
+	return p.ScriptReader.Get(ctx, ref)
+}
+
+// goroutinesSettle waits until the process has at most max goroutines and
+// returns the count (or the last count after timeout).
+func goroutinesSettle(max int, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= max || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A panic in the engine or in the script reader, on either route, is an
+// untyped 500 "internal error" that leaks nothing of the panic; the panic is
+// logged with its stack; the next request works; nothing is left running.
+// (handler/evaluations_test.go and sandbox_test.go cover the engine panic
+// with the handler's test backend; this is the same through the wiring of
+// serve.go, with the real engine behind the panicking wrapper.)
+func TestPanicsBecomeInternal(t *testing.T) {
+	poison := contentstore.RefOf([]byte("/* the store panics on this one */")).String()
+	s := newInproc(t, inprocConfig{
+		wrapBackend: func(b handler.LogBackend) handler.LogBackend { return panicky{b} },
+		wrapScripts: func(r effect.ScriptReader) effect.ScriptReader { return panickyReader{r, poison} },
+	})
+	refs := s.put(t, "/*panic*/ 1", "input.n * 2")
+	panicRef, good := refs[0], refs[1]
+	s.client.CloseIdleConnections()
+	before := goroutinesSettle(0, 0)
+
+	cases := []struct{ name, route, body string }{
+		{"engine panic on the SPI", routeSandbox, `{"script":"/*panic*/ 1","inputJson":"null"}`},
+		{"engine panic on the effect route", routeEvaluations, `{"scriptRef":"` + panicRef + `"}`},
+		{"store panic on the effect route", routeEvaluations, `{"scriptRef":"` + poison + `"}`},
+		{"store panic on the SPI", routeSandbox, `{"scriptRef":"` + poison + `","inputJson":"null"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.post(t, tc.route, tc.body)
+			p := wantProblem(t, r, 500, "internal", false)
+			if p.detail() != "internal error" || strings.Contains(string(r.body), secret) || strings.Contains(string(r.body), "panic") {
+				t.Fatalf("the problem says more than \"internal error\": %s", r)
+			}
+			for _, k := range []string{"limit", "field", "offset"} {
+				if _, ok := p[k]; ok {
+					t.Fatalf("the problem has %s: %s", k, r)
+				}
+			}
+			wantJSON(t, s.post(t, routeEvaluations, `{"scriptRef":"`+good+`","input":{"n":21}}`), `{"ok":true,"value":42}`)
+			wantJSON(t, s.post(t, routeSandbox, `{"script":"'next'","inputJson":"null"}`), `{"ok":true,"value":"next"}`)
+		})
+	}
+	if n := strings.Count(s.logs.String(), "panicked"); n < len(cases) {
+		t.Errorf("%d panic log lines, want %d:\n%s", n, len(cases), s.logs)
+	}
+	if !strings.Contains(s.logs.String(), "goroutine ") {
+		t.Error("no stack in the log")
+	}
+	s.client.CloseIdleConnections()
+	if n := goroutinesSettle(before+2, 5*time.Second); n > before+2 {
+		t.Errorf("goroutines %d after the panics, %d before", n, before)
+	}
+}
+
+// A client that disconnects mid-run, end to end through the binary: the run
+// is stopped (the next request is admitted at once, well before the run's
+// own 20 s wall clock), the log line says client-gone with status 499, and
+// the process keeps serving. handler/behaviour_test.go's
+// TestClientDisconnectFreesInstance covers the same in-process and checks
+// that the engine saw the cancellation.
+func TestClientDisconnectStopsRun(t *testing.T) {
+	t.Parallel()
+	store := t.TempDir()
+	runaway := putScripts(t, store, 1<<20, "while (true) {}")[0]
+	c := startChild(t, startOpts{env: []string{"STORE_URL=" + store}})
+	for _, tc := range []struct{ route, body string }{
+		{routeEvaluations, `{"scriptRef":"` + runaway + `","limits":{"wallClockMs":20000}}`},
+		{routeSandbox, `{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":20000}}`},
+	} {
+		t.Run(tc.route, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() {
+				_, err := do(ctx, c.client, http.MethodPost, c.url+tc.route, tc.body, nil)
+				errc <- err
+			}()
+			// the run is in progress once the gate refuses others
+			time.Sleep(200 * time.Millisecond)
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				select {
+				case err := <-errc:
+					t.Fatalf("the runaway's request ended early: %v", err)
+				default:
+				}
+				r := c.post(routeSandbox, `{"script":"1","inputJson":"null"}`)
+				if r.status == 429 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the runaway never held the gate; last answer %s", r)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			gone := time.Now()
+			cancel()
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Fatalf("the client's request ended with %v", err)
+			}
+			for {
+				r := c.post(routeSandbox, `{"script":"'next'","inputJson":"null"}`)
+				if r.status == 200 {
+					wantJSON(t, r, `{"ok":true,"value":"next"}`)
+					break
+				}
+				wantProblem(t, r, 429, "busy", true)
+				if time.Since(gone) > 3*time.Second {
+					t.Fatal("the instance was not freed within 3 s of the client leaving")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			t.Logf("next request admitted %v after the client left", time.Since(gone).Round(time.Millisecond))
+			waitLog(t, c.logs, func(l map[string]any) bool {
+				return l["route"] == tc.route && l["outcome"] == "client-gone" && l["status"] == 499.0
+			})
+		})
+	}
+	if strings.Contains(c.logs.String(), "ending the process") {
+		t.Fatal("a cancelled run was treated as stuck")
+	}
+}
+
+// waitLog waits up to 2 s for a log line that satisfies ok.
+func waitLog(t *testing.T, logs *lineBuffer, ok func(map[string]any) bool) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(10 * time.Millisecond) {
+		for _, l := range logs.lines("") {
+			if ok(l) {
+				return
+			}
+		}
+	}
+	t.Fatalf("no such log line in:\n%s", tail(logs.String(), 4096))
+}
+
+// SIGTERM mid-run, beyond main_test.go's TestSIGTERMDrains (the SPI route,
+// a run shorter than SHUTDOWN_TIMEOUT): on the effect route the running
+// evaluation still gets its answer; new connections are refused at once
+// during the drain; and a run longer than SHUTDOWN_TIMEOUT does not hold the
+// process past it.
+func TestSIGTERMMidRun(t *testing.T) {
+	t.Parallel()
+	t.Run("effect route drains", func(t *testing.T) {
+		t.Parallel()
+		store := t.TempDir()
+		runaway := putScripts(t, store, 1<<20, "while (true) {}")[0]
+		c := startChild(t, startOpts{env: []string{"STORE_URL=" + store, "SHUTDOWN_TIMEOUT=10s"}})
+		got := make(chan response, 1)
+		go func() {
+			r, err := do(context.Background(), c.client, http.MethodPost, c.url+routeEvaluations, `{"scriptRef":"`+runaway+`","limits":{"wallClockMs":1500}}`, nil)
+			if err != nil {
+				r = response{status: -1, body: []byte(err.Error())}
+			}
+			got <- r
+		}()
+		time.Sleep(300 * time.Millisecond)
+		start := time.Now()
+		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		// a new connection during the drain is refused, not served
+		fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
+		if r, err := do(context.Background(), fresh, http.MethodGet, c.url+"/healthz", nil, nil); err == nil {
+			t.Errorf("a new connection was served during the drain: %s", r)
+		}
+		wantJSON(t, <-got, `{"ok":false,"failure":{"channel":"limitExceeded","kind":"wallClock"}}`)
+		select {
+		case err := <-c.done:
+			c.done <- err
+			if err != nil {
+				t.Fatalf("exit: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("did not exit within SHUTDOWN_TIMEOUT of SIGTERM")
+		}
+		t.Logf("exited %v after SIGTERM", time.Since(start).Round(time.Millisecond))
+	})
+	t.Run("a run longer than SHUTDOWN_TIMEOUT", func(t *testing.T) {
+		t.Parallel()
+		c := startChild(t, startOpts{env: []string{"STORE_URL=none", "SHUTDOWN_TIMEOUT=1s"}})
+		errc := make(chan error, 1)
+		go func() {
+			r, err := do(context.Background(), c.client, http.MethodPost, c.url+routeSandbox, `{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":20000}}`, nil)
+			if err == nil {
+				err = fmt.Errorf("answered %s", r)
+			}
+			errc <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		start := time.Now()
+		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-c.done:
+			c.done <- err
+			took := time.Since(start)
+			t.Logf("exited %v after SIGTERM with %v; the client saw: %v", took.Round(time.Millisecond), err, <-errc)
+			if took > 1*time.Second+1500*time.Millisecond {
+				t.Fatalf("exit took %v with SHUTDOWN_TIMEOUT=1s", took)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("still running 5 s after SIGTERM with SHUTDOWN_TIMEOUT=1s")
+		}
+		if !strings.Contains(c.logs.String(), "drain did not finish in time") {
+			t.Errorf("the log does not say the drain was cut:\n%s", c.logs)
+		}
+	})
+}
