@@ -7,12 +7,17 @@ import type { SandboxOutcome } from "@loom-plugins/sandbox-cloudrun";
 const LIMITS = new Set(["cpu", "memory", "wallClock"]);
 
 export function assertOutcome(o: unknown): asserts o is SandboxOutcome {
-  assert.ok(typeof o === "object" && o !== null && !Array.isArray(o), `an outcome is an object, got ${JSON.stringify(o)}`);
+  assert.ok(typeof o === "object" && o !== null && !Array.isArray(o), `an outcome is an object, got ${o === null ? "null" : Array.isArray(o) ? "an array" : typeof o}`);
   const proto = Object.getPrototypeOf(o);
   assert.ok(proto === Object.prototype || proto === null, "an outcome is a plain object");
   const r = o as Record<string, unknown>;
   const keys = Object.keys(r).sort();
-  const shape = JSON.stringify(r).slice(0, 300);
+  let shape: string;
+  try {
+    shape = JSON.stringify(r).slice(0, 300);
+  } catch {
+    shape = `{${keys.join(",")}}`;
+  }
   if (r.ok === true) {
     assert.deepEqual(keys, ["ok", "value"], `ok outcome members: ${shape}`);
     return;

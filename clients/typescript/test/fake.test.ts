@@ -1,0 +1,672 @@
+// The package against a tiny local HTTP server that answers what the real
+// service never would: garbage, wrong content types, extra or mistyped
+// members, redirects, 5xx, oversized bodies, no answer at all.
+import assert from "node:assert/strict";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { after, describe, test } from "node:test";
+import {
+  CloudRunSandboxBackend,
+  CloudRunSandboxError,
+  type CloudRunSandboxBackendOptions,
+  type SandboxOutcome,
+  type SandboxRequest,
+} from "@loom-plugins/sandbox-cloudrun";
+import { assertInfrastructure, assertOutcome } from "./vocabulary.js";
+
+const CAPABILITIES = {
+  spiVersion: "1.0.0",
+  capabilities: { language: "javascript", network: "none", wallClock: "hard", memory: true, cpu: true, freshPerRun: true },
+  idempotent: true,
+  scriptStore: false,
+  limits: {
+    defaultWallClockMs: 5000,
+    maxWallClockMs: 30000,
+    defaultMemoryBytes: 67108864,
+    maxMemoryBytes: 268435456,
+    maxInputBytes: 1048576,
+    maxOutputBytes: 1048576,
+    maxScriptBytes: 1048576,
+    maxRequestBytes: 4194304,
+    maxConcurrent: 1,
+    requestTimeoutMs: 60000,
+  },
+  engine: { name: "quickjs", version: "2025-04-26", wasmSha256: "3da3d23368b5cc70dd37ba8e41af729b2e68142b5612cf80ddb80d8ad50c66ef" },
+};
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+interface Fake {
+  url: string;
+  /** Requests seen, as "METHOD /path". */
+  seen: string[];
+  bodies: string[];
+  headers: IncomingMessage["headers"][];
+  evaluations(): number;
+  close(): Promise<void>;
+}
+
+const servers = new Set<Server>();
+after(async () => {
+  for (const s of servers) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+/**
+ * A server that answers GET /v1/capabilities with `capabilities` (raw text
+ * when a string) and everything else with `handler`.
+ */
+async function fake(handler: Handler, capabilities: unknown = CAPABILITIES, capabilitiesType = "application/json"): Promise<Fake> {
+  const seen: string[] = [];
+  const bodies: string[] = [];
+  const headers: IncomingMessage["headers"][] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      seen.push(`${req.method} ${path}`);
+      headers.push(req.headers);
+      const body = Buffer.concat(chunks).toString("utf8");
+      bodies.push(body);
+      if (req.method === "GET" && path.endsWith("/v1/capabilities")) {
+        res.writeHead(200, { "content-type": capabilitiesType });
+        res.end(typeof capabilities === "string" ? capabilities : JSON.stringify(capabilities));
+        return;
+      }
+      handler(req, res, body);
+    });
+  });
+  servers.add(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    bodies,
+    headers,
+    evaluations: () => seen.filter((s) => s.startsWith("POST ")).length,
+    close: async () => {
+      servers.delete(server);
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** A server that answers every request, GET /v1/capabilities included, with handler. */
+async function raw(handler: Handler): Promise<{ url: string }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => handler(req, res, ""));
+  });
+  servers.add(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
+}
+
+/** Answers every evaluation with status, content type and body. */
+function answer(status: number, body: string | Buffer, type = "application/json", extra: Record<string, string> = {}): Handler {
+  return (_req, res) => {
+    res.writeHead(status, { "content-type": type, ...extra });
+    res.end(body);
+  };
+}
+
+function problem(status: number, title: string, detail: string, extra: Record<string, string> = {}): Handler {
+  return answer(status, JSON.stringify({ type: "about:blank#x", title, status, detail, retryable: false }), "application/problem+json", extra);
+}
+
+const REQ: SandboxRequest = { script: "1", inputJson: "null", limits: { wallClockMs: 1000, memoryBytes: 1 << 24 } };
+
+async function backendFor(f: Fake, opts: Partial<CloudRunSandboxBackendOptions> = {}): Promise<CloudRunSandboxBackend> {
+  return CloudRunSandboxBackend.create({ url: f.url, ...opts });
+}
+
+async function evaluate(b: CloudRunSandboxBackend, req: Partial<SandboxRequest> = {}): Promise<SandboxOutcome> {
+  const out = await b.evaluate({ ...REQ, ...req });
+  assertOutcome(out);
+  return out;
+}
+
+describe("outcome bodies", () => {
+  const valid: [string, string, SandboxOutcome][] = [
+    ["ok", '{"ok":true,"value":{"a":[1,2]}}', { ok: true, value: { a: [1, 2] } }],
+    ["ok with null", '{"ok":true,"value":null}', { ok: true, value: null }],
+    ["limit", '{"ok":false,"kind":"limit","limit":"memory"}', { ok: false, kind: "limit", limit: "memory" }],
+    ["threw, empty message", '{"ok":false,"kind":"threw","message":""}', { ok: false, kind: "threw", message: "" }],
+    ["threw with name", '{"ok":false,"kind":"threw","name":"E","message":"m"}', { ok: false, kind: "threw", name: "E", message: "m" }],
+    ["inputTooLarge", '{"ok":false,"kind":"inputTooLarge"}', { ok: false, kind: "inputTooLarge" }],
+    ["infrastructure", '{"ok":false,"kind":"infrastructure","message":"engine gone"}', { ok: false, kind: "infrastructure", message: "engine gone" }],
+    ["escaped keys", '{"\\u006fk":true,"value":1}', { ok: true, value: 1 }],
+    ["charset parameter", '{"ok":true,"value":1}', { ok: true, value: 1 }],
+  ];
+  for (const [name, body, want] of valid) {
+    test(`accepted as received: ${name}`, async () => {
+      const f = await fake(answer(200, body, name === "charset parameter" ? "application/json; charset=utf-8" : "application/json"));
+      assert.deepEqual(await evaluate(await backendFor(f)), want);
+    });
+  }
+
+  const malformed: [string, string | Buffer, string][] = [
+    ["garbage", "<html>oops</html>", "not JSON"],
+    ["an empty body", "", "not JSON"],
+    ["data after the object", '{"ok":true,"value":1} {}', "not JSON"],
+    ["a byte-order mark", "\uFEFF" + '{"ok":true,"value":1}', "not JSON"],
+    ["invalid UTF-8", Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), "not valid UTF-8"],
+    ["an array", '[{"ok":true,"value":1}]', "a JSON object is required"],
+    ["a string", '"ok"', "a JSON object is required"],
+    ["ok without value", '{"ok":true}', '"value": missing'],
+    ["an extra member", '{"ok":true,"value":1,"logs":""}', '"logs": unknown member'],
+    ["ok as a string", '{"ok":"true","value":1}', '"ok": must be a boolean, got a string'],
+    ["no ok", '{"kind":"limit","limit":"cpu"}', '"ok": missing'],
+    ["an unknown kind", '{"ok":false,"kind":"timeout"}', "must be one of limit, threw, inputTooLarge, infrastructure"],
+    ["an unknown limit", '{"ok":false,"kind":"limit","limit":"time"}', "must be one of cpu, memory, wallClock"],
+    ["limit with a message", '{"ok":false,"kind":"limit","limit":"cpu","message":"m"}', '"message": unknown member'],
+    ["threw without message", '{"ok":false,"kind":"threw","name":"E"}', '"message": missing'],
+    ["threw with a null name", '{"ok":false,"kind":"threw","name":null,"message":"m"}', '"name": must be a string, got null'],
+    ["threw with a number message", '{"ok":false,"kind":"threw","message":5}', '"message": must be a string, got a number'],
+    ["inputTooLarge with a message", '{"ok":false,"kind":"inputTooLarge","message":"m"}', '"message": unknown member'],
+    ["infrastructure without message", '{"ok":false,"kind":"infrastructure"}', '"message": missing'],
+    ["infrastructure with an empty message", '{"ok":false,"kind":"infrastructure","message":""}', "must not be empty"],
+    ["failed with a value", '{"ok":false,"kind":"inputTooLarge","value":1}', '"value": unknown member'],
+    ["a duplicate member", '{"ok":true,"ok":false,"kind":"inputTooLarge","value":1}', '"ok": duplicate member'],
+    ["a duplicate after unescaping", '{"ok":true,"\\u006fk":true,"value":1}', '"ok": duplicate member'],
+    ["a duplicate in the value", '{"ok":true,"value":{"a":1,"b":[{"c":1,"c":2}]}}', '"c": duplicate member'],
+  ];
+  for (const [name, body, fragment] of malformed) {
+    test(`malformed 200 body is infrastructure: ${name}`, async () => {
+      const f = await fake(answer(200, body));
+      assertInfrastructure(await evaluate(await backendFor(f)), "POST /v1/sandbox/evaluate: HTTP 200: malformed outcome", fragment);
+    });
+  }
+
+  test("an infrastructure outcome's message is bounded", async () => {
+    const f = await fake(answer(200, JSON.stringify({ ok: false, kind: "infrastructure", message: "é".repeat(5000) })));
+    const m = assertInfrastructure(await evaluate(await backendFor(f)));
+    assert.equal(m, "é".repeat(2048));
+  });
+
+  test("a deeply nested value costs no stack", async () => {
+    const depth = 20000;
+    const f = await fake(answer(200, `{"ok":true,"value":${"[".repeat(depth)}${"]".repeat(depth)}}`));
+    const out = await evaluate(await backendFor(f));
+    assert.equal(out.ok, true);
+  });
+});
+
+describe("answers other than a 200 outcome", () => {
+  test("a 200 with another content type", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}', "text/plain"));
+    assertInfrastructure(await evaluate(await backendFor(f)), "HTTP 200", 'Content-Type is "text/plain", want application/json');
+    const g = await fake((_req, res) => {
+      res.writeHead(200);
+      res.end('{"ok":true,"value":1}');
+    });
+    assertInfrastructure(await evaluate(await backendFor(g)), "Content-Type");
+  });
+
+  test("a 500 problem: the service's detail, never retried", async () => {
+    const f = await fake(problem(500, "Internal", "internal error"));
+    assertInfrastructure(await evaluate(await backendFor(f)), "sandbox service: POST /v1/sandbox/evaluate: HTTP 500: Internal: internal error");
+    assert.equal(f.evaluations(), 1);
+  });
+
+  test("a 503 with Retry-After is not retried either", async () => {
+    const f = await fake(problem(503, "Backend unavailable", "engine failed", { "retry-after": "1" }));
+    assertInfrastructure(await evaluate(await backendFor(f)), "HTTP 503", "engine failed");
+    assert.equal(f.evaluations(), 1);
+  });
+
+  test("a 502 HTML page: the status, not the page", async () => {
+    const f = await fake(answer(502, "<html><body>Bad gateway from a proxy</body></html>", "text/html"));
+    const m = assertInfrastructure(await evaluate(await backendFor(f)), "HTTP 502");
+    assert.ok(!m.includes("html"));
+  });
+
+  test("a problem whose members have the wrong types is reported by status only", async () => {
+    const f = await fake(answer(400, JSON.stringify({ title: 5, detail: "d" }), "application/problem+json"));
+    assert.equal(assertInfrastructure(await evaluate(await backendFor(f))), "sandbox service: POST /v1/sandbox/evaluate: HTTP 400");
+  });
+
+  test("redirects are reported, never followed", async () => {
+    for (const status of [301, 302, 307, 308]) {
+      const f = await fake((req, res) => {
+        if (req.url === "/elsewhere") {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end('{"ok":true,"value":"followed"}');
+          return;
+        }
+        res.writeHead(status, { location: "/elsewhere" });
+        res.end();
+      });
+      assertInfrastructure(await evaluate(await backendFor(f)), `HTTP ${status}`, "redirects are not followed");
+      assert.ok(!f.seen.some((s) => s.endsWith("/elsewhere")), "the redirect was not followed");
+    }
+  });
+
+  test("a redirect on GET /v1/capabilities fails create()", async () => {
+    const target = await fake(() => {});
+    const r = await raw((_req, res) => {
+      res.writeHead(302, { location: `${target.url}/v1/capabilities` });
+      res.end();
+    });
+    await assert.rejects(CloudRunSandboxBackend.create({ url: r.url }), (e) => {
+      assert.ok(e instanceof CloudRunSandboxError);
+      assert.equal(e.code, "unavailable");
+      assert.equal(e.status, 302);
+      assert.match(e.message, /GET \/v1\/capabilities: HTTP 302: redirects are not followed/);
+      return true;
+    });
+    assert.equal(target.seen.length, 0);
+  });
+
+  test("an oversized body: declared, or streamed without a length", async () => {
+    const big = JSON.stringify({ ok: true, value: "x".repeat(5000) });
+    const declared = await fake(answer(200, big, "application/json", { "content-length": String(Buffer.byteLength(big)) }));
+    assertInfrastructure(await evaluate(await backendFor(declared, { maxResponseBytes: 1024 })), `response body of ${big.length} bytes exceeds the client's limit of 1024 bytes`);
+    const chunked = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      for (let i = 0; i < 100; i++) res.write("x".repeat(100));
+      res.end();
+    });
+    assertInfrastructure(await evaluate(await backendFor(chunked, { maxResponseBytes: 1024 })), "response body exceeds the client's limit of 1024 bytes");
+  });
+
+  test("an oversized problem is reported without its text", async () => {
+    const f = await fake(problem(400, "Huge", "d".repeat(100 << 10)));
+    assert.equal(assertInfrastructure(await evaluate(await backendFor(f))), "sandbox service: POST /v1/sandbox/evaluate: HTTP 400");
+  });
+
+  test("a long problem detail is bounded to 2048 units", async () => {
+    const f = await fake(problem(400, "Long", "😀".repeat(3000)));
+    const m = assertInfrastructure(await evaluate(await backendFor(f)), "HTTP 400: Long: 😀");
+    assert.ok(m.length <= 2048 && m.length >= 2046);
+    assert.ok(m.isWellFormed(), "no surrogate pair was split");
+  });
+
+  test("a service that never answers: infrastructure after wallClockMs + timeoutGraceMs", async () => {
+    const f = await fake(() => {}); // never answers
+    const b = await backendFor(f, { timeoutGraceMs: 200 });
+    const t0 = Date.now();
+    assertInfrastructure(await evaluate(b, { limits: { wallClockMs: 100, memoryBytes: 1 << 24 } }), "no answer within 300 ms", "limits.wallClockMs 100 + timeoutGraceMs 200");
+    const took = Date.now() - t0;
+    assert.ok(took >= 290 && took < 3000, `took ${took} ms`);
+  });
+
+  test("a body that never ends: the same timeout", async () => {
+    const f = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"ok":true,');
+    });
+    const b = await backendFor(f, { timeoutGraceMs: 200 });
+    assertInfrastructure(await evaluate(b, { limits: { wallClockMs: 100, memoryBytes: 1 << 24 } }), "no answer within 300 ms");
+  });
+
+  test("a network error after create()", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const b = await backendFor(f);
+    await f.close();
+    assertInfrastructure(await evaluate(b), "sandbox service: POST /v1/sandbox/evaluate: fetch failed", "ECONNREFUSED");
+  });
+
+  test("a fetch that throws something odd", async () => {
+    const f = await fake(answer(200, "{}"));
+    const b = await backendFor(f, {
+      fetch: async (u, init) => {
+        if (u.endsWith("/v1/sandbox/evaluate")) throw Object.assign(new Error("boom"), { code: "EODD" });
+        return fetch(u, init);
+      },
+    });
+    assertInfrastructure(await evaluate(b), "POST /v1/sandbox/evaluate: boom (EODD)");
+  });
+});
+
+describe("busy (429)", () => {
+  test("retried after Retry-After until it succeeds", async () => {
+    let n = 0;
+    const f = await fake((req, res, body) => {
+      if (n++ < 2) return problem(429, "Busy", "busy", { "retry-after": "0" })(req, res, body);
+      answer(200, '{"ok":true,"value":"third"}')(req, res, body);
+    });
+    const t0 = Date.now();
+    assert.deepEqual(await evaluate(await backendFor(f)), { ok: true, value: "third" });
+    assert.equal(f.evaluations(), 3);
+    assert.ok(Date.now() - t0 >= 190, "Retry-After: 0 still waits the minimum (100 ms)");
+  });
+
+  test("an HTTP-date Retry-After", async () => {
+    let n = 0;
+    const f = await fake((req, res, body) => {
+      if (n++ < 1) return problem(429, "Busy", "busy", { "retry-after": new Date(Date.now() + 1500).toUTCString() })(req, res, body);
+      answer(200, '{"ok":true,"value":1}')(req, res, body);
+    });
+    const t0 = Date.now();
+    assert.deepEqual(await evaluate(await backendFor(f)), { ok: true, value: 1 });
+    assert.ok(Date.now() - t0 >= 400, "waited for the date");
+  });
+
+  test("a Retry-After past the request's timeout is given up at once", async () => {
+    const f = await fake(problem(429, "Busy", "this instance is busy", { "retry-after": "5" }));
+    const t0 = Date.now();
+    assertInfrastructure(
+      await evaluate(await backendFor(f, { timeoutGraceMs: 500 }), { limits: { wallClockMs: 100, memoryBytes: 1 << 24 } }),
+      "HTTP 429: Busy: this instance is busy: busy: Retry-After 5000 ms outlasts the request's deadline",
+    );
+    assert.ok(Date.now() - t0 < 400);
+    assert.equal(f.evaluations(), 1);
+  });
+
+  test("retryBusy: false reports the 429 at once", async () => {
+    const f = await fake(problem(429, "Busy", "busy", { "retry-after": "1" }));
+    assertInfrastructure(await evaluate(await backendFor(f, { retryBusy: false })), "HTTP 429: Busy");
+    assert.equal(f.evaluations(), 1);
+  });
+
+  test("an abort during the wait rejects with the reason", async () => {
+    const f = await fake(problem(429, "Busy", "busy", { "retry-after": "10" }));
+    const reason = new Error("enough");
+    await assert.rejects(evaluate(await backendFor(f), { signal: AbortSignal.timeout(200), limits: { wallClockMs: 20000, memoryBytes: 1 << 24 } }), (e) => (e as Error).name === "TimeoutError");
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(reason), 100);
+    await assert.rejects(evaluate(await backendFor(f), { signal: ac.signal, limits: { wallClockMs: 20000, memoryBytes: 1 << 24 } }), (e) => e === reason);
+  });
+});
+
+describe("aborts", () => {
+  test("an aborted signal sends nothing", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const reason = new Error("before");
+    await assert.rejects(evaluate(await backendFor(f), { signal: AbortSignal.abort(reason) }), (e) => e === reason);
+    assert.equal(f.evaluations(), 0);
+  });
+
+  test("an abort while the body arrives", async () => {
+    const f = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"ok":true,"value":');
+    });
+    const ac = new AbortController();
+    const reason = new Error("mid-body");
+    setTimeout(() => ac.abort(reason), 150);
+    await assert.rejects(evaluate(await backendFor(f), { signal: ac.signal }), (e) => e === reason);
+  });
+
+  test("cancellation wins over an outcome that arrived", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const ac = new AbortController();
+    const reason = new Error("late");
+    const b = await backendFor(f, {
+      fetch: async (u, init) => {
+        const r = await fetch(u, init);
+        if (u.endsWith("/v1/sandbox/evaluate")) ac.abort(reason);
+        return r;
+      },
+    });
+    await assert.rejects(evaluate(b, { signal: ac.signal }), (e) => e === reason);
+  });
+
+  test("close() aborts a request in flight and stops further use", async () => {
+    const f = await fake(() => {});
+    const b = await backendFor(f);
+    const pending = evaluate(b);
+    await new Promise((r) => setTimeout(r, 100));
+    await b.close();
+    assertInfrastructure(await pending, "the backend was closed while the request was in flight");
+    assertInfrastructure(await evaluate(b), "the backend is closed");
+    assert.equal(f.evaluations(), 1);
+  });
+});
+
+describe("the request", () => {
+  test("POSTs exactly {script, inputJson, limits} as JSON, a fractional wall clock rounded up", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    await evaluate(await backendFor(f), { script: "input.a", inputJson: '{"a":1}', limits: { wallClockMs: 1200.2, memoryBytes: 1 << 24 } });
+    assert.deepEqual(f.seen, ["GET /v1/capabilities", "POST /v1/sandbox/evaluate"]);
+    assert.deepEqual(JSON.parse(f.bodies[1]!), { script: "input.a", inputJson: '{"a":1}', limits: { wallClockMs: 1201, memoryBytes: 1 << 24 } });
+    assert.equal(f.headers[1]!["content-type"], "application/json");
+    assert.equal(f.headers[1]!.authorization, undefined);
+  });
+
+  test("a path prefix in the URL is kept", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const b = await CloudRunSandboxBackend.create({ url: `${f.url}/sandbox/` });
+    assert.equal(b.url, `${f.url}/sandbox`);
+    await evaluate(b);
+    await b.warm().catch(() => {});
+    assert.deepEqual(f.seen, ["GET /sandbox/v1/capabilities", "POST /sandbox/v1/sandbox/evaluate", "GET /sandbox/readyz"]);
+  });
+
+  test("refused here, nothing sent: bad limits, bad types, lone surrogates", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const b = await backendFor(f);
+    const bad: [unknown, string][] = [
+      [{ ...REQ, limits: { wallClockMs: 0, memoryBytes: 1 } }, "invalid limits"],
+      [{ ...REQ, limits: { wallClockMs: 1, memoryBytes: 0 } }, "invalid limits"],
+      [{ ...REQ, limits: { wallClockMs: -1, memoryBytes: 1 } }, "invalid limits"],
+      [{ ...REQ, limits: { wallClockMs: NaN, memoryBytes: 1 } }, "invalid limits"],
+      [{ ...REQ, limits: { wallClockMs: Infinity, memoryBytes: 1 } }, "invalid limits"],
+      [{ ...REQ, limits: { wallClockMs: 1, memoryBytes: 1.5 } }, "invalid limits"],
+      [{ ...REQ, limits: { wallClockMs: "100", memoryBytes: 1 } }, "invalid limits"],
+      [{ ...REQ, limits: undefined }, "limits must be an object"],
+      [{ ...REQ, script: 5 }, "script must be a string"],
+      [{ ...REQ, inputJson: undefined }, "inputJson must be a string"],
+      [{ ...REQ, script: "'\uD800'" }, "the script has a lone surrogate"],
+      [{ ...REQ, inputJson: '"\uDC00"' }, "the input has a lone surrogate"],
+      [{ ...REQ, signal: { aborted: "no" } }, "signal is not an AbortSignal"],
+      [null, "invalid request"],
+    ];
+    for (const [req, fragment] of bad) {
+      assertInfrastructure(await b.evaluate(req as SandboxRequest), "sandbox service client: ", fragment);
+    }
+    assert.equal(f.evaluations(), 0);
+  });
+});
+
+describe("the ID token", () => {
+  const TOKEN = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl";
+
+  test("sent as a bearer token to every route, for the URL's origin; blanked in messages", async () => {
+    const f = await fake((req, res) => {
+      // A server that echoes the credentials it got (a misbehaving proxy).
+      problem(401, "Unauthenticated", `bad token ${req.headers.authorization}`)(req, res, "");
+    });
+    const audiences: string[] = [];
+    const b = await backendFor(f, {
+      idToken: async (aud) => {
+        audiences.push(aud);
+        return TOKEN;
+      },
+    });
+    const m = assertInfrastructure(await evaluate(b), "HTTP 401: Unauthenticated: bad token Bearer [token]");
+    assert.ok(!m.includes(TOKEN));
+    await assert.rejects(b.warm(), (e) => e instanceof CloudRunSandboxError && !e.message.includes(TOKEN) && e.message.includes("[token]"));
+    assert.deepEqual(audiences, [f.url, f.url, f.url], "asked once per request, for the origin");
+    for (const h of f.headers) assert.equal(h.authorization, `Bearer ${TOKEN}`);
+    assert.ok(!JSON.stringify(b).includes(TOKEN));
+  });
+
+  test("a custom audience", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    let got = "";
+    const b = await backendFor(f, {
+      audience: "https://sandbox-abc-uc.a.run.app",
+      idToken: async (aud) => {
+        got = aud;
+        return TOKEN;
+      },
+    });
+    await evaluate(b);
+    assert.equal(got, "https://sandbox-abc-uc.a.run.app");
+  });
+
+  test("a failing or malformed token is infrastructure, and nothing is sent", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    let mode: "throw" | "header" | "empty" | "ok" = "ok";
+    const b = await backendFor(f, {
+      idToken: async () => {
+        if (mode === "throw") throw new Error("metadata server unreachable");
+        if (mode === "header") return "abc\r\nX-Evil: 1";
+        if (mode === "empty") return "";
+        return TOKEN;
+      },
+    });
+    mode = "throw";
+    assertInfrastructure(await evaluate(b), "ID token: metadata server unreachable");
+    mode = "header";
+    assertInfrastructure(await evaluate(b), "ID token: the hook returned an empty or malformed token");
+    mode = "empty";
+    assertInfrastructure(await evaluate(b), "ID token: the hook returned an empty or malformed token");
+    assert.equal(f.evaluations(), 0);
+  });
+});
+
+describe("create()", () => {
+  const doc = (patch: (d: typeof CAPABILITIES & Record<string, unknown>) => void) => {
+    const d = structuredClone(CAPABILITIES) as typeof CAPABILITIES & Record<string, unknown>;
+    patch(d);
+    return d;
+  };
+
+  test("accepts a later minor version and members it does not know outside the declaration", async () => {
+    const f = await fake(
+      () => {},
+      doc((d) => {
+        d.spiVersion = "1.7.3-rc.1";
+        d.future = { x: 1 };
+        (d.limits as Record<string, unknown>).maxLogBytes = 65536;
+      }),
+    );
+    const b = await backendFor(f);
+    assert.equal(b.spiVersion, "1.7.3-rc.1");
+    assert.equal(b.limits.maxLogBytes, 65536);
+    assert.ok(Object.isFrozen(b.capabilities) && Object.isFrozen(b.limits) && Object.isFrozen(b.engine));
+  });
+
+  test("the declaration is a copy: nothing the service sent can change it later", async () => {
+    const f = await fake(() => {});
+    const b = await backendFor(f);
+    assert.deepEqual(Object.keys(b.capabilities).sort(), ["cpu", "freshPerRun", "language", "memory", "network", "wallClock"]);
+  });
+
+  test("refuses another major SPI version", async () => {
+    for (const v of ["2.0.0", "0.9.0"]) {
+      const f = await fake(() => {}, doc((d) => (d.spiVersion = v)));
+      await assert.rejects(backendFor(f), (e) => {
+        assert.ok(e instanceof CloudRunSandboxError);
+        assert.equal(e.code, "incompatible-spi");
+        assert.match(e.message, new RegExp(`implements "${v}", this client 1\\.0\\.0`));
+        return true;
+      });
+    }
+  });
+
+  const invalid: [string, unknown, string][] = [
+    ["not a semantic version", doc((d) => (d.spiVersion = "v1")), "is not a semantic version"],
+    ["no spiVersion", doc((d) => delete (d as Record<string, unknown>).spiVersion), '"spiVersion": missing'],
+    ["a capability it cannot vouch for", doc((d) => ((d.capabilities as Record<string, unknown>).gpu = true)), '"capabilities"."gpu": unknown member'],
+    ["a network outside the set", doc((d) => ((d.capabilities as Record<string, unknown>).network = "sometimes")), "must be one of none, allowlist, open"],
+    ["a missing capability", doc((d) => delete (d.capabilities as Record<string, unknown>).freshPerRun), '"freshPerRun": missing'],
+    ["a string for a boolean", doc((d) => ((d.capabilities as Record<string, unknown>).memory = "true")), '"memory": must be a boolean'],
+    ["an empty language", doc((d) => (d.capabilities.language = "")), '"language": must not be empty'],
+    ["a negative limit", doc((d) => (d.limits.maxWallClockMs = -1)), '"maxWallClockMs": must be a non-negative integer'],
+    ["a fractional limit", doc((d) => (d.limits.maxMemoryBytes = 1.5)), '"maxMemoryBytes": must be a non-negative integer'],
+    ["a bad engine hash", doc((d) => (d.engine.wasmSha256 = "ABC")), "must be 64 lowercase hex digits"],
+    ["an unknown engine member", doc((d) => ((d.engine as Record<string, unknown>).build = "x")), '"engine"."build": unknown member'],
+    ["an array", [CAPABILITIES], "a JSON object is required"],
+    ["garbage", "not json", "not JSON"],
+    ["a duplicate member", JSON.stringify(CAPABILITIES).replace('"network":"none"', '"network":"none","network":"open"'), '"network": duplicate member'],
+  ];
+  for (const [name, body, fragment] of invalid) {
+    test(`refuses an invalid document: ${name}`, async () => {
+      const f = await fake(() => {}, body);
+      await assert.rejects(backendFor(f), (e) => {
+        assert.ok(e instanceof CloudRunSandboxError, String(e));
+        assert.equal(e.code, "invalid-capabilities");
+        assert.ok(e.message.includes(fragment), `${e.message} lacks ${fragment}`);
+        return true;
+      });
+    });
+  }
+
+  test("refuses a document of another content type", async () => {
+    const f = await fake(() => {}, CAPABILITIES, "text/html");
+    await assert.rejects(backendFor(f), (e) => e instanceof CloudRunSandboxError && e.code === "invalid-capabilities" && /Content-Type/.test(e.message));
+  });
+
+  test("a service that is not up: unavailable, with the status", async () => {
+    const h = await raw(problem(503, "Not ready", "engine warming", { "retry-after": "1" }));
+    await assert.rejects(CloudRunSandboxBackend.create({ url: h.url }), (e) => {
+      assert.ok(e instanceof CloudRunSandboxError);
+      assert.equal(e.code, "unavailable");
+      assert.equal(e.status, 503);
+      assert.match(e.message, /GET \/v1\/capabilities: HTTP 503: Not ready: engine warming/);
+      return true;
+    });
+  });
+
+  test("invalid options are refused before any request", async () => {
+    const f = await fake(() => {});
+    const bad: [Partial<CloudRunSandboxBackendOptions>, string][] = [
+      [{ url: "" }, "url must be a non-empty string"],
+      [{ url: "not a url" }, "is not a URL"],
+      [{ url: "ftp://example.com" }, "scheme must be http or https"],
+      [{ url: `http://user:pw@127.0.0.1:1` }, "must not carry credentials"],
+      [{ url: `${f.url}/?q=1` }, "must not have a query or fragment"],
+      [{ url: `${f.url}/?` }, "must not have a query or fragment"],
+      [{ url: `${f.url}/#x` }, "must not have a query or fragment"],
+      [{ url: f.url, timeoutGraceMs: -1 }, "timeoutGraceMs must be a finite number >= 0"],
+      [{ url: f.url, timeoutGraceMs: Infinity }, "timeoutGraceMs must be a finite number >= 0"],
+      [{ url: f.url, timeoutGraceMs: NaN }, "timeoutGraceMs must be a finite number >= 0"],
+      [{ url: f.url, maxResponseBytes: 0 }, "maxResponseBytes must be a positive integer"],
+      [{ url: f.url, fetch: "no" as never }, "fetch must be a function"],
+      [{ url: f.url, idToken: "token" as never }, "idToken must be a function"],
+      [{ url: f.url, audience: "" }, "audience must be a non-empty string"],
+      [{ url: f.url, retryBusy: "yes" as never }, "retryBusy must be a boolean"],
+    ];
+    for (const [opts, fragment] of bad) {
+      await assert.rejects(CloudRunSandboxBackend.create(opts as CloudRunSandboxBackendOptions), (e) => {
+        assert.ok(e instanceof CloudRunSandboxError, String(e));
+        assert.equal(e.code, "invalid-options");
+        assert.ok(e.message.includes(fragment), `${e.message} lacks ${fragment}`);
+        return true;
+      });
+    }
+    assert.equal(f.seen.length, 0);
+  });
+
+  test("an aborted signal rejects with its reason", async () => {
+    const f = await fake(() => {});
+    const reason = new Error("no");
+    await assert.rejects(backendFor(f, { signal: AbortSignal.abort(reason) }), (e) => e === reason);
+    assert.equal(f.seen.length, 0);
+  });
+
+  test("a capabilities route that never answers times out", async () => {
+    const h = await raw(() => {});
+    const t0 = Date.now();
+    await assert.rejects(CloudRunSandboxBackend.create({ url: h.url, timeoutGraceMs: 0 }), (e) => {
+      assert.ok(e instanceof CloudRunSandboxError);
+      assert.equal(e.code, "unavailable");
+      assert.match(e.message, /no answer within 1000 ms/);
+      return true;
+    });
+    assert.ok(Date.now() - t0 >= 990);
+  });
+});
+
+describe("warm()", () => {
+  test("resolves on 200, rejects otherwise", async () => {
+    let ready = false;
+    const f = await fake((req, res) => {
+      if (ready) return answer(200, '{"status":"ready"}')(req, res, "");
+      problem(503, "Not ready", "the engine is not yet warm", { "retry-after": "1" })(req, res, "");
+    });
+    const b = await backendFor(f);
+    await assert.rejects(b.warm(), (e) => e instanceof CloudRunSandboxError && e.code === "unavailable" && e.status === 503 && /GET \/readyz: HTTP 503: Not ready/.test(e.message));
+    ready = true;
+    await b.warm();
+    assert.deepEqual(f.seen.slice(1), ["GET /readyz", "GET /readyz"]);
+  });
+});
