@@ -22,6 +22,8 @@ import (
 // binary a helper process: it runs the one helper test it was asked for.
 const helperEnv = "RELIABILITY_HELPER_CACHE"
 
+func isHelper() bool { return os.Getenv(helperEnv) != "" }
+
 // helperProcess runs the test named name in a child copy of the test binary
 // (so that a crash ends only the child) and returns its combined output and
 // exit error.

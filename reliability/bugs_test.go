@@ -1,0 +1,257 @@
+package reliability
+
+// Bugs found by these batteries in code outside reliability/ (which this
+// package does not change). Each test states what the service should do and
+// fails until the bug is fixed; docs/reliability.md lists them with their
+// causes and suggested fixes. Run the batteries without them with
+// -skip '^TestBug'.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+)
+
+// A stalled store (headers and half the body, then nothing) must be cut
+// within the deadline and answered as a retryable problem: another instance,
+// or the same one a moment later, may well read the script. Today the stall
+// holds the request until REQUEST_TIMEOUT, and the answer is 504
+// request-timeout, not retryable, whose detail tells the caller to ask for a
+// shorter wall clock: the script never ran.
+//
+// Cause: the effect and the SPI route read the script under the request's
+// own context, so the store's retry loop (contentstore.retry, 20 s per
+// attempt by default) is still waiting when the request timeout ends the
+// context; handler.stopped then answers request-timeout
+// (handler/middleware.go), whatever step was running.
+func TestBugStoreStall(t *testing.T) {
+	t.Parallel()
+	f := newFakeGCS(t, faultBucket)
+	c := startGCSChild(t, f, startOpts{})
+	ref := f.store(faultBucket, faultPrefix, "'stalled'")
+	for _, route := range bothRoutes {
+		t.Run(route, func(t *testing.T) {
+			f.inject(ref, stall)
+			r := c.post(route, refBody(route, ref))
+			t.Logf("answered after %v: %s", r.took.Round(time.Millisecond), r)
+			wantProblem(t, r, 503, "store-unavailable", true)
+			if r.took >= faultRequestTimeout {
+				t.Errorf("answered after %v: not before REQUEST_TIMEOUT %v", r.took, faultRequestTimeout)
+			}
+		})
+	}
+	f.inject(ref, nil)
+	wantJSON(t, c.post(routeSandbox, refBody(routeSandbox, ref)), `{"ok":true,"value":"stalled"}`)
+}
+
+// A body cut short on every read must end as store-unavailable after the
+// store's own bounded retries (RetryAttempts = 5). Today the storage
+// client's reader reopens the object at once, without backoff and without
+// bound, for as long as each reopen gets a response: thousands of GCS
+// requests per second until REQUEST_TIMEOUT, then 504 request-timeout.
+//
+// Cause: cloud.google.com/go/storage's httpReader.Read reopens on any
+// non-EOF read error in a loop (http_client.go); the bucket's
+// Retryer(storage.WithPolicy(storage.RetryNever)) in contentstore/gcs.go
+// covers each reopen request, not the loop.
+func TestBugTruncatedBodyEveryTime(t *testing.T) {
+	t.Parallel()
+	f := newFakeGCS(t, faultBucket)
+	c := startGCSChild(t, f, startOpts{})
+	ref := f.store(faultBucket, faultPrefix, "'truncated'")
+	f.inject(ref, truncate(-1))
+	r := c.post(routeEvaluations, refBody(routeEvaluations, ref))
+	n := f.count(ref)
+	t.Logf("answered after %v with %d media requests: %s", r.took.Round(time.Millisecond), n.media, r)
+	if n.media > 10 {
+		t.Errorf("%d requests for the object's bytes in %v for one evaluation; the store retries at most 5 times", n.media, r.took.Round(time.Millisecond))
+	}
+	wantProblem(t, r, 503, "store-unavailable", true)
+	f.inject(ref, nil)
+	wantJSON(t, c.post(routeSandbox, refBody(routeSandbox, ref)), `{"ok":true,"value":"truncated"}`)
+}
+
+// A script whose result nests deeper than 10,000 levels is the script's
+// doing, and must be a typed outcome (a 200: for example the script's own
+// RangeError, as JSON.stringify gives for a cycle). Today the engine returns
+// it as ok, the handler and the effect refuse it (encoding/json's and
+// jsontext's depth limit is 10,000), and the answer is 500
+// malformed-outcome, not retryable, whose detail blames the engine for
+// answering outside ADR 0144 D2's vocabulary.
+//
+// Cause: quickjs serialises the completion value with JSON.stringify, which
+// has no depth limit short of the stack, while everything downstream
+// (handler/sandbox.go encodeOutcome's json.Valid,
+// effect/internal/jsontext) stops at 10,000.
+func TestBugDeeplyNestedResult(t *testing.T) {
+	t.Parallel()
+	store := t.TempDir()
+	deep := putScripts(t, store, 1<<20, "let a = []; for (let i = 0; i < input; i++) a = [a]; a")[0]
+	c := startChild(t, startOpts{env: []string{"STORE_URL=" + store}})
+	// 9,999 wraps: 10,000 levels, accepted
+	r := c.post(routeEvaluations, `{"scriptRef":"`+deep+`","input":9999}`)
+	if r.status != 200 || !strings.HasPrefix(string(r.body), `{"ok":true,"value":[[[[`) {
+		t.Fatalf("10,000 levels: %s", r)
+	}
+	for _, tc := range []struct{ route, body string }{
+		{routeEvaluations, `{"scriptRef":"` + deep + `","input":10000}`},
+		{routeSandbox, `{"scriptRef":"` + deep + `","inputJson":"10000"}`},
+		{routeSandbox, `{"script":"let a = []; for (let i = 0; i < 20000; i++) a = [a]; a","inputJson":"null"}`},
+	} {
+		r := c.post(tc.route, tc.body)
+		if r.status != 200 {
+			t.Errorf("%s: a script's own deep result answered %s; want a typed outcome (200)", tc.route, r)
+		}
+	}
+}
+
+// A client that sends a whole request and then half-closes its side (as
+// `nc` and some proxies do) must get the outcome, or at worst no response;
+// never a success status without an outcome. Today net/http reads the
+// half-close as the client leaving and cancels the request's context; the
+// handler stops the run, logs 499 client-gone and returns without writing;
+// net/http then sends "200 OK" with an empty body.
+//
+// Cause: handler.stopped (handler/middleware.go) writes nothing for a client
+// that left, and net/http turns a handler that wrote nothing into an
+// implicit 200. Fix: abort the response instead (panic(http.ErrAbortHandler)
+// from the client-gone path, with requestLog writing its line in a defer),
+// so the connection closes without a status line.
+func TestBugHalfClosedClientGetsEmpty200(t *testing.T) {
+	t.Parallel()
+	store := t.TempDir()
+	ref := putScripts(t, store, 1<<20, "let t = Date.now(); while (Date.now() - t < 300) {} 7")[0]
+	c := startChild(t, startOpts{env: []string{"STORE_URL=" + store}})
+	addr := strings.TrimPrefix(c.url, "http://")
+	for _, tc := range []struct{ name, route, body string }{
+		{"effect route, whole request", routeEvaluations, `{"scriptRef":"` + ref + `"}`},
+		{"SPI, whole request", routeSandbox, `{"scriptRef":"` + ref + `","inputJson":"null"}`},
+		{"SPI, body shorter than its Content-Length", routeSandbox, `{"script":"1"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			length := len(tc.body)
+			if strings.Contains(tc.name, "shorter") {
+				length = 100
+			}
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", tc.route, length, tc.body)
+			_ = conn.(*net.TCPConn).CloseWrite()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Logf("no response (acceptable): %v", err)
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Logf("answered %d %q", resp.StatusCode, b)
+			if resp.StatusCode == 200 && len(b) == 0 {
+				t.Fatalf("a 200 with an empty body: a success status without an outcome")
+			}
+		})
+	}
+}
+
+// A panic in the store must become an untyped 500 and leave the instance
+// serving, as a panic in the handler or the engine does. Behind
+// contentstore.Cache (which serve.go always puts in front of the store) the
+// read runs on the cache's own goroutine, where nothing recovers: the
+// process dies. Run in a child copy of the test binary.
+//
+// Cause: contentstore.Cache.run (contentstore/cache.go) calls the
+// underlying store's Get with no recover. Fix: recover there, publish the
+// panic to the waiters as an error (logged with its stack), and close done.
+func TestBugStorePanicBehindCache(t *testing.T) {
+	t.Parallel()
+	out, err := helperProcess(t, "TestHelperStorePanicBehindCache")
+	if err != nil {
+		i := strings.Index(out, "panic:")
+		if i < 0 {
+			i = 0
+		}
+		t.Fatalf("the process died (%v) instead of answering 500:\n%s", err, tail(out[i:], 1500))
+	}
+	if !strings.Contains(out, "--- PASS: TestHelperStorePanicBehindCache") {
+		t.Fatalf("the helper did not pass:\n%s", tail(out, 3000))
+	}
+}
+
+// panickyStore is a store whose Get panics for one reference.
+type panickyStore struct {
+	contentstore.Store
+	ref contentstore.Ref
+}
+
+func (p panickyStore) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+	if ref == p.ref {
+		panic("store panicked holding " + secret)
+	}
+	return p.Store.Get(ctx, ref)
+}
+
+// TestHelperStorePanicBehindCache runs only as TestBugStorePanicBehindCache's
+// child process.
+func TestHelperStorePanicBehindCache(t *testing.T) {
+	if !isHelper() {
+		t.Skip("runs as TestBugStorePanicBehindCache's child process")
+	}
+	mem, err := contentstore.NewMemStore(contentstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poison := contentstore.RefOf([]byte("poison"))
+	s := newInproc(t, inprocConfig{store: panickyStore{mem, poison}})
+	good := s.put(t, "'fine'")[0]
+	r := s.post(t, routeEvaluations, `{"scriptRef":"`+poison.String()+`"}`)
+	wantProblem(t, r, 500, "internal", false)
+	if strings.Contains(string(r.body), secret) {
+		t.Fatalf("the panic's value leaked: %s", r)
+	}
+	wantJSON(t, s.post(t, routeEvaluations, `{"scriptRef":"`+good+`"}`), `{"ok":true,"value":"fine"}`)
+}
+
+// A stored script over MAX_SCRIPT_BYTES is a 413 script-too-large whose
+// detail and members name the limit, like an inline one ("limit:
+// maxScriptBytes when the server's bound applied", docs/problems.md). In the
+// binary the store is opened with MaxScriptBytes = MAX_SCRIPT_BYTES, so the
+// server's bound is exactly what applied; yet the problem says only "over the
+// store's maximum script size", without the number or the limit member.
+//
+// Cause: storeProblem (handler/evaluations.go) maps contentstore.ErrTooLarge
+// without the limit; the handler's own check that would name it
+// (fetchVerified, handler/sandbox.go) is never reached. Fix: have
+// storeProblem add withLimit("maxScriptBytes", Limits.MaxScriptBytes) and
+// the number to the detail.
+func TestBugStoredScriptOverCapNamesTheLimit(t *testing.T) {
+	t.Parallel()
+	store := t.TempDir()
+	const max = 4096
+	over := putScripts(t, store, 1<<20, scriptOfSize(max+1))[0]
+	c := startChild(t, startOpts{env: []string{"STORE_URL=" + store, "MAX_SCRIPT_BYTES=" + strconv.Itoa(max)}})
+	for _, route := range bothRoutes {
+		t.Run(route, func(t *testing.T) {
+			body := `{"scriptRef":"` + over + `"}`
+			if route == routeSandbox {
+				body = `{"scriptRef":"` + over + `","inputJson":"null"}`
+			}
+			r := c.post(route, body)
+			p := wantProblem(t, r, 413, "script-too-large", false)
+			if p["limit"] != "maxScriptBytes" || p["limitValue"] != float64(max) || !strings.Contains(p.detail(), strconv.Itoa(max)) {
+				t.Fatalf("the problem does not name maxScriptBytes of %d: %s", max, r)
+			}
+		})
+	}
+}
