@@ -544,10 +544,17 @@ describe("create()", () => {
     assert.ok(Object.isFrozen(b.capabilities) && Object.isFrozen(b.limits) && Object.isFrozen(b.engine));
   });
 
-  test("the declaration is a copy: nothing the service sent can change it later", async () => {
+  test("the declaration holds exactly ADR 0144 D4's six capabilities, frozen", async () => {
     const f = await fake(() => {});
     const b = await backendFor(f);
     assert.deepEqual(Object.keys(b.capabilities).sort(), ["cpu", "freshPerRun", "language", "memory", "network", "wallClock"]);
+    assert.throws(() => {
+      (b.capabilities as { freshPerRun: boolean }).freshPerRun = false;
+    }, TypeError);
+    assert.throws(() => {
+      (b as unknown as { capabilities: unknown }).capabilities = {};
+    }, TypeError);
+    assert.equal(b.capabilities.freshPerRun, true);
   });
 
   test("refuses another major SPI version", async () => {
