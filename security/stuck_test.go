@@ -1,0 +1,222 @@
+package security
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+)
+
+type binaryInfo struct{ dir, path string }
+
+var (
+	builtBinary atomic.Pointer[binaryInfo]
+	buildOnce   sync.Once
+	buildErr    error
+	childCache  string // the children's shared wazero compilation cache
+)
+
+// serviceBinary builds the real service binary once (the module's main
+// package, exactly what the Dockerfile ships).
+func serviceBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "security-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		bin := filepath.Join(dir, "sandbox-cloudrun")
+		cmd := exec.Command("go", "build", "-o", bin, "github.com/loom-plugins/sandbox-cloudrun")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		childCache = filepath.Join(dir, "cache")
+		builtBinary.Store(&binaryInfo{dir: dir, path: bin})
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBinary.Load().path
+}
+
+// child is the real binary serving on a loopback port: one per case that
+// ends its process, never shared.
+type child struct {
+	url  string
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	done chan error
+}
+
+const childGrace = 300 * time.Millisecond // HARD_KILL_GRACE of the children
+
+func startChild(t *testing.T, storeDir string) *child {
+	t.Helper()
+	bin := serviceBinary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	store := "none"
+	if storeDir != "" {
+		store = storeDir
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "PORT="+port, "STORE_URL="+store, "OTEL_EXPORTER=none",
+		"HARD_KILL_GRACE="+childGrace.String(), "COMPILATION_CACHE_DIR="+childCache, "POOL_SIZE=1")
+	c := &child{url: "http://127.0.0.1:" + port, cmd: cmd, logs: &syncBuffer{}, done: make(chan error, 1)}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			_, _ = c.logs.Write([]byte(sc.Text() + "\n"))
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.done <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		err := <-c.done
+		c.done <- err
+		if t.Failed() {
+			t.Logf("child log:\n%s", c.logs.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(c.url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c
+			}
+		}
+		select {
+		case err := <-c.done:
+			c.done <- err
+			t.Fatalf("child exited during start-up: %v\n%s", err, c.logs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("child not ready in 30 s\n%s", c.logs.String())
+	return nil
+}
+
+// stuckCase is a script that never reaches QuickJS's interrupt handler in
+// time: one long native builtin, or a loop whose every tick is long native
+// work (see TestBugInterruptStarvedByNativeWork).
+type stuckCase struct {
+	name   string
+	script string
+	memory int64
+	long   bool // skipped with -short
+}
+
+var stuckCases = []stuckCase{
+	{name: "default-comparator sort of two million numbers", script: `new Array(2e6).fill(1.5).sort().length`, memory: 256 << 20},
+	{name: "JSON.stringify of 100000-deep nesting (quadratic)", script: `let a = []; for (let i = 0; i < 1e5; i++) a = [a]; JSON.stringify(a).length`},
+	{name: "a result nested 100000 deep (the shim's own stringify)", script: `let a = []; for (let i = 0; i < 1e5; i++) a = [a]; a`, long: true},
+	{name: "concat of a 2^32-1 sparse array", script: `[].concat(new Array(2 ** 32 - 1), [1]).length`},
+	{name: "a loop over indexOf of a million elements", script: `const a = new Array(1e6).fill(1); for (;;) a.indexOf(2)`},
+	{name: "new Error() in a loop 2000 frames deep", script: `function f(n) { if (n === 0) { for (;;) new Error() } return f(n - 1) } f(2000)`},
+	{name: "async recursion that throws at every level (public PoC)", script: `async function fn() { fn(); JSON.parse("x") } fn(); "done"`, long: true},
+}
+
+// Each stuck case, against its own child process: the request is answered
+// with the wall-clock limit at deadline + HARD_KILL_GRACE (or the kernel's
+// SIGKILL at deadline + 2 x grace comes first and there is no answer), and
+// the process then ends, exit 70 or SIGKILL, for the platform to replace it.
+// Never a 5xx, never a hang, never a process that lives on with a guest
+// still burning its CPU.
+func TestStuckRunsEndTheirProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child service per case")
+	}
+	storeDir := t.TempDir()
+	st, err := contentstore.NewDirStore(storeDir, contentstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range stuckCases {
+		rt := spi
+		if i%2 == 1 {
+			rt = evaluations // alternate, so both routes meet a stuck run
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.long && os.Getenv("SECURITY_LONG") == "" {
+				t.Skip("long variant: set SECURITY_LONG=1")
+			}
+			ref := ""
+			if rt == evaluations {
+				r, err := st.Put(context.Background(), []byte(tc.script))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref = r.String()
+			}
+			c := startChild(t, storeDir)
+			q := req{script: tc.script, wall: 100 * time.Millisecond, memory: tc.memory}
+			r := post(t, c.url, rt, q, ref)
+			ws, exited := c.waitExit(5 * time.Second)
+			if !exited {
+				t.Fatalf("the process still runs 5 s after a stuck run (answer: %v)", r)
+			}
+			killed := ws.Signaled() && ws.Signal() == syscall.SIGKILL
+			if !killed && !(ws.Exited() && ws.ExitStatus() == 70) {
+				t.Fatalf("the process ended with %v, want exit 70 or SIGKILL", ws)
+			}
+			switch {
+			case r.err != nil && killed:
+				t.Logf("no answer: the kernel backstop fired first (%v)", r.err)
+			case r.err != nil:
+				t.Fatalf("no answer, and the process was not SIGKILLed: %v", r)
+			default:
+				if r.status != http.StatusOK || r.class != "limit:wallClock" {
+					t.Fatalf("want the wall-clock limit, got %v", r)
+				}
+				if bound := q.wall + childGrace + slack; r.took > bound {
+					t.Errorf("answered after %v, over %v", r.took, bound)
+				}
+				if !killed && !strings.Contains(c.logs.String(), "ending the process") {
+					t.Errorf("exit 70 without the stuck-run log line")
+				}
+			}
+			t.Logf("%s: %s after %v; process %v", rt, r.class, r.took.Round(time.Millisecond), ws)
+		})
+	}
+}
+
+func (c *child) waitExit(within time.Duration) (syscall.WaitStatus, bool) {
+	select {
+	case err := <-c.done:
+		c.done <- err
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.Sys().(syscall.WaitStatus), true
+		}
+		return 0, true // exit 0: reported as "not 70" by the caller
+	case <-time.After(within):
+		return 0, false
+	}
+}
