@@ -1,0 +1,159 @@
+package security
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+)
+
+// poc is a proof-of-concept script of a known QuickJS bug, with what its
+// header says: where it comes from, the bug, and the outcome expected here.
+type poc struct {
+	file, source, bug string
+	script            string
+	want              want
+	stuck             bool
+	wall              time.Duration
+	memory            int64
+}
+
+// readPoCs reads testdata/quickjs-pocs: one file per PoC, each opening with
+// "// source:", "// bug:" and "// expect:" lines (and optionally
+// "// wall: <ms>" and "// memory: <bytes>"). expect is one of
+//
+//	ok [<exact JSON value>]
+//	threw <Name> [<message substring>]
+//	limit <cpu|memory|wallClock>
+//	stuck   (never reaches the interrupt handler: run against its own process)
+func readPoCs(t *testing.T) []poc {
+	t.Helper()
+	files, err := filepath.Glob("testdata/quickjs-pocs/*.js")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no PoCs: %v", err)
+	}
+	var out []poc
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := poc{file: filepath.Base(f), script: string(b)}
+		var expect string
+		for _, line := range strings.Split(string(b), "\n") {
+			rest, ok := strings.CutPrefix(line, "// ")
+			if !ok {
+				if !strings.HasPrefix(line, "//") {
+					break // the header ends at the first line of code
+				}
+				continue
+			}
+			key, val, _ := strings.Cut(rest, ": ")
+			switch key {
+			case "source":
+				p.source = val
+			case "bug", "bug class", "bug report", "bug (quickjs-ng)":
+				p.bug = val
+			case "expect":
+				expect = val
+			case "wall":
+				ms, err := strconv.Atoi(val)
+				if err != nil {
+					t.Fatalf("%s: wall: %v", p.file, err)
+				}
+				p.wall = time.Duration(ms) * time.Millisecond
+			case "memory":
+				n, err := strconv.ParseInt(val, 10, 64)
+				if err != nil {
+					t.Fatalf("%s: memory: %v", p.file, err)
+				}
+				p.memory = n
+			}
+		}
+		if p.source == "" || p.bug == "" || expect == "" {
+			t.Fatalf("%s: the header needs source, bug and expect lines", p.file)
+		}
+		kind, arg, _ := strings.Cut(expect, " ")
+		switch kind {
+		case "ok":
+			p.want = want{class: "ok", value: arg}
+		case "threw":
+			name, msg, _ := strings.Cut(arg, " ")
+			p.want = want{class: "threw", name: name, message: msg}
+		case "limit":
+			p.want = want{class: "limit:" + arg}
+		case "stuck":
+			p.stuck = true
+		default:
+			t.Fatalf("%s: unknown expect %q", p.file, expect)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Every public PoC of a known QuickJS bug ends, through the service, as the
+// defined outcome its header states: on both routes, within its deadline,
+// never a trap surfacing as a 5xx. A PoC that never reaches the interrupt
+// handler runs against its own child process and must end it.
+func TestQuickJSPoCs(t *testing.T) {
+	pocs := readPoCs(t)
+	if len(pocs) < 15 {
+		t.Fatalf("only %d PoCs", len(pocs))
+	}
+	for _, p := range pocs {
+		t.Run(strings.TrimSuffix(p.file, ".js"), func(t *testing.T) {
+			if p.stuck {
+				runStuckPoC(t, p)
+				return
+			}
+			s := shared(t)
+			for _, rt := range []route{spi, evaluations} {
+				q := req{script: p.script, wall: p.wall, memory: p.memory}
+				if q.wall == 0 {
+					q.wall = 5 * time.Second
+				}
+				check(t, q, s.do(t, rt, q), p.want)
+			}
+		})
+	}
+}
+
+func runStuckPoC(t *testing.T, p poc) {
+	if testing.Short() {
+		t.Skip("stuck PoC: starts a child service")
+	}
+	storeDir := t.TempDir()
+	st, err := contentstore.NewDirStore(storeDir, contentstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := st.Put(context.Background(), []byte(p.script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startChild(t, storeDir)
+	q := req{script: p.script, wall: 100 * time.Millisecond}
+	r := post(t, c.url, evaluations, q, ref.String())
+	ws, exited := c.waitExit(5 * time.Second)
+	if !exited {
+		t.Fatalf("the process still runs 5 s after a stuck PoC (answer: %v)", r)
+	}
+	killed := ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	if !killed && !(ws.Exited() && ws.ExitStatus() == 70) {
+		t.Fatalf("the process ended with %v, want exit 70 or SIGKILL", ws)
+	}
+	if r.err == nil && (r.status != http.StatusOK || r.class != "limit:wallClock") {
+		t.Fatalf("want the wall-clock limit or no answer, got %v", r)
+	}
+	if r.err != nil && !killed {
+		t.Fatalf("no answer, and the process was not SIGKILLed: %v", r)
+	}
+}
