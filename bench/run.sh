@@ -10,18 +10,29 @@
 #   native                 QuickJS built natively from the same tarball;
 #   quickjs-emscripten     quickjs-emscripten 0.32 on Node, loom's reference.
 #
+# Then, unless SERVICE=0, the service itself over HTTP on loopback
+# (bench/cmd/load: the binary's `serve` against a temporary store; throughput
+# and latency one and two evaluations at a time, where a request's time goes,
+# cold start with and without the baked compilation cache, resident memory
+# over 10,000 evaluations), and the plot of reshape latency against input
+# size (bench/cmd/plot, bench/out/reshape-latency.png; docs/img/ holds the
+# copy docs/benchmarks.md shows).
+#
 # For each workload it runs ROUNDS rounds; a round runs one batch per engine,
 # in an order that rotates from round to round, so that slow phases of a noisy
 # machine fall on every engine. Results: bench/out/results.jsonl (one line per
 # timed run); the Markdown table: bench/out/report.md, also printed.
 #
-#   bench/run.sh                  # the full run (about 6 minutes on 2 cores)
-#   ROUNDS=1 SCALE=0.2 HARDKILL=0 bench/run.sh   # a quick smoke run
+#   bench/run.sh                  # the full run (about 10 minutes on 2 cores)
+#   ROUNDS=1 SCALE=0.1 HARDKILL=0 LOAD_ROUNDS=1 LOAD_SCALE=0.1 bench/run.sh   # a smoke run
 #
 # Environment: ROUNDS (default 6), SCALE (multiplies the runs per batch,
 # default 1), WARMUP (untimed runs per batch, default 3), HARDKILL=0 skips the
-# in-process hard-kill benchmark (go test -bench), QUICKJS_TARBALL and CC as
-# for bench/native/build.sh.
+# in-process hard-kill benchmark (go test -bench), SERVICE=0 skips the service
+# over HTTP, LOAD_ROUNDS (default 3), LOAD_SCALE (multiplies its requests and
+# evaluations, default 1) and COLD (process starts with and without the
+# cache, each, default 7) shape it; QUICKJS_TARBALL and CC as for
+# bench/native/build.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -31,6 +42,10 @@ ROUNDS=${ROUNDS:-6}
 SCALE=${SCALE:-1}
 WARMUP=${WARMUP:-3}
 HARDKILL=${HARDKILL:-1}
+SERVICE=${SERVICE:-1}
+LOAD_ROUNDS=${LOAD_ROUNDS:-3}
+LOAD_SCALE=${LOAD_SCALE:-1}
+COLD=${COLD:-7}
 out=bench/out
 bin=$out/bin
 start=$SECONDS
@@ -42,7 +57,7 @@ done
 
 echo "== building" >&2
 mkdir -p "$bin"
-go build -o "$bin/" ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gendocs
+go build -o "$bin/" . ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gendocs ./bench/cmd/load ./bench/cmd/plot
 bench/native/build.sh
 (cd bench && npm ci --no-audit --no-fund --loglevel=error >&2)
 "$bin/gendocs" -out "$out/inputs"
@@ -59,6 +74,7 @@ workloads=(
   "reshape-1KiB|reshape.js|mcp-1KiB.json|67108864|300"
   "reshape-16KiB|reshape.js|mcp-16KiB.json|67108864|120"
   "reshape-256KiB|reshape.js|mcp-256KiB.json|67108864|30"
+  "reshape-4MiB|reshape.js|mcp-4MiB.json|67108864|8"
   "strings|strings.js|null.json|67108864|60"
   "regexp|regexp.js|null.json|67108864|40"
   "alloc-bomb-16MiB|alloc-bomb.js|null.json|16777216|12"
@@ -100,6 +116,16 @@ if [ "$HARDKILL" != 0 ]; then
   hardkill=(-hardkill "$out/hardkill.txt")
 fi
 
+service=()
+if [ "$SERVICE" != 0 ]; then
+  echo "== the service over HTTP on loopback: bench/cmd/load" >&2
+  rm -rf "$out/service"
+  "$bin/load" -bin "$bin/sandbox-cloudrun" -out "$out/service" -rounds "$LOAD_ROUNDS" -scale "$LOAD_SCALE" -cold "$COLD"
+  service=(-service "$out/service/service.json")
+fi
+
+"$bin/plot" -results "$results" -inputs "$out/inputs" -out "$out/reshape-latency.png"
+
 qe_dir=bench/node_modules/@jitl/quickjs-wasmfile-release-sync
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -107,11 +133,11 @@ qe_dir=bench/node_modules/@jitl/quickjs-wasmfile-release-sync
   echo "this engine: $(go version | cut -d' ' -f3-), wazero $(go list -m -f '{{.Version}}' github.com/tetratelabs/wazero), sandbox.wasm $(cut -c1-12 quickjs/sandbox.wasm.sha256)"
   echo "native QuickJS: $(cat "$out/native/src/VERSION"), built at -O2 with $(cat "$out/native/compiler")"
   echo "quickjs-emscripten: $(node -p "require('./bench/node_modules/quickjs-emscripten/package.json').version") (QuickJS $(grep -m1 -o 'Version \[[^]]*\]' "$qe_dir/README.md" | sed 's/Version \[\(.*\)\]/\1/'), release-sync variant), Node $(node --version)"
-  echo "rounds: $ROUNDS, runs scale: $SCALE, warm-up runs per batch: $WARMUP"
+  echo "rounds: $ROUNDS, runs scale: $SCALE, warm-up runs per batch: $WARMUP; service: $([ "$SERVICE" != 0 ] && echo "$LOAD_ROUNDS rounds, scale $LOAD_SCALE, $COLD cold starts each way" || echo skipped)"
   echo "load average (1, 5, 15 min) at start: $load_start; at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out/meta.txt"
 
-"$bin/report" -results "$results" -meta "$out/meta.txt" "${hardkill[@]}" > "$out/report.md" || status=$?
+"$bin/report" -results "$results" -meta "$out/meta.txt" "${hardkill[@]}" "${service[@]}" > "$out/report.md" || status=$?
 cat "$out/report.md"
-echo "== done in $((SECONDS - start)) s; results in $results, table in $out/report.md, runner stderr in $log" >&2
+echo "== done in $((SECONDS - start)) s; results in $results, table in $out/report.md, plot in $out/reshape-latency.png, runner stderr in $log" >&2
 exit "${status:-0}"

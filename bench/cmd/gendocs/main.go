@@ -29,6 +29,7 @@ func main() {
 		"mcp-1KiB.json":   mcpdoc.Document(1 << 10),
 		"mcp-16KiB.json":  mcpdoc.Document(16 << 10),
 		"mcp-256KiB.json": mcpdoc.Document(256 << 10),
+		"mcp-4MiB.json":   mcpdoc.Document(4 << 20),
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(*out, name), []byte(text), 0o644); err != nil {

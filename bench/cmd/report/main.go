@@ -61,6 +61,7 @@ func main() {
 	results := flag.String("results", "bench/out/results.jsonl", "results file (JSON lines)")
 	hardkill := flag.String("hardkill", "", "output of the hard-kill `go test -bench` run (optional)")
 	meta := flag.String("meta", "", "machine description, `key: value` lines (optional)")
+	service := flag.String("service", "", "summary of bench/cmd/load (service.json, optional)")
 	flag.Parse()
 
 	f, err := os.Open(*results)
@@ -95,6 +96,12 @@ func main() {
 		}
 		fmt.Fprintln(w)
 		hardKillTable(w, string(b))
+	}
+	if *service != "" {
+		fmt.Fprintln(w)
+		if err := serviceTables(w, *service, cells); err != nil {
+			log.Fatal(err)
+		}
 	}
 	w.Flush()
 	if !ok {

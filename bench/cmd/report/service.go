@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// The summary bench/cmd/load writes (the fields the report uses).
+type serviceSummary struct {
+	Rounds int `json:"rounds"`
+	HTTP   []struct {
+		Config        string    `json:"config"`
+		MaxConcurrent int       `json:"maxConcurrent"`
+		ProcessKill   bool      `json:"processKill"`
+		Clients       int       `json:"clients"`
+		Workload      string    `json:"workload"`
+		GapMs         float64   `json:"gapMs"`
+		Requests      int       `json:"requests"`
+		Errors        int       `json:"errors"`
+		Refused       int       `json:"refused"`
+		RPS           float64   `json:"rps"`
+		RoundRPS      []float64 `json:"roundRps"`
+		RoundP50      []float64 `json:"roundP50"`
+		P50           float64   `json:"p50"`
+		P90           float64   `json:"p90"`
+		P99           float64   `json:"p99"`
+		P999          float64   `json:"p999"`
+		Max           float64   `json:"max"`
+		Logged        int       `json:"logged"`
+		TotalP50      float64   `json:"totalP50"`
+		FetchP50      float64   `json:"fetchP50"`
+		EvaluateP50   float64   `json:"evaluateP50"`
+		EvaluateP90   float64   `json:"evaluateP90"`
+		HandlerP50    float64   `json:"handlerP50"`
+	} `json:"http"`
+	Servers []struct {
+		Config  string `json:"config"`
+		RSSIdle int64  `json:"rssIdleKiB"`
+		RSSEnd  int64  `json:"rssEndKiB"`
+		HWM     int64  `json:"hwmKiB"`
+	} `json:"servers"`
+	CompileCacheMs float64 `json:"compileCacheMs"`
+	Cold           []struct {
+		Cache        bool    `json:"cache"`
+		FirstEvalMs  float64 `json:"firstEvalMs"`
+		ListenMs     float64 `json:"listenMs"`
+		RSSIdleKiB   int64   `json:"rssIdleKiB"`
+		WarmLoggedMs float64 `json:"warmLoggedMs"`
+	} `json:"cold"`
+	Memory *struct {
+		Evaluations int     `json:"evaluations"`
+		RSSIdleKiB  int64   `json:"rssIdleKiB"`
+		HWMIdleKiB  int64   `json:"hwmIdleKiB"`
+		Seconds     float64 `json:"seconds"`
+		Errors      int     `json:"errors"`
+		Samples     []struct {
+			After  int   `json:"after"`
+			RSSKiB int64 `json:"rssKiB"`
+			HWMKiB int64 `json:"hwmKiB"`
+		} `json:"samples"`
+	} `json:"memory"`
+	MemoryWithCache bool    `json:"memoryWithCache"`
+	Seconds         float64 `json:"seconds"`
+}
+
+func mib(kib int64) string { return fmt.Sprintf("%.1f", float64(kib)/1024) }
+
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	m, _ := quantiles(xs)
+	return m
+}
+
+// serviceTables renders the service's figures; cells gives the engine-level
+// medians for the set-up estimate (pool=0 minus pool warm).
+func serviceTables(w io.Writer, path string, cells map[string]map[string]*cell) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var s serviceSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	if len(s.HTTP) > 0 {
+		fmt.Fprintln(w, "#### Throughput and latency over HTTP (client side)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| configuration | clients | workload | requests | errors | 429 retried | req/s | p50 | p90 | p99 | p99.9 | max | p50 per round |")
+		fmt.Fprintln(w, "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+		for _, c := range s.HTTP {
+			wl := c.Workload
+			if c.GapMs > 0 {
+				wl += fmt.Sprintf(", paced (%.0f ms pause)", c.GapMs)
+			}
+			var rounds []string
+			for _, x := range c.RoundP50 {
+				rounds = append(rounds, ms(x))
+			}
+			cfg := fmt.Sprintf("%s (MAX_CONCURRENT_EVALUATIONS=%d, PROCESS_KILL=%v)", c.Config, c.MaxConcurrent, c.ProcessKill)
+			fmt.Fprintf(w, "| %s | %d | %s | %d | %d | %d | %.0f | %s | %s | %s | %s | %s | %s |\n", cfg, c.Clients, wl,
+				c.Requests, c.Errors, c.Refused, c.RPS, ms(c.P50), ms(c.P90), ms(c.P99), ms(c.P999), ms(c.Max), strings.Join(rounds, ", "))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Milliseconds per request from the client's send to the last byte of the answer, closed loop (each client sends its next request when the answer is in), keep-alive connections; req/s is requests completed over the batches' wall time. Paced: the client pauses after each answer, so the pool of fresh instances is full when the next request comes.")
+		fmt.Fprintln(w)
+
+		fmt.Fprintln(w, "#### Where a request's time goes (medians, milliseconds)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| configuration | workload | client p50 | outside the handler (loopback, net/http, client) | handler: HTTP, JSON, effect | store fetch | evaluate (engine call) | engine set-up per instance, pool=0 − warm (off the request path when the pool is full) |")
+		fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|")
+		for _, c := range s.HTTP {
+			if c.Logged == 0 {
+				continue
+			}
+			wl := c.Workload
+			if c.GapMs > 0 {
+				wl += ", paced"
+			}
+			setup := "–"
+			if byEngine := cells[c.Workload]; byEngine != nil && byEngine[engineWarm] != nil && byEngine[enginePool0] != nil {
+				setup = ms(medianOf(byEngine[enginePool0].ms) - medianOf(byEngine[engineWarm].ms))
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s (p90 %s) | %s |\n", c.Config, wl, ms(c.P50),
+				ms(max(0, c.P50-c.TotalP50)), ms(c.HandlerP50), ms(c.FetchP50), ms(c.EvaluateP50), ms(c.EvaluateP90), setup)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "From the service's own log line per evaluation (totalMs, fetchMs, evaluateMs): handler is the median of totalMs − fetchMs − evaluateMs per request (reading and decoding the body, the effect's checks and canonical JSON, encoding and the log line); outside the handler is the client's p50 minus the median totalMs. Evaluate is the engine call, which includes building an instance when the pool is empty. Set-up is the engine-level difference of medians from the table above.")
+		fmt.Fprintln(w)
+	}
+	if len(s.Servers) > 0 {
+		fmt.Fprintln(w, "Resident memory of the two servers of the HTTP runs: "+strings.Join(func() []string {
+			var out []string
+			for _, sv := range s.Servers {
+				out = append(out, fmt.Sprintf("%s: %s MiB idle after start, %s MiB at the end, peak (VmHWM) %s MiB", sv.Config, mib(sv.RSSIdle), mib(sv.RSSEnd), mib(sv.HWM)))
+			}
+			return out
+		}(), "; ")+".")
+		fmt.Fprintln(w)
+	}
+	if len(s.Cold) > 0 {
+		fmt.Fprintln(w, "#### Cold start: process start to the first successful evaluation")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| compilation cache | starts | first evaluation: median [min–max] | listening: median | engine warm (logged) | VmRSS 1 s after the first evaluation: median [min–max] |")
+		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")
+		for _, cache := range []bool{true, false} {
+			var first, listen, warm []float64
+			var rss []float64
+			for _, r := range s.Cold {
+				if r.Cache != cache {
+					continue
+				}
+				first = append(first, r.FirstEvalMs)
+				listen = append(listen, r.ListenMs)
+				warm = append(warm, r.WarmLoggedMs)
+				rss = append(rss, float64(r.RSSIdleKiB))
+			}
+			if len(first) == 0 {
+				continue
+			}
+			name := "none (compiles at start)"
+			if cache {
+				name = "baked (`compile-cache DIR`, `COMPILATION_CACHE_DIR=DIR`)"
+			}
+			fmt.Fprintf(w, "| %s | %d | %s ms [%s–%s] | %s ms | %s ms | %s MiB [%s–%s] |\n", name, len(first),
+				ms(medianOf(first)), ms(slices.Min(first)), ms(slices.Max(first)), ms(medianOf(listen)), ms(medianOf(warm)),
+				mib(int64(medianOf(rss))), mib(int64(slices.Min(rss))), mib(int64(slices.Max(rss))))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "Baking the cache (`sandbox-cloudrun compile-cache DIR`, a fresh directory) took %s ms. Starts alternate with and without the cache; the clock runs from just before fork/exec to the end of the first 200 `{\"ok\":true…}` answer to the echo evaluation, which is sent as soon as the port accepts a connection (it waits for the compilation). Engine warm is the service's own log of compilation plus the first pool fill.\n", ms(s.CompileCacheMs))
+		fmt.Fprintln(w)
+	}
+	if m := s.Memory; m != nil {
+		fmt.Fprintln(w, "#### Resident memory over evaluations")
+		fmt.Fprintln(w)
+		cache := "without"
+		if s.MemoryWithCache {
+			cache = "with"
+		}
+		fmt.Fprintf(w, "A fresh server (the defaults, %s the baked compilation cache), %d evaluations one after the other, alternately echo and the 16 KiB reshape, in %.1f s (%d errors). Idle after start: VmRSS %s MiB, VmHWM %s MiB.\n\n",
+			cache, m.Evaluations, m.Seconds, m.Errors, mib(m.RSSIdleKiB), mib(m.HWMIdleKiB))
+		fmt.Fprintln(w, "| after evaluations | VmRSS MiB | VmHWM MiB |")
+		fmt.Fprintln(w, "|--:|--:|--:|")
+		for _, p := range m.Samples {
+			fmt.Fprintf(w, "| %d | %s | %s |\n", p.After, mib(p.RSSKiB), mib(p.HWMKiB))
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
