@@ -144,7 +144,7 @@ func runStuckPoC(t *testing.T, p poc) {
 	r := post(t, c.url, evaluations, q, ref.String())
 	ws, exited := c.waitExit(5 * time.Second)
 	if !exited {
-		t.Fatalf("the process still runs 5 s after a stuck PoC (answer: %v)", r)
+		t.Fatalf("the process still runs 5 s after a stuck PoC (answer: %v; %s)", r, c.procState())
 	}
 	killed := ws.Signaled() && ws.Signal() == syscall.SIGKILL
 	if !killed && !(ws.Exited() && ws.ExitStatus() == 70) {
