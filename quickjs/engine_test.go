@@ -138,6 +138,11 @@ func TestOutcomes(t *testing.T) {
 		// JSON.stringify is iterative in QuickJS: deep nesting is slow (quadratic), not an overflow.
 		{"nested stringify", `let a = []; for (let i = 0; i < 5000; i++) a = [a]; JSON.stringify(a).length`, "null", effect.OK([]byte("10002"))},
 		{"nested result", `let a = []; for (let i = 0; i < 5000; i++) a = [a]; a`, "null", effect.OK([]byte(strings.Repeat("[", 5001) + strings.Repeat("]", 5001)))},
+		{"result at the depth limit", `let a = 1; for (let i = 0; i < 10000; i++) a = [a]; a`, "null",
+			effect.OK([]byte(strings.Repeat("[", 10000) + "1" + strings.Repeat("]", 10000)))},
+		{"result over the depth limit", `let a = []; for (let i = 0; i < 10000; i++) a = [a]; a`, "null",
+			effect.Threw(str("RangeError"), "the result nests deeper than 10000 levels, more than JSON consumers accept")},
+		{"strings do not count as nesting", `"[".repeat(20000)`, "null", effect.OK([]byte(`"` + strings.Repeat("[", 20000) + `"`))},
 		{"nested regexp", `new RegExp("(?:".repeat(100000) + ")".repeat(100000)).test("")`, "null", effect.Threw(str("SyntaxError"), "stack overflow")},
 		{"forged out of memory", "throw new InternalError('out of memory')", "null", effect.LimitHit(effect.LimitMemory)},
 		{"forged elsewhere is a script error", "throw new Error('out of memory')", "null", effect.Threw(str("Error"), "out of memory")},
