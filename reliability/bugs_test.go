@@ -4,7 +4,8 @@ package reliability
 // package does not change). Each test states what the service should do and
 // fails until the bug is fixed; docs/reliability.md lists them with their
 // causes and suggested fixes. Run the batteries without them with
-// -skip '^TestBug'.
+// -skip '^TestBug'. A bug once fixed keeps its test here as a regression
+// test, renamed without the TestBug prefix.
 
 import (
 	"bufio"
@@ -59,8 +60,8 @@ func TestBugStoreStall(t *testing.T) {
 // bound, for as long as each reopen gets a response: thousands of GCS
 // requests per second until REQUEST_TIMEOUT, then 504 request-timeout.
 //
-// Cause: cloud.google.com/go/storage's httpReader.Read reopens on any
-// non-EOF read error in a loop (http_client.go); the bucket's
+// Cause: the Go storage library's httpReader.Read (http_client.go, v1.70.0)
+// reopens on any non-EOF read error in a loop; the bucket's
 // Retryer(storage.WithPolicy(storage.RetryNever)) in contentstore/gcs.go
 // covers each reopen request, not the loop.
 func TestBugTruncatedBodyEveryTime(t *testing.T) {
@@ -80,19 +81,13 @@ func TestBugTruncatedBodyEveryTime(t *testing.T) {
 	wantJSON(t, c.post(routeSandbox, refBody(routeSandbox, ref)), `{"ok":true,"value":"truncated"}`)
 }
 
-// A script whose result nests deeper than 10,000 levels is the script's
-// doing, and must be a typed outcome (a 200: for example the script's own
-// RangeError, as JSON.stringify gives for a cycle). Today the engine returns
-// it as ok, the handler and the effect refuse it (encoding/json's and
-// jsontext's depth limit is 10,000), and the answer is 500
-// malformed-outcome, not retryable, whose detail blames the engine for
-// answering outside ADR 0144 D2's vocabulary.
-//
-// Cause: quickjs serialises the completion value with JSON.stringify, which
-// has no depth limit short of the stack, while everything downstream
-// (handler/sandbox.go encodeOutcome's json.Valid,
-// effect/internal/jsontext) stops at 10,000.
-func TestBugDeeplyNestedResult(t *testing.T) {
+// Fixed (was bug 3, fixed in 9018e1e): a script whose result nests deeper
+// than 10,000 levels is the script's doing and gets a typed outcome, the
+// script's RangeError. It used to be a 500 malformed-outcome blaming the
+// engine, because JSON.stringify in the guest has no depth limit short of the
+// stack while every JSON reader downstream stops at 10,000. Kept as a
+// regression test.
+func TestDeeplyNestedResultIsTyped(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	deep := putScripts(t, store, 1<<20, "let a = []; for (let i = 0; i < input; i++) a = [a]; a")[0]
@@ -102,15 +97,13 @@ func TestBugDeeplyNestedResult(t *testing.T) {
 	if r.status != 200 || !strings.HasPrefix(string(r.body), `{"ok":true,"value":[[[[`) {
 		t.Fatalf("10,000 levels: %s", r)
 	}
-	for _, tc := range []struct{ route, body string }{
-		{routeEvaluations, `{"scriptRef":"` + deep + `","input":10000}`},
-		{routeSandbox, `{"scriptRef":"` + deep + `","inputJson":"10000"}`},
-		{routeSandbox, `{"script":"let a = []; for (let i = 0; i < 20000; i++) a = [a]; a","inputJson":"null"}`},
+	const msg = `"name":"RangeError","message":"the result nests deeper than 10000 levels, more than JSON consumers accept"}`
+	for _, tc := range []struct{ route, body, want string }{
+		{routeEvaluations, `{"scriptRef":"` + deep + `","input":10000}`, `{"ok":false,"failure":{"channel":"scriptError",` + msg + `}`},
+		{routeSandbox, `{"scriptRef":"` + deep + `","inputJson":"10000"}`, `{"ok":false,"kind":"threw",` + msg},
+		{routeSandbox, `{"script":"let a = []; for (let i = 0; i < 20000; i++) a = [a]; a","inputJson":"null"}`, `{"ok":false,"kind":"threw",` + msg},
 	} {
-		r := c.post(tc.route, tc.body)
-		if r.status != 200 {
-			t.Errorf("%s: a script's own deep result answered %s; want a typed outcome (200)", tc.route, r)
-		}
+		wantJSON(t, c.post(tc.route, tc.body), tc.want)
 	}
 }
 
