@@ -177,8 +177,10 @@ func encodeOutcome(o effect.Outcome) (body []byte, label, limit string, p *probl
 		body = append([]byte(`{"ok":false,"kind":"limit","limit":`), appendJSONString(nil, string(o.Limit))...)
 		return append(body, '}'), string(effect.KindLimit), string(o.Limit), nil
 	case o.Kind == effect.KindThrew:
-		if o.Limit != "" || o.Message == "" {
-			return malformed("a threw outcome needs a message and no limit")
+		// The message may be empty (throw new Error(), throw ""): it is the
+		// script's own outcome (effect/spi.go; ADR 0144 D2 types it string).
+		if o.Limit != "" {
+			return malformed("a threw outcome with a limit")
 		}
 		body = []byte(`{"ok":false,"kind":"threw"`)
 		if o.Name != nil {

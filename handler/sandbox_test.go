@@ -22,6 +22,8 @@ func TestSandboxOutcomes(t *testing.T) {
 		{"ok keeps the engine's serialisation", `({b: 1, a: "<&>"})`, "null", nil, `{"ok":true,"value":{"b":1,"a":"<&>"}}`},
 		{"threw with name", "throw new Error('boom')", "null", nil, `{"ok":false,"kind":"threw","name":"Error","message":"boom"}`},
 		{"threw without name", "throw 42", "null", nil, `{"ok":false,"kind":"threw","message":"42"}`},
+		{"threw an empty message", "throw new Error()", "null", nil, `{"ok":false,"kind":"threw","name":"Error","message":""}`},
+		{"threw an empty string", `throw ""`, "null", nil, `{"ok":false,"kind":"threw","message":""}`},
 		{"threw a lone surrogate", `throw "a\ud800b"`, "null", nil, `{"ok":false,"kind":"threw","message":"a\ud800b"}`},
 		{"limit memory", allocationBomb, "null", map[string]any{"memoryBytes": 16 << 20}, `{"ok":false,"kind":"limit","limit":"memory"}`},
 		{"limit wallClock", "while (true) {}", "null", map[string]any{"wallClockMs": 100}, `{"ok":false,"kind":"limit","limit":"wallClock"}`},

@@ -7,24 +7,23 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
-// The tests in this file fail on purpose: each shows a bug found by the
-// battery, outside security/ (which this package may not change). Each
-// names the file, the cause and the fix; docs/security.md lists them under
-// "Known gaps". Delete the "Bug" from a test's name once its fix lands and
-// it passes.
+// The tests in this file whose names start with TestBug fail on purpose:
+// each shows a bug found by the battery, outside security/ (which this
+// package may not change). Each names the file, the cause and the fix;
+// docs/security.md lists them under "Known gaps". Delete the "Bug" from a
+// test's name once its fix lands and it passes (as for
+// TestSPIEmptyThrownMessageIs500), and keep it as a regression test.
 
-// BUG (handler/sandbox.go, encodeOutcome): a script that throws a value
-// whose message is empty (throw new Error(), throw "") gets a 500
-// malformed-outcome problem on POST /v1/sandbox/evaluate. encodeOutcome
-// refuses a threw outcome with an empty Message ("a threw outcome needs a
-// message and no limit"), but an empty message is the script's own outcome:
-// effect/spi.go documents "A threw Message may be empty", ADR 0144 D2 types
-// it `message: string`, api/openapi.yaml has no minLength, the client
-// accepts it, and /v1/evaluations answers it as scriptError with message "".
-// The most ordinary scripts hit it (`throw new Error()`), and a 500 makes
-// loom's client fail untyped where the script's outcome is typed.
-// Fix: in encodeOutcome's KindThrew case, drop `|| o.Message == ""`.
-func TestBugSPIEmptyThrownMessageIs500(t *testing.T) {
+// FIXED (handler/sandbox.go, encodeOutcome): a script that throws a value
+// whose message is empty (throw new Error(), throw "") got a 500
+// malformed-outcome problem on POST /v1/sandbox/evaluate, because
+// encodeOutcome refused a threw outcome with an empty Message. An empty
+// message is the script's own outcome: effect/spi.go documents "A threw
+// Message may be empty", ADR 0144 D2 types it `message: string`,
+// api/openapi.yaml has no minLength, the client accepts it, and
+// /v1/evaluations answers it as scriptError with message "". encodeOutcome
+// now accepts it; this test keeps it that way.
+func TestSPIEmptyThrownMessageIs500(t *testing.T) {
 	s := shared(t)
 	for _, script := range []string{`throw new Error()`, `throw ""`, `throw new TypeError("")`} {
 		q := req{script: script}
