@@ -131,6 +131,10 @@ func TestDirOversizedRefusedUnread(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "limit of 1024 bytes") || !strings.Contains(err.Error(), "68719476736 bytes") {
 		t.Fatalf("Get = %v, want ErrTooLarge naming the size and the limit", err)
 	}
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Size != 64<<30 || tl.Limit != 1024 || tl.Object != s.path(ref) {
+		t.Errorf("Get = %#v, want a *TooLargeError with the size, the limit and the path", err)
+	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refusing took %v", d)
 	}

@@ -19,6 +19,29 @@ var (
 	ErrUnavailable = errors.New("contentstore: store unavailable")
 )
 
+// TooLargeError is the error of a Get refused because the object is over the
+// store's maximum script size. It matches ErrTooLarge with errors.Is; get it
+// with errors.As to learn which limit applied.
+type TooLargeError struct {
+	// Object names the object (a URL or a path).
+	Object string
+	// Size is the object's size in bytes, or -1 when it was found over
+	// Limit by reading past it.
+	Size int64
+	// Limit is the store's maximum script size (Options.MaxScriptBytes).
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Size < 0 {
+		return fmt.Sprintf("%v: %s is over the limit of %d bytes", ErrTooLarge, e.Object, e.Limit)
+	}
+	return fmt.Sprintf("%v: %s is %d bytes, over the limit of %d bytes", ErrTooLarge, e.Object, e.Size, e.Limit)
+}
+
+// Is reports whether target is ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
 // errClosed is returned by a store used after Close.
 var errClosed = errors.New("contentstore: store is closed")
 

@@ -166,6 +166,9 @@ func TestGCSOversizedRefusedUnread(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Get = %v, want ErrTooLarge", err)
 	}
+	if tl := (*TooLargeError)(nil); !errors.As(err, &tl) || tl.Size != 1<<20 || tl.Limit != 1024 {
+		t.Errorf("Get = %#v, want a *TooLargeError of 1048576 bytes over 1024", err)
+	}
 	for _, want := range []string{"limit of 1024 bytes", "1048576 bytes"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q should contain %q", err, want)

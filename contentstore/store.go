@@ -344,11 +344,11 @@ func verify(data []byte, ref Ref, loc string, log *slog.Logger) error {
 
 // tooLarge is the error for an object over the limit; size < 0 means the
 // size was found by reading past the limit.
-func tooLarge(loc string, size, max int64) error {
+func tooLarge(loc string, size, limit int64) error {
 	if size < 0 {
-		return fmt.Errorf("%w: %s is over the limit of %d bytes", ErrTooLarge, loc, max)
+		size = -1
 	}
-	return fmt.Errorf("%w: %s is %d bytes, over the limit of %d bytes", ErrTooLarge, loc, size, max)
+	return &TooLargeError{Object: loc, Size: size, Limit: limit}
 }
 
 // checkRef refuses the zero Ref before any store is asked for it.

@@ -88,7 +88,7 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 		ev.setOutcome(string(f.Channel), string(f.Kind), 0)
 		s.writeEvaluation(w, ev, appendFailure([]byte(`{"ok":false,"failure":`), f))
 	default:
-		writeProblem(w, r, effectProblem(req.ScriptRef, err))
+		writeProblem(w, r, s.effectProblem(req.ScriptRef, err))
 	}
 }
 
@@ -138,13 +138,13 @@ func appendFailure(out []byte, f *effect.Failure) []byte {
 // effectProblem maps the effect's untyped failures to problems. The detail
 // is the effect's own bounded text, except where it would show the store's
 // internals or a panic's value (both are logged).
-func effectProblem(ref contentstore.Ref, err error) *problem {
+func (s *server) effectProblem(ref contentstore.Ref, err error) *problem {
 	text := err.Error()
 	switch {
 	case errors.Is(err, effect.ErrInvalidInput):
 		return newProblem(pInvalidRequest, http.StatusBadRequest, text)
 	case errors.Is(err, effect.ErrScriptFetch):
-		return storeProblem(ref, err)
+		return s.storeProblem(ref, err)
 	case errors.Is(err, effect.ErrBackendDidNotSettle):
 		return newProblem(pBackendDidNotSettle, http.StatusServiceUnavailable, text+"; a retry may succeed").retry().withCause(err)
 	case errors.Is(err, effect.ErrBackendPanicked):
@@ -163,7 +163,7 @@ func effectProblem(ref contentstore.Ref, err error) *problem {
 
 // storeProblem maps a failure to read a script (from the store, or the
 // effect's fetch) to a problem.
-func storeProblem(ref contentstore.Ref, err error) *problem {
+func (s *server) storeProblem(ref contentstore.Ref, err error) *problem {
 	switch {
 	case errors.Is(err, contentstore.ErrNotFound):
 		return newProblem(pScriptNotFound, http.StatusNotFound,
@@ -172,8 +172,7 @@ func storeProblem(ref contentstore.Ref, err error) *problem {
 		return newProblem(pScriptIntegrity, http.StatusInternalServerError,
 			fmt.Sprintf("the bytes the store holds under %s do not hash to that reference; the script was not run, and a retry cannot help until the stored object is repaired", ref)).withCause(err)
 	case errors.Is(err, contentstore.ErrTooLarge):
-		return newProblem(pScriptTooLarge, http.StatusRequestEntityTooLarge,
-			fmt.Sprintf("the script stored under %s is over the store's maximum script size", ref)).withField("scriptRef").withCause(err)
+		return s.storedScriptTooLarge(ref, err)
 	case errors.Is(err, contentstore.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), effect.Retryable(err):
 		p := newProblem(pStoreUnavailable, http.StatusServiceUnavailable,
 			fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).retry().withCause(err)
@@ -185,4 +184,25 @@ func storeProblem(ref contentstore.Ref, err error) *problem {
 	}
 	return newProblem(pStoreFailed, http.StatusInternalServerError,
 		fmt.Sprintf("the script store failed while reading %s", ref)).withCause(err)
+}
+
+// storedScriptTooLarge is the 413 for a script the store refused as over its
+// maximum size. It names the server's maxScriptBytes (the limit member and
+// the number) when that bound applied: when the store's own maximum is the
+// same or larger (serve.go opens the store with MAX_SCRIPT_BYTES), or is not
+// known. A store whose maximum is below the server's is named as such.
+func (s *server) storedScriptTooLarge(ref contentstore.Ref, err error) *problem {
+	head := fmt.Sprintf("the script stored under %s is", ref)
+	var tl *contentstore.TooLargeError
+	if errors.As(err, &tl) && tl.Size >= 0 {
+		head = fmt.Sprintf("the script stored under %s is %d bytes,", ref, tl.Size)
+	}
+	if tl != nil && tl.Limit < s.lim.MaxScriptBytes {
+		return newProblem(pScriptTooLarge, http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("%s over the store's maximum script size of %d bytes (below the server's maxScriptBytes of %d)",
+				head, tl.Limit, s.lim.MaxScriptBytes)).withField("scriptRef").withCause(err)
+	}
+	return newProblem(pScriptTooLarge, http.StatusRequestEntityTooLarge,
+		fmt.Sprintf("%s over the store's maximum script size, the server's maxScriptBytes of %d", head, s.lim.MaxScriptBytes)).
+		withLimit("maxScriptBytes", s.lim.MaxScriptBytes).withField("scriptRef").withCause(err)
 }

@@ -102,6 +102,14 @@ func TestEvaluationsUntyped(t *testing.T) {
 	v.store.set(denied, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrPermission) })
 	big := contentstore.RefOf([]byte("a big one")).String()
 	v.store.set(big, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrTooLarge) })
+	bigAtCap := contentstore.RefOf([]byte("over the server's cap")).String()
+	v.store.set(bigAtCap, func() ([]byte, error) {
+		return nil, &contentstore.TooLargeError{Object: "gs://b/x", Size: 70000, Limit: testLimits.MaxScriptBytes}
+	})
+	bigSmallStore := contentstore.RefOf([]byte("over a smaller store's cap")).String()
+	v.store.set(bigSmallStore, func() ([]byte, error) {
+		return nil, &contentstore.TooLargeError{Object: "gs://b/y", Size: 5000, Limit: 4096}
+	})
 
 	t.Run("integrity mismatch", func(t *testing.T) {
 		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": tampered}), 500, "script-integrity", false, tampered, "do not hash")
@@ -117,7 +125,28 @@ func TestEvaluationsUntyped(t *testing.T) {
 		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": denied}), 500, "store-failed", false, "refused")
 	})
 	t.Run("stored script too large", func(t *testing.T) {
-		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": big}), 413, "script-too-large", false, big)
+		// the store's maximum unknown, or the server's: the server's bound is named
+		for _, tc := range []struct {
+			ref    string
+			detail []string
+		}{
+			{big, []string{big, "maxScriptBytes of 65536"}},
+			{bigAtCap, []string{bigAtCap, "70000 bytes", "maxScriptBytes of 65536"}},
+		} {
+			p := wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": tc.ref}), 413, "script-too-large", false, tc.detail...)
+			if p["limit"] != "maxScriptBytes" || p["limitValue"] != float64(testLimits.MaxScriptBytes) || p["field"] != "scriptRef" {
+				t.Errorf("%s: limit %v=%v, field %v", tc.ref, p["limit"], p["limitValue"], p["field"])
+			}
+			if strings.Contains(p["detail"].(string), "gs://") {
+				t.Errorf("the store's object name leaked: %v", p["detail"])
+			}
+		}
+		// a store whose own maximum is below the server's: that one applied
+		p := wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": bigSmallStore}), 413, "script-too-large", false,
+			"5000 bytes", "store's maximum script size of 4096 bytes")
+		if _, ok := p["limit"]; ok {
+			t.Errorf("the server's limit named where the store's applied: %v", p)
+		}
 	})
 	t.Run("infrastructure outcome", func(t *testing.T) {
 		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptInfrastructure)}), 503, "backend-unavailable", true,

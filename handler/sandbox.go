@@ -107,7 +107,7 @@ func (s *server) fetchVerified(ctx context.Context, ref contentstore.Ref) ([]byt
 	if err != nil {
 		span.SetStatus(codes.Error, "fetch failed")
 		span.End()
-		return nil, storeProblem(ref, err)
+		return nil, s.storeProblem(ref, err)
 	}
 	span.SetAttributes(attribute.Int("sandbox.script_bytes", len(b)))
 	span.End()
@@ -116,7 +116,7 @@ func (s *server) fetchVerified(ctx context.Context, ref contentstore.Ref) ([]byt
 	defer span.End()
 	if !ref.Matches(b) {
 		span.SetStatus(codes.Error, "integrity mismatch")
-		return nil, storeProblem(ref, fmt.Errorf("%w: got %s", contentstore.ErrIntegrity, contentstore.RefOf(b)))
+		return nil, s.storeProblem(ref, fmt.Errorf("%w: got %s", contentstore.ErrIntegrity, contentstore.RefOf(b)))
 	}
 	if n := int64(len(b)); n > s.lim.MaxScriptBytes {
 		return nil, newProblem(pScriptTooLarge, http.StatusRequestEntityTooLarge,

@@ -220,15 +220,14 @@ func TestHelperStorePanicBehindCache(t *testing.T) {
 // detail and members name the limit, like an inline one ("limit:
 // maxScriptBytes when the server's bound applied", docs/problems.md). In the
 // binary the store is opened with MaxScriptBytes = MAX_SCRIPT_BYTES, so the
-// server's bound is exactly what applied; yet the problem says only "over the
-// store's maximum script size", without the number or the limit member.
+// server's bound is exactly what applied.
 //
-// Cause: storeProblem (handler/evaluations.go) maps contentstore.ErrTooLarge
-// without the limit; the handler's own check that would name it
-// (fetchVerified, handler/sandbox.go) is never reached. Fix: have
-// storeProblem add withLimit("maxScriptBytes", Limits.MaxScriptBytes) and
-// the number to the detail.
-func TestBugStoredScriptOverCapNamesTheLimit(t *testing.T) {
+// Fixed: the problem used to say only "over the store's maximum script
+// size", without the number or the limit member, because storeProblem
+// (handler/evaluations.go) mapped contentstore.ErrTooLarge without the
+// limit. It now names maxScriptBytes and its value (and the object's size,
+// from contentstore.TooLargeError) whenever the server's bound applied.
+func TestStoredScriptOverCapNamesTheLimit(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	const max = 4096
