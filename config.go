@@ -32,7 +32,7 @@ type Config struct {
 	RequestTimeout           time.Duration `envconfig:"REQUEST_TIMEOUT" default:"60s"`
 	HardKillGrace            time.Duration `envconfig:"HARD_KILL_GRACE" default:"500ms"`
 	ProcessKill              bool          `envconfig:"PROCESS_KILL" default:"true"`
-	CPUBudget                uint64        `envconfig:"CPU_BUDGET" default:"100000"`
+	CPUBudget                uint64        `envconfig:"CPU_BUDGET" default:"1000000"`
 	PoolSize                 int           `envconfig:"POOL_SIZE" default:"2"`
 	CompilationCacheDir      string        `envconfig:"COMPILATION_CACHE_DIR"`
 

@@ -40,6 +40,21 @@ tar -xf "$QUICKJS_TARBALL" -C "$build/src" --strip-components=1
 version=$(cat "$build/src/VERSION")
 [ "$version" = "$QUICKJS_VERSION" ] || { echo "build.sh: tarball holds QuickJS $version, want $QUICKJS_VERSION" >&2; exit 1; }
 
+# Poll the interrupt handler every 1,000 ticks (calls and backward jumps)
+# rather than QuickJS's 10,000: a tick can hide a lot of native work (a
+# builtin looping over a large array), and the deadline is only seen at a
+# poll. The edit is checked: the build stops if the line is not found.
+grep -q '^#define JS_INTERRUPT_COUNTER_INIT 10000$' "$build/src/quickjs.c" ||
+  { echo "build.sh: JS_INTERRUPT_COUNTER_INIT not found in quickjs.c" >&2; exit 1; }
+sed -i 's/^#define JS_INTERRUPT_COUNTER_INIT 10000$/#define JS_INTERRUPT_COUNTER_INIT 1000/' "$build/src/quickjs.c"
+# Building an Error's backtrace walks every frame of the stack in one tick;
+# charge a tick per frame walked, so that a script constructing errors deep
+# in the stack (or retrying after caught stack overflows) still polls soon.
+frames='    for(sf = ctx->rt->current_stack_frame; sf != NULL; sf = sf->prev_frame) {'
+[ "$(grep -cxF "$frames" "$build/src/quickjs.c")" = 1 ] ||
+  { echo "build.sh: build_backtrace's frame loop not found in quickjs.c" >&2; exit 1; }
+sed -i "s/^    for(sf = ctx->rt->current_stack_frame; sf != NULL; sf = sf->prev_frame) {\$/&\n        ctx->interrupt_counter--;/" "$build/src/quickjs.c"
+
 # dtoa.c includes <setjmp.h> and uses none of it; wasi-libc has none.
 printf '/* stub: dtoa.c includes setjmp.h but uses none of it */\n' > "$build/include/setjmp.h"
 

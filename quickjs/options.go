@@ -9,7 +9,7 @@ import (
 // Defaults for the engine's constructor options.
 const (
 	DefaultMaxMemoryBytes = 256 << 20
-	DefaultCPUBudget      = 100_000
+	DefaultCPUBudget      = 1_000_000
 	DefaultPoolSize       = 2
 	DefaultHardKillGrace  = 500 * time.Millisecond
 	// wasmHeadroom is linear memory beyond the QuickJS limit: the 1 MiB shadow
@@ -92,7 +92,8 @@ func defaultConfig() config {
 func WithMaxMemoryBytes(n int64) Option { return func(c *config) { c.maxMemory = n } }
 
 // WithCPUBudget sets the CPU budget, counted in calls of QuickJS's interrupt
-// handler (one about every 10,000 bytecode operations); 0 disables it. Being
+// handler (one every 1,000 function calls or backward jumps, build.sh's
+// setting); 0 disables it. Being
 // counted in operations, a CPU kill is a pure function of script and input.
 func WithCPUBudget(polls uint64) Option { return func(c *config) { c.cpuBudget = polls } }
 
