@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -134,7 +136,7 @@ func (c *Cache) Get(ctx context.Context, ref Ref) ([]byte, error) {
 // verified, to the cache.
 func (c *Cache) run(ctx context.Context, ref Ref, f *fetch) {
 	defer f.cancel()
-	data, err := c.store.Get(ctx, ref)
+	data, err := c.get(ctx, ref)
 	if err == nil {
 		// The underlying store verified these bytes already; a Cache must not
 		// rely on that to keep them.
@@ -153,6 +155,27 @@ func (c *Cache) run(ctx context.Context, ref Ref, f *fetch) {
 	f.data, f.err = data, err
 	c.mu.Unlock()
 	close(f.done)
+}
+
+// get reads ref from the underlying store. It runs on the fetch's own
+// goroutine, where a panic would end the process: a panic is recovered,
+// logged with its stack, and returned as ErrPanicked (without its value, which
+// may hold anything), so that the waiters get an error and done is closed.
+func (c *Cache) get(ctx context.Context, ref Ref) (data []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			text := fmt.Sprint(v)
+			if len(text) > 4096 {
+				text = strings.ToValidUTF8(text[:4096], "") + "…"
+			}
+			c.log.Error("contentstore: the store panicked reading a script",
+				slog.String("ref", ref.String()),
+				slog.String("panic", text),
+				slog.String("stack", string(debug.Stack())))
+			data, err = nil, fmt.Errorf("%w while reading %s", ErrPanicked, ref)
+		}
+	}()
+	return c.store.Get(ctx, ref)
 }
 
 // add keeps data under ref and evicts the least recently used entries to

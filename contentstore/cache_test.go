@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,6 +44,23 @@ type lyingStore struct {
 func (l *lyingStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
 	l.gets.Add(1)
 	return []byte("not the script"), nil
+}
+
+// panickyStore panics in Get, after holding it at gate when gate is set.
+type panickyStore struct {
+	Store
+	gets atomic.Int64
+	gate chan struct{}
+}
+
+func (p *panickyStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
+	if p.gets.Add(1) == 1 {
+		if p.gate != nil {
+			<-p.gate
+		}
+		panic("the store's secret state")
+	}
+	return p.Store.Get(ctx, ref)
 }
 
 func memT(t *testing.T) *MemStore {
@@ -323,5 +342,50 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached in 10s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// A panic in the underlying store runs on the Cache's own goroutine, where
+// nothing else recovers it: the Cache does, logs it with its stack, and hands
+// every waiter ErrPanicked (without the panic's value); the fetch is over, so
+// the next Get reads afresh.
+func TestCacheStorePanicIsAnError(t *testing.T) {
+	var logs syncBuffer
+	store := &panickyStore{Store: memT(t), gate: make(chan struct{})}
+	c := NewCache(store, DefaultCacheBytes, slog.New(slog.NewTextHandler(&logs, nil)))
+	ref := putT(t, c, script)
+	ctx := ctxT(t)
+
+	const readers = 3
+	errs := make(chan error, readers)
+	for range readers {
+		go func() {
+			_, err := c.Get(ctx, ref)
+			errs <- err
+		}()
+	}
+	waitFor(t, func() bool { _, m := c.Stats(); return m == readers })
+	close(store.gate)
+	for range readers {
+		err := <-errs
+		if !errors.Is(err, ErrPanicked) || errors.Is(err, ErrUnavailable) {
+			t.Errorf("Get = %v, want ErrPanicked", err)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("the panic's value is in the error: %v", err)
+		}
+	}
+	if !strings.Contains(logs.String(), "the store panicked") || !strings.Contains(logs.String(), "secret state") ||
+		!strings.Contains(logs.String(), "panickyStore") {
+		t.Errorf("the panic and its stack are not logged:\n%s", logs.String())
+	}
+	if got, err := c.Get(ctx, ref); err != nil || !bytes.Equal(got, script) {
+		t.Fatalf("the next Get = %q, %v; want the script", got, err)
+	}
+	if n := store.gets.Load(); n != 2 {
+		t.Errorf("%d reads of the store, want 2", n)
+	}
+	if _, n := c.Len(); n != int64(len(script)) {
+		t.Errorf("the cache holds %d bytes after the good read", n)
 	}
 }

@@ -17,6 +17,13 @@ var (
 	ErrPermission = errors.New("contentstore: permission denied")
 	// ErrUnavailable: a transient failure outlasted the retries or the deadline.
 	ErrUnavailable = errors.New("contentstore: store unavailable")
+	// ErrPanicked: the store a Cache wraps panicked during a Get. The Cache
+	// recovers it (the read runs on the Cache's own goroutine, where nothing
+	// else would), logs it with its stack, and hands this error to every
+	// caller waiting for that read; the error never carries the panic's
+	// value. It is a bug in the store, not a fault of the script or a
+	// transient failure.
+	ErrPanicked = errors.New("contentstore: the store panicked")
 )
 
 // TooLargeError is the error of a Get refused because the object is over the

@@ -165,6 +165,10 @@ func (s *server) effectProblem(ref contentstore.Ref, err error) *problem {
 // effect's fetch) to a problem.
 func (s *server) storeProblem(ref contentstore.Ref, err error) *problem {
 	switch {
+	case errors.Is(err, contentstore.ErrPanicked):
+		// a bug in the store, logged with its stack where it was recovered;
+		// answered as a panic in the handler or the engine is
+		return newProblem(pInternal, http.StatusInternalServerError, "internal error").withCause(err)
 	case errors.Is(err, contentstore.ErrNotFound):
 		return newProblem(pScriptNotFound, http.StatusNotFound,
 			fmt.Sprintf("no script is stored under %s; store it first (the put command)", ref)).withField("scriptRef").withCause(err)

@@ -102,6 +102,8 @@ func TestEvaluationsUntyped(t *testing.T) {
 	v.store.set(denied, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrPermission) })
 	big := contentstore.RefOf([]byte("a big one")).String()
 	v.store.set(big, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrTooLarge) })
+	panicked := contentstore.RefOf([]byte("in a store that panicked")).String()
+	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentstore.ErrPanicked) })
 	bigAtCap := contentstore.RefOf([]byte("over the server's cap")).String()
 	v.store.set(bigAtCap, func() ([]byte, error) {
 		return nil, &contentstore.TooLargeError{Object: "gs://b/x", Size: 70000, Limit: testLimits.MaxScriptBytes}
@@ -119,6 +121,12 @@ func TestEvaluationsUntyped(t *testing.T) {
 		wantProblem(t, r, 503, "store-unavailable", true, down)
 		if strings.Contains(string(r.body), "test outage") {
 			t.Fatalf("the store's own error leaked: %s", r)
+		}
+	})
+	t.Run("store panicked (recovered by contentstore.Cache)", func(t *testing.T) {
+		p := wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": panicked}), 500, "internal", false)
+		if p["detail"] != "internal error" {
+			t.Fatalf("detail %q", p["detail"])
 		}
 	})
 	t.Run("store refused", func(t *testing.T) {

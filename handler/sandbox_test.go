@@ -58,6 +58,8 @@ func TestSandboxFetch(t *testing.T) {
 	v.store.set(tampered, func() ([]byte, error) { return []byte("something else"), nil })
 	down := contentstore.RefOf([]byte("in a store that is down")).String()
 	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentstore.ErrUnavailable) })
+	panicked := contentstore.RefOf([]byte("in a store that panicked")).String()
+	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentstore.ErrPanicked) })
 	huge := strings.Repeat("1;", int(testLimits.MaxScriptBytes))
 	bigRef := contentstore.RefOf([]byte(huge)).String()
 	v.store.set(bigRef, func() ([]byte, error) { return []byte(huge), nil })
@@ -79,6 +81,12 @@ func TestSandboxFetch(t *testing.T) {
 		wantProblem(t, r, 503, "store-unavailable", true)
 		if r.header.Get("Retry-After") == "" {
 			t.Fatal("no Retry-After")
+		}
+	})
+	t.Run("store panicked (recovered by contentstore.Cache)", func(t *testing.T) {
+		p := wantProblem(t, spi(panicked), 500, "internal", false)
+		if p["detail"] != "internal error" {
+			t.Fatalf("detail %q", p["detail"])
 		}
 	})
 	t.Run("stored script over maxScriptBytes", func(t *testing.T) {

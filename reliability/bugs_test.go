@@ -161,13 +161,14 @@ func TestBugHalfClosedClientGetsEmpty200(t *testing.T) {
 // A panic in the store must become an untyped 500 and leave the instance
 // serving, as a panic in the handler or the engine does. Behind
 // contentstore.Cache (which serve.go always puts in front of the store) the
-// read runs on the cache's own goroutine, where nothing recovers: the
-// process dies. Run in a child copy of the test binary.
+// read runs on the cache's own goroutine. Run in a child copy of the test
+// binary.
 //
-// Cause: contentstore.Cache.run (contentstore/cache.go) calls the
-// underlying store's Get with no recover. Fix: recover there, publish the
-// panic to the waiters as an error (logged with its stack), and close done.
-func TestBugStorePanicBehindCache(t *testing.T) {
+// Fixed: nothing recovered on that goroutine, and the process died.
+// contentstore.Cache now recovers the panic, logs it with its stack and hands
+// the waiters contentstore.ErrPanicked, which the handler answers as 500
+// internal.
+func TestStorePanicBehindCache(t *testing.T) {
 	t.Parallel()
 	out, err := helperProcess(t, "TestHelperStorePanicBehindCache")
 	if err != nil {
@@ -195,11 +196,11 @@ func (p panickyStore) Get(ctx context.Context, ref contentstore.Ref) ([]byte, er
 	return p.Store.Get(ctx, ref)
 }
 
-// TestHelperStorePanicBehindCache runs only as TestBugStorePanicBehindCache's
+// TestHelperStorePanicBehindCache runs only as TestStorePanicBehindCache's
 // child process.
 func TestHelperStorePanicBehindCache(t *testing.T) {
 	if !isHelper() {
-		t.Skip("runs as TestBugStorePanicBehindCache's child process")
+		t.Skip("runs as TestStorePanicBehindCache's child process")
 	}
 	mem, err := contentstore.NewMemStore(contentstore.Options{})
 	if err != nil {
