@@ -129,6 +129,53 @@ func TestClientDisconnectFreesInstance(t *testing.T) {
 	}
 }
 
+// A client that sends its whole request and then half-closes its side of
+// the connection (as nc and some proxies do) is a client that left, to
+// net/http: the run is stopped and the log says client-gone. It must get no
+// response at all, never a success status without an outcome (net/http's
+// implicit 200 for a handler that wrote nothing).
+func TestHalfClosedClientGetsNoEmpty200(t *testing.T) {
+	v := newEnv(t, unvalidated())
+	ref := v.put("let t = Date.now(); while (Date.now() - t < 300) {} 7")
+	for _, tc := range []struct{ name, route, body string }{
+		{"effect route", "/v1/evaluations", `{"scriptRef":"` + ref + `"}`},
+		{"SPI", "/v1/sandbox/evaluate", `{"scriptRef":"` + ref + `","inputJson":"null"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", v.srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", tc.route, len(tc.body), tc.body)
+			if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				t.Fatalf("answered %d %q; want the connection closed without a response", resp.StatusCode, b)
+			}
+			for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+				found := false
+				for _, l := range v.logs.lines(t, "evaluation") {
+					found = found || l["route"] == tc.route && l["outcome"] == "client-gone" && l["status"] == 499.0
+				}
+				if found {
+					break
+				}
+				if time.Since(start) > 2*time.Second {
+					t.Fatalf("no client-gone line for %s in the log:\n%s", tc.route, v.logs)
+				}
+			}
+		})
+	}
+	// the instance still serves
+	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "'next'", "inputJson": "null"}), 200, `{"ok":true,"value":"next"}`)
+}
+
 // The server's request timeout ends the run, and the response says so.
 func TestRequestTimeout(t *testing.T) {
 	for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {

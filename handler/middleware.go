@@ -118,109 +118,116 @@ func (cloudTraceContext) Extract(ctx context.Context, carrier propagation.TextMa
 }
 
 // requestLog writes one log line per request (for an evaluation, the
-// evaluation's line) and records the evaluation metrics.
+// evaluation's line) and records the evaluation metrics. It does so in a
+// deferred call, so that a response aborted with http.ErrAbortHandler (a
+// client that left: see stopped) is logged too.
 func (s *server) requestLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &reqRecord{}
 		ctx := context.WithValue(r.Context(), recordKey{}, rec)
 		sw := &statusWriter{ResponseWriter: w}
+		defer s.logRequest(ctx, r, sw, rec, start)
 		next.ServeHTTP(sw, r.WithContext(ctx))
-		total := time.Since(start)
-
-		route := ""
-		if rctx := chi.RouteContext(ctx); rctx != nil {
-			route = rctx.RoutePattern()
-		}
-		rec.mu.Lock()
-		p, principal, ev, gone := rec.problem, rec.principal, rec.eval, rec.clientGone
-		rec.mu.Unlock()
-		if route == "" {
-			route = "unmatched"
-			if allowedMethods[r.URL.Path] != "" { // a known path with another method
-				route = r.URL.Path
-			}
-		}
-		span := trace.SpanFromContext(ctx)
-		span.SetName(r.Method + " " + route)
-		span.SetAttributes(attribute.String("http.route", route))
-
-		status := sw.status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		if gone {
-			status = 499 // the client closed the request; nothing was sent
-		}
-		attrs := []slog.Attr{
-			slog.String("route", route),
-			slog.Int("status", status),
-			slog.Float64("totalMs", ms(total)),
-		}
-		if principal != "" {
-			attrs = append(attrs, slog.String("principal", principal))
-		}
-		level := slog.LevelInfo
-		if p != nil {
-			attrs = append(attrs, slog.String("problem", p.slug), slog.Bool("retryable", p.retryable))
-			if p.cause != nil {
-				attrs = append(attrs, slog.String("error", effect.BoundText(p.cause.Error(), effect.MaxMessageUnits)))
-			}
-			if p.status >= 500 {
-				level = slog.LevelError
-			}
-		}
-
-		if (route != routeEvaluations && route != routeSandbox) || r.Method != http.MethodPost {
-			if route == routeHealthz || route == routeReadyz {
-				level = min(level, slog.LevelDebug)
-			}
-			attrs = append(attrs, slog.String("method", r.Method))
-			if route == "unmatched" {
-				attrs = append(attrs, slog.String("path", quoteField(r.URL.Path)))
-			}
-			s.log.LogAttrs(ctx, level, "request", attrs...)
-			return
-		}
-
-		outcome, limit := "", ""
-		switch {
-		case gone:
-			outcome = "client-gone"
-		case p != nil:
-			outcome = p.slug
-		}
-		if ev != nil {
-			ev.mu.Lock()
-			if outcome == "" {
-				outcome, limit = ev.outcome, ev.limit
-			}
-			outBytes := ev.outputBytes
-			ev.mu.Unlock()
-			fetch, evaluate := ev.durations()
-			if ev.script != "" {
-				attrs = append(attrs, slog.String("script", ev.script))
-			}
-			if ev.inlineSHA != "" {
-				attrs = append(attrs, slog.String("scriptSha256", ev.inlineSHA))
-			}
-			attrs = append(attrs,
-				slog.Float64("fetchMs", ms(fetch)),
-				slog.Float64("evaluateMs", ms(evaluate)),
-				slog.Int("inputBytes", ev.inputBytes),
-				slog.Int("outputBytes", outBytes),
-			)
-		}
-		if outcome == "" {
-			outcome = "unknown"
-		}
-		attrs = append(attrs, slog.String("outcome", outcome))
-		if limit != "" {
-			attrs = append(attrs, slog.String("limit", limit))
-		}
-		s.log.LogAttrs(ctx, level, "evaluation", attrs...)
-		s.metrics.evaluation(ctx, route, outcome, limit, total)
 	})
+}
+
+// logRequest is requestLog's line and metrics for one request.
+func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWriter, rec *reqRecord, start time.Time) {
+	total := time.Since(start)
+
+	route := ""
+	if rctx := chi.RouteContext(ctx); rctx != nil {
+		route = rctx.RoutePattern()
+	}
+	rec.mu.Lock()
+	p, principal, ev, gone := rec.problem, rec.principal, rec.eval, rec.clientGone
+	rec.mu.Unlock()
+	if route == "" {
+		route = "unmatched"
+		if allowedMethods[r.URL.Path] != "" { // a known path with another method
+			route = r.URL.Path
+		}
+	}
+	span := trace.SpanFromContext(ctx)
+	span.SetName(r.Method + " " + route)
+	span.SetAttributes(attribute.String("http.route", route))
+
+	status := sw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if gone {
+		status = 499 // the client closed the request; nothing was sent
+	}
+	attrs := []slog.Attr{
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Float64("totalMs", ms(total)),
+	}
+	if principal != "" {
+		attrs = append(attrs, slog.String("principal", principal))
+	}
+	level := slog.LevelInfo
+	if p != nil {
+		attrs = append(attrs, slog.String("problem", p.slug), slog.Bool("retryable", p.retryable))
+		if p.cause != nil {
+			attrs = append(attrs, slog.String("error", effect.BoundText(p.cause.Error(), effect.MaxMessageUnits)))
+		}
+		if p.status >= 500 {
+			level = slog.LevelError
+		}
+	}
+
+	if (route != routeEvaluations && route != routeSandbox) || r.Method != http.MethodPost {
+		if route == routeHealthz || route == routeReadyz {
+			level = min(level, slog.LevelDebug)
+		}
+		attrs = append(attrs, slog.String("method", r.Method))
+		if route == "unmatched" {
+			attrs = append(attrs, slog.String("path", quoteField(r.URL.Path)))
+		}
+		s.log.LogAttrs(ctx, level, "request", attrs...)
+		return
+	}
+
+	outcome, limit := "", ""
+	switch {
+	case gone:
+		outcome = "client-gone"
+	case p != nil:
+		outcome = p.slug
+	}
+	if ev != nil {
+		ev.mu.Lock()
+		if outcome == "" {
+			outcome, limit = ev.outcome, ev.limit
+		}
+		outBytes := ev.outputBytes
+		ev.mu.Unlock()
+		fetch, evaluate := ev.durations()
+		if ev.script != "" {
+			attrs = append(attrs, slog.String("script", ev.script))
+		}
+		if ev.inlineSHA != "" {
+			attrs = append(attrs, slog.String("scriptSha256", ev.inlineSHA))
+		}
+		attrs = append(attrs,
+			slog.Float64("fetchMs", ms(fetch)),
+			slog.Float64("evaluateMs", ms(evaluate)),
+			slog.Int("inputBytes", ev.inputBytes),
+			slog.Int("outputBytes", outBytes),
+		)
+	}
+	if outcome == "" {
+		outcome = "unknown"
+	}
+	attrs = append(attrs, slog.String("outcome", outcome))
+	if limit != "" {
+		attrs = append(attrs, slog.String("limit", limit))
+	}
+	s.log.LogAttrs(ctx, level, "evaluation", attrs...)
+	s.metrics.evaluation(ctx, route, outcome, limit, total)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -363,6 +370,14 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 // stopped classifies an evaluation whose context ended: the server's
 // request timeout is a 504 problem; a client that went away gets nothing
 // (there is no one to read it), and the log says so.
+//
+// "Nothing" is an aborted response: stopped panics with http.ErrAbortHandler
+// (recoverPanics lets it through, requestLog logs the request on the way
+// out), and net/http closes the connection without a status line. Returning
+// without writing would make net/http send an implicit "200 OK" with an
+// empty body, which a client that only half-closed its side of the
+// connection (as nc and some proxies do) would read as a success without an
+// outcome.
 func (s *server) stopped(w http.ResponseWriter, r *http.Request, ctx context.Context) {
 	if errors.Is(context.Cause(ctx), errRequestTimeout) {
 		writeProblem(w, r, newProblem(pRequestTimeout, http.StatusGatewayTimeout,
@@ -375,4 +390,5 @@ func (s *server) stopped(w http.ResponseWriter, r *http.Request, ctx context.Con
 		rec.clientGone = true
 		rec.mu.Unlock()
 	}
+	panic(http.ErrAbortHandler)
 }

@@ -109,17 +109,16 @@ func TestDeeplyNestedResultIsTyped(t *testing.T) {
 
 // A client that sends a whole request and then half-closes its side (as
 // `nc` and some proxies do) must get the outcome, or at worst no response;
-// never a success status without an outcome. Today net/http reads the
-// half-close as the client leaving and cancels the request's context; the
-// handler stops the run, logs 499 client-gone and returns without writing;
-// net/http then sends "200 OK" with an empty body.
+// never a success status without an outcome. net/http reads the half-close
+// as the client leaving and cancels the request's context; the handler stops
+// the run and logs 499 client-gone.
 //
-// Cause: handler.stopped (handler/middleware.go) writes nothing for a client
-// that left, and net/http turns a handler that wrote nothing into an
-// implicit 200. Fix: abort the response instead (panic(http.ErrAbortHandler)
-// from the client-gone path, with requestLog writing its line in a defer),
-// so the connection closes without a status line.
-func TestBugHalfClosedClientGetsEmpty200(t *testing.T) {
+// Fixed: handler.stopped (handler/middleware.go) wrote nothing for a client
+// that left, and net/http turned a handler that wrote nothing into an
+// implicit "200 OK" with an empty body. It now aborts the response
+// (panic(http.ErrAbortHandler), with requestLog writing its line in a
+// defer), so the connection closes without a status line.
+func TestHalfClosedClientGetsEmpty200(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	ref := putScripts(t, store, 1<<20, "let t = Date.now(); while (Date.now() - t < 300) {} 7")[0]
