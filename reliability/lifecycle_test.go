@@ -277,11 +277,11 @@ func TestSIGTERMMidRun(t *testing.T) {
 			c.done <- err
 			took := time.Since(start)
 			t.Logf("exited %v after SIGTERM with %v; the client saw: %v", took.Round(time.Millisecond), err, <-errc)
-			if took > 1*time.Second+1500*time.Millisecond {
+			if took > 1*time.Second+3*time.Second {
 				t.Fatalf("exit took %v with SHUTDOWN_TIMEOUT=1s", took)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("still running 5 s after SIGTERM with SHUTDOWN_TIMEOUT=1s")
+		case <-time.After(8 * time.Second):
+			t.Fatal("still running 8 s after SIGTERM with SHUTDOWN_TIMEOUT=1s")
 		}
 		if !strings.Contains(c.logs.String(), "drain did not finish in time") {
 			t.Errorf("the log does not say the drain was cut:\n%s", c.logs)

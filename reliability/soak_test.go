@@ -21,12 +21,29 @@ import (
 )
 
 // The soak's configuration of the service (beyond the defaults): a small CPU
-// budget, so that the cpu limit is reached in about 0.1 s; and 64 KiB input
-// and output caps, so that the inputTooLarge and output cases stay small.
+// budget, so that the cpu limit is reached in about 0.1 s of a tight loop
+// (the budget counts interrupt polls, one per 1,000 ticks since 83a6f1f;
+// calibrateCPU checks the figure); and 64 KiB input and output caps, so that
+// the inputTooLarge and output cases stay small.
 const (
-	soakCPUBudget = 4000
+	soakCPUBudget = 40000
 	soakMaxIO     = 64 << 10
 )
+
+// calibrateCPU checks that soakCPUBudget still ends a tight loop well after
+// the mix's 15 ms wall clocks and well before its 10 s one.
+func calibrateCPU(t *testing.T, url string) {
+	t.Helper()
+	r, err := do(context.Background(), http.DefaultClient, http.MethodPost, url+routeSandbox,
+		`{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":10000}}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(r.body)) != `{"ok":false,"kind":"limit","limit":"cpu"}` || r.took < 50*time.Millisecond || r.took > 3*time.Second {
+		t.Fatalf("CPU_BUDGET=%d ended a tight loop with %s after %v; want the cpu limit in 50 ms to 3 s: recalibrate soakCPUBudget", soakCPUBudget, r, r.took)
+	}
+	t.Logf("CPU_BUDGET=%d: a tight loop reaches the cpu limit in %v", soakCPUBudget, r.took.Round(time.Millisecond))
+}
 
 var soakEnv = []string{
 	"CPU_BUDGET=" + strconv.Itoa(soakCPUBudget),
@@ -571,6 +588,7 @@ func soakChild(t *testing.T, maxConcurrent int, phases []int, extraEnv ...string
 	n := soakN(t)
 	pid := c.pid()
 
+	calibrateCPU(t, c.url)
 	// warm-up: every case a few times, untimed
 	runSoak(t, c.url, cases, everyCase(cases, 5), 1, maxConcurrent)
 	c.client.CloseIdleConnections()
@@ -647,6 +665,7 @@ func TestSoakInProcessGoroutines(t *testing.T) {
 	}
 	cases := soakCases(t, refs)
 	n := soakN(t) / 2
+	calibrateCPU(t, s.url)
 	runSoak(t, s.url, cases, everyCase(cases, 3), 1, 2)
 	time.Sleep(300 * time.Millisecond) // the warm-up's connections close
 	base := runtime.NumGoroutine()
