@@ -93,8 +93,9 @@ func TestBadRequests(t *testing.T) {
 		"JSON.stringify(input).length", // 1 length of the input's JSON
 		`"x".repeat(input)`,            // 2 a value of input+2 bytes of JSON
 		scriptOfSize(lim.MaxScriptBytes),
+		scriptOfSize(lim.MaxScriptBytes+1),
 	)
-	echo, length, repeat, atCap := refs[0], refs[1], refs[2], refs[3]
+	echo, length, repeat, atCap, overCap := refs[0], refs[1], refs[2], refs[3], refs[4]
 
 	reqCap, inCap, scCap, outCap := lim.MaxRequestBytes, lim.MaxInputBytes, lim.MaxScriptBytes, lim.MaxOutputBytes
 	pad := func(prefix string, n int64) string { return prefix + strings.Repeat(" ", int(n)-len(prefix)) }
@@ -168,7 +169,10 @@ func TestBadRequests(t *testing.T) {
 			body: `{"script":"` + strings.Repeat(`\u0020`, int(scCap)-1) + `1","inputJson":"null"}`, status: 413, slug: "request-too-large", limit: "maxRequestBytes", limitValue: reqCap},
 		{name: "stored script at maxScriptBytes by reference", route: routeEvaluations, body: `{"scriptRef":"` + atCap + `"}`, ok: `{"ok":true,"value":1}`},
 		{name: "stored script at maxScriptBytes on the SPI", route: routeSandbox, body: `{"scriptRef":"` + atCap + `","inputJson":"null"}`, ok: `{"ok":true,"value":1}`},
-		// (a stored script one over the cap: TestStoredScriptOverCapNamesTheLimit)
+		{name: "stored script one over maxScriptBytes by reference", route: routeEvaluations, body: `{"scriptRef":"` + overCap + `"}`,
+			status: 413, slug: "script-too-large", detail: []string{strconv.FormatInt(scCap+1, 10) + " bytes"}, limit: "maxScriptBytes", limitValue: scCap, field: "scriptRef"},
+		{name: "stored script one over maxScriptBytes on the SPI", route: routeSandbox, body: `{"scriptRef":"` + overCap + `","inputJson":"null"}`,
+			status: 413, slug: "script-too-large", detail: []string{strconv.FormatInt(scCap+1, 10) + " bytes"}, limit: "maxScriptBytes", limitValue: scCap, field: "scriptRef"},
 
 		// ---- the output cap (applied by the effect; the SPI returns the value whole)
 		{name: "output at maxOutputBytes", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","input":%d}`, repeat, outCap-2), okPrefix: `{"ok":true,"value":"xxxx`},

@@ -118,7 +118,7 @@ func TestDeeplyNestedResultIsTyped(t *testing.T) {
 // implicit "200 OK" with an empty body. It now aborts the response
 // (panic(http.ErrAbortHandler), with requestLog writing its line in a
 // defer), so the connection closes without a status line.
-func TestHalfClosedClientGetsEmpty200(t *testing.T) {
+func TestHalfClosedClientNeverGetsEmpty200(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	ref := putScripts(t, store, 1<<20, "let t = Date.now(); while (Date.now() - t < 300) {} 7")[0]

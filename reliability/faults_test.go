@@ -106,7 +106,7 @@ func TestStoreFaults(t *testing.T) {
 			want: expect{channel: "scriptMissing", status: 404, slug: "script-not-found", minRequests: 1, maxRequests: 1, noMedia: true}},
 		{name: "object over MAX_SCRIPT_BYTES refused unread", script: func(ref contentstore.Ref) {
 			f.put(faultBucket, faultPrefix, ref, []byte(strings.Repeat("x", 5000)))
-		}, want: expect{status: 413, slug: "script-too-large", detail: []string{"over the store's maximum"}, minRequests: 1, maxRequests: 1, noMedia: true}},
+		}, want: expect{status: 413, slug: "script-too-large", detail: []string{"5000 bytes", "maxScriptBytes of 4096"}, minRequests: 1, maxRequests: 1, noMedia: true}},
 		{name: "metadata that is not JSON", fault: garbage,
 			want: expect{status: 500, slug: "store-failed", detail: []string{"store failed"}, minRequests: 1, maxRequests: 1, noMedia: true}},
 		{name: "slow but steady store", fault: func(w http.ResponseWriter, r *http.Request, next http.Handler, _ objectCount, _ bool) bool {
