@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
 	"syscall"
 
 	"cloud.google.com/go/storage"
@@ -126,8 +128,11 @@ func (s *GCSStore) getOnce(ctx context.Context, ref Ref) ([]byte, error) {
 	if attrs.Size > max {
 		return nil, tooLarge(loc, attrs.Size, max)
 	}
-	// Read the generation whose size was checked, not whatever is there now.
-	r, err := obj.Generation(attrs.Generation).NewReader(ctx)
+	// Read the generation whose size was checked, not whatever is there now,
+	// with one request for its bytes (see oneBodyRequest).
+	rctx, bodyCut, done := oneBodyRequest(ctx)
+	defer done()
+	r, err := obj.Generation(attrs.Generation).NewReader(rctx)
 	if err != nil {
 		err = gcsError(err)
 		if errors.Is(err, ErrNotFound) {
@@ -142,9 +147,42 @@ func (s *GCSStore) getOnce(ctx context.Context, ref Ref) ([]byte, error) {
 	}
 	data, err := readVerifiedGCS(r, ref, max, loc, attrs.Size, s.opts.Logger)
 	if err != nil {
+		if bodyCut() {
+			return nil, transient(fmt.Errorf("reading %s: the body was cut short and the reader would request it again: %w", loc, err))
+		}
 		return nil, err
 	}
 	return data, nil
+}
+
+// errBodyRequests is the cause of a reader's context when the reader starts
+// a second request for the object's bytes.
+var errBodyRequests = errors.New("contentstore: a second request for the object's bytes in one attempt")
+
+// oneBodyRequest returns the context for a storage.Reader that lets it make
+// one HTTP request: the first. The client library's reader reopens the object
+// at the offset reached after any read error other than EOF, at once and in
+// a loop without bound or pause (httpReader.Read); the bucket's RetryNever
+// policy governs each reopen request, not the loop. A body cut short on
+// every read would make thousands of requests per second until the
+// deadline. Here a second request (seen through net/http's client trace,
+// which every request made with the context reports) cancels the context
+// instead, so the read fails and bodyCut reports true: the attempt is then a
+// transient failure, and retry (with its bound and its backoff) decides
+// whether to read again. done releases the context.
+func oneBodyRequest(ctx context.Context) (rctx context.Context, bodyCut func() bool, done func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	var requests atomic.Int32
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GetConn: func(string) {
+			if requests.Add(1) > 1 {
+				cancel(errBodyRequests)
+			}
+		},
+	})
+	return ctx,
+		func() bool { return errors.Is(context.Cause(ctx), errBodyRequests) },
+		func() { cancel(nil) }
 }
 
 // readVerifiedGCS is readVerified that also treats a body shorter than the

@@ -283,6 +283,40 @@ func TestGCSTruncatedBodyRetried(t *testing.T) {
 	}
 }
 
+// A body cut short on every read: the client library's reader would reopen
+// the object at once and without bound; each attempt makes one request for
+// the bytes, and the store gives up after RetryAttempts as unavailable.
+func TestGCSTruncatedBodyEveryTimeBounded(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	opts.RetryAttempts = 4
+	s := openT(t, "gs://"+testBucket, opts)
+	ref := RefOf(script)
+	f.putObject(testBucket, ref.ObjectName(""), script)
+	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		if r.URL.Query().Get("alt") == "json" || strings.HasPrefix(r.URL.Path, "/storage/") {
+			return false
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		body := rec.Body.Bytes()
+		w.Write(body[:len(body)/2])
+		return true
+	})
+	start := time.Now()
+	_, err := s.Get(ctxT(t), ref)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "after 4 attempt") {
+		t.Fatalf("Get = %v, want ErrUnavailable after 4 attempts", err)
+	}
+	if n, _ := f.mediaRequests(); n != 4 {
+		t.Errorf("%d media requests in %v, want one per attempt (4)", n, time.Since(start))
+	}
+}
+
 func TestGCSStalledResponseCutByDeadline(t *testing.T) {
 	f := newFakeGCS(t, testBucket)
 	opts, _ := fastOpts(t)

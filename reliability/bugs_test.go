@@ -55,16 +55,17 @@ func TestBugStoreStall(t *testing.T) {
 }
 
 // A body cut short on every read must end as store-unavailable after the
-// store's own bounded retries (RetryAttempts = 5). Today the storage
-// client's reader reopens the object at once, without backoff and without
-// bound, for as long as each reopen gets a response: thousands of GCS
-// requests per second until REQUEST_TIMEOUT, then 504 request-timeout.
+// store's own bounded retries (RetryAttempts = 5).
 //
-// Cause: the Go storage library's httpReader.Read (http_client.go, v1.70.0)
-// reopens on any non-EOF read error in a loop; the bucket's
-// Retryer(storage.WithPolicy(storage.RetryNever)) in contentstore/gcs.go
-// covers each reopen request, not the loop.
-func TestBugTruncatedBodyEveryTime(t *testing.T) {
+// Fixed: cloud.google.com/go/storage's httpReader.Read reopens the object on
+// any non-EOF read error in a loop (http_client.go), at once and without
+// bound, and the bucket's Retryer(storage.WithPolicy(storage.RetryNever)) in
+// contentstore/gcs.go covers each reopen request, not the loop: thousands
+// of GCS requests per second until REQUEST_TIMEOUT, then 504
+// request-timeout. contentstore/gcs.go now lets the reader make one request
+// for the bytes per attempt (oneBodyRequest), so the store's retry and its
+// backoff decide.
+func TestTruncatedBodyEveryTime(t *testing.T) {
 	t.Parallel()
 	f := newFakeGCS(t, faultBucket)
 	c := startGCSChild(t, f, startOpts{})
