@@ -47,6 +47,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -160,6 +161,7 @@ var (
 	coldRuns  = flag.Int("cold", 7, "cold phase: starts with and without the cache, each")
 	memEvals  = flag.Int("mem-evals", 10000, "memory phase: evaluations")
 	batchMax  = flag.Duration("batch-max", 20*time.Second, "http phase: the longest one batch may run")
+	match     = flag.String("match", "", "http phase: run only the cells whose \"configuration workload\" name matches this regular expression (paced cells are named \"… paced\")")
 )
 
 func main() {
@@ -599,8 +601,23 @@ func (b *bench) httpPhase() error {
 			cellSpec{cf, "reshape-16KiB", request{"/v1/evaluations", b.bodies["reshape-16KiB"]}, scaled(1500), 0},
 		)
 		if cf.clients == 1 {
-			specs = append(specs, cellSpec{cf, "echo", request{"/v1/evaluations", b.bodies["echo"]}, scaled(600), 3 * time.Millisecond})
+			specs = append(specs,
+				cellSpec{cf, "echo", request{"/v1/evaluations", b.bodies["echo"]}, scaled(600), 3 * time.Millisecond},
+				cellSpec{cf, "capabilities (HTTP floor)", request{path: "/v1/capabilities"}, scaled(600), 3 * time.Millisecond})
 		}
+	}
+	if *match != "" {
+		re, err := regexp.Compile(*match)
+		if err != nil {
+			return err
+		}
+		specs = slices.DeleteFunc(specs, func(sp cellSpec) bool {
+			name := sp.cfg.name + " " + sp.workload
+			if sp.gap > 0 {
+				name += " paced"
+			}
+			return !re.MatchString(name)
+		})
 	}
 	cells := make([]*Cell, len(specs))
 	for i, sp := range specs {
