@@ -53,8 +53,11 @@ const (
 	// DefaultRetryMaxBackoff caps the pause between two attempts.
 	DefaultRetryMaxBackoff = 3 * time.Second
 	// DefaultAttemptTimeout bounds one attempt when the caller's deadline is
-	// later (or absent), so that a stalled response is retried.
-	DefaultAttemptTimeout = 20 * time.Second
+	// later (or absent), so that a stalled response is retried. A script is
+	// at most DefaultMaxScriptBytes by default: 10 s carries it at under
+	// 1 Mbit/s, and leaves room for several attempts inside a request
+	// (Cloud Run's default timeout is 60 s) where 20 s left two.
+	DefaultAttemptTimeout = 10 * time.Second
 
 	// maxMaxScriptBytes bounds MaxScriptBytes: a script is held in memory
 	// whole, so a larger setting is a configuration mistake.

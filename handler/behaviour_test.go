@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
@@ -196,6 +198,84 @@ func TestRequestTimeout(t *testing.T) {
 			wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "2", "inputJson": "null"}), 200, `{"ok":true,"value":2}`)
 		})
 	}
+}
+
+// stallingStore never answers: Get waits for its context to end, then fails
+// as contentstore.Cache does (wrapped), or with the bare context error.
+type stallingStore struct {
+	bare bool
+	mu   sync.Mutex
+	left []time.Duration // how long before its deadline each Get's context had
+}
+
+func (s *stallingStore) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+	if d, ok := ctx.Deadline(); ok {
+		s.mu.Lock()
+		s.left = append(s.left, time.Until(d))
+		s.mu.Unlock()
+	}
+	<-ctx.Done()
+	if s.bare {
+		return nil, ctx.Err()
+	}
+	return nil, fmt.Errorf("%w: waiting for %s: %w", contentstore.ErrUnavailable, ref, ctx.Err())
+}
+
+// A store that stalls ends the fetch, not the request: the fetch has the
+// request's deadline minus the run's wall clock and the grace, and the answer
+// is the retryable 503 store-unavailable (the script never ran), on both
+// routes, well before the request timeout. When the wall clock leaves less
+// than a second, the fetch may run to the request's deadline, and the answer
+// is still store-unavailable, not request-timeout.
+func TestStoreStallEndsTheFetch(t *testing.T) {
+	ref := contentstore.RefOf([]byte("'stalled'")).String()
+	bodies := map[string]map[string]any{
+		"/v1/evaluations":      {"scriptRef": ref, "limits": map[string]any{"wallClockMs": 500}},
+		"/v1/sandbox/evaluate": {"scriptRef": ref, "inputJson": "null", "limits": map[string]any{"wallClockMs": 500}},
+	}
+	for _, bare := range []bool{false, true} {
+		store := &stallingStore{bare: bare}
+		// request timeout 3 s, wall clock 0.5 s, grace 1 s: the fetch has 1.5 s
+		v := newEnv(t, withConfig(func(c *handler.Config) { c.RequestTimeout = 3 * time.Second; c.Scripts = store }))
+		for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
+			t.Run(fmt.Sprintf("%s bare=%v", route, bare), func(t *testing.T) {
+				start := time.Now()
+				r := v.post(route, bodies[route])
+				took := time.Since(start)
+				wantProblem(t, r, 503, "store-unavailable", true, ref, "retry may succeed")
+				if r.header.Get("Retry-After") != "1" {
+					t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
+				}
+				if took < 1200*time.Millisecond || took > 2500*time.Millisecond {
+					t.Errorf("answered after %v; want about 1.5 s (3 s - 0.5 s - 1 s)", took)
+				}
+			})
+		}
+		store.mu.Lock()
+		for _, left := range store.left {
+			if left < 1200*time.Millisecond || left > 1600*time.Millisecond {
+				t.Errorf("a fetch had %v before its deadline, want about 1.5 s", left)
+			}
+		}
+		store.mu.Unlock()
+	}
+	t.Run("wall clock leaving no time", func(t *testing.T) {
+		v := newEnv(t, withConfig(func(c *handler.Config) { c.RequestTimeout = 600 * time.Millisecond; c.Scripts = &stallingStore{} }))
+		for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
+			body := map[string]any{"scriptRef": ref} // the default 5 s wall clock
+			if route == "/v1/sandbox/evaluate" {
+				body["inputJson"] = "null"
+			}
+			start := time.Now()
+			r := v.post(route, body)
+			took := time.Since(start)
+			t.Logf("%s: %s", route, r.body)
+			wantProblem(t, r, 503, "store-unavailable", true, ref, "request timeout of 600ms", "not run")
+			if took > 2*time.Second {
+				t.Errorf("%s: answered after %v", route, took)
+			}
+		}
+	})
 }
 
 // A body that arrives too slowly is cut at the server's read timeout: a

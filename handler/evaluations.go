@@ -56,6 +56,7 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, s.noStore())
 		return
 	}
+	ev.fetchDeadline = s.fetchDeadline(ctx, req.Limits.WallClock) // applied by ObserveScripts
 
 	start := time.Now()
 	value, err := s.cfg.Effect.Evaluate(withEval(ctx, ev), effect.Input{
@@ -178,10 +179,7 @@ func (s *server) storeProblem(ref contentstore.Ref, err error) *problem {
 	case errors.Is(err, contentstore.ErrTooLarge):
 		return s.storedScriptTooLarge(ref, err)
 	case errors.Is(err, contentstore.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), effect.Retryable(err):
-		p := newProblem(pStoreUnavailable, http.StatusServiceUnavailable,
-			fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).retry().withCause(err)
-		p.retryAfter = "1"
-		return p
+		return storeUnavailable(fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).withCause(err)
 	case errors.Is(err, contentstore.ErrPermission):
 		return newProblem(pStoreFailed, http.StatusInternalServerError,
 			fmt.Sprintf("the script store refused access while reading %s (a configuration problem)", ref)).withCause(err)
@@ -209,4 +207,12 @@ func (s *server) storedScriptTooLarge(ref contentstore.Ref, err error) *problem 
 	return newProblem(pScriptTooLarge, http.StatusRequestEntityTooLarge,
 		fmt.Sprintf("%s over the store's maximum script size, the server's maxScriptBytes of %d", head, s.lim.MaxScriptBytes)).
 		withLimit("maxScriptBytes", s.lim.MaxScriptBytes).withField("scriptRef").withCause(err)
+}
+
+// storeUnavailable is the retryable 503 for a script the store did not
+// deliver in time.
+func storeUnavailable(detail string) *problem {
+	p := newProblem(pStoreUnavailable, http.StatusServiceUnavailable, detail).retry()
+	p.retryAfter = "1"
+	return p
 }

@@ -131,7 +131,12 @@ type Config struct {
 	// RequestTimeout is the server's own deadline for an evaluation request,
 	// counted from when it passes the concurrency gate; set it to the Cloud
 	// Run request timeout. When it passes, the run is stopped and the
-	// response is a 504 problem. Zero selects DefaultRequestTimeout.
+	// response is a 504 problem. Fetching a script by reference must end by
+	// this deadline minus the run's wall clock and HardKillGrace (at least
+	// a second after it starts), so that the run still fits: a store that
+	// has not delivered by then is a retryable 503 store-unavailable (on
+	// /v1/evaluations through the reader NewEffect installs). Zero selects
+	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// HardKillGrace is added to the run's wall clock to give the SPI route's
 	// deadline for the backend call (the effect has its own,

@@ -42,6 +42,16 @@ func recordFrom(ctx context.Context) *reqRecord {
 	return rec
 }
 
+// evaluation is the request's evaluation record (nil for none, or no rec).
+func (rec *reqRecord) evaluation() *evalRecord {
+	if rec == nil {
+		return nil
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.eval
+}
+
 func (rec *reqRecord) setProblem(p *problem) {
 	rec.mu.Lock()
 	rec.problem = p
@@ -368,8 +378,9 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 }
 
 // stopped classifies an evaluation whose context ended: the server's
-// request timeout is a 504 problem; a client that went away gets nothing
-// (there is no one to read it), and the log says so.
+// request timeout is a 504 problem (503 store-unavailable when it passed
+// while the script was being fetched: the script never ran); a client that
+// went away gets nothing (there is no one to read it), and the log says so.
 //
 // "Nothing" is an aborted response: stopped panics with http.ErrAbortHandler
 // (recoverPanics lets it through, requestLog logs the request on the way
@@ -379,13 +390,23 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 // connection (as nc and some proxies do) would read as a success without an
 // outcome.
 func (s *server) stopped(w http.ResponseWriter, r *http.Request, ctx context.Context) {
+	rec := recordFrom(r.Context())
 	if errors.Is(context.Cause(ctx), errRequestTimeout) {
+		if ev := rec.evaluation(); ev != nil && ev.stoppedInFetch() {
+			// The fetch took the request's time (its own deadline is later
+			// only when the wall clock leaves it less than minFetchTime): the
+			// script never ran, and the wall clock is not to blame.
+			writeProblem(w, r, storeUnavailable(fmt.Sprintf(
+				"the script store did not answer for %s within the server's request timeout of %v; the script was not run, and a retry may succeed",
+				ev.script, s.cfg.RequestTimeout)))
+			return
+		}
 		writeProblem(w, r, newProblem(pRequestTimeout, http.StatusGatewayTimeout,
 			fmt.Sprintf("the server's request timeout of %v passed before the evaluation finished; the run was stopped. Ask for a shorter wall clock, or retry where the timeout is longer", s.cfg.RequestTimeout)).
 			withLimit("requestTimeoutMs", s.cfg.RequestTimeout.Milliseconds()))
 		return
 	}
-	if rec := recordFrom(r.Context()); rec != nil {
+	if rec != nil {
 		rec.mu.Lock()
 		rec.clientGone = true
 		rec.mu.Unlock()

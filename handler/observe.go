@@ -83,8 +83,10 @@ func (c *logCapture) Evaluate(ctx context.Context, req effect.Request) (out effe
 }
 
 // ObserveScripts wraps a script reader so that each fetch made for a request
-// is timed and traced (a "fetch" span). It changes nothing else: the effect
-// still verifies the bytes itself.
+// is timed and traced (a "fetch" span), and ends by the request's fetch
+// deadline (see server.fetchDeadline), so that a store that stalls or keeps
+// failing ends the fetch as a retryable failure, not the request. It changes
+// nothing else: the effect still verifies the bytes itself.
 func ObserveScripts(r effect.ScriptReader) effect.ScriptReader { return &scriptObserver{r: r} }
 
 type scriptObserver struct{ r effect.ScriptReader }
@@ -94,6 +96,12 @@ func (o *scriptObserver) Get(ctx context.Context, ref contentstore.Ref) ([]byte,
 	if ev == nil {
 		return o.r.Get(ctx, ref)
 	}
+	if !ev.fetchDeadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, ev.fetchDeadline)
+		defer cancel()
+	}
+	ev.beginFetch()
 	ctx, span := ev.tracer.Start(ctx, "fetch", trace.WithAttributes(attribute.String("sandbox.script_ref", ref.String())))
 	start := time.Now()
 	b, err := o.r.Get(ctx, ref)
@@ -123,12 +131,15 @@ type evalRecord struct {
 	inlineSHA  string // the inline script's reference
 	inputBytes int
 	wantLogs   bool
+	// fetchDeadline bounds the effect's script fetch (zero: none).
+	fetchDeadline time.Time
 
 	mu                   sync.Mutex
 	outcome, limit       string // outcome kind, channel or problem type; limit kind
 	outputBytes          int
 	fetchStart, fetchEnd time.Time
 	fetched              bool
+	fetchBegun, runBegun bool // a fetch, a run (either route) was started
 	evalStart, evalEnd   time.Time
 	backendCalled        bool
 	backendDone          chan struct{}
@@ -146,6 +157,28 @@ func withEval(ctx context.Context, ev *evalRecord) context.Context {
 func evalFrom(ctx context.Context) *evalRecord {
 	ev, _ := ctx.Value(evalKey{}).(*evalRecord)
 	return ev
+}
+
+// beginFetch notes that the script fetch started.
+func (ev *evalRecord) beginFetch() {
+	ev.mu.Lock()
+	ev.fetchBegun = true
+	ev.mu.Unlock()
+}
+
+// beginRun notes that the engine was called.
+func (ev *evalRecord) beginRun() {
+	ev.mu.Lock()
+	ev.runBegun = true
+	ev.mu.Unlock()
+}
+
+// stoppedInFetch reports whether the evaluation started fetching its script
+// and never reached the engine: what ended it was the store, not the run.
+func (ev *evalRecord) stoppedInFetch() bool {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.fetchBegun && !ev.runBegun && !ev.backendCalled
 }
 
 // backendStarted notes the start of the backend call and opens its span;

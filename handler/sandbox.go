@@ -55,7 +55,10 @@ func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		start := time.Now()
-		b, p := s.fetchVerified(ctx, req.ScriptRef)
+		fctx, cancel := s.fetchContext(ctx, req.Limits.WallClock)
+		ev.beginFetch()
+		b, p := s.fetchVerified(fctx, req.ScriptRef)
+		cancel()
 		fetchDur = time.Since(start)
 		if p != nil {
 			ev.setTimes(fetchDur, 0)
@@ -70,6 +73,7 @@ func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	}
 
 	start := time.Now()
+	ev.beginRun()
 	out, err, deadlinePassed := s.callBackend(ctx, effect.Request{Script: script, InputJSON: req.InputJSON, Limits: req.Limits})
 	ev.setTimes(fetchDur, time.Since(start))
 	switch {
@@ -97,6 +101,44 @@ func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	}
 	ev.setOutcome(label, limit, outBytes)
 	writeBody(w, http.StatusOK, "application/json", append(resp, '\n'))
+}
+
+// minFetchTime is the least a script fetch is given when the run's wall
+// clock and grace take (nearly) all of the request timeout.
+const minFetchTime = time.Second
+
+// fetchDeadline is when fetching the script of a run with this wall clock
+// must end: the request's deadline minus the wall clock and HardKillGrace,
+// so that the run still fits in the request after the fetch. A store that
+// stalls or keeps failing then ends the fetch, answered 503 store-unavailable
+// (retryable: the script never ran, and another instance, or this one a
+// moment later, may well read it), rather than the request, answered 504
+// request-timeout, which would blame the wall clock. The fetch gets at least
+// minFetchTime; zero (no deadline but the request's) when that reaches the
+// request's deadline or ctx has none. When the request's deadline ends a
+// fetch, stopped still answers store-unavailable.
+func (s *server) fetchDeadline(ctx context.Context, wall time.Duration) time.Time {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return time.Time{}
+	}
+	d := deadline.Add(-(wall + s.cfg.HardKillGrace))
+	if floor := time.Now().Add(minFetchTime); d.Before(floor) {
+		d = floor
+	}
+	if !d.Before(deadline) {
+		return time.Time{} // the request's own deadline bounds the fetch
+	}
+	return d
+}
+
+// fetchContext is ctx ending at fetchDeadline.
+func (s *server) fetchContext(ctx context.Context, wall time.Duration) (context.Context, context.CancelFunc) {
+	d := s.fetchDeadline(ctx, wall)
+	if d.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, d)
 }
 
 // fetchVerified reads the script and checks its bytes against the reference

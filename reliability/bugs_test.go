@@ -24,17 +24,20 @@ import (
 
 // A stalled store (headers and half the body, then nothing) must be cut
 // within the deadline and answered as a retryable problem: another instance,
-// or the same one a moment later, may well read the script. Today the stall
-// holds the request until REQUEST_TIMEOUT, and the answer is 504
-// request-timeout, not retryable, whose detail tells the caller to ask for a
-// shorter wall clock: the script never ran.
+// or the same one a moment later, may well read the script.
 //
-// Cause: the effect and the SPI route read the script under the request's
-// own context, so the store's retry loop (contentstore.retry, 20 s per
-// attempt by default) is still waiting when the request timeout ends the
-// context; handler.stopped then answers request-timeout
-// (handler/middleware.go), whatever step was running.
-func TestBugStoreStall(t *testing.T) {
+// Fixed: the stall held the request until REQUEST_TIMEOUT, and the answer
+// was 504 request-timeout, not retryable, whose detail told the caller to
+// ask for a shorter wall clock though the script never ran. The effect and
+// the SPI route read the script under the request's own context, so the
+// store's retry loop (contentstore.retry, 20 s per attempt then) was still
+// waiting when the request timeout ended the context, and handler.stopped
+// answered request-timeout whatever step was running. The fetch now has its
+// own deadline, the request's minus the run's wall clock and the grace
+// (here 4 s - 1 s - 1.5 s), after which it is 503 store-unavailable; stopped
+// answers store-unavailable too when the request's deadline ends a fetch;
+// and contentstore.DefaultAttemptTimeout is 10 s.
+func TestStoreStall(t *testing.T) {
 	t.Parallel()
 	f := newFakeGCS(t, faultBucket)
 	c := startGCSChild(t, f, startOpts{})
