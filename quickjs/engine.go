@@ -41,6 +41,16 @@ type Engine struct {
 	runsMu sync.Mutex
 	runs   int
 	idle   chan struct{} // closed when runs drops to zero after Close
+	// runEnded has a token when a run ended: fill waits for it, while the
+	// pool still has an instance, rather than build beside a run.
+	runEnded chan struct{}
+}
+
+// running is the number of runs in progress.
+func (e *Engine) running() int {
+	e.runsMu.Lock()
+	defer e.runsMu.Unlock()
+	return e.runs
 }
 
 // begin registers a run; false once the engine is closed.
@@ -58,6 +68,10 @@ func (e *Engine) end() {
 	e.runsMu.Lock()
 	defer e.runsMu.Unlock()
 	e.runs--
+	select {
+	case e.runEnded <- struct{}{}:
+	default:
+	}
 	if e.runs == 0 && e.idle != nil {
 		close(e.idle)
 		e.idle = nil
@@ -95,10 +109,11 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		}
 	}
 	return &Engine{
-		cfg:  cfg,
-		rt:   rt,
-		pool: make(chan *instance, cfg.poolSize),
-		stop: make(chan struct{}),
+		cfg:      cfg,
+		rt:       rt,
+		pool:     make(chan *instance, cfg.poolSize),
+		stop:     make(chan struct{}),
+		runEnded: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -209,6 +224,17 @@ func (e *Engine) fill() {
 		case <-e.stop:
 			return
 		default:
+		}
+		// While the pool still holds an instance, build the next one only
+		// when no run is in progress: on two cores a build beside a run
+		// slows the run and its response.
+		for len(e.pool) > 0 && e.running() > 0 {
+			select {
+			case <-e.runEnded:
+			case <-e.stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
 		}
 		in, err := newInstance(context.Background(), e.rt, e.compiled)
 		if err != nil {
