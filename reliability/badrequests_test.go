@@ -371,7 +371,7 @@ func TestBadHTTP(t *testing.T) {
 	head := "POST /v1/sandbox/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 
 	// (a body shorter than its Content-Length followed by a half-close:
-	// TestHalfClosedClientGetsEmpty200)
+	// TestHalfClosedClientNeverGetsEmpty200)
 	t.Run("Content-Length over the cap with Expect: 100-continue is refused unread", func(t *testing.T) {
 		r := raw(t, head+"Expect: 100-continue\r\nContent-Length: 999999999\r\n\r\n", false)
 		wantProblem(t, r, 413, "request-too-large", false, "4194304")

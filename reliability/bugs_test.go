@@ -60,7 +60,7 @@ func TestStoreStall(t *testing.T) {
 // A body cut short on every read must end as store-unavailable after the
 // store's own bounded retries (RetryAttempts = 5).
 //
-// Fixed: cloud.google.com/go/storage's httpReader.Read reopens the object on
+// Fixed: the Go storage library's httpReader.Read reopens the object on
 // any non-EOF read error in a loop (http_client.go), at once and without
 // bound, and the bucket's Retryer(storage.WithPolicy(storage.RetryNever)) in
 // contentstore/gcs.go covers each reopen request, not the loop: thousands

@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -149,33 +148,11 @@ func TestClientDisconnectStopsRun(t *testing.T) {
 	} {
 		t.Run(tc.route, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			errc := make(chan error, 1)
-			go func() {
-				_, err := do(ctx, c.client, http.MethodPost, c.url+tc.route, tc.body, nil)
-				errc <- err
-			}()
-			// the run is in progress once the gate refuses others
-			time.Sleep(200 * time.Millisecond)
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				select {
-				case err := <-errc:
-					t.Fatalf("the runaway's request ended early: %v", err)
-				default:
-				}
-				r := c.post(routeSandbox, `{"script":"1","inputJson":"null"}`)
-				if r.status == 429 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the runaway never held the gate; last answer %s", r)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			done := startRun(t, ctx, c, tc.route, tc.body)
 			gone := time.Now()
 			cancel()
-			if err := <-errc; !errors.Is(err, context.Canceled) {
-				t.Fatalf("the client's request ended with %v", err)
+			if res := <-done; !errors.Is(res.err, context.Canceled) {
+				t.Fatalf("the client's request ended with %v %s", res.err, res.r)
 			}
 			for {
 				r := c.post(routeSandbox, `{"script":"'next'","inputJson":"null"}`)
@@ -200,6 +177,48 @@ func TestClientDisconnectStopsRun(t *testing.T) {
 	}
 }
 
+// runResult is how a background request ended.
+type runResult struct {
+	r   response
+	err error
+}
+
+// startRun sends a long run to route in the background and returns once it
+// holds the instance's only slot (a probe is refused with 429). A run that
+// was itself refused because a probe held the slot at that moment is sent
+// again.
+func startRun(t *testing.T, ctx context.Context, c *child, route, body string) <-chan runResult {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for attempt := 1; ; attempt++ {
+		done := make(chan runResult, 1)
+		go func() {
+			r, err := do(ctx, c.client, http.MethodPost, c.url+route, body, nil)
+			done <- runResult{r, err}
+		}()
+		time.Sleep(100 * time.Millisecond)
+		for {
+			select {
+			case res := <-done:
+				if res.err == nil && res.r.status == http.StatusTooManyRequests && time.Now().Before(deadline) {
+					goto again // a probe held the slot when the run arrived
+				}
+				t.Fatalf("the run ended before it was seen running: %v %s", res.err, res.r)
+			default:
+			}
+			r := c.post(routeSandbox, `{"script":"1","inputJson":"null"}`)
+			if r.status == http.StatusTooManyRequests {
+				return done
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the run never held the slot; last probe %s", r)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	again:
+	}
+}
+
 // waitLog waits up to 2 s for a log line that satisfies ok.
 func waitLog(t *testing.T, logs *lineBuffer, ok func(map[string]any) bool) {
 	t.Helper()
@@ -215,7 +234,7 @@ func waitLog(t *testing.T, logs *lineBuffer, ok func(map[string]any) bool) {
 
 // SIGTERM mid-run, beyond main_test.go's TestSIGTERMDrains (the SPI route,
 // a run shorter than SHUTDOWN_TIMEOUT): on the effect route the running
-// evaluation still gets its answer; new connections are refused at once
+// evaluation (a 3 s wall clock) still gets its answer; new connections are refused at once
 // during the drain; and a run longer than SHUTDOWN_TIMEOUT does not hold the
 // process past it.
 func TestSIGTERMMidRun(t *testing.T) {
@@ -225,15 +244,7 @@ func TestSIGTERMMidRun(t *testing.T) {
 		store := t.TempDir()
 		runaway := putScripts(t, store, 1<<20, "while (true) {}")[0]
 		c := startChild(t, startOpts{env: []string{"STORE_URL=" + store, "SHUTDOWN_TIMEOUT=10s"}})
-		got := make(chan response, 1)
-		go func() {
-			r, err := do(context.Background(), c.client, http.MethodPost, c.url+routeEvaluations, `{"scriptRef":"`+runaway+`","limits":{"wallClockMs":1500}}`, nil)
-			if err != nil {
-				r = response{status: -1, body: []byte(err.Error())}
-			}
-			got <- r
-		}()
-		time.Sleep(300 * time.Millisecond)
+		done := startRun(t, context.Background(), c, routeEvaluations, `{"scriptRef":"`+runaway+`","limits":{"wallClockMs":3000}}`)
 		start := time.Now()
 		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -244,7 +255,11 @@ func TestSIGTERMMidRun(t *testing.T) {
 		if r, err := do(context.Background(), fresh, http.MethodGet, c.url+"/healthz", nil, nil); err == nil {
 			t.Errorf("a new connection was served during the drain: %s", r)
 		}
-		wantJSON(t, <-got, `{"ok":false,"failure":{"channel":"limitExceeded","kind":"wallClock"}}`)
+		res := <-done
+		if res.err != nil {
+			t.Fatalf("the running evaluation got no answer: %v", res.err)
+		}
+		wantJSON(t, res.r, `{"ok":false,"failure":{"channel":"limitExceeded","kind":"wallClock"}}`)
 		select {
 		case err := <-c.done:
 			c.done <- err
@@ -259,15 +274,7 @@ func TestSIGTERMMidRun(t *testing.T) {
 	t.Run("a run longer than SHUTDOWN_TIMEOUT", func(t *testing.T) {
 		t.Parallel()
 		c := startChild(t, startOpts{env: []string{"STORE_URL=none", "SHUTDOWN_TIMEOUT=1s"}})
-		errc := make(chan error, 1)
-		go func() {
-			r, err := do(context.Background(), c.client, http.MethodPost, c.url+routeSandbox, `{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":20000}}`, nil)
-			if err == nil {
-				err = fmt.Errorf("answered %s", r)
-			}
-			errc <- err
-		}()
-		time.Sleep(300 * time.Millisecond)
+		done := startRun(t, context.Background(), c, routeSandbox, `{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":20000}}`)
 		start := time.Now()
 		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -276,7 +283,11 @@ func TestSIGTERMMidRun(t *testing.T) {
 		case err := <-c.done:
 			c.done <- err
 			took := time.Since(start)
-			t.Logf("exited %v after SIGTERM with %v; the client saw: %v", took.Round(time.Millisecond), err, <-errc)
+			res := <-done
+			t.Logf("exited %v after SIGTERM with %v; the client saw: %v %s", took.Round(time.Millisecond), err, res.err, res.r)
+			if res.err == nil {
+				t.Errorf("the cut run was answered: %s", res.r)
+			}
 			if took > 1*time.Second+3*time.Second {
 				t.Fatalf("exit took %v with SHUTDOWN_TIMEOUT=1s", took)
 			}

@@ -39,13 +39,21 @@ func calibrateCPU(t *testing.T, url string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSpace(string(r.body)) != `{"ok":false,"kind":"limit","limit":"cpu"}` || r.took < 50*time.Millisecond || r.took > 3*time.Second {
-		t.Fatalf("CPU_BUDGET=%d ended a tight loop with %s after %v; want the cpu limit in 50 ms to 3 s: recalibrate soakCPUBudget", soakCPUBudget, r, r.took)
+	if strings.TrimSpace(string(r.body)) != `{"ok":false,"kind":"limit","limit":"cpu"}` || r.took < 50*time.Millisecond || r.took > 5*time.Second {
+		t.Fatalf("CPU_BUDGET=%d ended a tight loop with %s after %v; want the cpu limit in 50 ms to 5 s: recalibrate soakCPUBudget", soakCPUBudget, r, r.took)
 	}
 	t.Logf("CPU_BUDGET=%d: a tight loop reaches the cpu limit in %v", soakCPUBudget, r.took.Round(time.Millisecond))
 }
 
+// soakGrace is the hard-kill grace of the soak's service: 2 s instead of
+// 0.5 s. The shared test machine can starve the process for more than half a
+// second (at load average 9 to 10 on 2 cores a 40 ms run was answered 544 ms
+// past its deadline), and then the watchdog ends the process, as designed;
+// the soak is about everything else.
+const soakGrace = 2 * time.Second
+
 var soakEnv = []string{
+	"HARD_KILL_GRACE=" + soakGrace.String(),
 	"CPU_BUDGET=" + strconv.Itoa(soakCPUBudget),
 	"MAX_INPUT_BYTES=" + strconv.Itoa(soakMaxIO),
 	"MAX_OUTPUT_BYTES=" + strconv.Itoa(soakMaxIO),
@@ -647,7 +655,7 @@ func TestSoakBinaryTwoAtATime(t *testing.T) {
 // The same mix in-process, to count goroutines: 4 clients against
 // MaxConcurrent 2; the goroutines come back to their baseline.
 func TestSoakInProcessGoroutines(t *testing.T) {
-	s := newInproc(t, inprocConfig{maxConcurrent: 2, cpuBudget: soakCPUBudget, limits: func() handler.Limits {
+	s := newInproc(t, inprocConfig{maxConcurrent: 2, cpuBudget: soakCPUBudget, grace: soakGrace, limits: func() handler.Limits {
 		l := defaultLimits()
 		l.MaxInputBytes, l.MaxOutputBytes = soakMaxIO, soakMaxIO
 		return l
