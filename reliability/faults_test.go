@@ -185,9 +185,11 @@ func TestStoreBucketMissing(t *testing.T) {
 		wantProblem(t, r, 503, "not-ready", true)
 		wantJSON(t, c.post(routeEvaluations, refBody(routeEvaluations, ref)), `{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":"`+ref.String()+`"}}`)
 		wantProblem(t, c.post(routeSandbox, refBody(routeSandbox, ref)), 404, "script-not-found", false, ref.String())
-		if !strings.Contains(c.logs.String(), `bucket \"`+faultBucket+`\" does not exist`) {
-			t.Errorf("the log does not say the bucket is missing:\n%s", tail(c.logs.String(), 4096))
-		}
+		// the log is read from the child's pipe: give it a moment
+		waitLog(t, c.logs, func(l map[string]any) bool {
+			e, _ := l["error"].(string)
+			return strings.Contains(e, `bucket "`+faultBucket+`" does not exist`)
+		})
 		f.setEvery(nil)
 		if r := c.do(http.MethodGet, "/readyz", nil, nil); r.status != 200 {
 			t.Fatalf("not ready once the bucket is back: %s", r)

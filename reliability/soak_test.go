@@ -34,7 +34,8 @@ const (
 // the mix's 15 ms wall clocks and well before its 10 s one.
 func calibrateCPU(t *testing.T, url string) {
 	t.Helper()
-	r, err := do(context.Background(), http.DefaultClient, http.MethodPost, url+routeSandbox,
+	once := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}} // no idle connection left in the baseline
+	r, err := do(context.Background(), once, http.MethodPost, url+routeSandbox,
 		`{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":10000}}`, nil)
 	if err != nil {
 		t.Fatal(err)
