@@ -1,6 +1,7 @@
 package security
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +86,44 @@ func TestBugInterruptStarvedByNativeWork(t *testing.T) {
 					r.took.Round(time.Millisecond), bound, engineGrace)
 			}
 		})
+	}
+}
+
+// BUG (quickjs/engine.go toResult, quickjs/c/sandbox.c; upstream
+// bellard/quickjs#406, open): when an allocation fails while QuickJS
+// compiles a function with labels (eval, Function, or the script itself
+// near its memory limit), update_label's assertion fails and QuickJS calls
+// abort(): in wasm a trap ("wasm error: unreachable"). The engine reports
+// any trap as infrastructure, so the SPI route answers {"kind":
+// "infrastructure","message":"quickjs: engine failed: wasm error:
+// unreachable\nwasm stack trace: ..."} and /v1/evaluations answers a 503
+// backend-unavailable problem, retryable, although the run is a pure
+// function of script, input and memoryBytes: every retry traps again. What
+// happened is the memory limit.
+// Fix: after a trap, read the shim's out-of-memory flag (an sb_oom export,
+// or its address) and report limit memory when it is set; keep the wasm
+// stack trace out of the outcome's message; and report a trap without it as
+// a non-retryable failure. Upstream, the compiler's allocation-failure
+// paths need fixing (#406). The PoC is
+// testdata/quickjs-pocs/bellard-406-compile-under-memory-pressure.js.
+func TestBugGuestTrapIsUntyped(t *testing.T) {
+	var p *poc
+	for _, c := range readPoCs(t) {
+		if c.knownBug == "TestBugGuestTrapIsUntyped" {
+			p = &c
+		}
+	}
+	if p == nil {
+		t.Fatal("the PoC is gone")
+	}
+	s := shared(t)
+	for _, rt := range []route{spi, evaluations} {
+		q := req{script: p.script, memory: p.memory, wall: 10 * time.Second}
+		r := s.do(t, rt, q)
+		if r.status >= 500 || r.class == "infrastructure" || strings.Contains(r.body, "unreachable") {
+			t.Errorf("%s: a guest trap surfaced as an engine failure: %v", rt, r)
+			continue
+		}
+		check(t, q, r, p.want)
 	}
 }

@@ -21,6 +21,7 @@ type poc struct {
 	script            string
 	want              want
 	stuck             bool
+	knownBug          string // the failing test that shows it, until its fix lands
 	wall              time.Duration
 	memory            int64
 }
@@ -33,6 +34,10 @@ type poc struct {
 //	threw <Name> [<message substring>]
 //	limit <cpu|memory|wallClock>
 //	stuck   (never reaches the interrupt handler: run against its own process)
+//
+// "// known-bug: TestBugX" marks a PoC whose expected outcome is not what
+// the service gives yet: TestQuickJSPoCs skips it, and TestBugX (in
+// bugs_test.go) runs it and fails until the fix lands.
 func readPoCs(t *testing.T) []poc {
 	t.Helper()
 	files, err := filepath.Glob("testdata/quickjs-pocs/*.js")
@@ -63,6 +68,8 @@ func readPoCs(t *testing.T) []poc {
 				p.bug = val
 			case "expect":
 				expect = val
+			case "known-bug":
+				p.knownBug = val
 			case "wall":
 				ms, err := strconv.Atoi(val)
 				if err != nil {
@@ -110,6 +117,9 @@ func TestQuickJSPoCs(t *testing.T) {
 	}
 	for _, p := range pocs {
 		t.Run(strings.TrimSuffix(p.file, ".js"), func(t *testing.T) {
+			if p.knownBug != "" {
+				t.Skipf("a known bug: %s runs it and fails until the fix lands", p.knownBug)
+			}
 			if p.stuck {
 				runStuckPoC(t, p)
 				return
@@ -140,7 +150,7 @@ func runStuckPoC(t *testing.T, p poc) {
 		t.Fatal(err)
 	}
 	c := startChild(t, storeDir)
-	q := req{script: p.script, wall: 100 * time.Millisecond}
+	q := req{script: p.script, wall: stuckWall}
 	r := post(t, c.url, evaluations, q, ref.String())
 	ws, exited := c.waitExit(5 * time.Second)
 	if !exited {

@@ -66,6 +66,11 @@ type child struct {
 
 const childGrace = 300 * time.Millisecond // HARD_KILL_GRACE of the children
 
+// stuckWall is the wall clock of a stuck case: long enough for the script's
+// own set-up (interruptible, and slow on a loaded machine) to reach the
+// native call that never polls, far shorter than that call.
+const stuckWall = 500 * time.Millisecond
+
 func startChild(t *testing.T, storeDir string) *child {
 	t.Helper()
 	bin := serviceBinary(t)
@@ -175,7 +180,7 @@ func TestStuckRunsEndTheirProcess(t *testing.T) {
 				ref = r.String()
 			}
 			c := startChild(t, storeDir)
-			q := req{script: tc.script, wall: 100 * time.Millisecond, memory: tc.memory}
+			q := req{script: tc.script, wall: stuckWall, memory: tc.memory}
 			r := post(t, c.url, rt, q, ref)
 			ws, exited := c.waitExit(5 * time.Second)
 			if !exited {
