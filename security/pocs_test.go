@@ -87,6 +87,9 @@ func readPoCs(t *testing.T) []poc {
 		if p.source == "" || p.bug == "" || expect == "" {
 			t.Fatalf("%s: the header needs source, bug and expect lines", p.file)
 		}
+		if i := strings.Index(expect, " ("); i >= 0 {
+			expect = expect[:i] // a remark
+		}
 		kind, arg, _ := strings.Cut(expect, " ")
 		switch kind {
 		case "ok":
