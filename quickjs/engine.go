@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -520,7 +521,9 @@ func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
 		if errors.Is(r.err, errGuestMemory) {
 			return Result{Outcome: effect.InputTooLarge()}, nil
 		}
-		return Result{Outcome: effect.Infrastructure("quickjs: engine failed: " + r.err.Error())}, nil
+		// The first line only: wazero appends the guest's stack trace.
+		msg, _, _ := strings.Cut(r.err.Error(), "\n")
+		return Result{Outcome: effect.Infrastructure("quickjs: engine failed: " + msg)}, nil
 	}
 	raw := r.raw
 	res := Result{Logs: string(raw.logs), Polls: raw.polls}

@@ -628,3 +628,20 @@ func TestCloseWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A guest trap after an allocation was refused (QuickJS aborts in some
+// allocation-failure paths, bellard/quickjs#406) is the memory limit at work:
+// reported as the limit, deterministically, never as a retryable engine
+// failure. The scripts are the security battery's proofs of concept.
+func TestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {
+	for _, f := range []string{"../security/testdata/quickjs-pocs/bellard-406-compile-under-memory-pressure.js", "../security/testdata/memory-pressure-out-of-bounds.js"} {
+		script, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := eval(t, shared(), string(script), "null", effect.Limits{WallClock: 10 * time.Second, MemoryBytes: 16 << 20})
+		if out.Kind != effect.KindLimit || out.Limit != effect.LimitMemory {
+			t.Errorf("%s: %s", filepath.Base(f), describe(out))
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // Run statuses, mirrored in c/sandbox.c.
@@ -32,12 +33,13 @@ type instance struct {
 	resultPtr, resultLen  api.Function
 	namePtr, nameLen      api.Function
 	logPtr, logLen, polls api.Function
+	oom                   api.Function
 }
 
 // required lists the exports the host needs; a module without one of them is
 // refused with a specific error.
 var required = []string{"sb_alloc", "sb_init", "sb_run", "sb_result_ptr", "sb_result_len",
-	"sb_name_ptr", "sb_name_len", "sb_log_ptr", "sb_log_len", "sb_polls"}
+	"sb_name_ptr", "sb_name_len", "sb_log_ptr", "sb_log_len", "sb_polls", "sb_oom"}
 
 func checkExports(cm wazero.CompiledModule) error {
 	ex := cm.ExportedFunctions()
@@ -73,6 +75,7 @@ func newInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule
 		logPtr:    mod.ExportedFunction("sb_log_ptr"),
 		logLen:    mod.ExportedFunction("sb_log_len"),
 		polls:     mod.ExportedFunction("sb_polls"),
+		oom:       mod.ExportedFunction("sb_oom"),
 	}
 	res, err := mod.ExportedFunction("sb_init").Call(ctx)
 	if err != nil {
@@ -154,6 +157,15 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 	}
 	res, err := in.run.Call(ctx, uint64(sp), uint64(len(script)), uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget)
 	if err != nil {
+		// A trap after an allocation was refused is the memory limit at
+		// work, reached through one of QuickJS's faulty allocation-failure
+		// paths: report it as the limit, which it is, deterministically.
+		var exit *sys.ExitError
+		if !errors.As(err, &exit) {
+			if o, oerr := in.oom.Call(ctx); oerr == nil && o[0] != 0 {
+				return rawResult{status: statusLimitMemory}, nil
+			}
+		}
 		return rawResult{}, err
 	}
 	out := rawResult{status: int32(res[0])}
