@@ -14,8 +14,9 @@ import (
 // package may not change). Each names the file, the cause and the fix;
 // docs/security.md lists them under "Known gaps". Delete the "Bug" from a
 // test's name once its fix lands and it passes (as for
-// TestSPIEmptyThrownMessageIs500 and TestInterruptNotStarvedByBacktraces),
-// and keep it as a regression test.
+// TestSPIEmptyThrownMessageIs500, TestInterruptNotStarvedByBacktraces and
+// TestGuestTrapUnderMemoryPressureIsTheMemoryLimit), and keep it as a
+// regression test.
 
 // FIXED (handler/sandbox.go, encodeOutcome): a script that throws a value
 // whose message is empty (throw new Error(), throw "") got a 500
@@ -82,35 +83,32 @@ func TestInterruptNotStarvedByBacktraces(t *testing.T) {
 	}
 }
 
-// BUG (quickjs/engine.go toResult and quickjs/c/sandbox.c; QuickJS itself,
-// upstream bellard/quickjs#406, open): a run that exhausts its memory at
-// the wrong moment makes QuickJS fail inside the guest, and the guest
-// traps. Two scripts show it, deterministically at memoryBytes 16 MiB:
+// FIXED in f6b4f2b (quickjs/engine.go, quickjs/c/sandbox.c): a run that
+// exhausts its memory at the wrong moment makes QuickJS fail inside the
+// guest, and the guest traps. Two scripts show it, deterministically at
+// memoryBytes 16 MiB:
 //   - testdata/quickjs-pocs/bellard-406-compile-under-memory-pressure.js:
 //     an allocation fails while the compiler emits a function with labels
 //     (eval, Function, or the script itself near its limit); update_label's
-//     assertion fails and QuickJS calls abort(): "wasm error: unreachable".
+//     assertion fails and QuickJS calls abort(): "wasm error: unreachable"
+//     (upstream bellard/quickjs#406, open).
 //   - testdata/memory-pressure-out-of-bounds.js (found here): an allocation
 //     fails while a closure runs, and JS_DefineProperty, called from the
 //     interpreter, touches an address outside the guest's memory: "wasm
-//     error: out of bounds memory access". A wild pointer: contained by the
-//     wasm sandbox to this run's own memory, but a memory-safety bug.
+//     error: out of bounds memory access". A wild pointer: confined by the
+//     wasm sandbox to this run's own memory, but a memory-safety bug in
+//     QuickJS, not yet reported upstream.
 //
-// The engine reports every trap as infrastructure, so the SPI route answers
-// {"kind":"infrastructure","message":"quickjs: engine failed: wasm error:
-// ...\nwasm stack trace: ..."} and /v1/evaluations a retryable 503
-// backend-unavailable problem, although the run is a pure function of
-// script, input and memoryBytes: every retry traps again. What happened is
-// the memory limit.
-// Fix: after a trap, read the shim's out-of-memory flag (an sb_oom export,
-// or its address) and report limit memory when it is set; keep the wasm
-// stack trace out of the outcome's message; report a trap without it as a
-// non-retryable failure. Upstream, QuickJS's allocation-failure paths need
-// fixing (#406 for the first; the second should be reported).
-func TestBugGuestTrapIsUntyped(t *testing.T) {
+// The engine reported every trap as infrastructure: the SPI route answered
+// {"kind":"infrastructure"} with the wasm stack trace in its message, and
+// /v1/evaluations a retryable 503, although every retry traps again. The
+// shim now exports its out-of-memory flag, and a trap after a refused
+// allocation is the memory limit. A QuickJS that unwinds the failed
+// allocation itself would let the script catch it and finish: also fine.
+func TestGuestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {
 	scripts := map[string]poc{}
 	for _, c := range readPoCs(t) {
-		if c.knownBug == "TestBugGuestTrapIsUntyped" {
+		if c.file == "bellard-406-compile-under-memory-pressure.js" {
 			scripts[c.file] = c
 		}
 	}
