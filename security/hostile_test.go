@@ -1,6 +1,7 @@
 package security
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,64 @@ func TestCPUBudgetThroughTheService(t *testing.T) {
 	}
 	if n := s.stuck.Load(); n != 0 {
 		t.Errorf("%d stuck runs", n)
+	}
+}
+
+// memoryPressure runs op after each 64-byte step of freeing a memory filled
+// to the brim, so that op's allocations fail at every point of its work in
+// turn (the pattern that found the traps of TestGuestTrapUnderMemoryPressureIsTheMemoryLimit).
+const memoryPressure = `let keep = [];
+function fill(size) { try { for (;;) keep.push(new Uint8Array(size)) } catch (e) {} }
+let ok = 0;
+try {
+  fill(1 << 20); fill(1 << 16); fill(1 << 12); fill(64);
+  while (keep.length && ok < 3) {
+    keep.pop();
+    try { (() => { OP })(); ok++ } catch (e) {}
+  }
+} catch (e) {}
+keep = null;
+ok`
+
+// Ordinary operations whose allocations fail at every point in turn end as
+// the memory limit or normally: never a trap, an infrastructure outcome or
+// a 5xx. At 4 and 16 MiB, on both routes.
+func TestMemoryPressureSweep(t *testing.T) {
+	ops := []string{
+		`JSON.parse('{"a":[1,2,{"b":"c"}],"d":{"e":[true,null,1.5]}}')`,
+		`new RegExp("(a|b)*c[d-f]+(?<g>h)\\1{2,3}(?=i)(?!j)", "gu").exec("abccddhh")`,
+		`new Function("a", "b", "let x = a + b; for (let i = 0; i < 3; i++) { x += i } return x")(1, 2)`,
+		`eval("class A { #p = 1; static s = 2; get g() { return this.#p } m() { return super.toString() } }; new A().g")`,
+		`eval("function* g() { yield 1; yield* [2, 3] } [...g()]")`,
+		`eval("async function f() { await 1; for await (const x of []) {} } f()")`,
+		`eval("const { a, b: [c, ...d], ...e } = { a: 1, b: [2, 3, 4], f: 5 }; [a, c, d, e]")`,
+		"eval('`a${1}b${2}c`.toUpperCase()')",
+		`eval("label: for (const x of [1, 2]) { switch (x) { case 1: continue label; default: break label } }")`,
+		`eval("try { throw new Error('x') } catch ({ message }) { message } finally { 1 }")`,
+		`eval("(function () { with ({ a: 1 }) { return a } })()")`,
+		`eval("x => y => z => x + y + z")(1)(2)(3)`,
+		`[5, 3, 1, 4, 2].sort((a, b) => a - b).join()`,
+		`new Map([[1, 2], [3, 4]]).forEach(() => {})`,
+		`Object.entries({ a: 1, b: 2 }).map(([k, v]) => k + v)`,
+		`(12345678901234567890n ** 3n).toString(36)`,
+		`new Date("2020-01-02T03:04:05Z").toISOString()`,
+		`"abc".replace(/b/g, (m) => m.toUpperCase()).normalize("NFD").localeCompare("x")`,
+		`new Proxy({}, { get: (t, k) => k }).x`,
+		`Array.from({ length: 50 }, (_, i) => ({ i, s: String(i) }))`,
+		`JSON.stringify({ a: [1, { b: 2 }], c: "d" })`,
+		`new Error("e").stack`,
+		`eval("var " + Array.from({ length: 30 }, (_, i) => "v" + i + " = " + i).join(", "))`,
+		`eval("(function () { " + "if (1) { while (0) {} } ".repeat(30) + "})")`,
+	}
+	s := shared(t)
+	for _, mem := range []int64{4 << 20, 16 << 20} {
+		for i, op := range ops {
+			t.Run(fmt.Sprintf("%d MiB/%d", mem>>20, i), func(t *testing.T) {
+				for _, rt := range []route{spi, evaluations} {
+					q := req{script: strings.Replace(memoryPressure, "OP", op, 1), memory: mem, wall: 10 * time.Second}
+					check(t, q, s.do(t, rt, q), want{class: "ok|limit:memory"})
+				}
+			})
+		}
 	}
 }
