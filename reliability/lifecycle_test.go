@@ -243,7 +243,8 @@ func TestSIGTERMMidRun(t *testing.T) {
 		t.Parallel()
 		store := t.TempDir()
 		runaway := putScripts(t, store, 1<<20, "while (true) {}")[0]
-		c := startChild(t, startOpts{env: []string{"STORE_URL=" + store, "SHUTDOWN_TIMEOUT=10s"}})
+		// no CPU budget: the run must end by its wall clock, however fast the machine
+		c := startChild(t, startOpts{env: []string{"STORE_URL=" + store, "SHUTDOWN_TIMEOUT=10s", "CPU_BUDGET=0"}})
 		done := startRun(t, context.Background(), c, routeEvaluations, `{"scriptRef":"`+runaway+`","limits":{"wallClockMs":3000}}`)
 		start := time.Now()
 		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
