@@ -126,11 +126,15 @@ func encode(t *testing.T, o effect.Outcome) []byte {
 			}
 		}
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
+	// No HTML escaping: json.Marshal would rewrite "&" in the value as
+	// "\u0026", the same value in other text.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
 		t.Fatalf("encoding %+v: %v", o, err)
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // show prints an outcome with its name and its value in compact form.
