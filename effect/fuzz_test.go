@@ -2,6 +2,8 @@ package effect
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -65,9 +67,24 @@ func FuzzShapeHash(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, other := range [][]byte{canon, jcs} {
+			if s2, _ := jsontext.Skeleton(other); s2 != skel && numberOutOfRange(in) {
+				// 1E700 is a number in the text and JavaScript's Infinity as
+				// a value; canonical text writes that as null, as
+				// JSON.stringify does. The shape is the text's.
+				continue
+			}
 			if h2, err := ShapeHash(other); err != nil || h2 != h {
 				t.Fatalf("hash of %q changed for %q: %s vs %s (%v)", in, other, h, h2, err)
 			}
 		}
 	})
+}
+
+// numberOutOfRange reports whether the JSON text holds a number that a
+// float64 cannot represent.
+func numberOutOfRange(text []byte) bool {
+	var v any
+	err := json.Unmarshal(text, &v)
+	var ute *json.UnmarshalTypeError
+	return errors.As(err, &ute) && strings.HasPrefix(ute.Value, "number")
 }
