@@ -311,6 +311,22 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *prob
 	return nil, newProblem(pInvalidRequest, http.StatusBadRequest, "the body could not be read: "+err.Error()).withCause(err)
 }
 
+// requestBody reads the body of an evaluation request, or answers the
+// request itself (its problem, or nothing for a client that left) and
+// reports false.
+func (s *server) requestBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, p := s.readBody(w, r)
+	switch {
+	case p != nil:
+		writeProblem(w, r, p)
+		return nil, false
+	case body == nil:
+		s.stopped(w, r, r.Context()) // the client left
+		return nil, false
+	}
+	return body, true
+}
+
 func tooLargeBody(max int64) *problem {
 	return newProblem(pRequestTooLarge, http.StatusRequestEntityTooLarge,
 		fmt.Sprintf("the request body is over the server's maxRequestBytes of %d bytes", max)).

@@ -35,13 +35,8 @@ func (s *server) noStore() *problem {
 func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ev := s.startEval(r)
-	body, p := s.readBody(w, r)
-	switch {
-	case p != nil:
-		writeProblem(w, r, p)
-		return
-	case body == nil:
-		s.stopped(w, r, r.Context()) // the client left
+	body, ok := s.requestBody(w, r)
+	if !ok {
 		return
 	}
 	req, p := decodeEvaluation(body, s.lim)

@@ -27,13 +27,8 @@ var errBackendDeadline = errors.New("handler: the backend deadline (wall clock +
 func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ev := s.startEval(r)
-	body, p := s.readBody(w, r)
-	switch {
-	case p != nil:
-		writeProblem(w, r, p)
-		return
-	case body == nil:
-		s.stopped(w, r, r.Context()) // the client left
+	body, ok := s.requestBody(w, r)
+	if !ok {
 		return
 	}
 	req, p := decodeSandboxEvaluate(body, s.lim)
