@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -162,36 +161,18 @@ func (d *contractDouble) evaluate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.served.Add(1)
-	out := map[string]any{"ok": o.OK}
-	switch {
-	case o.OK:
-		out["value"] = o.Value
-	default:
-		out["kind"] = o.Kind
-		switch o.Kind {
-		case effect.KindLimit:
-			out["limit"] = o.Limit
-		case effect.KindThrew, effect.KindInfrastructure:
-			out["message"] = o.Message
-			if o.Name != nil {
-				out["name"] = *o.Name
-			}
-		}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	body, err := client.OutcomeJSON(o)
+	if err != nil {
 		doubleProblem(w, http.StatusInternalServerError, "encoding the outcome: "+err.Error(), false)
 		return
 	}
-	for n := int64(buf.Len()); ; {
+	for n := int64(len(body)); ; {
 		if cur := d.largest.Load(); n <= cur || d.largest.CompareAndSwap(cur, n) {
 			break
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 func doubleProblem(w http.ResponseWriter, status int, detail string, retryable bool) {

@@ -110,6 +110,17 @@ func wellFormed(o effect.Outcome) error {
 
 // encode writes an outcome as the service does.
 func encode(t *testing.T, o effect.Outcome) []byte {
+	b, err := outcomeJSON(o)
+	if err != nil {
+		t.Fatalf("encoding %+v: %v", o, err)
+	}
+	return b
+}
+
+// outcomeJSON writes an outcome as ADR 0144 D2's object, without HTML
+// escaping: json.Marshal would rewrite "&" in a value as "\u0026", the same
+// value in other text.
+func outcomeJSON(o effect.Outcome) ([]byte, error) {
 	m := map[string]any{"ok": o.OK}
 	switch {
 	case o.OK:
@@ -126,15 +137,13 @@ func encode(t *testing.T, o effect.Outcome) []byte {
 			}
 		}
 	}
-	// No HTML escaping: json.Marshal would rewrite "&" in the value as
-	// "\u0026", the same value in other text.
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(m); err != nil {
-		t.Fatalf("encoding %+v: %v", o, err)
+		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // show prints an outcome with its name and its value in compact form.
