@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,7 @@ func serve(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	level, _ := cfg.level()
 	log := telemetry.NewLogger(stdout, level, cfg.GoogleProject)
+	ensureSpareProcessor(cfg.MaxConcurrentEvaluations, log)
 	srv, err := newServer(ctx, cfg, log, stdout)
 	if err != nil {
 		log.Error("start-up failed", "err", err)
@@ -80,6 +82,9 @@ func newServer(ctx context.Context, cfg Config, log *slog.Logger, telemetryOut i
 		quickjs.WithPoolSize(cfg.PoolSize),
 		quickjs.WithHardKill(quickjs.HardKillWatchdog, cfg.HardKillGrace),
 		quickjs.WithProcessKill(cfg.ProcessKill),
+		// one run per process: nothing overlaps a run to keep the collector
+		// off for long
+		quickjs.WithGCHeldDuringRuns(cfg.MaxConcurrentEvaluations == 1),
 		quickjs.WithLogger(log),
 		quickjs.WithOnStuck(s.onStuck),
 	}
@@ -227,14 +232,26 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	timeout := s.cfg.ShutdownTimeout
 	if exitStuck {
 		// Stop accepting at once; give the abandoned run's response a
-		// moment to flush. The kernel timer bounds this if Go cannot run.
-		timeout = time.Second
+		// moment to flush, and end before the kernel timer does (it fires
+		// one grace after the watchdog), so that the exit is ours: code 70
+		// and its log line. The engine's close cannot finish (the guest
+		// still runs), so everything shares this one short deadline.
+		timeout = min(time.Second, s.cfg.HardKillGrace/2)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if serr := s.http.Shutdown(sctx); serr != nil {
 		s.log.Warn("drain did not finish in time", "err", serr)
 		_ = s.http.Close()
+	}
+	if exitStuck {
+		// The engine cannot finish closing while the guest still runs: do
+		// not spend the deadline waiting for it (a second Close is a no-op).
+		done, stop := context.WithCancel(sctx)
+		stop()
+		if err := s.engine.Close(done); err != nil {
+			s.log.Warn("engine close", "err", err)
+		}
 	}
 	s.close(sctx)
 	if exitStuck {
@@ -257,5 +274,22 @@ func (s *server) close(ctx context.Context) {
 	}
 	if s.tel.Shutdown != nil {
 		_ = s.tel.Shutdown(ctx)
+	}
+}
+
+// ensureSpareProcessor makes GOMAXPROCS at least one more than the runs that
+// may be in progress at once. A guest cannot be preempted: it holds its
+// processor until it returns. With one CPU (Cloud Run's default, which the Go
+// runtime turns into GOMAXPROCS=1) a guest stuck in a native builtin would
+// hold the only processor, and neither the watchdog nor the HTTP server could
+// run until the kernel killed the process, so a stuck run would never be
+// answered. A spare processor costs nothing while the guest polls normally:
+// the kernel shares the CPU quota between the threads.
+func ensureSpareProcessor(maxRuns int, log *slog.Logger) {
+	want := maxRuns + 1
+	if have := runtime.GOMAXPROCS(0); have < want {
+		runtime.GOMAXPROCS(want)
+		log.Info("raised GOMAXPROCS so that a stuck run leaves a processor for the watchdog",
+			"from", have, "to", want)
 	}
 }

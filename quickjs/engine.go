@@ -385,6 +385,11 @@ type execResult struct {
 
 // runIn runs the request in the instance under the watchdog.
 func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, logs bool) (Result, error) {
+	if e.cfg.holdGC {
+		// before the deadline is set: it may wait for a collection in
+		// progress to finish
+		processGC.acquire()
+	}
 	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
 	var kill *killTimer
 	if e.cfg.procKill {
@@ -395,6 +400,9 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 			}
 		}
 		if err != nil {
+			if e.cfg.holdGC {
+				processGC.release()
+			}
 			in.close()
 			e.end()
 			return Result{Outcome: effect.Infrastructure(err.Error())}, nil
@@ -409,6 +417,9 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 		raw, err := in.exec(callCtx, req.Script, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, logs)
 		if kill != nil {
 			kill.release() // only once the guest has really returned
+		}
+		if e.cfg.holdGC {
+			processGC.release()
 		}
 		done <- execResult{raw, err}
 		in.close() // off the request path: the result is already delivered

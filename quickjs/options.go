@@ -31,8 +31,9 @@ const (
 	// the process once the response is written (sound at one request per
 	// instance). The Go watchdog is best effort (a stuck guest cannot be
 	// preempted, and a garbage collection can stall other goroutines until it
-	// returns), so the wall clock is hard only with WithProcessKill, whose
-	// kernel timer kills the process at deadline + 2 x grace. See
+	// returns, unless WithGCHeldDuringRuns holds it off), so the wall clock
+	// is hard only with WithProcessKill, whose kernel timer kills the
+	// process at deadline + 2 x grace. See
 	// docs/hard-kill.md for the figures behind the choice.
 	HardKillWatchdog HardKill = iota
 	// HardKillContextDone compiles the guest with wazero's
@@ -71,6 +72,7 @@ type config struct {
 	grace     time.Duration
 	onStuck   func(StuckRun)
 	procKill  bool
+	holdGC    bool
 	cacheDir  string
 	logger    *slog.Logger
 }
@@ -115,6 +117,16 @@ func WithHardKill(h HardKill, grace time.Duration) Option {
 // returns. Sound only where a process serves one request at a time and is
 // restarted by its platform (Cloud Run); Linux only.
 func WithProcessKill(enabled bool) Option { return func(c *config) { c.procKill = enabled } }
+
+// WithGCHeldDuringRuns switches Go's garbage collector off while a guest
+// runs, and back on when the last run in progress returns. A guest cannot be
+// preempted, and a collection that starts while one is stuck in a native
+// builtin stalls every goroutine of the process, the watchdog that answers
+// the request included, until the guest returns (docs/hard-kill.md). With the
+// collector held off, the watchdog answers at deadline + grace. Sound where
+// runs do not overlap (one request per process): overlapping runs would keep
+// the collector off for as long as the overlap lasts.
+func WithGCHeldDuringRuns(enabled bool) Option { return func(c *config) { c.holdGC = enabled } }
 
 // WithOnStuck sets the hook called (on its own goroutine) when the watchdog
 // abandons a run. The default logs at error level.

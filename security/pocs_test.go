@@ -2,12 +2,10 @@ package security
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -155,18 +153,5 @@ func runStuckPoC(t *testing.T, p poc) {
 	c := startChild(t, storeDir)
 	q := req{script: p.script, wall: stuckWall}
 	r := post(t, c.url, evaluations, q, ref.String())
-	ws, exited := c.waitExit(5 * time.Second)
-	if !exited {
-		t.Fatalf("the process still runs 5 s after a stuck PoC (answer: %v; %s)", r, c.procState())
-	}
-	killed := ws.Signaled() && ws.Signal() == syscall.SIGKILL
-	if !killed && !(ws.Exited() && ws.ExitStatus() == 70) {
-		t.Fatalf("the process ended with %v, want exit 70 or SIGKILL", ws)
-	}
-	if r.err == nil && (r.status != http.StatusOK || r.class != "limit:wallClock") {
-		t.Fatalf("want the wall-clock limit or no answer, got %v", r)
-	}
-	if r.err != nil && !killed {
-		t.Fatalf("no answer, and the process was not SIGKILLed: %v", r)
-	}
+	requireStuckEnding(t, c, q, r)
 }
