@@ -289,7 +289,7 @@ func TestBadRequests(t *testing.T) {
 	}
 	// The instance still serves after all of that.
 	wantJSON(t, c.post(routeSandbox, `{"script":"input.a","inputJson":"{\"a\":42}"}`), `{"ok":true,"value":42}`)
-	for _, l := range c.logs.lines("") {
+	for _, l := range c.Logs.Lines("") {
 		if st, ok := l["status"].(float64); ok && st >= 500 {
 			t.Errorf("a bad request was logged with status %v: %v", st, l)
 		}
@@ -345,7 +345,7 @@ func checkCase(t *testing.T, tc badCase, method string, r response) {
 func TestBadHTTP(t *testing.T) {
 	t.Parallel()
 	c := startChild(t, startOpts{env: []string{"STORE_URL=none"}})
-	addr := strings.TrimPrefix(c.url, "http://")
+	addr := strings.TrimPrefix(c.URL, "http://")
 	raw := func(t *testing.T, req string, closeWrite bool) response {
 		t.Helper()
 		conn, err := net.Dial("tcp", addr)

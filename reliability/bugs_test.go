@@ -127,7 +127,7 @@ func TestHalfClosedClientNeverGetsEmpty200(t *testing.T) {
 	store := t.TempDir()
 	ref := putScripts(t, store, 1<<20, "let t = Date.now(); while (Date.now() - t < 300) {} 7")[0]
 	c := startChild(t, startOpts{env: []string{"STORE_URL=" + store}})
-	addr := strings.TrimPrefix(c.url, "http://")
+	addr := strings.TrimPrefix(c.URL, "http://")
 	for _, tc := range []struct{ name, route, body string }{
 		{"effect route, whole request", routeEvaluations, `{"scriptRef":"` + ref + `"}`},
 		{"SPI, whole request", routeSandbox, `{"scriptRef":"` + ref + `","inputJson":"null"}`},

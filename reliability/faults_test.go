@@ -157,8 +157,8 @@ func TestStoreFaults(t *testing.T) {
 			stillServing(t)
 		})
 	}
-	if strings.Contains(c.logs.String(), `"status":500,"totalMs"`) && strings.Contains(c.logs.String(), `"problem":"internal"`) {
-		t.Errorf("a store fault surfaced as an internal error:\n%s", c.logs)
+	if strings.Contains(c.Logs.String(), `"status":500,"totalMs"`) && strings.Contains(c.Logs.String(), `"problem":"internal"`) {
+		t.Errorf("a store fault surfaced as an internal error:\n%s", c.Logs)
 	}
 }
 
@@ -186,7 +186,7 @@ func TestStoreBucketMissing(t *testing.T) {
 		wantJSON(t, c.post(routeEvaluations, refBody(routeEvaluations, ref)), `{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":"`+ref.String()+`"}}`)
 		wantProblem(t, c.post(routeSandbox, refBody(routeSandbox, ref)), 404, "script-not-found", false, ref.String())
 		// the log is read from the child's pipe: give it a moment
-		waitLog(t, c.logs, func(l map[string]any) bool {
+		waitLog(t, c.Logs, func(l map[string]any) bool {
 			e, _ := l["error"].(string)
 			return strings.Contains(e, `bucket "`+faultBucket+`" does not exist`)
 		})

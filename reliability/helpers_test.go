@@ -1,21 +1,18 @@
 package reliability
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,84 +47,16 @@ func TestMain(m *testing.M) {
 	cacheDir = filepath.Join(dir, "wazero-cache")
 	code := m.Run()
 	_ = os.RemoveAll(dir)
+	servicetest.Cleanup()
 	os.Exit(code)
 }
 
-// binary builds the service (the module root) once per test run.
-var binary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "reliability-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "sandbox-cloudrun")
-	out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-func mustBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := binary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-}
-
-// child is the service binary running `serve` on a loopback port.
+// child is the service binary running `serve` on a loopback port, with a
+// client of its own.
 type child struct {
+	*servicetest.Process
 	t      *testing.T
-	url    string
-	cmd    *exec.Cmd
-	logs   *lineBuffer
-	done   chan error // receives the process's exit once; put it back after reading
 	client *http.Client
-}
-
-// lineBuffer keeps what the child printed, safe for concurrent use.
-type lineBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lineBuffer) add(s string) {
-	l.mu.Lock()
-	l.b.WriteString(s)
-	l.b.WriteByte('\n')
-	l.mu.Unlock()
-}
-
-func (l *lineBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// lines returns the JSON log lines whose message is msg ("" for all).
-func (l *lineBuffer) lines(msg string) []map[string]any {
-	var out []map[string]any
-	for _, s := range strings.Split(l.String(), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(s), &m) != nil {
-			continue
-		}
-		if msg == "" || m["message"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 type startOpts struct {
@@ -142,69 +71,18 @@ type startOpts struct {
 // ends; its log is printed if the test failed.
 func startChild(t *testing.T, o startOpts) *child {
 	t.Helper()
-	bin := mustBinary(t)
-	port := freePort(t)
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), "PORT="+port, "OTEL_EXPORTER=none", "COMPILATION_CACHE_DIR="+cacheDir)
-	cmd.Env = append(cmd.Env, o.env...)
-	c := &child{
-		t: t, url: "http://127.0.0.1:" + port, cmd: cmd, logs: &lineBuffer{}, done: make(chan error, 1),
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
-	}
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 4<<20)
-		for sc.Scan() {
-			c.logs.add(sc.Text())
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { c.done <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() {
-		c.client.CloseIdleConnections()
-		_ = cmd.Process.Kill()
-		<-c.done
-		if t.Failed() {
-			t.Logf("service log (last 8 KiB):\n%s", tail(c.logs.String(), 8<<10))
-		}
-	})
+	c := &child{t: t, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
+	t.Cleanup(c.client.CloseIdleConnections)
 	probe := "/readyz"
 	if o.notReady {
 		probe = "/healthz"
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := c.client.Get(c.url + probe)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return c
-			}
-		}
-		select {
-		case err := <-c.done:
-			c.done <- err
-			t.Fatalf("service exited during start-up: %v\n%s", err, c.logs)
-		case <-time.After(25 * time.Millisecond):
-		}
-	}
-	t.Fatalf("service not ready in 30 s\n%s", c.logs)
-	return nil
+	c.Process = servicetest.Start(t, servicetest.Options{
+		Env: append([]string{"COMPILATION_CACHE_DIR=" + cacheDir}, o.env...), Probe: probe, Client: c.client})
+	return c
 }
 
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
-}
-
-func (c *child) pid() int { return c.cmd.Process.Pid }
+func tail(s string, n int) string { return servicetest.Tail(s, n) }
 
 // procStatus reads a field of /proc/<pid>/status in its unit (kB for VmRSS).
 func procStatus(pid int, field string) (int64, error) {
@@ -284,7 +162,7 @@ func do(ctx context.Context, client *http.Client, method, url string, body any, 
 
 func (c *child) do(method, path string, body any, header map[string]string) response {
 	c.t.Helper()
-	r, err := do(context.Background(), c.client, method, c.url+path, body, header)
+	r, err := do(context.Background(), c.client, method, c.URL+path, body, header)
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", method, path, err)
 	}

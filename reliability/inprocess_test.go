@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"log/slog"
 	"net"
 	"net/http"
@@ -43,15 +44,7 @@ type inproc struct {
 	engine *quickjs.Engine
 	http   *http.Server
 	client *http.Client
-	logs   *lineBuffer
-}
-
-type lineWriter struct{ b *lineBuffer }
-
-func (w lineWriter) Write(p []byte) (int, error) {
-	w.b.mu.Lock()
-	defer w.b.mu.Unlock()
-	return w.b.b.Write(p)
+	logs   *servicetest.Logs
 }
 
 func defaultLimits() handler.Limits {
@@ -66,8 +59,8 @@ func defaultLimits() handler.Limits {
 func newInproc(t testing.TB, cfg inprocConfig) *inproc {
 	t.Helper()
 	ctx := context.Background()
-	logs := &lineBuffer{}
-	log := slog.New(slog.NewJSONHandler(lineWriter{logs}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logs := &servicetest.Logs{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if cfg.maxConcurrent == 0 {
 		cfg.maxConcurrent = 1
 	}

@@ -3,6 +3,7 @@ package reliability
 import (
 	"context"
 	"errors"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"net/http"
 	"os"
 	"os/exec"
@@ -167,12 +168,12 @@ func TestClientDisconnectStopsRun(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			t.Logf("next request admitted %v after the client left", time.Since(gone).Round(time.Millisecond))
-			waitLog(t, c.logs, func(l map[string]any) bool {
+			waitLog(t, c.Logs, func(l map[string]any) bool {
 				return l["route"] == tc.route && l["outcome"] == "client-gone" && l["status"] == 499.0
 			})
 		})
 	}
-	if strings.Contains(c.logs.String(), "ending the process") {
+	if strings.Contains(c.Logs.String(), "ending the process") {
 		t.Fatal("a cancelled run was treated as stuck")
 	}
 }
@@ -193,7 +194,7 @@ func startRun(t *testing.T, ctx context.Context, c *child, route, body string) <
 	for attempt := 1; ; attempt++ {
 		done := make(chan runResult, 1)
 		go func() {
-			r, err := do(ctx, c.client, http.MethodPost, c.url+route, body, nil)
+			r, err := do(ctx, c.client, http.MethodPost, c.URL+route, body, nil)
 			done <- runResult{r, err}
 		}()
 		time.Sleep(100 * time.Millisecond)
@@ -220,10 +221,10 @@ func startRun(t *testing.T, ctx context.Context, c *child, route, body string) <
 }
 
 // waitLog waits up to 2 s for a log line that satisfies ok.
-func waitLog(t *testing.T, logs *lineBuffer, ok func(map[string]any) bool) {
+func waitLog(t *testing.T, logs *servicetest.Logs, ok func(map[string]any) bool) {
 	t.Helper()
 	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(10 * time.Millisecond) {
-		for _, l := range logs.lines("") {
+		for _, l := range logs.Lines("") {
 			if ok(l) {
 				return
 			}
@@ -247,13 +248,13 @@ func TestSIGTERMMidRun(t *testing.T) {
 		c := startChild(t, startOpts{env: []string{"STORE_URL=" + store, "SHUTDOWN_TIMEOUT=10s", "CPU_BUDGET=0"}})
 		done := startRun(t, context.Background(), c, routeEvaluations, `{"scriptRef":"`+runaway+`","limits":{"wallClockMs":3000}}`)
 		start := time.Now()
-		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := c.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Millisecond)
 		// a new connection during the drain is refused, not served
 		fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
-		if r, err := do(context.Background(), fresh, http.MethodGet, c.url+"/healthz", nil, nil); err == nil {
+		if r, err := do(context.Background(), fresh, http.MethodGet, c.URL+"/healthz", nil, nil); err == nil {
 			t.Errorf("a new connection was served during the drain: %s", r)
 		}
 		res := <-done
@@ -262,9 +263,8 @@ func TestSIGTERMMidRun(t *testing.T) {
 		}
 		wantJSON(t, res.r, `{"ok":false,"failure":{"channel":"limitExceeded","kind":"wallClock"}}`)
 		select {
-		case err := <-c.done:
-			c.done <- err
-			if err != nil {
+		case <-c.Exited():
+			if err := c.Err(); err != nil {
 				t.Fatalf("exit: %v", err)
 			}
 		case <-time.After(10 * time.Second):
@@ -277,12 +277,12 @@ func TestSIGTERMMidRun(t *testing.T) {
 		c := startChild(t, startOpts{env: []string{"STORE_URL=none", "SHUTDOWN_TIMEOUT=1s"}})
 		done := startRun(t, context.Background(), c, routeSandbox, `{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":20000}}`)
 		start := time.Now()
-		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := c.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		select {
-		case err := <-c.done:
-			c.done <- err
+		case <-c.Exited():
+			err := c.Err()
 			took := time.Since(start)
 			res := <-done
 			t.Logf("exited %v after SIGTERM with %v; the client saw: %v %s", took.Round(time.Millisecond), err, res.err, res.r)
@@ -296,6 +296,6 @@ func TestSIGTERMMidRun(t *testing.T) {
 			t.Fatal("still running 8 s after SIGTERM with SHUTDOWN_TIMEOUT=1s")
 		}
 		// the log is read from the child's pipe: give it a moment
-		waitLog(t, c.logs, func(l map[string]any) bool { return l["message"] == "drain did not finish in time" })
+		waitLog(t, c.Logs, func(l map[string]any) bool { return l["message"] == "drain did not finish in time" })
 	})
 }

@@ -595,11 +595,11 @@ func soakChild(t *testing.T, maxConcurrent int, phases []int, extraEnv ...string
 	c := startChild(t, startOpts{env: append(env, extraEnv...)})
 	cases := soakCases(t, refs)
 	n := soakN(t)
-	pid := c.pid()
+	pid := c.Pid()
 
-	calibrateCPU(t, c.url)
+	calibrateCPU(t, c.URL)
 	// warm-up: every case a few times, untimed
-	runSoak(t, c.url, cases, everyCase(cases, 5), 1, maxConcurrent)
+	runSoak(t, c.URL, cases, everyCase(cases, 5), 1, maxConcurrent)
 	c.client.CloseIdleConnections()
 	time.Sleep(300 * time.Millisecond)
 	base := sample(t, pid)
@@ -607,7 +607,7 @@ func soakChild(t *testing.T, maxConcurrent int, phases []int, extraEnv ...string
 
 	stop := sampler(t, pid, 200*time.Millisecond)
 	for i, clients := range phases {
-		st := runSoak(t, c.url, cases, schedule(cases, n, uint64(100+i)), clients, maxConcurrent)
+		st := runSoak(t, c.URL, cases, schedule(cases, n, uint64(100+i)), clients, maxConcurrent)
 		t.Logf("%d client(s), MAX_CONCURRENT_EVALUATIONS=%d: %v", clients, maxConcurrent, st)
 		if t.Failed() {
 			return
@@ -631,11 +631,11 @@ func soakChild(t *testing.T, maxConcurrent int, phases []int, extraEnv ...string
 	if after.threads > base.threads+4 {
 		t.Errorf("threads: %d after, %d at the baseline", after.threads, base.threads)
 	}
-	if strings.Contains(c.logs.String(), "ending the process") {
+	if strings.Contains(c.Logs.String(), "ending the process") {
 		t.Error("a run was stuck in native code")
 	}
 	// the gate is whole: one request at a time is never refused
-	st := runSoak(t, c.url, cases, everyCase(cases, 2), 1, maxConcurrent)
+	st := runSoak(t, c.URL, cases, everyCase(cases, 2), 1, maxConcurrent)
 	if st.busy > 0 {
 		t.Errorf("after the run, %d × 429 in sequence", st.busy)
 	}

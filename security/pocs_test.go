@@ -152,6 +152,6 @@ func runStuckPoC(t *testing.T, p poc) {
 	}
 	c := startChild(t, storeDir)
 	q := req{script: p.script, wall: stuckWall}
-	r := post(t, c.url, evaluations, q, ref.String())
+	r := post(t, c.URL, evaluations, q, ref.String())
 	requireStuckEnding(t, c, q, r)
 }

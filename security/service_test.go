@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -61,9 +62,7 @@ func TestMain(m *testing.M) {
 	cacheDir = dir
 	code := m.Run()
 	_ = os.RemoveAll(dir)
-	if b := builtBinary.Load(); b != nil {
-		_ = os.RemoveAll(b.dir)
-	}
+	servicetest.Cleanup()
 	os.Exit(code)
 }
 
@@ -73,25 +72,8 @@ type service struct {
 	url    string
 	engine *quickjs.Engine
 	store  *contentstore.MemStore
-	stuck  atomic.Int32 // runs the watchdog abandoned
-	logs   *syncBuffer  // the service's JSON log lines
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	stuck  atomic.Int32      // runs the watchdog abandoned
+	logs   *servicetest.Logs // the service's JSON log lines
 }
 
 // newService starts a service; extra engine options (a small CPU budget, say)
@@ -103,7 +85,7 @@ func newService(opts ...quickjs.Option) (*service, func()) {
 // newServiceGrace is newService with the handler's and the effect's grace
 // given: it must exceed the engine's hard-kill grace.
 func newServiceGrace(hgrace time.Duration, opts ...quickjs.Option) (*service, func()) {
-	s := &service{logs: &syncBuffer{}}
+	s := &service{logs: &servicetest.Logs{}}
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	opts = append([]quickjs.Option{
 		quickjs.WithMaxMemoryBytes(serviceLimits.MaxMemoryBytes),

@@ -1,68 +1,16 @@
 package security
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"net"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
-
-type binaryInfo struct{ dir, path string }
-
-var (
-	builtBinary atomic.Pointer[binaryInfo]
-	buildOnce   sync.Once
-	buildErr    error
-	childCache  string // the children's shared wazero compilation cache
-)
-
-// serviceBinary builds the real service binary once (the module's main
-// package, exactly what the Dockerfile ships).
-func serviceBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "security-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		bin := filepath.Join(dir, "sandbox-cloudrun")
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/loom-plugins/sandbox-cloudrun")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		childCache = filepath.Join(dir, "cache")
-		builtBinary.Store(&binaryInfo{dir: dir, path: bin})
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBinary.Load().path
-}
-
-// child is the real binary serving on a loopback port: one per case that
-// ends its process, never shared.
-type child struct {
-	url  string
-	cmd  *exec.Cmd
-	logs *syncBuffer
-	done chan error
-}
 
 const childGrace = 500 * time.Millisecond // HARD_KILL_GRACE of the children, the service's default
 
@@ -71,67 +19,19 @@ const childGrace = 500 * time.Millisecond // HARD_KILL_GRACE of the children, th
 // native call that never polls, far shorter than that call.
 const stuckWall = 500 * time.Millisecond
 
-func startChild(t *testing.T, storeDir string) *child {
+// startChild starts the real binary on a loopback port: one per case that
+// ends its process, never shared. GOMAXPROCS=1 is what the Go runtime picks
+// on a 1-CPU Cloud Run instance, the Terraform module's default: a stuck
+// guest holds its processor, and the service must keep another for its
+// watchdog.
+func startChild(t *testing.T, storeDir string) *servicetest.Process {
 	t.Helper()
-	bin := serviceBinary(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
 	store := "none"
 	if storeDir != "" {
 		store = storeDir
 	}
-	cmd := exec.Command(bin, "serve")
-	// GOMAXPROCS=1 is what the Go runtime picks on a 1-CPU Cloud Run
-	// instance, the Terraform module's default: a stuck guest holds its
-	// processor, and the service must keep another for its watchdog.
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "PORT="+port, "STORE_URL="+store, "OTEL_EXPORTER=none",
-		"HARD_KILL_GRACE="+childGrace.String(), "COMPILATION_CACHE_DIR="+childCache, "POOL_SIZE=1")
-	c := &child{url: "http://127.0.0.1:" + port, cmd: cmd, logs: &syncBuffer{}, done: make(chan error, 1)}
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			_, _ = c.logs.Write([]byte(sc.Text() + "\n"))
-		}
-		// never leave the child blocked on a full pipe (a line over the
-		// scanner's buffer ends the loop above)
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { c.done <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		err := <-c.done
-		c.done <- err
-		if t.Failed() {
-			t.Logf("child log:\n%s", c.logs.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(c.url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return c
-			}
-		}
-		select {
-		case err := <-c.done:
-			c.done <- err
-			t.Fatalf("child exited during start-up: %v\n%s", err, c.logs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	t.Fatalf("child not ready in 30 s\n%s", c.logs.String())
-	return nil
+	return servicetest.Start(t, servicetest.Options{Env: []string{"GOMAXPROCS=1", "STORE_URL=" + store,
+		"HARD_KILL_GRACE=" + childGrace.String(), "POOL_SIZE=1"}})
 }
 
 // stuckCase is a script that never reaches QuickJS's interrupt handler in
@@ -186,7 +86,7 @@ func TestStuckRunsEndTheirProcess(t *testing.T) {
 			}
 			c := startChild(t, storeDir)
 			q := req{script: tc.script, wall: stuckWall, memory: tc.memory}
-			r := post(t, c.url, rt, q, ref)
+			r := post(t, c.URL, rt, q, ref)
 			ws := requireStuckEnding(t, c, q, r)
 			t.Logf("%s: %s after %v; process %v", rt, r.class, r.took.Round(time.Millisecond), ws)
 		})
@@ -196,11 +96,11 @@ func TestStuckRunsEndTheirProcess(t *testing.T) {
 // requireStuckEnding checks how a stuck run ended: answered with the
 // wall-clock limit at deadline + grace, then the process's own exit 70 with
 // its log line, before the kernel's SIGKILL.
-func requireStuckEnding(t *testing.T, c *child, q req, r result) syscall.WaitStatus {
+func requireStuckEnding(t *testing.T, c *servicetest.Process, q req, r result) syscall.WaitStatus {
 	t.Helper()
-	ws, exited := c.waitExit(5 * time.Second)
+	ws, exited := c.Wait(5 * time.Second)
 	if !exited {
-		t.Fatalf("the process still runs 5 s after a stuck run (answer: %v; %s)", r, c.procState())
+		t.Fatalf("the process still runs 5 s after a stuck run (answer: %v; %s)", r, c.State())
 	}
 	if r.err != nil {
 		t.Fatalf("no answer (the process ended %v): %v", ws, r)
@@ -214,37 +114,8 @@ func requireStuckEnding(t *testing.T, c *child, q req, r result) syscall.WaitSta
 	if !ws.Exited() || ws.ExitStatus() != 70 {
 		t.Fatalf("the process ended with %v, want exit 70 (its own exit, before the kernel's SIGKILL)", ws)
 	}
-	if !strings.Contains(c.logs.String(), "ending the process") {
+	if !strings.Contains(c.Logs.String(), "ending the process") {
 		t.Errorf("exit 70 without the stuck-run log line")
 	}
 	return ws
-}
-
-// procState describes the child's process for a failure message.
-func (c *child) procState() string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
-	if err != nil {
-		return "no /proc entry: " + err.Error()
-	}
-	var keep []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "State:") || strings.HasPrefix(l, "Threads:") || strings.HasPrefix(l, "SigPnd:") || strings.HasPrefix(l, "ShdPnd:") {
-			keep = append(keep, l)
-		}
-	}
-	return strings.Join(keep, ", ")
-}
-
-func (c *child) waitExit(within time.Duration) (syscall.WaitStatus, bool) {
-	select {
-	case err := <-c.done:
-		c.done <- err
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.Sys().(syscall.WaitStatus), true
-		}
-		return 0, true // exit 0: reported as "not 70" by the caller
-	case <-time.After(within):
-		return 0, false
-	}
 }

@@ -1,0 +1,269 @@
+// Package servicetest builds the service's binary and runs it on loopback for
+// the end-to-end tests of several packages (the module root, security,
+// reliability): the real binary, exactly what the Dockerfile ships, started
+// with `serve` on a free port, its log kept, killed when the test ends.
+package servicetest
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// build is the binary of one test process: built on first use, removed by
+// Cleanup.
+type build struct {
+	once sync.Once
+	dir  string // holds the binary and the children's compilation cache
+	bin  string
+	err  error
+}
+
+// the test process's one build (tests of a package share it; the go command
+// runs each package's tests in a process of its own)
+var theBuild build
+
+// Binary builds the module's main package once per test process and returns
+// its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	theBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "sandbox-cloudrun-test-")
+		if err != nil {
+			theBuild.err = err
+			return
+		}
+		bin := filepath.Join(dir, "sandbox-cloudrun")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/loom-plugins/sandbox-cloudrun").CombinedOutput()
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			theBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		theBuild.dir, theBuild.bin = dir, bin
+	})
+	if theBuild.err != nil {
+		t.Fatal(theBuild.err)
+	}
+	return theBuild.bin
+}
+
+// CacheDir is wazero's compilation cache that Start gives every child of the
+// test process, so that only the first one compiles the engine.
+func CacheDir(t testing.TB) string {
+	t.Helper()
+	Binary(t)
+	return filepath.Join(theBuild.dir, "wazero-cache")
+}
+
+// Cleanup removes the binary and the cache; call it from TestMain once m.Run
+// has returned (every test has ended, so no build is in progress).
+func Cleanup() {
+	if theBuild.dir != "" {
+		_ = os.RemoveAll(theBuild.dir)
+	}
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// Options shape a child.
+type Options struct {
+	// Env is added to the test's environment, after PORT, OTEL_EXPORTER=none
+	// and COMPILATION_CACHE_DIR (a later entry of the same name wins).
+	Env []string
+	// Probe is the path polled until it answers 200: "/readyz" by default;
+	// "/healthz" for a service that is meant never to be ready.
+	Probe string
+	// StartTimeout bounds the wait for the probe (default 30 s).
+	StartTimeout time.Duration
+	// Client sends the probe (default: a client of its own).
+	Client *http.Client
+}
+
+// Process is the binary running `serve` on a loopback port.
+type Process struct {
+	URL  string
+	Cmd  *exec.Cmd
+	Logs *Logs
+
+	exited chan struct{} // closed when the process has been waited for
+	err    error         // its exit, valid once exited is closed
+}
+
+// Start starts the binary with `serve` and waits until the probe answers 200.
+// The process is killed when the test ends; its log is printed if the test
+// failed.
+func Start(t testing.TB, o Options) *Process {
+	t.Helper()
+	bin := Binary(t)
+	port := FreePort(t)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "PORT="+port, "OTEL_EXPORTER=none", "COMPILATION_CACHE_DIR="+CacheDir(t))
+	cmd.Env = append(cmd.Env, o.Env...)
+	p := &Process{URL: "http://127.0.0.1:" + port, Cmd: cmd, Logs: &Logs{}, exited: make(chan struct{})}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 4<<20)
+		for sc.Scan() {
+			_, _ = p.Logs.Write([]byte(sc.Text() + "\n"))
+		}
+		// never leave the child blocked on a full pipe (a line over the
+		// scanner's limit ends the loop above)
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			t.Logf("service log (last 8 KiB):\n%s", Tail(p.Logs.String(), 8<<10))
+		}
+	})
+	probe, timeout, client := o.Probe, o.StartTimeout, o.Client
+	if probe == "" {
+		probe = "/readyz"
+	}
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	if client == nil {
+		client = &http.Client{Timeout: 5 * time.Second}
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if resp, err := client.Get(p.URL + probe); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("service exited during start-up: %v\n%s", p.err, p.Logs)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+	t.Fatalf("service not ready in %v\n%s", timeout, p.Logs)
+	return nil
+}
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.Cmd.Process.Pid }
+
+// Exited is closed when the process has ended.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Err is how the process ended (nil for exit 0); valid once Exited is closed.
+func (p *Process) Err() error {
+	<-p.exited
+	return p.err
+}
+
+// Wait waits up to within for the process to end and returns its wait
+// status; false if it still runs.
+func (p *Process) Wait(within time.Duration) (syscall.WaitStatus, bool) {
+	select {
+	case <-p.exited:
+	case <-time.After(within):
+		return 0, false
+	}
+	var exit *exec.ExitError
+	if errors.As(p.err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok {
+			return ws, true
+		}
+	}
+	return 0, true // exit 0
+}
+
+// State describes the running process from /proc, for a failure message.
+func (p *Process) State() string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
+	if err != nil {
+		return "no /proc entry: " + err.Error()
+	}
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, f := range []string{"State:", "Threads:", "SigPnd:", "ShdPnd:"} {
+			if strings.HasPrefix(l, f) {
+				keep = append(keep, l)
+			}
+		}
+	}
+	return strings.Join(keep, ", ")
+}
+
+// Logs keeps what a service printed; safe for concurrent use, and usable as
+// the destination of an in-process logger.
+type Logs struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *Logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *Logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// Lines returns the JSON log lines whose message (slog's "msg" or Cloud
+// Logging's "message") is msg, or every JSON line for "". Lines that are not
+// JSON are skipped.
+func (l *Logs) Lines(msg string) []map[string]any {
+	var out []map[string]any
+	for _, s := range strings.Split(l.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(s), &m) != nil {
+			continue
+		}
+		if msg == "" || m["message"] == msg || m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Tail is the last n bytes of s, marked when cut.
+func Tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
