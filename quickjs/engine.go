@@ -37,6 +37,8 @@ type Engine struct {
 
 	stuck atomic.Int64 // runs abandoned by the watchdog and still running
 
+	mem *memoryPool // the guests' linear memories, recycled
+
 	// runs counts guest calls in progress; Close waits for them, because
 	// closing the runtime frees the memory a running guest is using.
 	runsMu sync.Mutex
@@ -113,6 +115,7 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		cfg:      cfg,
 		rt:       rt,
 		pool:     make(chan *instance, cfg.poolSize),
+		mem:      newMemoryPool(memoryKeep),
 		stop:     make(chan struct{}),
 		runEnded: make(chan struct{}, 1),
 	}, nil
@@ -237,7 +240,7 @@ func (e *Engine) fill() {
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		in, err := newInstance(context.Background(), e.rt, e.compiled)
+		in, err := newInstance(context.Background(), e.rt, e.compiled, e.mem)
 		if err != nil {
 			e.cfg.logger.Error("quickjs: pre-building an instance failed", "err", err)
 			select {
@@ -266,7 +269,7 @@ func (e *Engine) take(ctx context.Context) (*instance, error) {
 		return in, nil
 	default:
 	}
-	return newInstance(ctx, e.rt, e.compiled)
+	return newInstance(ctx, e.rt, e.compiled, e.mem)
 }
 
 // Close stops the pool and releases the runtime. Runs in progress end with an
@@ -304,7 +307,9 @@ func (e *Engine) Close(ctx context.Context) error {
 			return fmt.Errorf("quickjs: close: %d run(s) still running; the runtime is left open: %w", e.StuckRuns(), ctx.Err())
 		}
 	}
-	return e.rt.Close(ctx)
+	err := e.rt.Close(ctx)
+	e.mem.close()
+	return err
 }
 
 // Result is an Outcome with what the run printed.

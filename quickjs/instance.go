@@ -2,6 +2,7 @@ package quickjs
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 
@@ -54,12 +55,20 @@ func checkExports(cm wazero.CompiledModule) error {
 	return nil
 }
 
+// moduleConfig is every instance's configuration; it is never modified (the
+// With methods return copies). The guest imports no random source, but left
+// unset wazero seeds a deterministic math/rand source for every instance
+// (13 µs in the set-up profile); the system's CSPRNG costs nothing until read,
+// and is the right answer should a later build import random_get.
+var moduleConfig = wazero.NewModuleConfig().
+	WithName("").
+	WithStartFunctions("_initialize").
+	WithRandSource(rand.Reader)
+
 // newInstance instantiates the module and creates the QuickJS runtime and
 // context, the per-run set-up that the pool keeps off the request path.
-func newInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule) (*instance, error) {
-	mod, err := r.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator()), cm, wazero.NewModuleConfig().
-		WithName("").
-		WithStartFunctions("_initialize"))
+func newInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule, mem *memoryPool) (*instance, error) {
+	mod, err := r.InstantiateModule(experimental.WithMemoryAllocator(ctx, mem.allocator()), cm, moduleConfig)
 	if err != nil {
 		return nil, fmt.Errorf("quickjs: instantiate: %w", err)
 	}

@@ -18,7 +18,7 @@ func TestLinearMemoryCap(t *testing.T) {
 	if err := e.compile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	in, err := newInstance(ctx, e.rt, e.compiled)
+	in, err := newInstance(ctx, e.rt, e.compiled, e.mem)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,47 +1,134 @@
 package quickjs
 
 import (
+	"sync"
 	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// mmapAllocator backs each guest's linear memory with its own anonymous
-// mapping, reserved at the memory's maximum and committed by the kernel page
-// by page as the guest touches it. Outside the Go heap, growing it never
-// copies and never allocates, so a guest that grows its memory neither pays
-// for copies nor triggers a garbage collection: a collection that starts
-// while a guest runs native code must wait for the guest to return, and
-// stalls every goroutine meanwhile (docs/hard-kill.md). The mapping is
-// released when the instance closes.
-type mmapAllocator struct{}
+// memoryPool backs each guest's linear memory with its own anonymous mapping,
+// reserved at the memory's maximum and committed by the kernel page by page
+// as the guest touches it. Outside the Go heap, growing it never copies and
+// never allocates, so a guest that grows its memory neither pays for copies
+// nor triggers a garbage collection: a collection that starts while a guest
+// runs native code must wait for the guest to return, and stalls every
+// goroutine meanwhile (docs/hard-kill.md).
+//
+// Mappings are recycled. When an instance closes, its mapping is zeroed over
+// every byte its guest could ever reach (the largest size wazero gave it:
+// the guest's loads and stores are bounds-checked against the current size,
+// and the host reads and writes only through the slices wazero hands out)
+// and kept for the next instance, which then starts on pages already mapped
+// instead of taking a page fault on each page it touches: about 1.25 µs a
+// page in the VMs measured here, some 400 µs for the 1.25 MiB an instance
+// starts with, against about 10 µs to clear them. A next guest therefore
+// sees exactly what a fresh mapping shows, zeros, under its own data
+// segments. The zeroing runs when the instance closes, after its result was
+// delivered. Mappings whose guest grew past recycleMaxBytes are unmapped, so
+// the kept ones hold at most keep x recycleMaxBytes of resident memory.
+type memoryPool struct {
+	mu     sync.Mutex
+	free   []*mmapMemory
+	keep   int
+	closed bool
+	reused int // mappings handed out again
+}
 
-func (mmapAllocator) Allocate(_, max uint64) experimental.LinearMemory {
+// recycleMaxBytes is the largest high-water size of a mapping that is kept.
+const recycleMaxBytes = 8 << 20
+
+func newMemoryPool(keep int) *memoryPool { return &memoryPool{keep: keep} }
+
+// allocator is what instantiation is given.
+func (p *memoryPool) allocator() experimental.MemoryAllocator { return p }
+
+// Allocate implements experimental.MemoryAllocator.
+func (p *memoryPool) Allocate(_, max uint64) experimental.LinearMemory {
 	if max == 0 || max > 4<<30 {
 		return nil
 	}
+	p.mu.Lock()
+	for i, m := range p.free {
+		if uint64(len(m.res)) == max {
+			p.free = append(p.free[:i], p.free[i+1:]...)
+			p.reused++
+			p.mu.Unlock()
+			m.buf = m.res
+			return m
+		}
+	}
+	p.mu.Unlock()
 	b, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_READ|syscall.PROT_WRITE,
 		syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
 	if err != nil {
 		return nil
 	}
-	return &mmapMemory{buf: b}
+	return &mmapMemory{pool: p, buf: b, res: b}
 }
 
-type mmapMemory struct{ buf []byte }
+// release takes back a freed mapping: zeroed and kept, or unmapped.
+func (p *memoryPool) release(m *mmapMemory) {
+	if m.high <= recycleMaxBytes {
+		clear(m.res[:m.high])
+		m.high = 0
+		p.mu.Lock()
+		if !p.closed && len(p.free) < p.keep {
+			p.free = append(p.free, m)
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+	}
+	_ = syscall.Munmap(m.res)
+	m.res = nil
+}
+
+// close unmaps the kept mappings; mappings freed later are unmapped at once.
+func (p *memoryPool) close() {
+	p.mu.Lock()
+	free := p.free
+	p.free, p.closed = nil, true
+	p.mu.Unlock()
+	for _, m := range free {
+		_ = syscall.Munmap(m.res)
+		m.res = nil
+	}
+}
+
+// kept is the number of mappings waiting for reuse.
+func (p *memoryPool) kept() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.free)
+}
+
+// reuses is the number of mappings handed out again.
+func (p *memoryPool) reuses() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reused
+}
+
+type mmapMemory struct {
+	pool *memoryPool
+	buf  []byte // what the guest may use now; nil once freed
+	res  []byte // the whole reservation
+	high uint64 // the largest size the guest was given
+}
 
 func (m *mmapMemory) Reallocate(size uint64) []byte {
 	if m.buf == nil || size > uint64(len(m.buf)) {
 		return nil
 	}
+	m.high = max(m.high, size)
 	return m.buf[:size:size]
 }
 
 func (m *mmapMemory) Free() {
-	if m.buf != nil {
-		_ = syscall.Munmap(m.buf)
-		m.buf = nil
+	if m.buf == nil {
+		return
 	}
+	m.buf = nil
+	m.pool.release(m)
 }
-
-func memoryAllocator() experimental.MemoryAllocator { return mmapAllocator{} }

@@ -17,6 +17,10 @@ const (
 	// script, the input and the result, which QuickJS's allocator does not
 	// count.
 	wasmHeadroom = 64 << 20
+	// memoryKeep is how many closed instances' linear memories are kept,
+	// zeroed, for the next instances (memoryPool): at one run at a time
+	// with the pool refilled after each run, one or two are enough.
+	memoryKeep = 2
 )
 
 // HardKill selects how a run that does not stop at its deadline is stopped.
