@@ -55,6 +55,24 @@ frames='    for(sf = ctx->rt->current_stack_frame; sf != NULL; sf = sf->prev_fra
   { echo "build.sh: build_backtrace's frame loop not found in quickjs.c" >&2; exit 1; }
 sed -i "s/^    for(sf = ctx->rt->current_stack_frame; sf != NULL; sf = sf->prev_frame) {\$/&\n        ctx->interrupt_counter--;/" "$build/src/quickjs.c"
 
+# The host builds each instance from a memory image taken after sb_init
+# (engine.go), so every instance would start Math.random from the image's
+# time-based seed; an added function lets the shim reseed it per instance
+# with a seed from the host. Checked: the field and the seeding function it
+# stands beside must be as expected.
+grep -q '^static void js_random_init(JSContext \*ctx)$' "$build/src/quickjs.c" &&
+  grep -q '^    uint64_t random_state;$' "$build/src/quickjs.c" ||
+  { echo "build.sh: js_random_init or JSContext.random_state not found in quickjs.c" >&2; exit 1; }
+cat >> "$build/src/quickjs.c" <<'C'
+
+/* sandbox-cloudrun (build.sh): reseed Math.random of a context restored from
+ * a memory image; the state must be non-zero, as js_random_init ensures. */
+void JS_SandboxSeedRandom(JSContext *ctx, uint64_t seed)
+{
+    ctx->random_state = seed ? seed : 1;
+}
+C
+
 # dtoa.c includes <setjmp.h> and uses none of it; wasi-libc has none.
 printf '/* stub: dtoa.c includes setjmp.h but uses none of it */\n' > "$build/include/setjmp.h"
 

@@ -27,6 +27,7 @@ type Engine struct {
 
 	compileOnce sync.Once
 	compiled    wazero.CompiledModule
+	image       []byte // linear memory after the set-up (captureImage)
 	compileErr  error
 
 	pool     chan *instance
@@ -206,11 +207,15 @@ func (e *Engine) compile(ctx context.Context) error {
 		if err == nil {
 			err = checkExports(cm)
 		}
+		var image []byte
+		if err == nil {
+			image, err = captureImage(ctx, e.rt, cm, e.mem)
+		}
 		if err != nil {
 			e.compileErr = fmt.Errorf("quickjs: compile engine: %w", err)
 			return
 		}
-		e.compiled = cm
+		e.compiled, e.image = cm, image
 		if e.cfg.poolSize > 0 {
 			e.filling.Add(1)
 			go e.fill()
@@ -240,7 +245,7 @@ func (e *Engine) fill() {
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		in, err := newInstance(context.Background(), e.rt, e.compiled, e.mem)
+		in, err := newInstance(context.Background(), e.rt, e.compiled, e.mem, e.image)
 		if err != nil {
 			e.cfg.logger.Error("quickjs: pre-building an instance failed", "err", err)
 			select {
@@ -269,7 +274,7 @@ func (e *Engine) take(ctx context.Context) (*instance, error) {
 		return in, nil
 	default:
 	}
-	return newInstance(ctx, e.rt, e.compiled, e.mem)
+	return newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
 }
 
 // Close stops the pool and releases the runtime. Runs in progress end with an

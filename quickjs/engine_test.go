@@ -371,6 +371,23 @@ const probe = `
   Math.random = () => 4;
   seen`
 
+// Every run starts from the same set-up image, but Math.random does not
+// repeat itself across runs: each instance is reseeded by the host.
+func TestMathRandomIsFreshPerRun(t *testing.T) {
+	e := shared()
+	seen := map[string]int{}
+	for i := range 20 {
+		out := eval(t, e, "[Math.random(), Math.random(), Math.random()]", "null", limits)
+		if !out.OK {
+			t.Fatalf("run %d: %s", i, describe(out))
+		}
+		if j, dup := seen[string(out.Value)]; dup {
+			t.Fatalf("runs %d and %d drew the same Math.random sequence %s", j, i, out.Value)
+		}
+		seen[string(out.Value)] = i
+	}
+}
+
 func TestFreshPerRun(t *testing.T) {
 	e := shared()
 	for i := 0; i < 16; i++ {

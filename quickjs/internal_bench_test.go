@@ -26,7 +26,7 @@ func BenchmarkInstantiate(b *testing.B) {
 	})
 	b.Run("instantiate+init", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			in, err := newInstance(ctx, e.rt, e.compiled, e.mem)
+			in, err := newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,8 +1,10 @@
 package quickjs
 
 import (
+	"bytes"
 	"context"
 	"testing"
+	"time"
 )
 
 // The wasm linear memory is capped whatever the guest asks for, so the host's
@@ -18,7 +20,7 @@ func TestLinearMemoryCap(t *testing.T) {
 	if err := e.compile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	in, err := newInstance(ctx, e.rt, e.compiled, e.mem)
+	in, err := newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,5 +45,99 @@ func TestLinearMemoryCap(t *testing.T) {
 	}
 	if _, ok := in.mem.Grow(1 << 14); ok {
 		t.Fatal("memory.grow past the cap succeeded")
+	}
+}
+
+// An instance restored from the set-up image is the instance a set-up of its
+// own would have made: its memory differs from a freshly set-up instance's
+// only in the words in which two fresh set-ups differ too (Math.random's
+// time-based seed, and the time the set-up read, left on the stack), and
+// scripts that read the global scope, the stack's depth, the allocator and
+// the console behave identically in both.
+func TestImageMatchesFreshSetUp(t *testing.T) {
+	ctx := context.Background()
+	e, err := New(ctx, WithPoolSize(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	if err := e.compile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	memOf := func(in *instance) []byte {
+		b, _ := in.mem.Read(0, in.mem.Size())
+		return bytes.Clone(b)
+	}
+	// the 8-byte words in which a and b differ
+	words := func(a, b []byte) map[int]bool {
+		if len(a) != len(b) {
+			t.Fatalf("memories of %d and %d bytes", len(a), len(b))
+		}
+		w := map[int]bool{}
+		for i := range a {
+			if a[i] != b[i] {
+				w[i/8] = true
+			}
+		}
+		return w
+	}
+	var fresh [][]byte
+	for range 3 {
+		in, err := setUpInstance(ctx, e.rt, e.compiled, e.mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh = append(fresh, memOf(in))
+		in.close()
+		time.Sleep(50 * time.Microsecond) // another time, another seed
+	}
+	timeWords := words(fresh[0], fresh[1])
+	for w := range words(fresh[0], fresh[2]) {
+		timeWords[w] = true
+	}
+	if len(timeWords) == 0 || len(timeWords) > 4 {
+		t.Fatalf("fresh set-ups differ in %d words, want the seed and the time left on the stack", len(timeWords))
+	}
+	restored, err := newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := words(memOf(restored), fresh[0])
+	restored.close()
+	for w := range got {
+		if !timeWords[w] {
+			t.Errorf("a restored instance differs from a fresh set-up at bytes %d..%d, where fresh set-ups agree", w*8, w*8+7)
+		}
+	}
+
+	scripts := []string{
+		`Object.getOwnPropertyNames(globalThis).sort().join()`,
+		`let d = 0; function f() { d++; f(); } try { f(); } catch (e) { d + " " + e.name + ": " + e.message }`,
+		`const a = []; for (let i = 0; i < 1e5; i++) a.push({i, s: "x" + i}); JSON.stringify(a).length`,
+		`console.log("hi"); typeof input + JSON.stringify(input)`,
+	}
+	for _, script := range scripts {
+		var got [2]rawResult
+		for i := range got {
+			// an instance serves one run: a fresh pair per script
+			var in *instance
+			if i == 0 {
+				in, err = setUpInstance(ctx, e.rt, e.compiled, e.mem)
+			} else {
+				in, err = newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &runState{deadline: time.Now().Add(10 * time.Second)}
+			got[i], err = in.exec(context.WithValue(ctx, runStateKey{}, st), script, `{"a":[1,2]}`, 64<<20, DefaultCPUBudget, true)
+			in.close()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got[0].status != got[1].status || !bytes.Equal(got[0].result, got[1].result) || !bytes.Equal(got[0].logs, got[1].logs) {
+			t.Errorf("%s:\nfresh    %d %s %q\nrestored %d %s %q", script, got[0].status, got[0].result, got[0].logs, got[1].status, got[1].result, got[1].logs)
+		}
 	}
 }

@@ -7,6 +7,9 @@
  * Life of an instance (one wasm instance per run, never reused):
  *   _initialize (wasi-libc reactor constructors)
  *   sb_init()               runtime + context + console, done ahead of the request
+ *   (the host runs these two once per engine and starts every instance from
+ *   a copy of the memory they leave, then calls sb_seed)
+ *   sb_seed(seed)           Math.random's state, fresh for this instance
  *   sb_alloc() x2           host copies script and input in (each NUL-terminated)
  *   sb_run(...)             parse input, eval, stringify, classify
  *   sb_result_* / sb_log_*  host copies the outcome out; the instance is dropped
@@ -282,6 +285,14 @@ EXPORT(sb_init) int32_t sb_init(void)
         return -3;
     return 0;
 }
+
+/* Defined in quickjs.c by build.sh: sets the context's Math.random state. */
+void JS_SandboxSeedRandom(JSContext *ctx, uint64_t seed);
+
+/* sb_seed gives Math.random a state of the host's choosing. Instances start
+ * from one memory image taken after sb_init, which holds the image's own
+ * time-based seed; the host reseeds each one from its CSPRNG. */
+EXPORT(sb_seed) void sb_seed(uint64_t seed) { JS_SandboxSeedRandom(sb.ctx, seed); }
 
 static int set_result(const char *s, size_t n)
 {
