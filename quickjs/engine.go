@@ -27,7 +27,7 @@ type Engine struct {
 
 	compileOnce sync.Once
 	compiled    wazero.CompiledModule
-	image       []byte // linear memory after the set-up (captureImage)
+	image       *memImage // linear memory after the set-up (captureImage)
 	compileErr  error
 
 	pool     chan *instance
@@ -207,7 +207,7 @@ func (e *Engine) compile(ctx context.Context) error {
 		if err == nil {
 			err = checkExports(cm)
 		}
-		var image []byte
+		var image *memImage
 		if err == nil {
 			image, err = captureImage(ctx, e.rt, cm, e.mem)
 		}
