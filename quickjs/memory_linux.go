@@ -25,8 +25,8 @@ import (
 // starts with, against about 10 µs to clear them. A next guest therefore
 // sees exactly what a fresh mapping shows, zeros, under its own data
 // segments. The zeroing runs when the instance closes, after its result was
-// delivered. Mappings whose guest grew past recycleMaxBytes are unmapped, so
-// the kept ones hold at most keep x recycleMaxBytes of resident memory.
+// delivered. Mappings whose guest grew past recycleMaxBytes are unmapped, and
+// a kept one stays resident only over its first recycleResidentBytes.
 type memoryPool struct {
 	mu     sync.Mutex
 	free   []*mmapMemory
@@ -67,10 +67,24 @@ func (p *memoryPool) Allocate(_, max uint64) experimental.LinearMemory {
 	return &mmapMemory{pool: p, buf: b, res: b}
 }
 
+// recycleResidentBytes is how much of a kept mapping stays resident: the
+// first bytes, which every instance uses (the 1 MiB stack and the set-up's
+// heap are 1.25 MiB), are zeroed in place; the rest is handed back to the
+// kernel with MADV_DONTNEED, after which it reads as zeros again (a private
+// anonymous mapping is refilled from the zero page), so a kept mapping holds
+// at most this much memory whatever its last guest grew to.
+const recycleResidentBytes = 2 << 20
+
 // release takes back a freed mapping: zeroed and kept, or unmapped.
 func (p *memoryPool) release(m *mmapMemory) {
 	if m.high <= recycleMaxBytes {
-		clear(m.res[:m.high])
+		resident := min(m.high, recycleResidentBytes)
+		clear(m.res[:resident])
+		if m.high > resident {
+			if err := syscall.Madvise(m.res[resident:m.high], syscall.MADV_DONTNEED); err != nil {
+				clear(m.res[resident:m.high])
+			}
+		}
 		m.high = 0
 		p.mu.Lock()
 		if !p.closed && len(p.free) < p.keep {

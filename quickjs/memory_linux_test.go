@@ -3,8 +3,10 @@ package quickjs
 import (
 	"bytes"
 	"context"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
@@ -47,8 +49,38 @@ func TestRecycledMemoryIsZero(t *testing.T) {
 	m2.Free()
 }
 
+// resident counts the pages of b the kernel holds in memory (mincore).
+func resident(t *testing.T, b []byte) int {
+	t.Helper()
+	vec := make([]byte, (len(b)+4095)/4096)
+	if _, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatalf("mincore: %v", errno)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
+
 func TestMemoryPoolBounds(t *testing.T) {
 	const max = 64 << 20
+	t.Run("a kept mapping stays resident only over its first pages", func(t *testing.T) {
+		p := newMemoryPool(2)
+		defer p.close()
+		m := p.Allocate(0, max).(*mmapMemory)
+		b := m.Reallocate(6 << 20)
+		for i := range b {
+			b[i] = 1
+		}
+		m.Free()
+		if p.kept() != 1 {
+			t.Fatalf("kept %d", p.kept())
+		}
+		if n, limit := resident(t, m.res), recycleResidentBytes/4096; n > limit {
+			t.Fatalf("%d pages resident after the free, want at most %d", n, limit)
+		}
+	})
 	t.Run("a guest that grew past the recycling size is unmapped", func(t *testing.T) {
 		p := newMemoryPool(2)
 		defer p.close()
