@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
 func mustBinary(t *testing.T) string {
@@ -300,5 +302,20 @@ func TestAuthRequired(t *testing.T) {
 	}
 	if resp, err := http.Get(s.URL + "/healthz"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("healthz behind auth: %v %v", resp, err)
+	}
+}
+
+// The service sets its own collection target unless GOGC is set.
+func TestTuneGC(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(orig)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tuneGC(func(string) (string, bool) { return "", false }, log)
+	if got := debug.SetGCPercent(100); got != defaultGCPercent {
+		t.Fatalf("GOGC unset: GC percent %d, want %d", got, defaultGCPercent)
+	}
+	tuneGC(func(k string) (string, bool) { return "50", k == "GOGC" }, log)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GOGC set: GC percent %d, want it left at 100", got)
 	}
 }

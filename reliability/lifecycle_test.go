@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"errors"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
 // helperEnv, when set (to the parent's compilation cache), makes the test

@@ -2,7 +2,6 @@ package security
 
 import (
 	"context"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"net/http"
 	"strings"
 	"syscall"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
 const childGrace = 500 * time.Millisecond // HARD_KILL_GRACE of the children, the service's default
