@@ -42,7 +42,7 @@ const (
 	HardKillWatchdog HardKill = iota
 	// HardKillContextDone compiles the guest with wazero's
 	// WithCloseOnContextDone, so that the guest is terminated in-process at
-	// deadline + grace whatever it is doing, at a 4-8x cost on guest work
+	// deadline + grace whatever it is doing, at a 3.7-7.8x cost on guest work
 	// (docs/hard-kill.md: fib(25) 7.8x, a 256 KiB reshape 3.7x).
 	HardKillContextDone
 )
