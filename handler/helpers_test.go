@@ -23,6 +23,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
@@ -329,43 +330,8 @@ func (r response) problem(t *testing.T) map[string]any {
 
 // do sends a request; body may be a string, []byte or a value to marshal.
 func (v *env) do(ctx context.Context, method, path string, body any, header map[string]string) (response, error) {
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	case io.Reader:
-		rd = b
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			return response{}, err
-		}
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, v.srv.URL+path, rd)
-	if err != nil {
-		return response{}, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, val := range header {
-		if val == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, val)
-		}
-	}
-	resp, err := v.srv.Client().Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return response{status: resp.StatusCode, header: resp.Header, body: b}, err
+	r, err := servicetest.Do(ctx, v.srv.Client(), method, v.srv.URL+path, body, header)
+	return response{status: r.Status, header: r.Header, body: r.Body}, err
 }
 
 func (v *env) mustDo(method, path string, body any, header map[string]string) response {

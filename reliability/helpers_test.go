@@ -1,11 +1,9 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -120,44 +118,10 @@ func (r response) String() string {
 	return fmt.Sprintf("%d %s", r.status, tail(strings.TrimSpace(string(r.body)), 600))
 }
 
-// do sends one request. body may be nil, a string, []byte or an io.Reader;
-// it is sent as application/json unless header sets Content-Type ("" in
-// header deletes a header).
+// do sends one request (servicetest.Do).
 func do(ctx context.Context, client *http.Client, method, url string, body any, header map[string]string) (response, error) {
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	case io.Reader:
-		rd = b
-	default:
-		return response{}, fmt.Errorf("do: body of type %T", body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return response{}, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	start := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return response{status: resp.StatusCode, header: resp.Header, body: b, took: time.Since(start)}, err
+	r, err := servicetest.Do(ctx, client, method, url, body, header)
+	return response{status: r.Status, header: r.Header, body: r.Body, took: r.Took}, err
 }
 
 func (c *child) do(method, path string, body any, header map[string]string) response {

@@ -6,6 +6,8 @@ package servicetest
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -266,4 +268,57 @@ func Tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// Response is what a test keeps of an HTTP response.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	Took   time.Duration // from sending the request to the last byte read
+}
+
+// Do sends one request and reads the whole answer. body may be nil, a string,
+// []byte, an io.Reader, or any other value, which is sent as its JSON
+// encoding; a body is sent as application/json unless header sets
+// Content-Type. A header value of "" deletes that header.
+func Do(ctx context.Context, client *http.Client, method, url string, body any, header map[string]string) (Response, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	case io.Reader:
+		rd = b
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return Response{}, fmt.Errorf("encoding the request body: %w", err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return Response{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b, Took: time.Since(start)}, err
 }
