@@ -112,25 +112,22 @@ func captureImage(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModul
 	if err != nil {
 		return nil, err
 	}
-	base, ok := raw.mem.Read(0, raw.mem.Size())
+	// what a new instance's memory holds once grown to the image's size: its
+	// data segments, then zeros (memory only grows, so it is never longer)
+	base := make([]byte, len(full))
+	got, ok := raw.mem.Read(0, raw.mem.Size())
+	if ok {
+		copy(base, got)
+	}
+	raw.close()
 	if !ok {
-		raw.close()
 		return nil, errors.New("quickjs: reading a new instance's memory failed")
 	}
-	base = bytes.Clone(base)
-	raw.close()
 
 	img := &memImage{size: uint32(len(full))}
-	zero := make([]byte, imagePage)
 	for off := 0; off < len(full); off += imagePage {
 		end := min(off+imagePage, len(full))
-		was := zero[:end-off]
-		if end <= len(base) {
-			was = base[off:end]
-		} else if off < len(base) {
-			was = append(bytes.Clone(base[off:]), zero[:end-len(base)]...)
-		}
-		if bytes.Equal(full[off:end], was) {
+		if bytes.Equal(full[off:end], base[off:end]) {
 			continue
 		}
 		if n := len(img.spans); n > 0 && int(img.spans[n-1].off)+len(img.spans[n-1].data) == off {
@@ -139,16 +136,11 @@ func captureImage(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModul
 		}
 		img.spans = append(img.spans, imageSpan{off: uint32(off), data: full[off:end]})
 	}
-	return img, nil
-}
-
-// bytes is the number of bytes an instance's start writes.
-func (m *memImage) bytes() int {
-	n := 0
-	for _, s := range m.spans {
-		n += len(s.data)
+	// keep only the changed pages, not the whole set-up memory behind them
+	for i := range img.spans {
+		img.spans[i].data = bytes.Clone(img.spans[i].data)
 	}
-	return n
+	return img, nil
 }
 
 // setUpInstance is an instance that ran the set-up itself.

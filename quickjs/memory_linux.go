@@ -75,9 +75,18 @@ func (p *memoryPool) Allocate(_, max uint64) experimental.LinearMemory {
 // at most this much memory whatever its last guest grew to.
 const recycleResidentBytes = 2 << 20
 
-// release takes back a freed mapping: zeroed and kept, or unmapped.
+// hasRoom reports whether a freed mapping would be kept now.
+func (p *memoryPool) hasRoom() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.closed && len(p.free) < p.keep
+}
+
+// release takes back a freed mapping: zeroed and kept, or unmapped. One that
+// will not be kept is not zeroed first; room is checked again after the
+// zeroing, since another release may have taken it meanwhile.
 func (p *memoryPool) release(m *mmapMemory) {
-	if m.high <= recycleMaxBytes {
+	if m.high <= recycleMaxBytes && p.hasRoom() {
 		resident := min(m.high, recycleResidentBytes)
 		clear(m.res[:resident])
 		if m.high > resident {
