@@ -5,13 +5,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/gcsfake"
 )
 
 // fastOpts keeps retries quick in tests and logs to the returned buffer.
@@ -52,7 +51,6 @@ func (s *syncBuffer) String() string {
 // real client against it exactly as it would against an emulator process.
 type fakeGCS struct {
 	srv *fakestorage.Server
-	ts  *httptest.Server
 
 	mu   sync.Mutex
 	hook func(w http.ResponseWriter, r *http.Request, next http.Handler) bool
@@ -68,30 +66,11 @@ type recordedRequest struct {
 func newFakeGCS(t *testing.T, buckets ...string) *fakeGCS {
 	t.Helper()
 	f := &fakeGCS{}
-	f.ts = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
-	addr := f.ts.Listener.Addr().String()
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		NoListener: true,
-		Scheme:     "http",
-		// The client reads object bytes with the XML API at
-		// http://<STORAGE_EMULATOR_HOST>/<bucket>/<object>; the emulator
-		// serves that path for its public host.
-		PublicHost: addr,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.srv = srv
-	for _, b := range buckets {
-		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
-	}
-	f.ts.Start()
-	t.Cleanup(func() {
-		f.ts.CloseClientConnections()
-		f.ts.Close()
-		srv.Stop()
-	})
-	t.Setenv("STORAGE_EMULATOR_HOST", addr)
+	gs := gcsfake.Start(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve(w, r, next) })
+	}, buckets...)
+	f.srv = gs.Server
+	t.Setenv("STORAGE_EMULATOR_HOST", gs.Addr)
 	return f
 }
 
@@ -103,14 +82,12 @@ func (f *fakeGCS) setHook(h func(w http.ResponseWriter, r *http.Request, next ht
 	f.hook = h
 }
 
-func (f *fakeGCS) serve(w http.ResponseWriter, r *http.Request) {
-	media := r.Method == http.MethodGet && (r.URL.Query().Get("alt") == "media" ||
-		!strings.HasPrefix(r.URL.Path, "/storage/") && !strings.HasPrefix(r.URL.Path, "/upload/") && !strings.HasPrefix(r.URL.Path, "/_internal/"))
+func (f *fakeGCS) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	media := gcsfake.IsMedia(r)
 	cw := &countingWriter{ResponseWriter: w}
 	f.mu.Lock()
 	hook := f.hook
 	f.mu.Unlock()
-	next := f.srv.HTTPHandler()
 	if hook == nil || !hook(cw, r, next) {
 		next.ServeHTTP(cw, r)
 	}

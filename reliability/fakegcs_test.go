@@ -11,6 +11,7 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/gcsfake"
 )
 
 // fakeGCS is the in-process GCS emulator (fake-gcs-server) on a loopback
@@ -19,7 +20,6 @@ import (
 // contentstore's own tests do.
 type fakeGCS struct {
 	srv  *fakestorage.Server
-	ts   *httptest.Server
 	addr string // host:port, for STORAGE_EMULATOR_HOST
 
 	mu       sync.Mutex
@@ -41,34 +41,15 @@ func (c objectCount) total() int { return c.metadata + c.media }
 func newFakeGCS(t *testing.T, buckets ...string) *fakeGCS {
 	t.Helper()
 	f := &fakeGCS{faults: map[string]fault{}, counts: map[string]*objectCount{}}
-	f.ts = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
-	f.addr = f.ts.Listener.Addr().String()
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		NoListener: true,
-		Scheme:     "http",
-		// the client reads bytes at http://<emulator host>/<bucket>/<object>
-		PublicHost: f.addr,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.srv = srv
-	for _, b := range buckets {
-		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
-	}
-	f.ts.Start()
-	t.Cleanup(func() {
-		f.ts.CloseClientConnections()
-		f.ts.Close()
-		srv.Stop()
-	})
+	gs := gcsfake.Start(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve(w, r, next) })
+	}, buckets...)
+	f.srv, f.addr = gs.Server, gs.Addr
 	return f
 }
 
-func (f *fakeGCS) serve(w http.ResponseWriter, r *http.Request) {
-	next := f.srv.HTTPHandler()
-	media := r.Method == http.MethodGet && (r.URL.Query().Get("alt") == "media" ||
-		!strings.HasPrefix(r.URL.Path, "/storage/") && !strings.HasPrefix(r.URL.Path, "/upload/") && !strings.HasPrefix(r.URL.Path, "/_internal/"))
+func (f *fakeGCS) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	media := gcsfake.IsMedia(r)
 	f.mu.Lock()
 	every := f.everyReq
 	var flt fault
