@@ -161,11 +161,80 @@ func TestOutcomes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := eval(t, e, tc.script, tc.input, limits)
-			want := tc.want
-			if got.OK != want.OK || string(got.Value) != string(want.Value) || got.Kind != want.Kind || got.Limit != want.Limit ||
-				got.Message != want.Message || (got.Name == nil) != (want.Name == nil) || (got.Name != nil && *got.Name != *want.Name) {
-				t.Fatalf("got  %s\nwant %s", describe(got), describe(want))
+			if got := eval(t, e, tc.script, tc.input, limits); !sameOutcome(got, tc.want) {
+				t.Fatalf("got  %s\nwant %s", describe(got), describe(tc.want))
+			}
+		})
+	}
+}
+
+func sameOutcome(got, want effect.Outcome) bool {
+	return got.OK == want.OK && string(got.Value) == string(want.Value) && got.Kind == want.Kind && got.Limit == want.Limit &&
+		got.Message == want.Message && (got.Name == nil) == (want.Name == nil) && (got.Name == nil || *got.Name == *want.Name)
+}
+
+// Describing a thrown value runs script code (the name and message getters,
+// toString, Symbol.toPrimitive, proxy traps, Symbol.prototype.description),
+// and so does serialising the completion value (toJSON, getters). That code
+// runs under the run's limits, and a limit it hits is the run's outcome, as
+// in the script body: never a script error made of what description was
+// left. The memory and runaway cases have a generous wall clock, so that
+// only the limit under test can end them.
+func TestLimitsWhileDescribingOrSerialising(t *testing.T) {
+	const bomb = "let a = []; for (;;) a.push(new Array(1e5).fill(1))"
+	const loop = "for (;;) {}"
+	budget := newEngine(t, quickjs.WithCPUBudget(200), quickjs.WithPoolSize(0))
+	generous := effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}
+	short := effect.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20}
+	memory := effect.LimitHit(effect.LimitMemory)
+	cpu := effect.LimitHit(effect.LimitCPU)
+	wallClock := effect.LimitHit(effect.LimitWallClock)
+	cases := []struct {
+		name, script string
+		e            *quickjs.Engine
+		l            effect.Limits
+		want         effect.Outcome
+	}{
+		// The memory limit.
+		{"bomb in the message getter", "throw {get message(){let a=[];for(;;)a.push(new Array(1e5).fill(1))}}", shared(), generous, memory},
+		{"bomb in the name getter", "throw { get name() { " + bomb + " }, message: 'm' }", shared(), generous, memory},
+		{"bomb in toString", "throw { toString() { " + bomb + " } }", shared(), generous, memory},
+		{"bomb in Symbol.toPrimitive", "throw { [Symbol.toPrimitive]() { " + bomb + " } }", shared(), generous, memory},
+		{"bomb in a proxy trap", "throw new Proxy({}, { get() { " + bomb + " } })", shared(), generous, memory},
+		{"bomb in the message getter of an Error", "const e = new TypeError('t'); Object.defineProperty(e, 'message', { get() { " + bomb + " } }); throw e", shared(), generous, memory},
+		{"bomb in the description of a thrown symbol", "Object.defineProperty(Symbol.prototype, 'description', { get() { " + bomb + " } }); throw Symbol('s')", shared(), generous, memory},
+		{"bomb caught inside the getter", "throw { get message() { try { " + bomb + " } catch (e) { return 'caught' } } }", shared(), generous, memory},
+		{"bomb in toJSON", "({ toJSON() { " + bomb + " } })", shared(), generous, memory},
+		{"bomb in a getter of the result", "({ get x() { " + bomb + " } })", shared(), generous, memory},
+		{"bomb in the message getter of a value toJSON throws", "({ toJSON() { throw { get message() { " + bomb + " } } } })", shared(), generous, memory},
+		// As in the body, a toJSON that catches the error and returns normally succeeds.
+		{"bomb caught in toJSON, recovered from", "({ toJSON() { try { " + bomb + " } catch (e) { return 'recovered' } } })", shared(), generous, effect.OK([]byte(`"recovered"`))},
+
+		// The CPU budget.
+		{"loop in the message getter, cpu", "throw { get message() { " + loop + " } }", budget, generous, cpu},
+		{"loop in the name getter, cpu", "throw { get name() { " + loop + " }, message: 'm' }", budget, generous, cpu},
+		{"loop in toString, cpu", "throw { toString() { " + loop + " } }", budget, generous, cpu},
+		{"loop in a proxy trap, cpu", "throw new Proxy({}, { get() { " + loop + " } })", budget, generous, cpu},
+		{"loop in the message getter of a value toJSON throws, cpu", "({ toJSON() { throw { get message() { " + loop + " } } } })", budget, generous, cpu},
+		{"recursion retried after each stack overflow in the getter, cpu", "throw { get message() { function f() { try { return f() } catch (e) { return f() } } return f() } }", budget, generous, cpu},
+
+		// The wall clock.
+		{"loop in the name getter, wall clock", "throw { get name() { " + loop + " }, message: 'm' }", shared(), short, wallClock},
+		{"loop in toString, wall clock", "throw { toString() { " + loop + " } }", shared(), short, wallClock},
+		{"loop in Symbol.toPrimitive, wall clock", "throw { [Symbol.toPrimitive]() { " + loop + " } }", shared(), short, wallClock},
+
+		// No limit: the description is the script's, getters that throw fall back.
+		{"getters returning strings", "throw { get name() { return 'Custom' }, get message() { return 'from a getter' } }", shared(), generous, effect.Threw(str("Custom"), "from a getter")},
+		{"message getter of an Error", "const e = new TypeError('t'); Object.defineProperty(e, 'message', { get() { return 'g' } }); throw e", shared(), generous, effect.Threw(str("TypeError"), "g")},
+		{"message getter that throws", "throw { name: 'N', get message() { throw new Error('inner') } }", shared(), generous, effect.Threw(str("N"), "[object Object]")},
+		{"message getter that throws, with toString", "throw { get message() { throw new Error('inner') }, toString() { return 'ts' } }", shared(), generous, effect.Threw(nil, "ts")},
+		{"stack overflow in the message getter", "throw { get message() { function f() { return f() } return f() }, toString() { return 'ts' } }", shared(), generous, effect.Threw(nil, "ts")},
+		{"proxy with a trap that throws", "throw new Proxy({}, { get() { throw 1 } })", shared(), generous, effect.Threw(nil, "thrown value could not be converted to a string")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := eval(t, tc.e, tc.script, "null", tc.l); !sameOutcome(got, tc.want) {
+				t.Fatalf("got  %s\nwant %s", describe(got), describe(tc.want))
 			}
 		})
 	}

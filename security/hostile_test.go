@@ -151,6 +151,16 @@ func hostileCases() []hostile {
 		{name: "a loop over indexOf of 30000 elements", script: `const a = new Array(3e4).fill(1); for (;;) a.indexOf(2)`, wall: runaway, want: wallClock},
 		{name: "getter on the thrown value loops", script: `throw { get message() { for (;;) {} } }`, wall: runaway, want: wallClock},
 		{name: "toJSON of the result loops", script: `({ toJSON() { for (;;) {} } })`, wall: runaway, want: wallClock},
+
+		// Describing the thrown value and serialising the result run script
+		// code under the same limits: a limit hit there is the outcome.
+		{name: "getter on the thrown value exhausts memory", script: `throw {get message(){let a=[];for(;;)a.push(new Array(1e5).fill(1))}}`, memory: small, want: memory},
+		{name: "name getter on the thrown value exhausts memory", script: `throw { get name() { const a = []; for (;;) a.push(new Array(1e5).fill(1)) }, message: "m" }`, memory: small, want: memory},
+		{name: "toString of the thrown value exhausts memory", script: `throw { toString() { const a = []; for (;;) a.push(new Array(1e5).fill(1)) } }`, memory: small, want: memory},
+		{name: "proxy as the thrown value exhausts memory", script: `throw new Proxy({}, { get() { const a = []; for (;;) a.push(new Array(1e5).fill(1)) } })`, memory: small, want: memory},
+		{name: "getter on the thrown value catches its out of memory", script: `throw { get message() { try { const a = []; for (;;) a.push(new Array(1e5).fill(1)) } catch (e) { return "caught" } } }`, memory: small, want: memory},
+		{name: "toJSON of the result throws a value whose getter exhausts memory", script: `({ toJSON() { throw { get message() { const a = []; for (;;) a.push(new Array(1e5).fill(1)) } } } })`, memory: small, want: memory},
+		{name: "toString of the thrown value loops", script: `throw { toString() { for (;;) {} } }`, wall: runaway, want: wallClock},
 		{name: "proxy result with a 2^32-1 length", script: `new Proxy([], { get(t, k) { return k === "length" ? 2 ** 32 - 1 : 0 } })`, wall: runaway, want: wallClock},
 
 		// Console output is capped per run.

@@ -356,9 +356,22 @@ static int is_engine_oom(JSContext *ctx, JSValueConst v)
     return r;
 }
 
+/* limit_hit is the limit this run has hit so far, 0 if none: an interrupt
+ * (CPU budget, deadline, cancellation) first, then a refused allocation. A
+ * hit limit stays the run's outcome whatever script code does afterwards,
+ * even when it catches the error (ADR 0064). */
+static int limit_hit(void)
+{
+    if (sb.interrupted)
+        return sb.interrupted;
+    return sb.oom ? SB_LIMIT_MEMORY : 0;
+}
+
 /* describe_thrown fills name (only when a string) and message of a thrown
- * value. Getters and proxies run as script code, under the same limits; when
- * they throw, the field falls back. */
+ * value. Getters, proxy traps, toString and Symbol.toPrimitive run as script
+ * code, under the same limits; when they throw, the field falls back. Once a
+ * limit is hit it stops, running no more script code: the caller reports the
+ * limit (limit_hit), never the description. */
 static void describe_thrown(JSContext *ctx, JSValueConst exc)
 {
     JSValue v;
@@ -387,6 +400,8 @@ static void describe_thrown(JSContext *ctx, JSValueConst exc)
             }
             JS_FreeValue(ctx, v);
         }
+        if (limit_hit())
+            return;
         v = JS_GetPropertyStr(ctx, exc, "message");
         if (JS_IsException(v)) {
             JS_FreeValue(ctx, JS_GetException(ctx));
@@ -399,9 +414,13 @@ static void describe_thrown(JSContext *ctx, JSValueConst exc)
         } else {
             JS_FreeValue(ctx, v);
         }
+        if (limit_hit())
+            return;
     }
     if (JS_VALUE_GET_TAG(exc) == JS_TAG_SYMBOL) {
-        /* String(symbol), which ToString refuses: "Symbol(description)" */
+        /* String(symbol), which ToString refuses: "Symbol(description)";
+         * the description getter is Symbol.prototype's, which a script
+         * may replace */
         JSValue d = JS_GetPropertyStr(ctx, exc, "description");
         const char *dc = JS_IsString(d) ? JS_ToCStringLen(ctx, &n, d) : "";
         if (dc) {
@@ -421,7 +440,7 @@ static void describe_thrown(JSContext *ctx, JSValueConst exc)
         JS_FreeValue(ctx, d);
         if (JS_HasException(ctx))
             JS_FreeValue(ctx, JS_GetException(ctx));
-        if (sb.result)
+        if (sb.result || limit_hit())
             return;
     }
     v = JS_ToString(ctx, exc);
@@ -432,33 +451,34 @@ static void describe_thrown(JSContext *ctx, JSValueConst exc)
             return;
     }
     JS_FreeValue(ctx, JS_GetException(ctx));
+    if (limit_hit())
+        return;
     set_result("thrown value could not be converted to a string",
                sizeof("thrown value could not be converted to a string") - 1);
 }
 
-/* classify_exception decides how a run that ended in an exception ended. */
+/* classify_exception decides how a run that ended in an exception ended:
+ * a limit hit at any point of the run, in the script body, in a toJSON of
+ * its result or while its thrown value is described, before the script's
+ * own exception. */
 static int classify_exception(JSContext *ctx)
 {
     JSValue exc = JS_GetException(ctx);
-    int status;
+    int status = limit_hit();
 
-    if (sb.interrupted) {
+    if (!status && is_engine_oom(ctx, exc))
+        status = SB_LIMIT_MEMORY;
+    if (status) {
         JS_FreeValue(ctx, exc);
-        return sb.interrupted;
-    }
-    if (sb.oom || is_engine_oom(ctx, exc)) {
-        JS_FreeValue(ctx, exc);
-        return SB_LIMIT_MEMORY;
+        return status;
     }
     describe_thrown(ctx, exc);
     JS_FreeValue(ctx, exc);
-    /* a getter may have hit a limit while we described the value */
-    if (sb.interrupted)
-        return sb.interrupted;
-    status = SB_THREW;
-    if (!sb.result)
-        status = sb.oom ? SB_LIMIT_MEMORY : SB_INTERNAL;
-    return status;
+    /* describing runs script code: a limit it hits is the outcome */
+    status = limit_hit();
+    if (status)
+        return status;
+    return sb.result ? SB_THREW : SB_INTERNAL;
 }
 
 /* sb_run parses the input, evaluates the script as global code with the input
@@ -487,11 +507,15 @@ int32_t sb_run(const char *script, uint32_t script_len, const char *input,
         } else if (sb.oom || is_engine_oom(ctx, exc)) {
             status = SB_INPUT_TOO_LARGE;
         } else {
-            /* a nesting deeper than the engine's stack is a size too */
+            /* a nesting deeper than the engine's stack is a size too, and
+             * so is an error message the memory limit cannot hold */
             describe_thrown(ctx, exc);
-            status = (sb.result && strcmp(sb.result, "stack overflow") == 0)
-                         ? SB_INPUT_TOO_LARGE
-                         : SB_INPUT_INVALID;
+            if (sb.interrupted)
+                status = sb.interrupted;
+            else if (sb.oom || (sb.result && strcmp(sb.result, "stack overflow") == 0))
+                status = SB_INPUT_TOO_LARGE;
+            else
+                status = SB_INPUT_INVALID;
         }
         JS_FreeValue(ctx, exc);
         return status;
