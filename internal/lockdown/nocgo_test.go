@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package lockdown_test
+
+const cgoEnabled = false

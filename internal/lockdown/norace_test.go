@@ -1,0 +1,5 @@
+//go:build !race
+
+package lockdown_test
+
+const raceEnabled = false
