@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 func versionCmd(stdout io.Writer) error {
@@ -130,13 +132,26 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	defer store.Close()
 
-	engine, err := quickjs.New(ctx, quickjs.WithPoolSize(0), quickjs.WithMaxMemoryBytes(max(*mem, quickjs.DefaultMaxMemoryBytes)))
+	// the script runs as the service's do: in a locked-down worker process
+	pool, err := worker.New(worker.Options{
+		Engine: worker.EngineOptions{
+			MaxMemoryBytes: max(*mem, quickjs.DefaultMaxMemoryBytes),
+			CPUBudget:      quickjs.DefaultCPUBudget,
+			HardKillGrace:  quickjs.DefaultHardKillGrace,
+			ProcessKill:    runtime.GOOS == "linux",
+		},
+		Concurrent: 1,
+		Lockdown:   worker.LockdownRequired,
+	})
 	if err != nil {
 		return err
 	}
-	defer engine.Close(ctx)
+	defer pool.Close(ctx)
+	if err := pool.Warm(ctx); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
 	var captured string
-	backend := &logCapture{Engine: engine, want: *logs, logs: &captured}
+	backend := &logCapture{Pool: pool, want: *logs, logs: &captured}
 	eff, err := effect.New(store, backend, effect.Options{})
 	if err != nil {
 		return err
@@ -164,19 +179,19 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	return nil
 }
 
-// logCapture is the engine as the eval verb's backend, keeping the run's
+// logCapture is the worker as the eval verb's backend, keeping the run's
 // console output when asked.
 type logCapture struct {
-	*quickjs.Engine
+	*worker.Pool
 	want bool
 	logs *string
 }
 
 func (l *logCapture) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
 	if !l.want {
-		return l.Engine.Evaluate(ctx, req)
+		return l.Pool.Evaluate(ctx, req)
 	}
-	out, logs, err := l.Engine.EvaluateWithLogs(ctx, req)
+	out, logs, err := l.Pool.EvaluateWithLogs(ctx, req)
 	*l.logs = logs
 	return out, err
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // Config is the service's whole configuration, read from the environment.
@@ -35,6 +37,9 @@ type Config struct {
 	CPUBudget                uint64        `envconfig:"CPU_BUDGET" default:"1000000"`
 	PoolSize                 int           `envconfig:"POOL_SIZE" default:"2"`
 	CompilationCacheDir      string        `envconfig:"COMPILATION_CACHE_DIR"`
+	WorkerSpares             int           `envconfig:"WORKER_SPARES" default:"1"`
+	WorkerLockdown           string        `envconfig:"WORKER_LOCKDOWN" default:"required"`
+	MaxHeaderBytes           int           `envconfig:"MAX_HEADER_BYTES" default:"32768"`
 
 	AuthAudience       string   `envconfig:"AUTH_AUDIENCE"`
 	AuthAllowedCallers []string `envconfig:"AUTH_ALLOWED_CALLERS"`
@@ -88,8 +93,14 @@ func (c Config) Validate() error {
 	if c.MaxConcurrentEvaluations < 1 {
 		bad("MAX_CONCURRENT_EVALUATIONS must be >= 1, got %d", c.MaxConcurrentEvaluations)
 	}
-	if c.ProcessKill && c.MaxConcurrentEvaluations != 1 {
-		bad("PROCESS_KILL=true requires MAX_CONCURRENT_EVALUATIONS=1: the hard kill ends the whole process")
+	if c.WorkerSpares < 0 || c.WorkerSpares > 8 {
+		bad("WORKER_SPARES must be in [0, 8], got %d", c.WorkerSpares)
+	}
+	if !worker.Lockdown(c.WorkerLockdown).Valid() {
+		bad("WORKER_LOCKDOWN must be required, best-effort or off, got %q", c.WorkerLockdown)
+	}
+	if c.MaxHeaderBytes < 4096 || c.MaxHeaderBytes > 1<<20 {
+		bad("MAX_HEADER_BYTES must be in [4096, 1048576], got %d", c.MaxHeaderBytes)
 	}
 	if c.HardKillGrace <= 0 || c.HardKillGrace > time.Minute {
 		bad("HARD_KILL_GRACE must be in (0, 1m], got %v", c.HardKillGrace)
@@ -97,7 +108,7 @@ func (c Config) Validate() error {
 	if c.RequestTimeout <= 0 {
 		bad("REQUEST_TIMEOUT must be positive, got %v", c.RequestTimeout)
 	} else if c.MaxWallClock+2*c.HardKillGrace >= c.RequestTimeout {
-		bad("MAX_WALL_CLOCK + 2 x HARD_KILL_GRACE (%v) must be below REQUEST_TIMEOUT (%v), so the process's own hard kill fires before the platform's timeout",
+		bad("MAX_WALL_CLOCK + 2 x HARD_KILL_GRACE (%v) must be below REQUEST_TIMEOUT (%v), so that the service's hard kill, and a worker's own backstop, fire before the platform's timeout",
 			c.MaxWallClock+2*c.HardKillGrace, c.RequestTimeout)
 	}
 	if c.PoolSize < 0 || c.PoolSize > 64 {

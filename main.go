@@ -13,12 +13,19 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // version is stamped by the build: -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == worker.Verb {
+		// a worker process, started by serve: no signals, no flags, no
+		// environment (it has none)
+		os.Exit(worker.Main())
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {

@@ -155,6 +155,10 @@ type Config struct {
 	Auth func(r *http.Request) (principal string, err error)
 	// Engine identifies the engine in GET /v1/capabilities.
 	Engine EngineInfo
+	// Isolation, when set, is the "isolation" member of GET
+	// /v1/capabilities, read at each request: which protections beyond
+	// wasm are on (the worker processes' lock-down).
+	Isolation func() any
 	// Logger receives one line per request (one per evaluation, with its
 	// reference, outcome, durations and byte counts; never the input, the
 	// value, the logs or the script text). Nil discards.
@@ -334,7 +338,8 @@ func readCapabilities(cfg Config) (caps effect.Capabilities, err error) {
 	return cfg.Backend.Capabilities(), nil
 }
 
-// capabilitiesJSON is GET /v1/capabilities' body, fixed at construction.
+// capabilitiesJSON is GET /v1/capabilities' body: fixed at construction but
+// for the isolation member.
 func (s *server) capabilitiesJSON() ([]byte, error) {
 	type limitsDoc struct {
 		DefaultWallClockMs int64 `json:"defaultWallClockMs"`
@@ -349,6 +354,10 @@ func (s *server) capabilitiesJSON() ([]byte, error) {
 		RequestTimeoutMs   int64 `json:"requestTimeoutMs"`
 	}
 	l := s.lim
+	var isolation any
+	if s.cfg.Isolation != nil {
+		isolation = s.cfg.Isolation()
+	}
 	return json.Marshal(struct {
 		SPIVersion   string              `json:"spiVersion"`
 		Capabilities effect.Capabilities `json:"capabilities"`
@@ -360,6 +369,7 @@ func (s *server) capabilitiesJSON() ([]byte, error) {
 			Version    string `json:"version"`
 			WasmSHA256 string `json:"wasmSha256"`
 		} `json:"engine"`
+		Isolation any `json:"isolation,omitempty"`
 	}{
 		SPIVersion:   effect.SPIVersion,
 		Capabilities: s.caps,
@@ -382,5 +392,6 @@ func (s *server) capabilitiesJSON() ([]byte, error) {
 			Version    string `json:"version"`
 			WasmSHA256 string `json:"wasmSha256"`
 		}{s.cfg.Engine.Name, s.cfg.Engine.Version, s.cfg.Engine.WasmSHA256},
+		Isolation: isolation,
 	})
 }

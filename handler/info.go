@@ -29,5 +29,14 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 
 // capabilities answers what the service enforces and accepts.
 func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
-	writeBody(w, http.StatusOK, "application/json", append(s.capsJSON, '\n'))
+	body := s.capsJSON
+	if s.cfg.Isolation != nil {
+		b, err := s.capabilitiesJSON()
+		if err != nil {
+			writeProblem(w, r, newProblem(pInternal, http.StatusInternalServerError, "internal error").withCause(err))
+			return
+		}
+		body = b
+	}
+	writeBody(w, http.StatusOK, "application/json", append(body, '\n'))
 }

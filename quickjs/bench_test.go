@@ -118,20 +118,3 @@ func BenchmarkStrings(b *testing.B) {
 func BenchmarkRegexp(b *testing.B) {
 	benchEval(b, newEngine(b), workload(b, "regexp.js"), "null", benchLimits, "")
 }
-
-// BenchmarkGCHold is the cost of holding Go's collector off during each run
-// (WithGCHeldDuringRuns, the service's setting at one run per process), side
-// by side with the collector left alone: two SetGCPercent calls per run, and
-// a collection due during a run deferred to after it.
-func BenchmarkGCHold(b *testing.B) {
-	doc := mcpdoc.Document(16 << 10)
-	for _, held := range []bool{false, true} {
-		e := newEngine(b, quickjs.WithGCHeldDuringRuns(held))
-		b.Run(fmt.Sprintf("held=%v/echo", held), func(b *testing.B) {
-			benchEval(b, e, workload(b, "echo.js"), `{"hello":"world","n":[1,2,3]}`, benchLimits, "")
-		})
-		b.Run(fmt.Sprintf("held=%v/reshape16KiB", held), func(b *testing.B) {
-			benchEval(b, e, workload(b, "reshape.js"), doc, benchLimits, "")
-		})
-	}
-}

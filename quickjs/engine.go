@@ -149,8 +149,16 @@ func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime
 // stopped: by wazero's context-done termination, or by the process-kill
 // backstop. With the Go watchdog alone it is soft.
 func (e *Engine) Capabilities() effect.Capabilities {
+	return DeclaredCapabilities(e.cfg.cpuBudget, e.cfg.hardKill == HardKillContextDone || e.cfg.procKill)
+}
+
+// DeclaredCapabilities is what QuickJS runs with the given CPU budget
+// enforce; hardWallClock says whether a run stuck where the interrupt
+// handler cannot reach is still stopped at its deadline (by whatever holds
+// the engine: context-done termination, or the end of the process).
+func DeclaredCapabilities(cpuBudget uint64, hardWallClock bool) effect.Capabilities {
 	wall := effect.WallClockSoft
-	if e.cfg.hardKill == HardKillContextDone || e.cfg.procKill {
+	if hardWallClock {
 		wall = effect.WallClockHard
 	}
 	return effect.Capabilities{
@@ -158,7 +166,7 @@ func (e *Engine) Capabilities() effect.Capabilities {
 		Network:     effect.NetworkNone,
 		WallClock:   wall,
 		Memory:      true,
-		CPU:         e.cfg.cpuBudget > 0,
+		CPU:         cpuBudget > 0,
 		FreshPerRun: true,
 	}
 }
@@ -395,11 +403,6 @@ type execResult struct {
 
 // runIn runs the request in the instance under the watchdog.
 func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, logs bool) (Result, error) {
-	if e.cfg.holdGC {
-		// before the deadline is set: it may wait for a collection in
-		// progress to finish
-		processGC.acquire()
-	}
 	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
 	var kill *killTimer
 	if e.cfg.procKill {
@@ -410,9 +413,6 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 			}
 		}
 		if err != nil {
-			if e.cfg.holdGC {
-				processGC.release()
-			}
 			in.close()
 			e.end()
 			return Result{Outcome: effect.Infrastructure(err.Error())}, nil
@@ -427,9 +427,6 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 		raw, err := in.exec(callCtx, req.Script, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, logs)
 		if kill != nil {
 			kill.release() // only once the guest has really returned
-		}
-		if e.cfg.holdGC {
-			processGC.release()
 		}
 		done <- execResult{raw, err}
 		in.close() // off the request path: the result is already delivered

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -562,71 +561,6 @@ func TestHardKill(t *testing.T) {
 			t.Fatalf("child killed after %v", took)
 		}
 		t.Logf("child killed by SIGKILL after %v (deadline %v, grace %v)", took, childDeadline, childGrace)
-	})
-}
-
-// With WithGCHeldDuringRuns, Go's collector is off exactly while a guest
-// runs: a collection that started while a guest is stuck in native code would
-// stop the world and wait for the guest, stalling the watchdog with it.
-func TestGCHeldDuringRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow: runs a multi-second native builtin")
-	}
-	t.Run("off while the guest runs, restored after", func(t *testing.T) {
-		e := newEngine(t, quickjs.WithGCHeldDuringRuns(true))
-		orig := debug.SetGCPercent(137)
-		defer debug.SetGCPercent(orig)
-		during := make(chan int, 1)
-		go func() {
-			time.Sleep(150 * time.Millisecond)
-			during <- debug.SetGCPercent(-1) // -1 again: leaves the hold as it is
-		}()
-		out := eval(t, e, "for (;;) {}", "null", effect.Limits{WallClock: 400 * time.Millisecond, MemoryBytes: 32 << 20})
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
-			t.Fatalf("got %s", describe(out))
-		}
-		if got := <-during; got != -1 {
-			t.Errorf("GC percent during the run = %d, want -1 (off)", got)
-		}
-		if got := debug.SetGCPercent(137); got != 137 {
-			t.Errorf("GC percent after the run = %d, want the 137 it found", got)
-		}
-	})
-	t.Run("the watchdog answers a stuck run while garbage piles up", func(t *testing.T) {
-		deadline, grace := 100*time.Millisecond, 300*time.Millisecond
-		e := newEngine(t, quickjs.WithGCHeldDuringRuns(true), quickjs.WithHardKill(quickjs.HardKillWatchdog, grace), quickjs.WithPoolSize(0))
-		// Another goroutine allocates all along, as a server's do: with the
-		// collector on, the pacer starts a collection within milliseconds,
-		// and its stop-the-world waits seconds for the guest.
-		stop := make(chan struct{})
-		var sink atomic.Pointer[[]byte]
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				b := make([]byte, 64<<10) // 64 MB/s
-				sink.Store(&b)
-				time.Sleep(time.Millisecond)
-			}
-		}()
-		start := time.Now()
-		out := eval(t, e, "new Array(6e6).fill(0.25).join().length", "null", effect.Limits{WallClock: deadline, MemoryBytes: 256 << 20})
-		took := time.Since(start)
-		stuck := e.StuckRuns()
-		close(stop)
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
-			t.Fatalf("got %s", describe(out))
-		}
-		if stuck != 1 {
-			t.Fatalf("answered after the guest returned (%d stuck runs at the answer, took %v): the watchdog was stalled", stuck, took)
-		}
-		if bound := deadline + grace + 400*time.Millisecond; took > bound {
-			t.Fatalf("answered after %v, over %v", took, bound)
-		}
-		t.Logf("answered after %v (deadline %v, grace %v)", took, deadline, grace)
 	})
 }
 

@@ -23,6 +23,13 @@ const (
 	memoryKeep = 2
 )
 
+// LinearMemoriesAtMost is how many guest linear memories an engine with the
+// given pool size holds at once, at most: one per pooled instance, the
+// running one, one being built and the kept ones waiting for reuse. Each
+// reserves the engine's maximum memory plus a fixed headroom of address
+// space; a process's address-space limit must cover them all.
+func LinearMemoriesAtMost(poolSize int) int { return poolSize + 2 + memoryKeep }
+
 // HardKill selects how a run that does not stop at its deadline is stopped.
 type HardKill int
 
@@ -31,14 +38,14 @@ const (
 	// stop a run at its deadline, at no cost to the guest's speed. A run still
 	// going at deadline + grace (stuck inside one long native builtin, which
 	// never reaches the handler) is abandoned: Evaluate reports the wall-clock
-	// limit, and the engine calls the OnStuck hook, which in the service ends
-	// the process once the response is written (sound at one request per
-	// instance). The Go watchdog is best effort (a stuck guest cannot be
+	// limit, and the engine calls the OnStuck hook; in the service's worker
+	// process that retires the worker, which the server normally kills
+	// first. The Go watchdog is best effort (a stuck guest cannot be
 	// preempted, and a garbage collection can stall other goroutines until it
-	// returns, unless WithGCHeldDuringRuns holds it off), so the wall clock
-	// is hard only with WithProcessKill, whose kernel timer kills the
-	// process at deadline + 2 x grace. See
-	// docs/hard-kill.md for the figures behind the choice.
+	// returns), so the wall clock is hard only where something outside the
+	// guest's runtime ends it: the server's kill of the worker, or
+	// WithProcessKill, whose kernel timer kills the process at deadline + 2
+	// x grace. See docs/hard-kill.md for the figures behind the choice.
 	HardKillWatchdog HardKill = iota
 	// HardKillContextDone compiles the guest with wazero's
 	// WithCloseOnContextDone, so that the guest is terminated in-process at
@@ -77,7 +84,6 @@ type config struct {
 	grace     time.Duration
 	onStuck   func(StuckRun)
 	procKill  bool
-	holdGC    bool
 	cacheDir  string
 	logger    *slog.Logger
 }
@@ -122,16 +128,6 @@ func WithHardKill(h HardKill, grace time.Duration) Option {
 // returns. Sound only where a process serves one request at a time and is
 // restarted by its platform (Cloud Run); Linux only.
 func WithProcessKill(enabled bool) Option { return func(c *config) { c.procKill = enabled } }
-
-// WithGCHeldDuringRuns switches Go's garbage collector off while a guest
-// runs, and back on when the last run in progress returns. A guest cannot be
-// preempted, and a collection that starts while one is stuck in a native
-// builtin stalls every goroutine of the process, the watchdog that answers
-// the request included, until the guest returns (docs/hard-kill.md). With the
-// collector held off, the watchdog answers at deadline + grace. Sound where
-// runs do not overlap (one request per process): overlapping runs would keep
-// the collector off for as long as the overlap lasts.
-func WithGCHeldDuringRuns(enabled bool) Option { return func(c *config) { c.holdGC = enabled } }
 
 // WithOnStuck sets the hook called (on its own goroutine) when the watchdog
 // abandons a run. The default logs at error level.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // The tests in this file whose names start with TestBug fail on purpose:
@@ -47,9 +47,9 @@ func TestSPIEmptyThrownMessageIs500(t *testing.T) {
 // retries after a caught stack overflow, polled every minute or so: the run
 // missed its deadline and CPU budget, the watchdog abandoned it and the
 // process exited. The build now polls every 1,000 ticks and charges a tick
-// per frame walked. Measured through a service whose engine uses wazero's
-// context-done termination with a 2 s grace, so that a regression shows as
-// an answer at the grace (and no CPU burns after the test), not at the
+// per frame walked. Measured through a service whose hard kill comes 2 s
+// after the deadline, so that a regression shows as an answer at the grace
+// (its worker killed, so no CPU burns after the test), not at the
 // deadline. A loop over a builtin doing a millisecond of native work still
 // polls only about once a second: docs/hard-kill.md accepts it, and
 // stuck_test.go holds it with the other runs that end their process.
@@ -58,7 +58,7 @@ func TestInterruptNotStarvedByBacktraces(t *testing.T) {
 		t.Skip("a regression waits for a 2 s hard-kill grace")
 	}
 	const engineGrace = 2 * time.Second
-	s, stop := newServiceGrace(engineGrace+2*time.Second, quickjs.WithHardKill(quickjs.HardKillContextDone, engineGrace))
+	s, stop := newServiceGrace(engineGrace+2*time.Second, func(o *worker.EngineOptions) { o.HardKillGrace = engineGrace })
 	defer stop()
 	for _, tc := range []struct{ name, script string }{
 		{"new Error() in a loop 2000 frames deep", `function f(n) { if (n === 0) { for (;;) new Error() } return f(n - 1) } f(2000)`},
@@ -75,7 +75,7 @@ func TestInterruptNotStarvedByBacktraces(t *testing.T) {
 				// The interrupt handler answers within milliseconds of the
 				// deadline; a second of slack covers a loaded machine.
 				if bound := q.wall + time.Second; r.took > bound {
-					t.Errorf("answered after %v: the interrupt handler did not stop the run by %v; only the hard kill at deadline + %v did (in the service: the watchdog, and the process exits)",
+					t.Errorf("answered after %v: the interrupt handler did not stop the run by %v; only the hard kill at deadline + %v did (the worker was killed)",
 						r.took.Round(time.Millisecond), bound, engineGrace)
 				}
 			}

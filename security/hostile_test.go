@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // hostile is one case of the resource battery.
@@ -196,7 +196,7 @@ func TestHostileScripts(t *testing.T) {
 // function of script and input) the same runaways end as limit cpu, long
 // before their generous wall clock, on both routes and every time.
 func TestCPUBudgetThroughTheService(t *testing.T) {
-	s, stop := newService(quickjs.WithCPUBudget(200))
+	s, stop := newService(func(o *worker.EngineOptions) { o.CPUBudget = 200 })
 	defer stop()
 	for _, script := range []string{
 		`for (;;) {}`,
@@ -214,7 +214,7 @@ func TestCPUBudgetThroughTheService(t *testing.T) {
 			}
 		}
 	}
-	if n := s.stuck.Load(); n != 0 {
+	if n := s.stuck(); n != 0 {
 		t.Errorf("%d stuck runs", n)
 	}
 }

@@ -1,15 +1,12 @@
 package security
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
 // poc is a proof-of-concept script of a known QuickJS bug, with what its
@@ -141,17 +138,5 @@ func runStuckPoC(t *testing.T, p poc) {
 	if testing.Short() {
 		t.Skip("stuck PoC: starts a child service")
 	}
-	storeDir := t.TempDir()
-	st, err := contentstore.NewDirStore(storeDir, contentstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := st.Put(context.Background(), []byte(p.script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := startChild(t, storeDir)
-	q := req{script: p.script, wall: stuckWall}
-	r := post(t, c.URL, evaluations, q, ref.String())
-	requireStuckEnding(t, c, q, r)
+	newStuckChild(t).stuck(t, evaluations, req{script: p.script, wall: stuckWall})
 }

@@ -12,7 +12,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,14 +20,15 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
-// The in-process service is wired like serve.go wires the binary (same
-// engine options, same limits and graces as the defaults in README.md), with
-// two differences: the kernel SIGKILL backstop is off, because it would kill
-// the test process, and a run abandoned by the watchdog is recorded, because
-// no case of the shared service may ever be stuck (those run against their
-// own child process: stuck_test.go).
+// The in-process service is wired like serve.go wires the binary (the same
+// worker options, limits and graces as the defaults in README.md): the real
+// handler over a pool of real worker processes (this test binary, started
+// with the worker verb), locked down as in production. A run the pool had to
+// kill is counted, because no case of the shared service may ever be stuck
+// (those are stuck_test.go's, which checks the kills themselves).
 const (
 	grace          = quickjs.DefaultHardKillGrace // HARD_KILL_GRACE
 	handlerGrace   = 2*grace + time.Second        // serve.go's handler and effect grace
@@ -49,11 +49,14 @@ var serviceLimits = handler.Limits{
 	MaxRequestBytes:    4 << 20,
 }
 
-// cacheDir holds wazero's compiled engine across the engines this package
-// builds.
+// cacheDir holds wazero's compiled engine across the workers this package
+// starts.
 var cacheDir string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == worker.Verb {
+		os.Exit(worker.Main()) // this binary as the pool's worker
+	}
 	dir, err := os.MkdirTemp("", "security-test-cache-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -66,55 +69,59 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// service is the real handler over the real engine, served over HTTP on
+// service is the real handler over real workers, served over HTTP on
 // loopback.
 type service struct {
-	url    string
-	engine *quickjs.Engine
-	store  *contentstore.MemStore
-	stuck  atomic.Int32      // runs the watchdog abandoned
-	logs   *servicetest.Logs // the service's JSON log lines
+	url     string
+	workers *worker.Pool
+	store   *contentstore.MemStore
+	logs    *servicetest.Logs // the service's JSON log lines
 }
 
-// newService starts a service; extra engine options (a small CPU budget, say)
-// come after the defaults.
-func newService(opts ...quickjs.Option) (*service, func()) {
+// stuck is how many runs the pool had to kill.
+func (s *service) stuck() int64 { return s.workers.Kills() }
+
+// newService starts a service; opts adjust the workers' engine (a small CPU
+// budget, say) after the defaults.
+func newService(opts ...func(*worker.EngineOptions)) (*service, func()) {
 	return newServiceGrace(handlerGrace, opts...)
 }
 
 // newServiceGrace is newService with the handler's and the effect's grace
-// given: it must exceed the engine's hard-kill grace.
-func newServiceGrace(hgrace time.Duration, opts ...quickjs.Option) (*service, func()) {
+// given: it must exceed the workers' hard-kill grace.
+func newServiceGrace(hgrace time.Duration, opts ...func(*worker.EngineOptions)) (*service, func()) {
 	s := &service{logs: &servicetest.Logs{}}
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	opts = append([]quickjs.Option{
-		quickjs.WithMaxMemoryBytes(serviceLimits.MaxMemoryBytes),
-		quickjs.WithCPUBudget(quickjs.DefaultCPUBudget),
-		quickjs.WithPoolSize(quickjs.DefaultPoolSize),
-		quickjs.WithHardKill(quickjs.HardKillWatchdog, grace),
-		quickjs.WithCompilationCache(cacheDir),
-		quickjs.WithLogger(log),
-		quickjs.WithOnStuck(func(quickjs.StuckRun) { s.stuck.Add(1) }),
-	}, opts...)
-	e, err := quickjs.New(context.Background(), opts...)
+	eo := worker.EngineOptions{
+		MaxMemoryBytes:      serviceLimits.MaxMemoryBytes,
+		CPUBudget:           quickjs.DefaultCPUBudget,
+		PoolSize:            quickjs.DefaultPoolSize,
+		HardKillGrace:       grace,
+		ProcessKill:         true,
+		CompilationCacheDir: cacheDir,
+	}
+	for _, o := range opts {
+		o(&eo)
+	}
+	pool, err := worker.New(worker.Options{Engine: eo, Concurrent: 1, Spares: 1, Lockdown: worker.LockdownRequired, Logger: log})
 	if err != nil {
 		panic(err)
 	}
-	if err := e.Warm(context.Background()); err != nil {
+	if err := pool.Warm(context.Background()); err != nil {
 		panic(err)
 	}
-	s.engine = e
+	s.workers = pool
 	st, err := contentstore.NewMemStore(contentstore.Options{MaxScriptBytes: serviceLimits.MaxScriptBytes, Logger: log})
 	if err != nil {
 		panic(err)
 	}
 	s.store = st
-	eff, err := handler.NewEffect(st, e, serviceLimits, effect.Options{BackendGrace: hgrace, Logger: log})
+	eff, err := handler.NewEffect(st, pool, serviceLimits, effect.Options{BackendGrace: hgrace, Logger: log})
 	if err != nil {
 		panic(err)
 	}
 	h, err := handler.New(handler.Config{
-		Backend:        e,
+		Backend:        pool,
 		Scripts:        st,
 		Effect:         eff,
 		Limits:         serviceLimits,
@@ -122,6 +129,7 @@ func newServiceGrace(hgrace time.Duration, opts ...quickjs.Option) (*service, fu
 		RequestTimeout: requestTimeout,
 		HardKillGrace:  hgrace,
 		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
+		Isolation:      func() any { return pool.Protections() },
 		Logger:         log,
 	})
 	if err != nil {
@@ -131,7 +139,9 @@ func newServiceGrace(hgrace time.Duration, opts ...quickjs.Option) (*service, fu
 	s.url = srv.URL
 	return s, func() {
 		srv.Close()
-		_ = e.Close(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = pool.Close(ctx)
 	}
 }
 
@@ -148,8 +158,8 @@ func shared(t *testing.T) *service {
 	// A case that left the shared service stuck would make every later
 	// result meaningless: fail where it happened.
 	t.Cleanup(func() {
-		if n := sharedSvc.stuck.Load(); n != 0 {
-			t.Errorf("the shared service's watchdog abandoned %d run(s): a case that never reaches the interrupt handler belongs in stuck_test.go", n)
+		if n := sharedSvc.stuck(); n != 0 {
+			t.Errorf("the shared service killed %d worker(s) for runs that did not stop: a case that never reaches the interrupt handler belongs in stuck_test.go", n)
 		}
 	})
 	return sharedSvc

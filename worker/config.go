@@ -1,0 +1,91 @@
+package worker
+
+import (
+	"fmt"
+	"time"
+)
+
+// Verb is the hidden subcommand of the service's binary that runs a worker.
+// The server starts it; it refuses to run when its channel is not there.
+const Verb = "__sandbox-worker"
+
+// channelFD is the worker's end of its channel to the server. Its standard
+// error (fd 2) carries its log lines and, if it crashes, the Go runtime's
+// report; fds 0 and 1 are /dev/null.
+const channelFD = 3
+
+// Lockdown selects what a worker does about its own lock-down.
+type Lockdown string
+
+const (
+	// LockdownRequired: a worker that cannot lock itself down refuses to
+	// start. Where lock-down is not supported (not Linux) it runs without,
+	// and says so.
+	LockdownRequired Lockdown = "required"
+	// LockdownBestEffort: a worker applies what it can and runs anyway.
+	LockdownBestEffort Lockdown = "best-effort"
+	// LockdownOff: a worker does not lock itself down.
+	LockdownOff Lockdown = "off"
+)
+
+// Valid reports whether l is one of the three modes.
+func (l Lockdown) Valid() bool {
+	return l == LockdownRequired || l == LockdownBestEffort || l == LockdownOff
+}
+
+// EngineOptions configure the engine inside every worker.
+type EngineOptions struct {
+	// MaxMemoryBytes is the largest memory limit a run may ask for.
+	MaxMemoryBytes int64
+	// CPUBudget is the engine's CPU budget in interrupt polls; 0 disables.
+	CPUBudget uint64
+	// PoolSize is how many fresh instances a worker keeps ready.
+	PoolSize int
+	// HardKillGrace is the time after a run's deadline at which the server
+	// kills a worker whose run has not stopped. The worker's own kernel
+	// timer, its backstop, fires one grace later.
+	HardKillGrace time.Duration
+	// ProcessKill arms that kernel timer for every run (Linux).
+	ProcessKill bool
+	// CompilationCacheDir is wazero's compilation cache, read (and filled)
+	// before lock-down.
+	CompilationCacheDir string
+}
+
+// hello is the server's first frame: everything the worker needs. A worker
+// reads nothing else from its environment, which is empty.
+type hello struct {
+	Engine   EngineOptions `json:"engine"`
+	Lockdown Lockdown      `json:"lockdown"`
+	LogLevel string        `json:"logLevel"`
+}
+
+// ready is the worker's first frame: it is warm and locked down (or says
+// why it is not starting).
+type ready struct {
+	Pid         int         `json:"pid"`
+	Protections Protections `json:"protections"`
+	Error       string      `json:"error,omitempty"`
+}
+
+// Protections say which layers stand between a guest and the host beyond
+// wasm: the worker process and its lock-down.
+type Protections struct {
+	// Process: guests run in a worker process, never in the server.
+	Process bool `json:"process"`
+	// EmptyEnvironment: the worker has no environment variables.
+	EmptyEnvironment bool `json:"emptyEnvironment"`
+	// NoNewPrivs: no_new_privs is set.
+	NoNewPrivs bool `json:"noNewPrivs"`
+	// ResourceLimits: address space (but in race-detector builds), open
+	// files, core dumps and file sizes are limited, and the process is not
+	// dumpable.
+	ResourceLimits bool `json:"resourceLimits"`
+	// Seccomp: the system-call filter is installed.
+	Seccomp bool `json:"seccomp"`
+}
+
+func (p Protections) String() string {
+	return fmt.Sprintf("process=%v emptyEnvironment=%v noNewPrivs=%v resourceLimits=%v seccomp=%v",
+		p.Process, p.EmptyEnvironment, p.NoNewPrivs, p.ResourceLimits, p.Seccomp)
+}

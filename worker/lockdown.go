@@ -1,0 +1,40 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/lockdown"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+)
+
+// openFilesLimit is the worker's RLIMIT_NOFILE: above the highest
+// descriptor it holds (its standard streams, its channel, the Go runtime's
+// poller and cgroup files), far below anything useful to a guest that
+// escaped. No descriptor can be created after the lock-down anyway.
+const openFilesLimit = 32
+
+// lockDown applies the worker's lock-down as h asks, after the engine is
+// compiled and warm. It returns what is on; with LockdownRequired, any step
+// that fails on a system that supports the lock-down is an error, and the
+// worker refuses to start.
+func lockDown(h hello) (Protections, error) {
+	var p Protections
+	if h.Lockdown == LockdownOff || !lockdown.Supported() {
+		return p, nil // elsewhere than Linux: the start-up log says so
+	}
+	opts := lockdown.Options{OpenFiles: openFilesLimit}
+	if !raceDetector {
+		// a race-detector build's shadow memory alone reserves terabytes
+		opts.AddressSpaceBytes = lockdown.AddressSpaceFor(h.Engine.MaxMemoryBytes,
+			quickjs.LinearMemoriesAtMost(h.Engine.PoolSize))
+	}
+	st, err := lockdown.Apply(opts)
+	p.NoNewPrivs, p.ResourceLimits, p.Seccomp = st.NoNewPrivs, st.ResourceLimits && st.Undumpable, st.Seccomp
+	if err != nil {
+		if h.Lockdown == LockdownRequired || errors.Is(err, lockdown.ErrApplied) {
+			return p, fmt.Errorf("worker: lock-down failed (WORKER_LOCKDOWN=%s): %w", h.Lockdown, err)
+		}
+	}
+	return p, nil
+}

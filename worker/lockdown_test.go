@@ -1,0 +1,157 @@
+package worker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/lockdown"
+)
+
+// probeArg makes the test binary, started as a worker, try each call a
+// locked-down worker must be refused once it is ready, and log the results.
+const probeArg = "probe-after-lockdown"
+
+// refusedCalls are tried from Go inside the worker after its lock-down.
+var refusedCalls = map[string]func() error{
+	"socket": func() error {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		if err == nil {
+			syscall.Close(fd)
+		}
+		return err
+	},
+	"connect": func() error {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:9", time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	},
+	"open": func() error {
+		f, err := os.Open("/etc/hostname")
+		if err == nil {
+			f.Close()
+		}
+		return err
+	},
+	"create": func() error {
+		f, err := os.Create(os.TempDir() + "/worker-probe")
+		if err == nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+		return err
+	},
+	"execve": func() error { return exec.Command("/bin/true").Run() },
+	"fork": func() error {
+		pid, err := syscall.ForkExec("/bin/true", []string{"true"}, nil)
+		if err == nil {
+			syscall.Wait4(pid, nil, 0, nil)
+		}
+		return err
+	},
+	"ptrace": func() error {
+		_, _, e := syscall.RawSyscall(syscall.SYS_PTRACE, syscall.PTRACE_TRACEME, 0, 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	},
+	"setrlimit": func() error {
+		return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: 1 << 20, Max: 1 << 20})
+	},
+}
+
+func probeRefused(log *slog.Logger) {
+	for name, call := range refusedCalls {
+		err := call()
+		msg := "allowed"
+		if err != nil {
+			msg = err.Error()
+		}
+		log.Info("probe", "call", name, "result", msg, "eperm", errors.Is(err, syscall.EPERM))
+	}
+}
+
+// A real worker, once locked down, is refused each call that would reach
+// outside its process (from Go, as a guest that escaped wasm would try);
+// and it still serves runs correctly. Without the lock-down the same probes
+// succeed, so the check is not vacuous.
+func TestLockedDownWorkerIsRefused(t *testing.T) {
+	if !lockdown.Supported() {
+		t.Skip("no lock-down on this system")
+	}
+	for _, mode := range []Lockdown{LockdownRequired, LockdownOff} {
+		t.Run(string(mode), func(t *testing.T) {
+			logs := &syncBuffer{}
+			p := newPool(t, func(o *Options) {
+				o.Args = []string{Verb, probeArg}
+				o.Lockdown = mode
+				o.Spares = 0
+				o.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+			})
+			if got := describe(run(t, p, `[1, 2].map(x => x * 2)`, `null`, generous)); got != "ok [2,4]" {
+				t.Fatalf("a run in the probed worker: %s", got)
+			}
+			if want := mode == LockdownRequired; p.Protections().Seccomp != want || p.Protections().NoNewPrivs != want {
+				t.Fatalf("protections %s with lockdown %s", p.Protections(), mode)
+			}
+			results := map[string]string{}
+			eperm := map[string]bool{}
+			deadline := time.Now().Add(time.Minute)
+			for len(results) < len(refusedCalls) && time.Now().Before(deadline) {
+				for _, line := range strings.Split(logs.String(), "\n") {
+					var rec struct {
+						Msg, Call, Result string
+						EPERM             bool `json:"eperm"`
+					}
+					if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "worker: probe" {
+						results[rec.Call], eperm[rec.Call] = rec.Result, rec.EPERM
+					}
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			for name := range refusedCalls {
+				res, ok := results[name]
+				switch {
+				case !ok:
+					t.Errorf("%s: no probe result", name)
+				case mode == LockdownRequired && !eperm[name]:
+					t.Errorf("%s inside a locked-down worker: %s, want EPERM", name, res)
+				case mode == LockdownOff && eperm[name] && name != "ptrace" && name != "setrlimit":
+					// ptrace and raising a limit may be refused by the
+					// kernel for reasons of its own; the others must work
+					t.Errorf("%s without the lock-down: %s, want it to work", name, res)
+				}
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

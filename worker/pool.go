@@ -1,0 +1,515 @@
+package worker
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+)
+
+// ErrClosed is returned by a Pool after Close.
+var ErrClosed = errors.New("worker: pool closed")
+
+// Options configure a Pool.
+type Options struct {
+	// Engine configures the engine inside every worker.
+	Engine EngineOptions
+	// Concurrent is how many runs may be in progress at once (each holds a
+	// worker); Spares is how many more workers are kept ready, so that a
+	// killed worker's successor is already warm.
+	Concurrent, Spares int
+	// Lockdown is what a worker does about its lock-down.
+	Lockdown Lockdown
+	// Executable and Args start a worker: by default this process's own
+	// executable with Verb.
+	Executable string
+	Args       []string
+	// Logger receives the pool's lines and the workers' relayed lines.
+	Logger *slog.Logger
+	// LogLevel is the workers' log level (debug, info, warn, error).
+	LogLevel string
+}
+
+// Pool runs evaluations in worker processes, one run per worker at a time.
+// It implements effect.Backend, effect.Warmer and effect.Closer.
+//
+// The hard kill is the pool's: a run that has not answered one grace after
+// its deadline gets the wall-clock limit, and its worker is killed with
+// SIGKILL. A spare, started ahead, takes the next run; a successor starts in
+// the background. The server's own runtime never runs guest code.
+type Pool struct {
+	opts  Options
+	log   *slog.Logger
+	want  int
+	hello hello
+	// ownCache is a compilation cache the pool made for its workers when
+	// none was configured (the first worker fills it, the others read it);
+	// removed by Close.
+	ownCache string
+
+	idle chan *proc
+
+	mu       sync.Mutex
+	cond     *sync.Cond // signalled when live drops or the pool closes
+	live     int        // workers started or starting, not yet exited
+	all      map[*proc]struct{}
+	closed   bool
+	startErr error         // the last start's failure, nil after a success
+	failed   chan struct{} // closed when startErr is set
+	warm     chan struct{} // closed when the first worker is ready
+	warmOnce sync.Once
+
+	prot     atomic.Pointer[Protections]
+	starts   atomic.Int64
+	kills    atomic.Int64
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     sync.WaitGroup
+
+	dispatched func(*proc) // tests: called once a run is sent to w
+}
+
+var (
+	_ effect.Backend = (*Pool)(nil)
+	_ effect.Warmer  = (*Pool)(nil)
+	_ effect.Closer  = (*Pool)(nil)
+)
+
+// New validates opts and starts the pool's workers in the background; Warm
+// waits for the first.
+func New(opts Options) (*Pool, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Lockdown == "" {
+		opts.Lockdown = LockdownRequired
+	}
+	if opts.LogLevel == "" {
+		opts.LogLevel = "info"
+	}
+	var problems []error
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
+	if opts.Concurrent < 1 {
+		bad("Concurrent must be >= 1, got %d", opts.Concurrent)
+	}
+	if opts.Spares < 0 || opts.Spares > 8 {
+		bad("Spares must be in [0, 8], got %d", opts.Spares)
+	}
+	if !opts.Lockdown.Valid() {
+		bad("Lockdown must be %q, %q or %q, got %q", LockdownRequired, LockdownBestEffort, LockdownOff, opts.Lockdown)
+	}
+	if opts.Engine.HardKillGrace <= 0 {
+		bad("Engine.HardKillGrace must be positive, got %v", opts.Engine.HardKillGrace)
+	}
+	if opts.Engine.MaxMemoryBytes <= 0 {
+		bad("Engine.MaxMemoryBytes must be positive, got %d", opts.Engine.MaxMemoryBytes)
+	}
+	if err := errors.Join(problems...); err != nil {
+		return nil, fmt.Errorf("worker: invalid options: %w", err)
+	}
+	if opts.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("worker: the service's own executable: %w", err)
+		}
+		opts.Executable = exe
+	}
+	if opts.Args == nil {
+		opts.Args = []string{Verb}
+	}
+	p := &Pool{
+		opts:   opts,
+		log:    opts.Logger,
+		want:   opts.Concurrent + opts.Spares,
+		idle:   make(chan *proc, opts.Concurrent+opts.Spares),
+		all:    map[*proc]struct{}{},
+		failed: make(chan struct{}),
+		warm:   make(chan struct{}),
+		stop:   make(chan struct{}),
+	}
+	p.cond = sync.NewCond(&p.mu)
+	closeInheritedOnExec()
+	if opts.Engine.CompilationCacheDir == "" {
+		dir, err := os.MkdirTemp("", "sandbox-worker-cache-")
+		if err != nil {
+			return nil, fmt.Errorf("worker: a compilation cache for the workers: %w", err)
+		}
+		p.ownCache = dir
+		opts.Engine.CompilationCacheDir = dir
+	}
+	p.hello = hello{Engine: opts.Engine, Lockdown: opts.Lockdown, LogLevel: opts.LogLevel}
+	p.done.Add(1)
+	go p.supervise()
+	return p, nil
+}
+
+// supervise keeps want workers alive: it starts one at a time (so that the
+// first fills the compilation cache that the others read), and starts a
+// successor whenever one exits.
+func (p *Pool) supervise() {
+	defer p.done.Done()
+	backoff := 50 * time.Millisecond
+	for {
+		p.mu.Lock()
+		for p.live >= p.want && !p.closed {
+			p.cond.Wait()
+		}
+		if p.closed {
+			p.mu.Unlock()
+			return
+		}
+		p.live++
+		p.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		go func() {
+			select {
+			case <-p.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		start := time.Now()
+		w, err := spawn(ctx, p.opts.Executable, p.opts.Args, p.hello, p.log)
+		cancel()
+		p.mu.Lock()
+		if err != nil {
+			p.live--
+			p.startErr = err
+			select {
+			case <-p.failed:
+			default:
+				close(p.failed)
+			}
+			closed := p.closed
+			p.mu.Unlock()
+			if closed {
+				return
+			}
+			p.log.Error("a sandbox worker failed to start", "err", err, "retryIn", backoff.String())
+			select {
+			case <-p.stop:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		if p.startErr != nil {
+			p.startErr = nil
+			p.failed = make(chan struct{})
+		}
+		if p.closed {
+			p.mu.Unlock()
+			w.kill()
+			<-w.exited
+			p.mu.Lock()
+			p.live--
+			p.mu.Unlock()
+			return
+		}
+		p.all[w] = struct{}{}
+		p.mu.Unlock()
+		p.starts.Add(1)
+		first := p.prot.Swap(&w.prot) == nil
+		p.log.Debug("sandbox worker ready", "pid", w.pid, "took", time.Since(start).String())
+		if first {
+			p.log.Info("sandbox workers: guests run in locked-down worker processes",
+				"protections", w.prot.String(), "lockdown", string(p.opts.Lockdown), "workers", p.want)
+		}
+		p.done.Add(1)
+		go p.reap(w)
+		p.idle <- w
+		p.warmOnce.Do(func() { close(p.warm) })
+	}
+}
+
+// reap waits for a worker's end and makes room for its successor.
+func (p *Pool) reap(w *proc) {
+	defer p.done.Done()
+	<-w.exited
+	if !w.killed.Load() {
+		p.log.Warn("a sandbox worker exited", "pid", w.pid, "err", w.describeExit(errors.New("exited")).Error())
+	}
+	p.mu.Lock()
+	delete(p.all, w)
+	p.live--
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// Warm waits until the first worker is ready, or its start failed.
+func (p *Pool) Warm(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		failed, closed := p.failed, p.closed
+		p.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
+		select {
+		case <-p.warm:
+			return nil
+		case <-failed:
+			p.mu.Lock()
+			err := p.startErr
+			p.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Capabilities declares what runs in the pool's workers enforce. The wall
+// clock is hard: a run that does not stop ends with its worker.
+func (p *Pool) Capabilities() effect.Capabilities {
+	return quickjs.DeclaredCapabilities(p.opts.Engine.CPUBudget, true)
+}
+
+// MaxMemoryBytes is the largest memory limit a run may ask for.
+func (p *Pool) MaxMemoryBytes() int64 { return p.opts.Engine.MaxMemoryBytes }
+
+// Protections are those of the workers started so far (the latest one's);
+// before the first has started, only Process is known.
+func (p *Pool) Protections() Protections {
+	if pr := p.prot.Load(); pr != nil {
+		return *pr
+	}
+	return Protections{Process: true}
+}
+
+// Healthy is nil while workers start: the last start succeeded (a run
+// that finds no ready worker waits for one). It is the last start's failure
+// otherwise.
+func (p *Pool) Healthy() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	if p.startErr != nil {
+		return fmt.Errorf("sandbox workers fail to start: %w", p.startErr)
+	}
+	return nil
+}
+
+// Kills is how many workers the pool has killed for runs that did not stop.
+func (p *Pool) Kills() int64 { return p.kills.Load() }
+
+// Evaluate runs one script (ADR 0144 D1). It implements effect.Backend.
+func (p *Pool) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+	r, err := p.Run(ctx, req, false)
+	return r.Outcome, err
+}
+
+// EvaluateWithLogs is Evaluate that also returns the run's console output
+// (at most 64 KiB, truncated with a marker).
+func (p *Pool) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+	r, err := p.Run(ctx, req, true)
+	return r.Outcome, r.Logs, err
+}
+
+// Run evaluates req in a worker and, when logs is true, also returns the
+// run's console output.
+func (p *Pool) Run(ctx context.Context, req effect.Request, logs bool) (quickjs.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return quickjs.Result{}, err
+	}
+	if req.Limits.WallClock <= 0 {
+		return quickjs.Result{Outcome: effect.Infrastructure(fmt.Sprintf("invalid limits: wall clock %v must be positive", req.Limits.WallClock))}, nil
+	}
+	w, err := p.acquire(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return quickjs.Result{}, ctx.Err()
+		}
+		return quickjs.Result{Outcome: effect.Infrastructure(err.Error())}, nil
+	}
+	return p.runOn(ctx, w, req, logs)
+}
+
+// acquire takes a ready worker, waiting for one while workers are starting.
+func (p *Pool) acquire(ctx context.Context) (*proc, error) {
+	for {
+		select {
+		case w := <-p.idle:
+			if w.alive() {
+				return w, nil
+			}
+			continue // died while idle; its successor is on its way
+		default:
+		}
+		p.mu.Lock()
+		closed, failed, startErr := p.closed, p.failed, p.startErr
+		p.mu.Unlock()
+		if closed {
+			return nil, ErrClosed
+		}
+		if startErr != nil {
+			return nil, fmt.Errorf("no sandbox worker is ready: %w", startErr)
+		}
+		select {
+		case w := <-p.idle:
+			if w.alive() {
+				return w, nil
+			}
+		case <-failed:
+		case <-p.stop:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// runOn sends req to w and waits for its result, the hard kill, the
+// caller's cancellation or the worker's death, whichever comes first.
+func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool) (quickjs.Result, error) {
+	grace := p.opts.Engine.HardKillGrace
+	w.nextID++
+	id := w.nextID
+	w.wbuf = appendRun(startFrame(w.wbuf, frameRun), id, req, logs)
+	if len(w.wbuf)-frameHeader > w.maxFrame {
+		p.idle <- w
+		return quickjs.Result{Outcome: effect.Infrastructure(fmt.Sprintf(
+			"the script and input (%d bytes) exceed what a worker accepts for a memory maximum of %d bytes",
+			len(w.wbuf)-frameHeader, p.opts.Engine.MaxMemoryBytes))}, nil
+	}
+	deadline := time.Now().Add(req.Limits.WallClock)
+	if err := sendFrame(w.conn, w.wbuf); err != nil {
+		return p.died(w, fmt.Errorf("sending the run: %w", err))
+	}
+	if p.dispatched != nil {
+		p.dispatched(w)
+	}
+	if cap(w.wbuf) > 1<<20 {
+		w.wbuf = nil // do not keep a large script's buffer for the worker's life
+	}
+	hardKill := time.NewTimer(time.Until(deadline) + grace)
+	defer hardKill.Stop()
+	select {
+	case r := <-w.results:
+		return p.finish(ctx, w, id, r)
+	case <-w.readDone:
+		return p.died(w, w.readErr)
+	case <-hardKill.C:
+		p.killStuck(w, req.Limits, false)
+		return quickjs.Result{Outcome: effect.LimitHit(effect.LimitWallClock)}, nil
+	case <-ctx.Done():
+	}
+	// Cancelled: the guest stops at its next interrupt poll; give it the
+	// grace, then end the worker.
+	cancel := binary.AppendUvarint(startFrame(nil, frameCancel), id)
+	if err := sendFrame(w.conn, cancel); err != nil {
+		w.kill()
+		return quickjs.Result{}, ctx.Err()
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case r := <-w.results:
+		if _, err := p.finish(ctx, w, id, r); err != nil && !errors.Is(err, ctx.Err()) {
+			p.log.Warn("a cancelled run's result", "err", err)
+		}
+	case <-w.readDone:
+		w.kill()
+	case <-t.C:
+		p.killStuck(w, req.Limits, true)
+	}
+	return quickjs.Result{}, ctx.Err()
+}
+
+// finish turns a result frame into the run's result and returns w to the
+// idle workers unless it retires.
+func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (quickjs.Result, error) {
+	if r.id != id {
+		w.kill()
+		return quickjs.Result{Outcome: effect.Infrastructure(fmt.Sprintf("the sandbox worker answered run %d for run %d", r.id, id))}, nil
+	}
+	if r.retire {
+		p.log.Error("a sandbox worker retired: its engine abandoned a run inside the guest",
+			"event", "hardKill", "pid", w.pid)
+		p.kills.Add(1)
+		w.kill()
+	} else {
+		p.idle <- w
+	}
+	if r.status == resultCancelled {
+		if err := ctx.Err(); err != nil {
+			return quickjs.Result{}, err
+		}
+		return quickjs.Result{}, context.Canceled
+	}
+	if err := ctx.Err(); err != nil {
+		return quickjs.Result{}, err // cancellation wins over whatever the run produced
+	}
+	return quickjs.Result{Outcome: r.outcome, Logs: string(r.logs), Polls: r.polls}, nil
+}
+
+// killStuck is the hard kill: w's run did not stop one grace after its
+// deadline (or its cancellation), so it is inside one long native call that
+// never polls. The worker holds nothing but that guest.
+func (p *Pool) killStuck(w *proc, l effect.Limits, cancelled bool) {
+	w.kill()
+	p.kills.Add(1)
+	p.log.Error("killed a sandbox worker whose run did not stop at its deadline",
+		"event", "hardKill", "pid", w.pid, "wallClock", l.WallClock.String(),
+		"grace", p.opts.Engine.HardKillGrace.String(), "cancelled", cancelled)
+}
+
+// died is the answer for a run whose worker died under it: an
+// infrastructure outcome (retryable) that says how it ended.
+func (p *Pool) died(w *proc, cause error) (quickjs.Result, error) {
+	w.kill()
+	<-w.exited
+	if cause == nil {
+		cause = errors.New("the channel closed")
+	}
+	err := w.describeExit(fmt.Errorf("the sandbox worker process died during the run: %w", cause))
+	p.log.Error("a sandbox worker died during a run", "pid", w.pid, "err", err.Error())
+	return quickjs.Result{Outcome: effect.Infrastructure(err.Error())}, nil
+}
+
+// Close stops starting workers and ends every worker: idle ones by closing
+// their channel, any still running at ctx's end by SIGKILL. Call it once
+// no evaluation is in progress (after the HTTP server's drain).
+func (p *Pool) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.cond.Broadcast()
+	procs := make([]*proc, 0, len(p.all))
+	for w := range p.all {
+		procs = append(procs, w)
+	}
+	p.mu.Unlock()
+	p.stopOnce.Do(func() { close(p.stop) })
+	var wg sync.WaitGroup
+	for _, w := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.retire(ctx)
+		}()
+	}
+	wg.Wait()
+	p.done.Wait()
+	if p.ownCache != "" {
+		_ = os.RemoveAll(p.ownCache)
+	}
+	return nil
+}

@@ -1,0 +1,375 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+)
+
+// The test binary is its own worker: started with Verb, it serves the
+// protocol instead of running tests.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == Verb {
+		if len(os.Args) > 2 && os.Args[2] == probeArg {
+			os.Exit(mainWith(probeRefused))
+		}
+		os.Exit(Main())
+	}
+	dir, err := os.MkdirTemp("", "worker-test-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testCache = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testCache is the compilation cache every pool of the package's tests
+// shares, so that the engine is compiled once per test process.
+var testCache string
+
+const testGrace = 500 * time.Millisecond
+
+// stuckScript stays inside one native builtin for tens of seconds: a naive
+// string search that never reaches QuickJS's interrupt handler.
+const stuckScript = `'a'.repeat(4e6).indexOf('a'.repeat(4e4) + 'b')`
+
+func testOptions(mod func(*Options)) Options {
+	o := Options{
+		Engine: EngineOptions{
+			MaxMemoryBytes:      256 << 20,
+			CPUBudget:           1_000_000,
+			PoolSize:            1,
+			HardKillGrace:       testGrace,
+			ProcessKill:         runtime.GOOS == "linux",
+			CompilationCacheDir: testCache,
+		},
+		Concurrent: 1,
+		Spares:     1,
+		Lockdown:   LockdownRequired,
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	return o
+}
+
+func newPool(t testing.TB, mod func(*Options)) *Pool {
+	t.Helper()
+	p, err := New(testOptions(mod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = p.Close(ctx)
+	})
+	// generous: the first worker of a test process compiles the engine,
+	// slowly under the race detector on a busy machine
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := p.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// generous is the wall clock of a run whose outcome must not be a timeout.
+var generous = effect.Limits{WallClock: 20 * time.Second, MemoryBytes: 32 << 20}
+
+func run(t testing.TB, p *Pool, script, input string, l effect.Limits) effect.Outcome {
+	t.Helper()
+	out, err := p.Evaluate(context.Background(), effect.Request{Script: script, InputJSON: input, Limits: l})
+	if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return out
+}
+
+func describe(o effect.Outcome) string {
+	if o.OK {
+		return "ok " + string(o.Value)
+	}
+	s := string(o.Kind)
+	if o.Limit != "" {
+		s += " " + string(o.Limit)
+	}
+	if o.Name != nil {
+		s += " " + *o.Name
+	}
+	if o.Message != "" {
+		s += ": " + o.Message
+	}
+	return s
+}
+
+// Every outcome kind crosses the channel as the engine made it, with the
+// script's and input's bytes exactly as sent and the logs when asked.
+func TestOutcomesCrossTheChannel(t *testing.T) {
+	p := newPool(t, nil)
+	cases := []struct {
+		script, input string
+		limits        effect.Limits
+		want          string
+	}{
+		{`input.a + 1`, `{"a":41}`, generous, `ok 42`},
+		{`({s: input})`, `"\ud800 é"`, generous, `ok {"s":"\ud800 é"}`},
+		{`'\ud800'.charCodeAt(0)`, `null`, generous, `ok 55296`},
+		{`throw new TypeError('no')`, `null`, generous, `threw TypeError: no`},
+		{`throw 7`, `null`, generous, `threw: 7`},
+		{`for (;;) {}`, `null`, effect.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 32 << 20}, `limit wallClock`},
+		{`let a = []; for (;;) a.push(new Array(1e5).fill(1))`, `null`, effect.Limits{WallClock: 20 * time.Second, MemoryBytes: 4 << 20}, `limit memory`},
+		{`undefined`, `null`, generous, `ok null`},
+	}
+	for _, c := range cases {
+		if got := describe(run(t, p, c.script, c.input, c.limits)); got != c.want {
+			t.Errorf("%s on %s: got %s, want %s", c.script, c.input, got, c.want)
+		}
+	}
+	out, logs, err := p.EvaluateWithLogs(context.Background(), effect.Request{Script: `console.log('hi', 1); 2`, InputJSON: `null`, Limits: generous})
+	if err != nil || describe(out) != "ok 2" || logs != "hi 1\n" {
+		t.Fatalf("with logs: %s, %q, %v", describe(out), logs, err)
+	}
+	if p.Kills() != 0 {
+		t.Fatalf("%d workers killed by runs that all stopped", p.Kills())
+	}
+}
+
+// A run stuck in native code is answered with the wall-clock limit one grace
+// after its deadline; its worker is killed, a spare that was ready before
+// the answer takes the next run, and a successor is started.
+func TestHardKillKeepsThePool(t *testing.T) {
+	p := newPool(t, nil)
+	waitIdle(t, p, 2)
+	for i := range 3 {
+		before := pids(p)
+		start := time.Now()
+		out := run(t, p, stuckScript, `null`, effect.Limits{WallClock: 50 * time.Millisecond, MemoryBytes: 32 << 20})
+		took := time.Since(start)
+		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+			t.Fatalf("stuck run %d: got %s", i, describe(out))
+		}
+		// the answer is the kill's, not the guest's return (which takes
+		// tens of seconds)
+		if got := p.Kills(); got != int64(i+1) {
+			t.Fatalf("after stuck run %d: %d kills", i, got)
+		}
+		if took < 50*time.Millisecond+testGrace {
+			t.Fatalf("answered after %v, before deadline + grace", took)
+		}
+		// a spare, started before the answer, is ready at once
+		w := <-p.idle
+		if _, ok := before[w.pid]; !ok || !w.alive() {
+			t.Fatalf("the next run's worker %d was not a spare started before the answer (%v)", w.pid, before)
+		}
+		p.idle <- w
+		if got := describe(run(t, p, `1 + 1`, `null`, generous)); got != "ok 2" {
+			t.Fatalf("the run after stuck run %d: %s", i, got)
+		}
+		waitIdle(t, p, 2) // the successor is warm
+	}
+}
+
+// A caller who cancels gets its context's error; a run that stops at its
+// next poll keeps its worker, a stuck one ends it.
+func TestCancellation(t *testing.T) {
+	p := newPool(t, nil)
+	for _, c := range []struct {
+		script string
+		kills  int64
+	}{{`for (;;) {}`, 0}, {stuckScript, 1}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(300*time.Millisecond, cancel)
+		_, err := p.Evaluate(ctx, effect.Request{Script: c.script, InputJSON: `null`, Limits: generous})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: got %v, want context.Canceled", c.script, err)
+		}
+		if got := p.Kills(); got != c.kills {
+			t.Fatalf("%s: %d kills, want %d", c.script, got, c.kills)
+		}
+		if got := describe(run(t, p, `1 + 1`, `null`, generous)); got != "ok 2" {
+			t.Fatalf("after cancelling %s: %s", c.script, got)
+		}
+	}
+}
+
+// A worker that dies on its own during a run (a crash, the kernel's
+// out-of-memory kill, a signal from outside) gives that run a retryable
+// infrastructure outcome that says so; the next run is served.
+func TestWorkerDeathDuringARun(t *testing.T) {
+	// what the answer says: the wait status, or the Go runtime's crash
+	// report's headline
+	for sig, says := range map[syscall.Signal]string{
+		syscall.SIGKILL: "signal: killed",
+		syscall.SIGSEGV: "SIGSEGV: segmentation violation",
+		syscall.SIGABRT: "SIGABRT: abort",
+	} {
+		t.Run(sig.String(), func(t *testing.T) {
+			p := newPool(t, nil)
+			busy := make(chan int, 1)
+			p.dispatched = func(w *proc) { busy <- w.pid }
+			res := make(chan effect.Outcome, 1)
+			go func() {
+				out, err := p.Evaluate(context.Background(), effect.Request{Script: `for (;;) {}`, InputJSON: `null`, Limits: generous})
+				if err != nil {
+					out = effect.Infrastructure("error: " + err.Error())
+				}
+				res <- out
+			}()
+			pid := <-busy
+			p.dispatched = nil
+			time.Sleep(100 * time.Millisecond) // inside the guest
+			if err := syscall.Kill(pid, sig); err != nil {
+				t.Fatal(err)
+			}
+			out := <-res
+			if out.Kind != effect.KindInfrastructure || !strings.Contains(out.Message, "died during the run") ||
+				!strings.Contains(out.Message, says) {
+				t.Fatalf("got %s", describe(out))
+			}
+			if p.Kills() != 0 {
+				t.Fatalf("counted as a hard kill")
+			}
+			if got := describe(run(t, p, `1 + 1`, `null`, generous)); got != "ok 2" {
+				t.Fatalf("the next run: %s", got)
+			}
+		})
+	}
+}
+
+// A worker that cannot start makes Warm fail with what it said, and runs
+// get an infrastructure outcome at once rather than waiting.
+func TestStartFailure(t *testing.T) {
+	p, err := New(testOptions(func(o *Options) { o.Executable, o.Args = "/bin/sh", []string{"-c", "echo no engine here >&2; exit 3"} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = p.Warm(ctx)
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "no engine here") {
+		t.Fatalf("Warm: %v", err)
+	}
+	out := run(t, p, `1`, `null`, generous)
+	if out.Kind != effect.KindInfrastructure || !strings.Contains(out.Message, "no sandbox worker is ready") {
+		t.Fatalf("got %s", describe(out))
+	}
+	if p.Healthy() == nil {
+		t.Fatal("Healthy with no worker able to start")
+	}
+}
+
+// A worker holds nothing of the server: no environment, and no open files
+// but its standard streams (0 and 1 on /dev/null, 2 its log pipe), its
+// channel and the Go runtime's own poller descriptors.
+func TestWorkerHoldsNothingOfTheServer(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "/secret/key.json")
+	t.Setenv("SANDBOX_TEST_SECRET", "s3cret")
+	extra, err := os.Open(os.Args[0]) // an fd the server holds open
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	p := newPool(t, nil)
+	waitIdle(t, p, 2)
+	if !p.Protections().EmptyEnvironment {
+		t.Error("the worker reports a non-empty environment")
+	}
+	for pid := range pids(p) {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(env) != 0 {
+			t.Errorf("worker %d has an environment: %q", pid, env)
+		}
+		dir := fmt.Sprintf("/proc/%d/fd", pid)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+			ok := false
+			switch e.Name() {
+			case "0", "1":
+				ok = target == "/dev/null"
+			case "2":
+				ok = strings.HasPrefix(target, "pipe:")
+			case "3":
+				ok = strings.HasPrefix(target, "socket:")
+			default:
+				// the Go runtime's: its poller, and the cgroup CPU quota
+				// it reads to size GOMAXPROCS
+				ok = strings.HasPrefix(target, "anon_inode:") || strings.HasPrefix(target, "/sys/fs/cgroup/")
+			}
+			if !ok {
+				t.Errorf("worker %d holds fd %s -> %s", pid, e.Name(), target)
+			}
+		}
+	}
+}
+
+// No run sees what an earlier one left, on the same worker or another.
+func TestFreshAcrossWorkers(t *testing.T) {
+	p := newPool(t, nil)
+	for i := range 6 {
+		got := describe(run(t, p, `const seen = typeof globalThis.mark; globalThis.mark = 1; seen`, `null`, generous))
+		if got != `ok "undefined"` {
+			t.Fatalf("run %d saw an earlier run's global: %s", i, got)
+		}
+		if i == 2 {
+			run(t, p, stuckScript, `null`, effect.Limits{WallClock: 10 * time.Millisecond, MemoryBytes: 32 << 20})
+		}
+	}
+}
+
+// The conformance kit (ADR 0144 D5) over the pool: its wall clock is hard,
+// so abort-mid-run runs and must pass.
+func TestConformance(t *testing.T) {
+	p := newPool(t, nil)
+	if p.Capabilities().WallClock != effect.WallClockHard {
+		t.Fatalf("the pool declares %s", p.Capabilities().WallClock)
+	}
+	conformance.Run(t, func(t *testing.T) effect.Backend { return p }, conformance.Options{})
+}
+
+// pids are the pool's live workers.
+func pids(p *Pool) map[int]struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := map[int]struct{}{}
+	for w := range p.all {
+		m[w.pid] = struct{}{}
+	}
+	return m
+}
+
+// waitIdle waits until n workers are ready.
+func waitIdle(t testing.TB, p *Pool, n int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(p.idle) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers ready, want %d", len(p.idle), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,287 @@
+package worker
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// The channel between the server and a worker is a stream of frames: a
+// 4-byte big-endian payload length, a 1-byte frame type, the payload.
+//
+//	server → worker   hello (once), run, cancel
+//	worker → server   ready (once), result
+//
+// hello and ready are JSON (once per worker, off the request path); run and
+// result are a compact binary encoding, since they are on every request's
+// path and carry script, input and value bytes exactly as they are (no
+// escaping, no re-encoding: the guest gets the bytes the caller sent).
+type frameType byte
+
+const (
+	frameHello frameType = 1 + iota
+	frameReady
+	frameRun
+	frameResult
+	frameCancel
+)
+
+func (t frameType) String() string {
+	switch t {
+	case frameHello:
+		return "hello"
+	case frameReady:
+		return "ready"
+	case frameRun:
+		return "run"
+	case frameResult:
+		return "result"
+	case frameCancel:
+		return "cancel"
+	}
+	return fmt.Sprintf("frame(%d)", byte(t))
+}
+
+const frameHeader = 5
+
+// maxControlFrame bounds hello, ready and cancel frames.
+const maxControlFrame = 64 << 10
+
+// maxDataFrame bounds run and result frames for an engine whose memory
+// maximum is maxMemory: a script and an input that fit in the guest's memory,
+// or a value and the capped console output that came out of it.
+func maxDataFrame(maxMemory int64) int {
+	return int(2*maxMemory) + 1<<20
+}
+
+var errFrameTooLarge = errors.New("worker: frame too large")
+
+// startFrame begins a frame of type t in buf: append the payload to the
+// result, then send it with sendFrame.
+func startFrame(buf []byte, t frameType) []byte {
+	return append(buf[:0], 0, 0, 0, 0, byte(t))
+}
+
+// sendFrame fills in the length of a frame begun by startFrame and writes it
+// in one write.
+func sendFrame(w io.Writer, frame []byte) error {
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-frameHeader))
+	_, err := w.Write(frame)
+	return err
+}
+
+// writeFrame writes one frame with the given payload.
+func writeFrame(w io.Writer, t frameType, payload []byte) error {
+	return sendFrame(w, append(startFrame(nil, t), payload...))
+}
+
+// readFrame reads one frame into buf (grown as needed), refusing a payload
+// over limit before reading it.
+func readFrame(r io.Reader, buf []byte, limit func(frameType) int) (frameType, []byte, error) {
+	var h [frameHeader]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, buf, err
+	}
+	n := int(binary.BigEndian.Uint32(h[:4]))
+	t := frameType(h[4])
+	if n > limit(t) {
+		return t, buf, fmt.Errorf("%w: a %v frame of %d bytes, over its bound of %d", errFrameTooLarge, t, n, limit(t))
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return t, buf, err
+	}
+	return t, buf, nil
+}
+
+// runFrame is one evaluation, server → worker.
+type runFrame struct {
+	id     uint64
+	script []byte
+	input  []byte
+	limits effect.Limits
+	logs   bool
+}
+
+// appendRun appends the payload of a run frame.
+func appendRun(b []byte, id uint64, req effect.Request, logs bool) []byte {
+	b = binary.AppendUvarint(b, id)
+	b = binary.AppendUvarint(b, uint64(req.Limits.WallClock))
+	b = binary.AppendUvarint(b, uint64(req.Limits.MemoryBytes))
+	b = appendBool(b, logs)
+	b = appendString(b, req.Script)
+	b = appendString(b, req.InputJSON)
+	return b
+}
+
+func (f *runFrame) parse(b []byte) error {
+	d := decoder{b: b}
+	f.id = d.uvarint()
+	f.limits.WallClock = time.Duration(d.uvarint())
+	f.limits.MemoryBytes = int64(d.uvarint())
+	f.logs = d.bool()
+	f.script = d.bytes()
+	f.input = d.bytes()
+	return d.end("run")
+}
+
+// result statuses
+const (
+	resultOutcome   byte = iota // the run produced an outcome
+	resultCancelled             // the caller cancelled (a cancel frame) and the run stopped
+)
+
+// resultFrame is what one evaluation gave, worker → server.
+type resultFrame struct {
+	id      uint64
+	status  byte
+	outcome effect.Outcome
+	logs    []byte
+	polls   uint64
+	// retire: the worker cannot serve another run (its engine abandoned a
+	// run still inside the guest) and exits after this frame.
+	retire bool
+}
+
+func (f *resultFrame) append(b []byte) []byte {
+	o := &f.outcome
+	b = binary.AppendUvarint(b, f.id)
+	b = append(b, f.status)
+	b = appendBool(b, f.retire)
+	b = appendBool(b, o.OK)
+	b = appendBytes(b, []byte(o.Kind))
+	b = appendBytes(b, []byte(o.Limit))
+	b = appendBool(b, o.Name != nil)
+	if o.Name != nil {
+		b = appendBytes(b, []byte(*o.Name))
+	}
+	b = appendBytes(b, []byte(o.Message))
+	b = appendBool(b, o.Value != nil)
+	if o.Value != nil {
+		b = appendBytes(b, o.Value)
+	}
+	b = appendBytes(b, f.logs)
+	b = binary.AppendUvarint(b, f.polls)
+	return b
+}
+
+// parse decodes b; the outcome's byte fields are copies (b is reused).
+func (f *resultFrame) parse(b []byte) error {
+	d := decoder{b: b}
+	f.id = d.uvarint()
+	f.status = d.byte()
+	f.retire = d.bool()
+	o := effect.Outcome{}
+	o.OK = d.bool()
+	o.Kind = effect.OutcomeKind(d.bytes())
+	o.Limit = effect.LimitKind(d.bytes())
+	if d.bool() {
+		n := string(d.bytes())
+		o.Name = &n
+	}
+	o.Message = string(d.bytes())
+	if d.bool() {
+		o.Value = append([]byte{}, d.bytes()...)
+	}
+	f.outcome = o
+	f.logs = append(f.logs[:0], d.bytes()...)
+	f.polls = d.uvarint()
+	return d.end("result")
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// decoder reads the binary encoding; the first error sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("worker: truncated or malformed frame at %s", what)
+	}
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("a number")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 1 {
+		d.fail("a byte")
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) bool() bool {
+	switch d.byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	d.fail("a flag")
+	return false
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.fail("a byte string")
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) end(what string) error {
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("worker: %d bytes after the end of a %s frame", len(d.b), what)
+	}
+	return d.err
+}

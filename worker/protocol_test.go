@@ -1,0 +1,85 @@
+package worker
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// A result frame carries every outcome variant exactly, and a run frame the
+// script's and input's bytes as they are (a lone surrogate's WTF-8 bytes, a
+// NUL) with its limits.
+func TestFramesRoundTrip(t *testing.T) {
+	name := "TypeError"
+	empty := ""
+	for _, o := range []effect.Outcome{
+		effect.OK([]byte(`{"a":[1,"\ud800"]}`)),
+		effect.LimitHit(effect.LimitMemory),
+		effect.Threw(&name, "bad"),
+		effect.Threw(&empty, ""),
+		effect.Threw(nil, "7"),
+		effect.InputTooLarge(),
+		effect.Infrastructure("engine failed"),
+	} {
+		in := resultFrame{id: 9, status: resultOutcome, outcome: o, logs: []byte("hi\n"), polls: 12, retire: true}
+		var out resultFrame
+		if err := out.parse(in.append(nil)); err != nil {
+			t.Fatal(err)
+		}
+		if describe(out.outcome) != describe(o) || out.id != 9 || string(out.logs) != "hi\n" || out.polls != 12 || !out.retire ||
+			(o.Name == nil) != (out.outcome.Name == nil) || (o.Value == nil) != (out.outcome.Value == nil) {
+			t.Errorf("%s came back as %s (%+v)", describe(o), describe(out.outcome), out)
+		}
+	}
+	script := "'\xed\xa0\x80'.length\x00"
+	req := effect.Request{Script: script, InputJSON: `"\ud800"`, Limits: effect.Limits{WallClock: 1500 * time.Millisecond, MemoryBytes: 16 << 20}}
+	var f runFrame
+	if err := f.parse(appendRun(nil, 3, req, true)); err != nil {
+		t.Fatal(err)
+	}
+	if f.id != 3 || string(f.script) != script || string(f.input) != req.InputJSON || f.limits != req.Limits || !f.logs {
+		t.Fatalf("run frame came back as %+v", f)
+	}
+}
+
+// A frame cut short, or with bytes after its end, is refused, never
+// misread; a frame over its bound is refused before its payload is read.
+func TestFramesRefuseDamage(t *testing.T) {
+	full := (&resultFrame{id: 1, outcome: effect.OK([]byte(`1`))}).append(nil)
+	for n := range len(full) {
+		var r resultFrame
+		if err := r.parse(full[:n]); err == nil {
+			t.Errorf("a result frame cut to %d of %d bytes parsed", n, len(full))
+		}
+	}
+	var r resultFrame
+	if err := r.parse(append(full, 0)); err == nil {
+		t.Error("a result frame with a byte after its end parsed")
+	}
+	var buf bytes.Buffer
+	if err := writeFrame(&buf, frameResult, make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readFrame(&buf, nil, func(frameType) int { return 99 }); err == nil {
+		t.Error("a 100-byte frame read under a bound of 99")
+	}
+}
+
+// No input makes the decoders panic or read past their input.
+func FuzzFrames(f *testing.F) {
+	f.Add((&resultFrame{id: 1, outcome: effect.OK([]byte(`[1]`)), logs: []byte("x")}).append(nil))
+	f.Add(appendRun(nil, 2, effect.Request{Script: "1", InputJSON: "null", Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}, false))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r resultFrame
+		if r.parse(b) == nil {
+			var again resultFrame
+			if err := again.parse(r.append(nil)); err != nil || describe(again.outcome) != describe(r.outcome) {
+				t.Fatalf("re-encoding a parsed result frame: %v", err)
+			}
+		}
+		var run runFrame
+		_ = run.parse(b)
+	})
+}

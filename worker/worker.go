@@ -1,0 +1,241 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+)
+
+// ExitRetired is a worker's exit code after its engine abandoned a run that
+// was still inside the guest (the server normally kills it first).
+const ExitRetired = 70
+
+// Main is the worker verb: it serves runs on fd 3 until the server closes
+// the channel, and returns the process's exit code. Its log lines go to
+// standard error, which the server reads.
+func Main() int { return mainWith(nil) }
+
+// mainWith is Main; tests pass afterLockdown to probe the locked-down
+// worker from inside.
+func mainWith(afterLockdown func(*slog.Logger)) int {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	ch := os.NewFile(channelFD, "channel")
+	if ch == nil {
+		log.Error("the worker verb is started by the server, with its channel on fd 3")
+		return 2
+	}
+	if _, err := ch.Stat(); err != nil {
+		log.Error("the worker verb is started by the server, with its channel on fd 3", "err", err)
+		return 2
+	}
+	// The server owns the worker's life: it ends it by closing the channel
+	// or by SIGKILL. A terminal's interrupt is for the server.
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	err := serve(context.Background(), ch, ch, os.Stderr, afterLockdown)
+	var ex exitCode
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ex):
+		log.Error(err.Error())
+		return int(ex)
+	default:
+		log.Error("worker failed", "err", err)
+		return 1
+	}
+}
+
+type exitCode int
+
+func (e exitCode) Error() string {
+	return "a run did not stop at its deadline and was abandoned inside the guest; the worker retires"
+}
+
+// serve runs the worker's protocol: hello, then start-up and lock-down,
+// ready, then one run at a time until the channel closes.
+func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afterLockdown func(*slog.Logger)) error {
+	t, payload, err := readFrame(r, nil, func(frameType) int { return maxControlFrame })
+	if err != nil {
+		return fmt.Errorf("worker: reading hello: %w", err)
+	}
+	if t != frameHello {
+		return fmt.Errorf("worker: want a hello frame first, got %v", t)
+	}
+	var h hello
+	if err := json.Unmarshal(payload, &h); err != nil {
+		return fmt.Errorf("worker: hello: %w", err)
+	}
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(strings.ToUpper(h.LogLevel)))
+	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level}))
+
+	engine, prot, startErr := start(ctx, h, log)
+	rd := ready{Pid: os.Getpid(), Protections: prot}
+	if startErr != nil {
+		rd.Error = startErr.Error()
+	}
+	b, _ := json.Marshal(rd)
+	if err := writeFrame(w, frameReady, b); err != nil {
+		return fmt.Errorf("worker: writing ready: %w", err)
+	}
+	if startErr != nil {
+		return startErr
+	}
+	defer engine.Close(ctx)
+	if afterLockdown != nil {
+		afterLockdown(log)
+	}
+
+	return (&runner{engine: engine, r: r, w: w, max: maxDataFrame(h.Engine.MaxMemoryBytes), log: log}).loop(ctx)
+}
+
+// start builds and warms the engine (compilation reads the cache), then
+// locks the process down: nothing after this opens a file.
+func start(ctx context.Context, h hello, log *slog.Logger) (*quickjs.Engine, Protections, error) {
+	prot := Protections{Process: true, EmptyEnvironment: len(os.Environ()) == 0}
+	e := h.Engine
+	opts := []quickjs.Option{
+		quickjs.WithMaxMemoryBytes(e.MaxMemoryBytes),
+		quickjs.WithCPUBudget(e.CPUBudget),
+		quickjs.WithPoolSize(e.PoolSize),
+		quickjs.WithHardKill(quickjs.HardKillWatchdog, e.HardKillGrace),
+		quickjs.WithProcessKill(e.ProcessKill),
+		quickjs.WithLogger(log),
+		quickjs.WithOnStuck(func(s quickjs.StuckRun) {
+			log.Error("a run did not stop one grace after its deadline; abandoned inside the guest",
+				"overrun", s.Overrun.String(), "cancelled", s.Cancelled)
+		}),
+	}
+	if e.CompilationCacheDir != "" {
+		opts = append(opts, quickjs.WithCompilationCache(e.CompilationCacheDir))
+	}
+	engine, err := quickjs.New(ctx, opts...)
+	if err != nil {
+		return nil, prot, err
+	}
+	if err := engine.Warm(ctx); err != nil {
+		_ = engine.Close(ctx)
+		return nil, prot, err
+	}
+	// Compilation's garbage is most of a new worker's heap: return it to
+	// the system before serving (a worker's resident set is per process).
+	debug.FreeOSMemory()
+	locked, err := lockDown(h)
+	prot.NoNewPrivs, prot.ResourceLimits, prot.Seccomp = locked.NoNewPrivs, locked.ResourceLimits, locked.Seccomp
+	if err != nil {
+		_ = engine.Close(ctx)
+		return nil, prot, err
+	}
+	return engine, prot, nil
+}
+
+// runner serves runs. A goroutine reads frames, so that a cancel frame
+// reaches the run in progress; runs are served one at a time.
+type runner struct {
+	engine *quickjs.Engine
+	r      io.Reader
+	w      io.Writer
+	max    int
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	current uint64 // id of the run in progress, 0 if none
+	cancel  context.CancelFunc
+}
+
+func (rn *runner) limit(t frameType) int {
+	if t == frameRun {
+		return rn.max
+	}
+	return maxControlFrame
+}
+
+func (rn *runner) loop(ctx context.Context) error {
+	runs := make(chan runFrame)
+	readErr := make(chan error, 1)
+	go func() {
+		var buf []byte
+		for {
+			t, payload, err := readFrame(rn.r, buf, rn.limit)
+			if err != nil {
+				readErr <- err
+				close(runs)
+				return
+			}
+			switch t {
+			case frameRun:
+				var f runFrame
+				if err := f.parse(payload); err != nil {
+					readErr <- err
+					close(runs)
+					return
+				}
+				// the run owns its bytes: the next frame reuses buf
+				f.script = append([]byte(nil), f.script...)
+				f.input = append([]byte(nil), f.input...)
+				runs <- f
+			case frameCancel:
+				d := decoder{b: payload}
+				id := d.uvarint()
+				rn.mu.Lock()
+				if rn.current == id && rn.cancel != nil {
+					rn.cancel()
+				}
+				rn.mu.Unlock()
+			default:
+				readErr <- fmt.Errorf("worker: unexpected %v frame", t)
+				close(runs)
+				return
+			}
+			buf = payload
+		}
+	}()
+
+	var out []byte
+	var res resultFrame
+	for f := range runs {
+		runCtx, cancel := context.WithCancel(ctx)
+		rn.mu.Lock()
+		rn.current, rn.cancel = f.id, cancel
+		rn.mu.Unlock()
+
+		r, err := rn.engine.Run(runCtx, effect.Request{Script: string(f.script), InputJSON: string(f.input), Limits: f.limits}, f.logs)
+
+		rn.mu.Lock()
+		rn.current, rn.cancel = 0, nil
+		rn.mu.Unlock()
+		cancel()
+
+		res = resultFrame{id: f.id, logs: res.logs[:0]}
+		if err != nil {
+			res.status = resultCancelled
+		} else {
+			res.outcome, res.logs, res.polls = r.Outcome, append(res.logs, r.Logs...), r.Polls
+		}
+		res.retire = rn.engine.StuckRuns() > 0
+		out = res.append(startFrame(out, frameResult))
+		if err := sendFrame(rn.w, out); err != nil {
+			return fmt.Errorf("worker: writing a result: %w", err)
+		}
+		if res.retire {
+			return exitCode(ExitRetired)
+		}
+	}
+	err := <-readErr
+	if errors.Is(err, io.EOF) {
+		return nil // the server closed the channel
+	}
+	return err
+}
