@@ -28,6 +28,24 @@ output "network_name" {
   value       = google_compute_network.egress.name
 }
 
+output "dashboard_url" {
+  description = "Console address of the service's Cloud Monitoring dashboard; null with monitoring_enabled = false."
+  value = one([
+    for d in google_monitoring_dashboard.sandbox :
+    "https://console.cloud.google.com/monitoring/dashboards/custom/${reverse(split("/", d.id))[0]}?project=${var.project_id}"
+  ])
+}
+
+output "alert_policy_names" {
+  description = "Names (projects/PROJECT/alertPolicies/ID) of the service's alert policies, by what they watch: hard_kills, server_errors, too_many_requests, latency. Empty with monitoring_enabled = false."
+  value = merge(
+    { for p in google_monitoring_alert_policy.hard_kills : "hard_kills" => p.name },
+    { for p in google_monitoring_alert_policy.server_errors : "server_errors" => p.name },
+    { for p in google_monitoring_alert_policy.too_many_requests : "too_many_requests" => p.name },
+    { for p in google_monitoring_alert_policy.latency : "latency" => p.name },
+  )
+}
+
 output "service_settings" {
   description = "What the Cloud Run service runs with, as Terraform sets it: ingress, request timeout, CPU and memory limits, instances, deletion protection and the container's environment (Cloud Build changes only the image)."
   value = {

@@ -315,3 +315,57 @@ variable "labels" {
   default     = {}
   description = "Labels added to the Cloud Run service and the scripts bucket."
 }
+
+variable "monitoring_enabled" {
+  type        = bool
+  nullable    = false
+  default     = true
+  description = "Create the service's Cloud Monitoring: a log-based metric of hard kills, alert policies for hard kills, the 5xx ratio, the 429 ratio and the p99 latency, and a dashboard (monitoring.tf). false creates none of them."
+}
+
+variable "notification_channels" {
+  type        = list(string)
+  nullable    = false
+  default     = []
+  description = "Notification channels of the alert policies, as channel IDs (the number at the end of the name) or full names projects/PROJECT/notificationChannels/ID, such as a google_monitoring_notification_channel's id. Empty: the policies still open incidents, shown in the console, and notify nobody."
+
+  validation {
+    condition     = alltrue([for c in var.notification_channels : can(regex("^([0-9]+|projects/[^/]+/notificationChannels/[0-9]+)$", c))])
+    error_message = "Each of notification_channels must be a channel ID (digits) or a full name projects/PROJECT/notificationChannels/ID."
+  }
+}
+
+variable "alert_5xx_ratio" {
+  type        = number
+  nullable    = false
+  default     = 0.05
+  description = "Alert when more than this fraction of the service's requests (0 to 1) over 5 minutes is answered with a 5xx status."
+
+  validation {
+    condition     = var.alert_5xx_ratio > 0 && var.alert_5xx_ratio < 1
+    error_message = "alert_5xx_ratio must be a fraction between 0 and 1, such as 0.05."
+  }
+}
+
+variable "alert_429_ratio" {
+  type        = number
+  nullable    = false
+  default     = 0.05
+  description = "Alert when more than this fraction of the service's requests (0 to 1) over 5 minutes is refused with 429: every instance was busy (max_instances) or the service refused a second evaluation. A lasting 429 ratio asks for a larger max_instances or fewer callers."
+
+  validation {
+    condition     = var.alert_429_ratio > 0 && var.alert_429_ratio < 1
+    error_message = "alert_429_ratio must be a fraction between 0 and 1, such as 0.05."
+  }
+}
+
+variable "alert_p99_latency_ms" {
+  type        = number
+  default     = null
+  description = "Alert when the 99th percentile of the service's request latency over 5 minutes exceeds this many milliseconds; below request_timeout, which no request outlasts. Default (null): 10000, or half of request_timeout when that is less. A request takes at least its script's run, up to the wall clock it asks for (5s by default, max_wall_clock at most)."
+
+  validation {
+    condition     = var.alert_p99_latency_ms == null || try(var.alert_p99_latency_ms > 0, false)
+    error_message = "alert_p99_latency_ms must be a positive number of milliseconds, such as 10000, or null for the default."
+  }
+}

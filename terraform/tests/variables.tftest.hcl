@@ -167,9 +167,15 @@ run "numbers_in_range" {
     max_instances                     = 0
     soft_delete_retention_days        = 6
     noncurrent_version_retention_days = 0
+    alert_5xx_ratio                   = 0
+    alert_429_ratio                   = 1
+    alert_p99_latency_ms              = 0
   }
 
-  expect_failures = [var.min_instances, var.max_instances, var.soft_delete_retention_days, var.noncurrent_version_retention_days]
+  expect_failures = [
+    var.min_instances, var.max_instances, var.soft_delete_retention_days, var.noncurrent_version_retention_days,
+    var.alert_5xx_ratio, var.alert_429_ratio, var.alert_p99_latency_ms,
+  ]
 }
 
 run "soft_delete_at_most_90_days" {
@@ -177,9 +183,12 @@ run "soft_delete_at_most_90_days" {
 
   variables {
     soft_delete_retention_days = 91
+    alert_5xx_ratio            = 1.5
+    alert_429_ratio            = -0.1
+    alert_p99_latency_ms       = -5
   }
 
-  expect_failures = [var.soft_delete_retention_days]
+  expect_failures = [var.soft_delete_retention_days, var.alert_5xx_ratio, var.alert_429_ratio, var.alert_p99_latency_ms]
 }
 
 run "names_refused" {
@@ -211,12 +220,13 @@ run "exporters_and_levels_refused" {
   command = plan
 
   variables {
-    otel_exporter = "otlp"
-    log_level     = "trace"
-    subnet_cidr   = "10.8.0.0/8"
+    otel_exporter         = "otlp"
+    log_level             = "trace"
+    subnet_cidr           = "10.8.0.0/8"
+    notification_channels = ["email:you@example.com"]
   }
 
-  expect_failures = [var.otel_exporter, var.log_level, var.subnet_cidr]
+  expect_failures = [var.otel_exporter, var.log_level, var.subnet_cidr, var.notification_channels]
 }
 
 # env may not override what the module sets for hardening: one run per name.
@@ -355,6 +365,10 @@ run "accepted_edges" {
     subnet_cidr                       = "10.8.0.0/26"
     log_level                         = "debug"
     otel_exporter                     = "stdout"
+    notification_channels             = ["123", "projects/other-project/notificationChannels/456"]
+    alert_5xx_ratio                   = 0.5
+    alert_429_ratio                   = 0.01
+    alert_p99_latency_ms              = 1
   }
 }
 
@@ -389,6 +403,7 @@ run "null_means_the_default" {
     env                 = null
     script_writers      = null
     deployers           = null
+    monitoring_enabled  = null
   }
 
   assert {
@@ -405,7 +420,7 @@ run "null_means_the_default" {
     error_message = "A null input must stand for the module's default."
   }
   assert {
-    condition     = output.service_settings.env["MAX_WALL_CLOCK"] == "30s"
-    error_message = "A null max_wall_clock must stand for the default."
+    condition     = output.service_settings.env["MAX_WALL_CLOCK"] == "30s" && length(google_monitoring_dashboard.sandbox) == 1
+    error_message = "A null max_wall_clock or monitoring_enabled must stand for the default."
   }
 }
