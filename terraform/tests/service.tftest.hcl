@@ -355,6 +355,17 @@ run "hard_kill_grace_from_env_in_minutes_breaks_the_rule" {
   expect_failures = [google_cloud_run_v2_service.sandbox]
 }
 
+run "hard_kill_grace_in_ms_breaks_the_rule" {
+  command = plan
+
+  variables {
+    env = { HARD_KILL_GRACE = "15000ms" }
+  }
+
+  # 30s + 2 x 15s = 60s, written in milliseconds.
+  expect_failures = [google_cloud_run_v2_service.sandbox]
+}
+
 run "hard_kill_grace_from_env_within_the_rule" {
   command = plan
 
