@@ -1,10 +1,15 @@
 // Package deploy holds the offline checks of the deployment artifacts at the
-// root of the repository: the Terraform module in terraform/ (its hardening
-// properties, parsed with hashicorp/hcl/v2, and its canonical formatting), the
-// Dockerfile (the final stage runs as non-root with the compilation cache set)
-// and cloudbuild.yaml (every substitution it uses is defined). The checks live
-// in the package's tests; each is also run against weakened copies of the
-// artifacts, to prove it fails when a property is missing or weakened.
+// root of the repository. The Terraform module in terraform/ is checked by the
+// real tool: tofu-check.sh, beside this file, runs tofu validate, fmt -check
+// and test (terraform/tests, with a mock provider) on the module and its
+// examples. The package's tests check what tofu cannot: that every resource
+// of the module is named by a tofu test and its grants are exactly the ones
+// intended, that variables and outputs are documented, and that
+// docs/deploy.md and terraform/examples/basic agree; and the Dockerfile (the
+// final stage runs as non-root with the compilation cache set) and
+// cloudbuild.yaml (every substitution it uses is defined), each check also run
+// against weakened copies of the artifact, to prove it fails when a property
+// is missing or weakened.
 //
 // image-smoke.sh, beside this file, is the smoke test the Dockerfile's build
 // stage runs against the binary it built.

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,53 @@ func TestDeployGuide(t *testing.T) {
 	for _, s := range steps {
 		if !strings.Contains(doc, s.needle) {
 			t.Errorf("docs/deploy.md does not show how to %s (%q)", s.what, s.needle)
+		}
+	}
+}
+
+// TestDeployGuideSettingsExist: every setting docs/deploy.md tells operators
+// to make (an inline `name = value`, or a line of an hcl block: the
+// terraform.tfvars they edit) is a variable of terraform/examples/basic that
+// its module block passes on, and terraform.tfvars.example shows it (set or
+// commented out). Otherwise the instruction would do nothing, or fail on an
+// undeclared variable.
+func TestDeployGuideSettingsExist(t *testing.T) {
+	doc := readFile(t, "../docs/deploy.md")
+	mainTF := readFile(t, exampleDir+"/main.tf")
+	tfvars := readFile(t, exampleDir+"/terraform.tfvars.example")
+	vars := map[string]bool{}
+	for _, v := range names(variableRE, tfFiles(t, exampleDir)) {
+		vars[v] = true
+	}
+
+	settings := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([a-z][a-z0-9_]*) = [^`]+`").FindAllStringSubmatch(doc, -1) {
+		settings[m[1]] = true
+	}
+	for _, block := range regexp.MustCompile("(?s)```hcl\n(.*?)```").FindAllStringSubmatch(doc, -1) {
+		for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z0-9_]*)\s*=`).FindAllStringSubmatch(block[1], -1) {
+			settings[m[1]] = true
+		}
+	}
+	if len(settings) < 10 {
+		t.Fatalf("found only %d settings in docs/deploy.md: has its form changed?", len(settings))
+	}
+	for name := range settings {
+		if !vars[name] {
+			t.Errorf("docs/deploy.md tells operators to set %s, which terraform/examples/basic does not declare", name)
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^  ` + name + `\s+= var\.` + name + `$`).MatchString(mainTF) {
+			t.Errorf("terraform/examples/basic/main.tf does not pass %s = var.%s to the module", name, name)
+		}
+		if !regexp.MustCompile(`(?m)^(# )?` + name + `\s+=`).MatchString(tfvars) {
+			t.Errorf("terraform/examples/basic/terraform.tfvars.example does not show %s", name)
+		}
+	}
+	// The example file's own settings, set or commented out, are variables.
+	for _, m := range regexp.MustCompile(`(?m)^(?:# )?([a-z][a-z0-9_]*)\s+=`).FindAllStringSubmatch(tfvars, -1) {
+		if !vars[m[1]] {
+			t.Errorf("terraform.tfvars.example sets %s, which terraform/examples/basic does not declare", m[1])
 		}
 	}
 }

@@ -15,6 +15,23 @@ locals {
   request_timeout_seconds = tonumber(trimsuffix(var.request_timeout, "s"))
   max_wall_clock_seconds  = tonumber(trimsuffix(var.max_wall_clock, "s"))
 
+  # The durations of var.env that the service's start-up rules depend on, as
+  # the service will read them: Go duration strings such as 500ms, 2s or 1m30s
+  # (variables.tf refuses any other form), here in nanoseconds, which keeps
+  # whole numbers of ms or s exact. HARD_KILL_GRACE defaults to 500ms in the
+  # service; DEFAULT_WALL_CLOCK is set below unless var.env sets it.
+  duration_unit_ns = { ns = 1, us = 1e3, "µs" = 1e3, "μs" = 1e3, ms = 1e6, s = 1e9, m = 60e9, h = 3600e9 }
+  env_duration_ns = {
+    for k in ["HARD_KILL_GRACE", "DEFAULT_WALL_CLOCK"] : k => sum(concat([0], [
+      for p in regexall("([0-9]+(?:\\.[0-9]+)?|\\.[0-9]+)(ns|us|µs|μs|ms|h|m|s)", var.env[k]) :
+      tonumber(p[0]) * local.duration_unit_ns[p[1]]
+    ])) if contains(keys(var.env), k)
+  }
+  request_timeout_ns    = local.request_timeout_seconds * 1e9
+  max_wall_clock_ns     = local.max_wall_clock_seconds * 1e9
+  hard_kill_grace_ns    = lookup(local.env_duration_ns, "HARD_KILL_GRACE", 500e6)
+  default_wall_clock_ns = lookup(local.env_duration_ns, "DEFAULT_WALL_CLOCK", min(5, local.max_wall_clock_seconds) * 1e9)
+
   # The scripts store: the bucket, or none in the credential-free mode, where
   # scripts arrive by value at POST /v1/sandbox/evaluate.
   store_url = var.scripts_bucket_enabled ? "gs://${google_storage_bucket.scripts[0].name}" : "none"

@@ -119,9 +119,22 @@ resource "google_cloud_run_v2_service" "sandbox" {
       client_version,
     ]
 
+    # The service's start-up rules, with the values it will run with: the
+    # module's timeout and wall clock, and HARD_KILL_GRACE and
+    # DEFAULT_WALL_CLOCK from var.env when it sets them.
     precondition {
-      condition     = local.request_timeout_seconds > local.max_wall_clock_seconds + 1
-      error_message = "request_timeout must exceed max_wall_clock by more than 1s (twice HARD_KILL_GRACE), or the service refuses to start: its own hard kill must fire before the platform's timeout."
+      condition     = local.request_timeout_ns > local.max_wall_clock_ns + 2 * local.hard_kill_grace_ns
+      error_message = "request_timeout (${var.request_timeout}) must exceed max_wall_clock (${var.max_wall_clock}) plus twice HARD_KILL_GRACE (${lookup(var.env, "HARD_KILL_GRACE", "500ms, the service's default")}), or the service refuses to start: its own hard kill must fire before the platform's timeout. Raise request_timeout, or lower max_wall_clock or env HARD_KILL_GRACE."
+    }
+
+    precondition {
+      condition     = local.hard_kill_grace_ns > 0 && local.hard_kill_grace_ns <= 60e9
+      error_message = "env HARD_KILL_GRACE (${lookup(var.env, "HARD_KILL_GRACE", "")}) must be more than 0 and at most 1m, or the service refuses to start."
+    }
+
+    precondition {
+      condition     = local.default_wall_clock_ns > 0 && local.default_wall_clock_ns <= local.max_wall_clock_ns
+      error_message = "env DEFAULT_WALL_CLOCK (${lookup(var.env, "DEFAULT_WALL_CLOCK", "")}) must be more than 0 and at most max_wall_clock (${var.max_wall_clock}), or the service refuses to start."
     }
 
     precondition {

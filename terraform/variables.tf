@@ -4,6 +4,7 @@
 
 variable "project_id" {
   type        = string
+  nullable    = false
   description = "Project that holds every resource of the module."
 
   validation {
@@ -14,6 +15,7 @@ variable "project_id" {
 
 variable "region" {
   type        = string
+  nullable    = false
   description = "Region of the Cloud Run service, its subnet and (unless bucket_location says otherwise) the scripts bucket, such as europe-west1."
 
   validation {
@@ -24,6 +26,7 @@ variable "region" {
 
 variable "name" {
   type        = string
+  nullable    = false
   default     = "sandbox-cloudrun"
   description = "Name of the Cloud Run service and prefix of every other resource's name (4 to 20 characters, so that derived names stay within their limits)."
 
@@ -35,16 +38,18 @@ variable "name" {
 
 variable "image" {
   type        = string
+  nullable    = false
   description = "Container image the service is created with, pinned by tag or digest (the image cloudbuild.yaml pushes). Terraform sets it only when it creates the service: after that Cloud Build rolls images and Terraform ignores the field (see lifecycle.ignore_changes)."
 
   validation {
     condition     = can(regex("^[a-z0-9][-a-z0-9.:]*(/[-a-z0-9._]+)+(:[A-Za-z0-9_][-A-Za-z0-9_.]{0,127}|@sha256:[0-9a-f]{64})$", var.image)) && !endswith(var.image, ":latest")
-    error_message = "image must be a full image reference (host/project/repository/name) with a tag or an @sha256 digest, and not the tag latest."
+    error_message = "image must be the full reference of the image cloudbuild.yaml pushed, HOST/PROJECT/REPOSITORY/NAME:TAG or HOST/PROJECT/REPOSITORY/NAME@sha256:DIGEST, lowercase but for the tag, and not the tag latest: the IMAGE that docs/deploy.md step 3 prints, $REGISTRY/$PROJECT/$REPOSITORY/$SERVICE:$COMMIT."
   }
 }
 
 variable "invoker_members" {
   type        = list(string)
+  nullable    = false
   description = "The only identities granted roles/run.invoker on the service, as IAM members such as serviceAccount:loom@my-project.iam.gserviceaccount.com or group:sandbox-callers@example.com. At least one; allUsers and allAuthenticatedUsers are refused."
 
   validation {
@@ -65,6 +70,7 @@ variable "invoker_members" {
 
 variable "ingress" {
   type        = string
+  nullable    = false
   default     = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER"
   description = "Where requests may come from: INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER (the default: VPC networks of the project and internal or external Application Load Balancers), INGRESS_TRAFFIC_INTERNAL_ONLY, or INGRESS_TRAFFIC_ALL (IAM still checks every request)."
 
@@ -76,6 +82,7 @@ variable "ingress" {
 
 variable "request_timeout" {
   type        = string
+  nullable    = false
   default     = "60s"
   description = "Cloud Run request timeout, in whole seconds such as 60s (1s to 3600s). The same value is passed to the container as REQUEST_TIMEOUT, so that the process's own hard kill (which fires before REQUEST_TIMEOUT) ends a stuck evaluation before the platform does."
 
@@ -87,8 +94,9 @@ variable "request_timeout" {
 
 variable "max_wall_clock" {
   type        = string
+  nullable    = false
   default     = "30s"
-  description = "Largest wall-clock limit a request may ask for (MAX_WALL_CLOCK), in whole seconds such as 30s. Must stay more than 1s below request_timeout: the service refuses to start otherwise."
+  description = "Largest wall-clock limit a request may ask for (MAX_WALL_CLOCK), in whole seconds such as 30s. request_timeout must exceed it by more than twice HARD_KILL_GRACE (1s with the service's default grace of 500ms): the service refuses to start otherwise."
 
   validation {
     condition     = can(regex("^[1-9][0-9]*s$", var.max_wall_clock)) && try(tonumber(trimsuffix(var.max_wall_clock, "s")) <= 3600, false)
@@ -98,6 +106,7 @@ variable "max_wall_clock" {
 
 variable "cpu" {
   type        = string
+  nullable    = false
   default     = "1"
   description = "CPU limit of the container, in whole CPUs (1, 2, 4, 6 or 8). The second-generation execution environment needs at least 1."
 
@@ -109,6 +118,7 @@ variable "cpu" {
 
 variable "memory" {
   type        = string
+  nullable    = false
   default     = "1Gi"
   description = "Memory limit of the container as a Kubernetes-style size in Mi or Gi, such as 1Gi, from 512Mi to 32Gi. It must hold the largest evaluation (MAX_MEMORY_BYTES, 256 MiB by default), the warm pool and the Go process."
 
@@ -124,12 +134,14 @@ variable "memory" {
 
 variable "cpu_always_allocated" {
   type        = bool
+  nullable    = false
   default     = false
   description = "Keep CPU allocated between requests (instance-based billing). Off by default: an instance runs one evaluation at a time and needs no background CPU."
 }
 
 variable "min_instances" {
   type        = number
+  nullable    = false
   default     = 0
   description = "Minimum number of instances kept warm (0 scales to zero; 1 or more removes cold starts at a cost)."
 
@@ -141,6 +153,7 @@ variable "min_instances" {
 
 variable "max_instances" {
   type        = number
+  nullable    = false
   default     = 10
   description = "Maximum number of instances. With one request per instance this is also the largest number of evaluations running at once; further requests queue briefly at Cloud Run and then fail with 429."
 
@@ -152,12 +165,14 @@ variable "max_instances" {
 
 variable "deletion_protection" {
   type        = bool
+  nullable    = false
   default     = true
   description = "Refuse to destroy or replace the Cloud Run service. Set false, apply, then destroy, to remove the service on purpose."
 }
 
 variable "scripts_bucket_enabled" {
   type        = bool
+  nullable    = false
   default     = true
   description = "Create the scripts bucket and grant the runtime service account read access to it (STORE_URL=gs://BUCKET). false is the credential-free mode: no bucket, no grant of any kind to the runtime service account, STORE_URL=none, and callers send scripts by value to POST /v1/sandbox/evaluate (ADR 0144 D6: no service account or credentials)."
 }
@@ -181,6 +196,7 @@ variable "bucket_location" {
 
 variable "soft_delete_retention_days" {
   type        = number
+  nullable    = false
   default     = 7
   description = "Days a deleted or overwritten script object stays restorable (the bucket's soft-delete policy), 7 to 90."
 
@@ -192,6 +208,7 @@ variable "soft_delete_retention_days" {
 
 variable "noncurrent_version_retention_days" {
   type        = number
+  nullable    = false
   default     = 30
   description = "Days a noncurrent object version is kept before it is deleted. Objects are content-addressed and written with a does-not-exist precondition, so noncurrent versions only appear when someone deletes a script."
 
@@ -203,6 +220,7 @@ variable "noncurrent_version_retention_days" {
 
 variable "script_writers" {
   type        = list(string)
+  nullable    = false
   default     = []
   description = "IAM members that may upload scripts: roles/storage.objectCreator on the bucket, which creates objects and can neither overwrite nor delete them. Not the runtime service account."
 
@@ -214,6 +232,7 @@ variable "script_writers" {
 
 variable "deployers" {
   type        = list(string)
+  nullable    = false
   default     = []
   description = "IAM members that roll new images with gcloud run deploy, such as the service account Cloud Build runs as: roles/run.developer on this service and roles/iam.serviceAccountUser on its runtime service account (to deploy revisions that run as it). Neither role can change who may invoke the service."
 
@@ -225,6 +244,7 @@ variable "deployers" {
 
 variable "subnet_cidr" {
   type        = string
+  nullable    = false
   default     = "10.8.0.0/24"
   description = "Primary IPv4 range of the subnet that carries the service's direct VPC egress. Direct VPC egress uses about two addresses per instance: a /24 serves up to about 100 instances; /26 is the smallest Cloud Run accepts."
 
@@ -236,6 +256,7 @@ variable "subnet_cidr" {
 
 variable "log_level" {
   type        = string
+  nullable    = false
   default     = "info"
   description = "LOG_LEVEL of the service: debug, info, warn or error."
 
@@ -247,12 +268,14 @@ variable "log_level" {
 
 variable "auth_audience" {
   type        = string
+  nullable    = false
   default     = ""
   description = "Turn on the service's own ID-token check (defence in depth behind Cloud Run IAM): the audience the token must carry, usually the service URL. The allowed callers are then the user: and serviceAccount: emails of invoker_members. Empty (the default) leaves it off."
 }
 
 variable "otel_exporter" {
   type        = string
+  nullable    = false
   default     = "none"
   description = "OTEL_EXPORTER of the service: none or stdout (spans and metrics as log lines). otlp is refused here: egress is closed to everything but Google APIs, and exporting to Cloud Trace or Monitoring would need grants the runtime service account must not have."
 
@@ -264,8 +287,9 @@ variable "otel_exporter" {
 
 variable "env" {
   type        = map(string)
+  nullable    = false
   default     = {}
-  description = "Further environment variables of the service, such as MAX_MEMORY_BYTES or POOL_SIZE (README.md lists them). The variables the module sets for hardening cannot be overridden here."
+  description = "Further environment variables of the service, such as MAX_MEMORY_BYTES, POOL_SIZE or HARD_KILL_GRACE (README.md lists them). The variables the module sets for hardening cannot be overridden here, and HARD_KILL_GRACE and DEFAULT_WALL_CLOCK must keep the service's start-up rules: request_timeout above max_wall_clock plus twice HARD_KILL_GRACE, DEFAULT_WALL_CLOCK at most max_wall_clock."
 
   validation {
     condition = alltrue([for k in keys(var.env) : !contains([
@@ -274,10 +298,74 @@ variable "env" {
     ], k)])
     error_message = "env must not set PORT, STORE_URL, REQUEST_TIMEOUT, MAX_WALL_CLOCK, MAX_CONCURRENT_EVALUATIONS, PROCESS_KILL, COMPILATION_CACHE_DIR, AUTH_AUDIENCE, AUTH_ALLOWED_CALLERS, OTEL_EXPORTER or LOG_LEVEL: the module sets them."
   }
+
+  # The start-up rules on these two (service.tf's preconditions) need their
+  # values: they must be durations the service and the module both read.
+  validation {
+    condition = alltrue([for k in ["HARD_KILL_GRACE", "DEFAULT_WALL_CLOCK"] :
+      !contains(keys(var.env), k) || can(regex("^(([0-9]+(\\.[0-9]+)?|\\.[0-9]+)(ns|us|µs|μs|ms|h|m|s))+$", var.env[k]))
+    ])
+    error_message = "env HARD_KILL_GRACE and DEFAULT_WALL_CLOCK, when set, must be Go durations such as 500ms, 2s or 1m30s: numbers, each followed by a unit (ns, us, ms, s, m or h)."
+  }
 }
 
 variable "labels" {
   type        = map(string)
+  nullable    = false
   default     = {}
   description = "Labels added to the Cloud Run service and the scripts bucket."
+}
+
+variable "monitoring_enabled" {
+  type        = bool
+  nullable    = false
+  default     = true
+  description = "Create the service's Cloud Monitoring: a log-based metric of hard kills, alert policies for hard kills, the 5xx ratio, the 429 ratio and the p99 latency, and a dashboard (monitoring.tf). false creates none of them."
+}
+
+variable "notification_channels" {
+  type        = list(string)
+  nullable    = false
+  default     = []
+  description = "Notification channels of the alert policies, as channel IDs (the number at the end of the name) or full names projects/PROJECT/notificationChannels/ID, such as a google_monitoring_notification_channel's id. Empty: the policies still open incidents, shown in the console, and notify nobody."
+
+  validation {
+    condition     = alltrue([for c in var.notification_channels : can(regex("^([0-9]+|projects/[^/]+/notificationChannels/[0-9]+)$", c))])
+    error_message = "Each of notification_channels must be a channel ID (digits) or a full name projects/PROJECT/notificationChannels/ID."
+  }
+}
+
+variable "alert_5xx_ratio" {
+  type        = number
+  nullable    = false
+  default     = 0.05
+  description = "Alert when more than this fraction of the service's requests (0 to 1) over 5 minutes is answered with a 5xx status."
+
+  validation {
+    condition     = var.alert_5xx_ratio > 0 && var.alert_5xx_ratio < 1
+    error_message = "alert_5xx_ratio must be a fraction between 0 and 1, such as 0.05."
+  }
+}
+
+variable "alert_429_ratio" {
+  type        = number
+  nullable    = false
+  default     = 0.05
+  description = "Alert when more than this fraction of the service's requests (0 to 1) over 5 minutes is refused with 429: every instance was busy (max_instances) or the service refused a second evaluation. A lasting 429 ratio asks for a larger max_instances or fewer callers."
+
+  validation {
+    condition     = var.alert_429_ratio > 0 && var.alert_429_ratio < 1
+    error_message = "alert_429_ratio must be a fraction between 0 and 1, such as 0.05."
+  }
+}
+
+variable "alert_p99_latency_ms" {
+  type        = number
+  default     = null
+  description = "Alert when the 99th percentile of the service's request latency over 5 minutes exceeds this many milliseconds; below request_timeout, which no request outlasts. Default (null): 10000, or half of request_timeout when that is less. A request takes at least its script's run, up to the wall clock it asks for (5s by default, max_wall_clock at most)."
+
+  validation {
+    condition     = var.alert_p99_latency_ms == null || try(var.alert_p99_latency_ms > 0, false)
+    error_message = "alert_p99_latency_ms must be a positive number of milliseconds, such as 10000, or null for the default."
+  }
 }

@@ -17,3 +17,13 @@ output "service_account_email" {
   description = "Runtime service account."
   value       = module.sandbox.service_account_email
 }
+
+output "dashboard_url" {
+  description = "The service's Cloud Monitoring dashboard; null with monitoring off."
+  value       = module.sandbox.dashboard_url
+}
+
+output "service_settings" {
+  description = "What the service runs with: ingress, timeout, limits, instances, deletion protection, environment."
+  value       = module.sandbox.service_settings
+}

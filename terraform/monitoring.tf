@@ -1,0 +1,481 @@
+# The service's health in Cloud Monitoring (monitoring_enabled, on by default):
+# alert policies for what needs a person, a log-based metric for the runs that
+# had to be killed, and a dashboard. Cloud Run reports request counts,
+# latencies and instances by itself, and Cloud Logging derives the metric from
+# the service's own log lines, so the runtime identity needs no grant for any
+# of it.
+#
+#   evaluations  the service's own log line for each evaluation, counted by
+#                its outcome (ok, a limit, a problem type): the dashboard's
+#                requests by outcome
+#   hard kills   a run stuck in native code (a builtin that never returns to
+#                the engine's interrupt check) did not stop at its deadline,
+#                and its worker process was killed: one log line each
+#   5xx ratio    answers the service (or Cloud Run) could not give
+#   429 ratio    requests refused because every instance was busy
+#   p99 latency  slow answers, from scripts or from queueing
+
+locals {
+  monitoring = var.monitoring_enabled ? 1 : 0
+
+  alert_p99_latency_ms = coalesce(var.alert_p99_latency_ms, min(10000, local.request_timeout_seconds * 500))
+
+  # Channel IDs become full names; full names stay as they are.
+  notification_channels = [
+    for c in var.notification_channels :
+    startswith(c, "projects/") ? c : "projects/${var.project_id}/notificationChannels/${c}"
+  ]
+
+  # The time series of this service's revisions.
+  run_revision = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${var.name}\""
+  requests     = "metric.type=\"run.googleapis.com/request_count\" AND ${local.run_revision}"
+  latencies    = "metric.type=\"run.googleapis.com/request_latencies\" AND ${local.run_revision}"
+  instances    = "metric.type=\"run.googleapis.com/container/instance_count\" AND ${local.run_revision}"
+
+  # The line the service logs, at ERROR, each time it kills the worker process
+  # of a run that did not stop at its deadline (the instance lives on).
+  hard_kill_log_filter = join(" AND ", [
+    "resource.type=\"cloud_run_revision\"",
+    "resource.labels.service_name=\"${var.name}\"",
+    "jsonPayload.event=\"hardKill\"",
+    "severity>=ERROR",
+  ])
+  # join, not one(): with monitoring off the metrics do not exist, and these
+  # filters are never used, but must still evaluate.
+  hard_kills = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.hard_kills[*].name)}\" AND resource.type=\"cloud_run_revision\""
+
+  # The line the service logs for each evaluation (at INFO, ERROR for a 5xx),
+  # with its outcome.
+  evaluation_log_filter = join(" AND ", [
+    "resource.type=\"cloud_run_revision\"",
+    "resource.labels.service_name=\"${var.name}\"",
+    "jsonPayload.message=\"evaluation\"",
+  ])
+  evaluations = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.evaluations[*].name)}\" AND resource.type=\"cloud_run_revision\""
+
+  logs_url = "https://console.cloud.google.com/logs/query;query=${urlencode(local.hard_kill_log_filter)}?project=${var.project_id}"
+}
+
+resource "google_logging_metric" "hard_kills" {
+  count = local.monitoring
+
+  project     = var.project_id
+  name        = "${var.name}-hard-kills"
+  description = "Runs of the ${var.name} sandbox service that did not stop at their deadline (stuck in native code), whose worker process the service killed."
+  filter      = local.hard_kill_log_filter
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "${var.name} hard kills"
+  }
+}
+
+resource "google_logging_metric" "evaluations" {
+  count = local.monitoring
+
+  project     = var.project_id
+  name        = "${var.name}-evaluations"
+  description = "Evaluations of the ${var.name} sandbox service, by outcome (ok, the limit a run reached, or the problem type of the answer) and route, from the service's log lines (log_level info or debug)."
+  filter      = local.evaluation_log_filter
+
+  label_extractors = {
+    outcome = "EXTRACT(jsonPayload.outcome)"
+    route   = "EXTRACT(jsonPayload.route)"
+  }
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "${var.name} evaluations"
+
+    labels {
+      key         = "outcome"
+      value_type  = "STRING"
+      description = "ok, the limit the run reached, or the problem type of the answer"
+    }
+    labels {
+      key         = "route"
+      value_type  = "STRING"
+      description = "The route the evaluation came by"
+    }
+  }
+}
+
+resource "google_monitoring_alert_policy" "hard_kills" {
+  count = local.monitoring
+
+  project               = var.project_id
+  display_name          = "${var.name}: a run stuck in native code was killed"
+  combiner              = "OR"
+  severity              = "WARNING"
+  notification_channels = local.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "hard kills in 5 minutes > 0"
+    condition_threshold {
+      filter          = local.hard_kills
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+      trigger {
+        count = 1
+      }
+    }
+  }
+
+  alert_strategy {
+    auto_close = "1800s"
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "${var.name}: a run stuck in native code was killed"
+    content   = <<-EOT
+      A script's run did not stop at its deadline: it was stuck inside a native
+      builtin that never reached the engine's interrupt check. The service
+      answered it with limit wallClock and killed the run's worker process; the
+      instance serves on. One such run is a script to look at; many, from one
+      caller, are a hostile or pathological workload.
+
+      The service's log lines of these kills, and its evaluation lines around
+      them, say which script and which caller:
+      [${var.name} hard kills in Logs Explorer](${local.logs_url})
+    EOT
+  }
+}
+
+resource "google_monitoring_alert_policy" "server_errors" {
+  count = local.monitoring
+
+  project               = var.project_id
+  display_name          = "${var.name}: 5xx ratio above ${var.alert_5xx_ratio * 100}%"
+  combiner              = "OR"
+  severity              = "ERROR"
+  notification_channels = local.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "5xx responses / all responses over 5 minutes > ${var.alert_5xx_ratio}"
+    condition_threshold {
+      filter             = "${local.requests} AND metric.labels.response_code_class=\"5xx\""
+      denominator_filter = local.requests
+      comparison         = "COMPARISON_GT"
+      threshold_value    = var.alert_5xx_ratio
+      duration           = "0s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+      denominator_aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+      trigger {
+        count = 1
+      }
+    }
+  }
+
+  alert_strategy {
+    auto_close = "1800s"
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "${var.name}: 5xx ratio above ${var.alert_5xx_ratio * 100}%"
+    content   = <<-EOT
+      More than ${var.alert_5xx_ratio * 100}% of the requests to ${var.name} over 5 minutes
+      were answered with a 5xx status. Each error answer of the service is a
+      problem document whose type names the cause (a store it cannot read, a
+      backend that did not settle, a request that ran out of time), and so is
+      the outcome of its log line, at ERROR; the dashboard counts evaluations
+      by outcome. A new revision that fails at once is the usual suspect: roll
+      traffic back to the previous one.
+    EOT
+  }
+}
+
+resource "google_monitoring_alert_policy" "too_many_requests" {
+  count = local.monitoring
+
+  project               = var.project_id
+  display_name          = "${var.name}: 429 ratio above ${var.alert_429_ratio * 100}%"
+  combiner              = "OR"
+  severity              = "WARNING"
+  notification_channels = local.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "429 responses / all responses over 5 minutes > ${var.alert_429_ratio}"
+    condition_threshold {
+      filter             = "${local.requests} AND metric.labels.response_code=\"429\""
+      denominator_filter = local.requests
+      comparison         = "COMPARISON_GT"
+      threshold_value    = var.alert_429_ratio
+      duration           = "0s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+      denominator_aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+      trigger {
+        count = 1
+      }
+    }
+  }
+
+  alert_strategy {
+    auto_close = "1800s"
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "${var.name}: 429 ratio above ${var.alert_429_ratio * 100}%"
+    content   = <<-EOT
+      More than ${var.alert_429_ratio * 100}% of the requests to ${var.name} over 5 minutes
+      were refused with 429. Each instance runs one evaluation at a time, so a
+      429 means that all ${var.max_instances} instances (max_instances) were
+      busy for as long as Cloud Run holds a request (or that an instance
+      refused a second evaluation, problem type busy). Callers should retry
+      with backoff; if the load is expected, raise max_instances.
+    EOT
+  }
+}
+
+resource "google_monitoring_alert_policy" "latency" {
+  count = local.monitoring
+
+  project               = var.project_id
+  display_name          = "${var.name}: p99 latency above ${local.alert_p99_latency_ms} ms"
+  combiner              = "OR"
+  severity              = "WARNING"
+  notification_channels = local.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "99th percentile of request latency over 5 minutes > ${local.alert_p99_latency_ms} ms"
+    condition_threshold {
+      filter          = local.latencies
+      comparison      = "COMPARISON_GT"
+      threshold_value = local.alert_p99_latency_ms
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_DELTA"
+        cross_series_reducer = "REDUCE_PERCENTILE_99"
+      }
+      trigger {
+        count = 1
+      }
+    }
+  }
+
+  alert_strategy {
+    auto_close = "1800s"
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "${var.name}: p99 latency above ${local.alert_p99_latency_ms} ms"
+    content   = <<-EOT
+      The slowest 1% of the requests to ${var.name} over 5 minutes took more
+      than ${local.alert_p99_latency_ms} ms. A request lasts at least its
+      script's run, up to the wall clock it asks for; cold starts and requests
+      that wait for a free instance add to it. The dashboard's instance count
+      and 429s tell the two apart.
+    EOT
+  }
+
+  lifecycle {
+    precondition {
+      condition     = local.alert_p99_latency_ms < local.request_timeout_seconds * 1000
+      error_message = "alert_p99_latency_ms (${local.alert_p99_latency_ms}) must be below request_timeout (${var.request_timeout}): no request lasts longer, so the alert could never fire."
+    }
+  }
+}
+
+resource "google_monitoring_dashboard" "sandbox" {
+  count = local.monitoring
+
+  project = var.project_id
+  dashboard_json = jsonencode({
+    displayName = "${var.name} sandbox service"
+    mosaicLayout = {
+      columns = 48
+      tiles = [
+        {
+          xPos = 0, yPos = 0, width = 24, height = 16
+          widget = {
+            title = "Requests per second, by response code class"
+            xyChart = {
+              dataSets = [{
+                plotType       = "STACKED_BAR"
+                legendTemplate = "$${metric.labels.response_code_class}"
+                timeSeriesQuery = {
+                  timeSeriesFilter = {
+                    filter = local.requests
+                    aggregation = {
+                      alignmentPeriod    = "60s"
+                      perSeriesAligner   = "ALIGN_RATE"
+                      crossSeriesReducer = "REDUCE_SUM"
+                      groupByFields      = ["metric.label.response_code_class"]
+                    }
+                  }
+                }
+              }]
+              yAxis = { label = "requests/s", scale = "LINEAR" }
+            }
+          }
+        },
+        {
+          xPos = 24, yPos = 0, width = 24, height = 16
+          widget = {
+            title = "Evaluations per minute, by outcome"
+            xyChart = {
+              dataSets = [{
+                plotType       = "STACKED_BAR"
+                legendTemplate = "$${metric.labels.outcome}"
+                timeSeriesQuery = {
+                  timeSeriesFilter = {
+                    filter = local.evaluations
+                    aggregation = {
+                      alignmentPeriod    = "60s"
+                      perSeriesAligner   = "ALIGN_SUM"
+                      crossSeriesReducer = "REDUCE_SUM"
+                      groupByFields      = ["metric.label.outcome"]
+                    }
+                  }
+                }
+              }]
+              yAxis = { label = "evaluations", scale = "LINEAR" }
+            }
+          }
+        },
+        {
+          xPos = 0, yPos = 16, width = 24, height = 16
+          widget = {
+            title = "Request latency (ms): p50, p95, p99"
+            xyChart = {
+              dataSets = [for p in ["50", "95", "99"] : {
+                plotType       = "LINE"
+                legendTemplate = "p${p}"
+                timeSeriesQuery = {
+                  timeSeriesFilter = {
+                    filter = local.latencies
+                    aggregation = {
+                      alignmentPeriod    = "60s"
+                      perSeriesAligner   = "ALIGN_DELTA"
+                      crossSeriesReducer = "REDUCE_PERCENTILE_${p}"
+                    }
+                  }
+                }
+              }]
+              thresholds = [{ value = local.alert_p99_latency_ms, label = "p99 alert", color = "YELLOW" }]
+              yAxis      = { label = "ms", scale = "LINEAR" }
+            }
+          }
+        },
+        {
+          xPos = 24, yPos = 16, width = 24, height = 16
+          widget = {
+            title = "Instances, by state (max_instances: ${var.max_instances})"
+            xyChart = {
+              dataSets = [{
+                plotType       = "STACKED_AREA"
+                legendTemplate = "$${metric.labels.state}"
+                timeSeriesQuery = {
+                  timeSeriesFilter = {
+                    filter = local.instances
+                    aggregation = {
+                      alignmentPeriod    = "60s"
+                      perSeriesAligner   = "ALIGN_MAX"
+                      crossSeriesReducer = "REDUCE_SUM"
+                      groupByFields      = ["metric.label.state"]
+                    }
+                  }
+                }
+              }]
+              yAxis = { label = "instances", scale = "LINEAR" }
+            }
+          }
+        },
+        {
+          xPos = 0, yPos = 32, width = 24, height = 16
+          widget = {
+            title = "429s per second (every instance busy)"
+            xyChart = {
+              dataSets = [{
+                plotType       = "LINE"
+                legendTemplate = "429"
+                timeSeriesQuery = {
+                  timeSeriesFilter = {
+                    filter = "${local.requests} AND metric.labels.response_code=\"429\""
+                    aggregation = {
+                      alignmentPeriod    = "60s"
+                      perSeriesAligner   = "ALIGN_RATE"
+                      crossSeriesReducer = "REDUCE_SUM"
+                    }
+                  }
+                }
+              }]
+              yAxis = { label = "requests/s", scale = "LINEAR" }
+            }
+          }
+        },
+        {
+          xPos = 24, yPos = 32, width = 24, height = 16
+          widget = {
+            title = "Hard kills (runs stuck in native code), per 5 minutes"
+            xyChart = {
+              dataSets = [{
+                plotType       = "STACKED_BAR"
+                legendTemplate = "hard kills"
+                timeSeriesQuery = {
+                  timeSeriesFilter = {
+                    filter = local.hard_kills
+                    aggregation = {
+                      alignmentPeriod    = "300s"
+                      perSeriesAligner   = "ALIGN_SUM"
+                      crossSeriesReducer = "REDUCE_SUM"
+                    }
+                  }
+                }
+              }]
+              yAxis = { label = "runs", scale = "LINEAR" }
+            }
+          }
+        },
+        {
+          xPos = 0, yPos = 48, width = 48, height = 12
+          widget = {
+            title = "Incidents of the service's alert policies"
+            incidentList = {
+              policyNames = concat(
+                google_monitoring_alert_policy.hard_kills[*].name,
+                google_monitoring_alert_policy.server_errors[*].name,
+                google_monitoring_alert_policy.too_many_requests[*].name,
+                google_monitoring_alert_policy.latency[*].name,
+              )
+            }
+          }
+        },
+      ]
+    }
+  })
+}

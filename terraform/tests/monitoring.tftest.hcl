@@ -1,0 +1,221 @@
+# Cloud Monitoring: on by default, none of it when monitoring_enabled = false
+# (see service.tftest.hcl for how these tests run).
+
+mock_provider "google" {
+  mock_resource "google_service_account" {
+    defaults = {
+      name   = "projects/my-project/serviceAccounts/sandbox-cloudrun-runtime@my-project.iam.gserviceaccount.com"
+      email  = "sandbox-cloudrun-runtime@my-project.iam.gserviceaccount.com"
+      member = "serviceAccount:sandbox-cloudrun-runtime@my-project.iam.gserviceaccount.com"
+    }
+  }
+}
+
+variables {
+  project_id      = "my-project"
+  region          = "europe-west1"
+  image           = "registry.example/my-project/sandbox/sandbox-cloudrun:0123abc"
+  invoker_members = ["serviceAccount:loom@my-project.iam.gserviceaccount.com", "user:you@example.com"]
+}
+
+run "monitoring_on_by_default" {
+  assert {
+    condition     = length(google_logging_metric.hard_kills) == 1 && length(google_logging_metric.evaluations) == 1 && length(google_monitoring_dashboard.sandbox) == 1
+    error_message = "Monitoring is on by default: both log-based metrics and the dashboard."
+  }
+  assert {
+    condition = (length(google_monitoring_alert_policy.hard_kills) == 1 && length(google_monitoring_alert_policy.server_errors) == 1 &&
+    length(google_monitoring_alert_policy.too_many_requests) == 1 && length(google_monitoring_alert_policy.latency) == 1)
+    error_message = "Monitoring is on by default: the four alert policies."
+  }
+  assert {
+    condition     = keys(output.alert_policy_names) == ["hard_kills", "latency", "server_errors", "too_many_requests"] && output.dashboard_url != null
+    error_message = "The outputs name the alert policies and the dashboard."
+  }
+}
+
+run "hard_kills_counted_from_the_service_log_line" {
+  command = plan
+
+  assert {
+    condition = alltrue([for term in [
+      "resource.type=\"cloud_run_revision\"",
+      "resource.labels.service_name=\"sandbox-cloudrun\"",
+      "jsonPayload.event=\"hardKill\"",
+      "severity>=ERROR",
+    ] : strcontains(google_logging_metric.hard_kills[0].filter, term)])
+    error_message = "The hard-kill metric must count the service's hardKill log lines, at ERROR, of this service only: ${google_logging_metric.hard_kills[0].filter}"
+  }
+  assert {
+    condition     = google_logging_metric.hard_kills[0].metric_descriptor[0].metric_kind == "DELTA" && google_logging_metric.hard_kills[0].metric_descriptor[0].value_type == "INT64"
+    error_message = "The hard-kill metric is a counter (DELTA, INT64)."
+  }
+  assert {
+    condition     = google_logging_metric.hard_kills[0].name == "sandbox-cloudrun-hard-kills"
+    error_message = "The hard-kill metric is NAME-hard-kills."
+  }
+}
+
+run "hard_kill_alert_on_any_kill" {
+  assert {
+    condition     = one(google_monitoring_alert_policy.hard_kills[0].conditions[0].condition_threshold).filter == "metric.type=\"logging.googleapis.com/user/${google_logging_metric.hard_kills[0].name}\" AND resource.type=\"cloud_run_revision\""
+    error_message = "The hard-kill alert must watch the hard-kill metric."
+  }
+  assert {
+    condition = (one(google_monitoring_alert_policy.hard_kills[0].conditions[0].condition_threshold).comparison == "COMPARISON_GT" &&
+      one(google_monitoring_alert_policy.hard_kills[0].conditions[0].condition_threshold).threshold_value == 0 &&
+    one(one(google_monitoring_alert_policy.hard_kills[0].conditions[0].condition_threshold).aggregations).cross_series_reducer == "REDUCE_SUM")
+    error_message = "The hard-kill alert must fire on one kill: the sum over the service above 0."
+  }
+}
+
+run "evaluations_by_outcome" {
+  command = plan
+
+  assert {
+    condition     = strcontains(google_logging_metric.evaluations[0].filter, "jsonPayload.message=\"evaluation\"") && strcontains(google_logging_metric.evaluations[0].filter, "resource.labels.service_name=\"sandbox-cloudrun\"")
+    error_message = "The evaluations metric must count the service's evaluation log lines."
+  }
+  assert {
+    condition     = google_logging_metric.evaluations[0].label_extractors == tomap({ outcome = "EXTRACT(jsonPayload.outcome)", route = "EXTRACT(jsonPayload.route)" })
+    error_message = "The evaluations metric must be labelled by outcome and route."
+  }
+}
+
+run "error_and_429_ratios_and_latency" {
+  command = plan
+
+  assert {
+    condition = (one(google_monitoring_alert_policy.server_errors[0].conditions[0].condition_threshold).filter == "metric.type=\"run.googleapis.com/request_count\" AND resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"sandbox-cloudrun\" AND metric.labels.response_code_class=\"5xx\"" &&
+      one(google_monitoring_alert_policy.server_errors[0].conditions[0].condition_threshold).denominator_filter == "metric.type=\"run.googleapis.com/request_count\" AND resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"sandbox-cloudrun\"" &&
+    one(google_monitoring_alert_policy.server_errors[0].conditions[0].condition_threshold).threshold_value == 0.05)
+    error_message = "The 5xx alert must watch 5xx responses over all responses of this service, above 0.05 by default."
+  }
+  assert {
+    condition = (strcontains(one(google_monitoring_alert_policy.too_many_requests[0].conditions[0].condition_threshold).filter, "metric.labels.response_code=\"429\"") &&
+      one(google_monitoring_alert_policy.too_many_requests[0].conditions[0].condition_threshold).denominator_filter == one(google_monitoring_alert_policy.server_errors[0].conditions[0].condition_threshold).denominator_filter &&
+    one(google_monitoring_alert_policy.too_many_requests[0].conditions[0].condition_threshold).threshold_value == 0.05)
+    error_message = "The 429 alert must watch 429 responses over all responses of this service, above 0.05 by default."
+  }
+  assert {
+    condition = (one(google_monitoring_alert_policy.latency[0].conditions[0].condition_threshold).filter == "metric.type=\"run.googleapis.com/request_latencies\" AND resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"sandbox-cloudrun\"" &&
+      one(one(google_monitoring_alert_policy.latency[0].conditions[0].condition_threshold).aggregations).cross_series_reducer == "REDUCE_PERCENTILE_99" &&
+    one(google_monitoring_alert_policy.latency[0].conditions[0].condition_threshold).threshold_value == 10000)
+    error_message = "The latency alert must watch the service's p99 latency, above 10000 ms by default."
+  }
+  assert {
+    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
+    p.notification_channels == null || length(coalesce(p.notification_channels, [])) == 0])
+    error_message = "Without notification_channels the policies notify nobody."
+  }
+}
+
+run "thresholds_and_channels_from_variables" {
+  command = plan
+
+  variables {
+    alert_5xx_ratio       = 0.2
+    alert_429_ratio       = 0.3
+    alert_p99_latency_ms  = 2500
+    notification_channels = ["123", "projects/other-project/notificationChannels/456"]
+  }
+
+  assert {
+    condition = (one(google_monitoring_alert_policy.server_errors[0].conditions[0].condition_threshold).threshold_value == 0.2 &&
+      one(google_monitoring_alert_policy.too_many_requests[0].conditions[0].condition_threshold).threshold_value == 0.3 &&
+    one(google_monitoring_alert_policy.latency[0].conditions[0].condition_threshold).threshold_value == 2500)
+    error_message = "The thresholds must follow alert_5xx_ratio, alert_429_ratio and alert_p99_latency_ms."
+  }
+  assert {
+    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
+    p.notification_channels == tolist(["projects/my-project/notificationChannels/123", "projects/other-project/notificationChannels/456"])])
+    error_message = "Every policy must notify notification_channels, channel IDs as full names of the project's channels."
+  }
+}
+
+run "latency_threshold_follows_a_short_timeout" {
+  command = plan
+
+  variables {
+    request_timeout = "8s"
+    max_wall_clock  = "5s"
+  }
+
+  assert {
+    condition     = one(google_monitoring_alert_policy.latency[0].conditions[0].condition_threshold).threshold_value == 4000
+    error_message = "By default the p99 threshold is 10000 ms, or half of request_timeout when that is less."
+  }
+}
+
+run "latency_threshold_beyond_the_timeout" {
+  command = plan
+
+  variables {
+    alert_p99_latency_ms = 60000
+  }
+
+  # No request outlasts the 60s request timeout: such an alert never fires.
+  expect_failures = [google_monitoring_alert_policy.latency]
+}
+
+run "dashboard" {
+  assert {
+    condition = toset([for t in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles : t.widget.title]) == toset([
+      "Requests per second, by response code class",
+      "Evaluations per minute, by outcome",
+      "Request latency (ms): p50, p95, p99",
+      "Instances, by state (max_instances: 10)",
+      "429s per second (every instance busy)",
+      "Hard kills (runs stuck in native code), per 5 minutes",
+      "Incidents of the service's alert policies",
+    ])
+    error_message = "The dashboard shows requests by response code class, evaluations by outcome, latency, instances, 429s, hard kills and incidents."
+  }
+  assert {
+    condition = alltrue([
+      for t in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles :
+      alltrue([for d in try(t.widget.xyChart.dataSets, []) : strcontains(d.timeSeriesQuery.timeSeriesFilter.filter, "resource.type=\"cloud_run_revision\"")])
+    ])
+    error_message = "Every chart of the dashboard must read the service's Cloud Run revisions."
+  }
+  assert {
+    condition     = length(jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles[6].widget.incidentList.policyNames) == 4
+    error_message = "The incident list shows the four alert policies."
+  }
+}
+
+run "monitoring_follows_the_service_name" {
+  command = plan
+
+  variables {
+    name = "sbx-test"
+  }
+
+  assert {
+    condition     = google_logging_metric.hard_kills[0].name == "sbx-test-hard-kills" && strcontains(google_logging_metric.hard_kills[0].filter, "resource.labels.service_name=\"sbx-test\"")
+    error_message = "The metrics must follow the service's name."
+  }
+  assert {
+    condition     = strcontains(one(google_monitoring_alert_policy.latency[0].conditions[0].condition_threshold).filter, "resource.labels.service_name=\"sbx-test\"")
+    error_message = "The alerts must watch the service by its name."
+  }
+}
+
+run "monitoring_off" {
+  command = plan
+
+  variables {
+    monitoring_enabled = false
+  }
+
+  assert {
+    condition = (length(google_logging_metric.hard_kills) + length(google_logging_metric.evaluations) + length(google_monitoring_dashboard.sandbox) +
+      length(google_monitoring_alert_policy.hard_kills) + length(google_monitoring_alert_policy.server_errors) +
+    length(google_monitoring_alert_policy.too_many_requests) + length(google_monitoring_alert_policy.latency)) == 0
+    error_message = "monitoring_enabled = false must create no metric, alert policy or dashboard."
+  }
+  assert {
+    condition     = output.dashboard_url == null && length(output.alert_policy_names) == 0
+    error_message = "With monitoring off there is no dashboard and no alert policy to name."
+  }
+}
