@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -320,5 +321,34 @@ func TestAuthRequired(t *testing.T) {
 	}
 	if resp, err := http.Get(s.URL + "/healthz"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("healthz behind auth: %v %v", resp, err)
+	}
+}
+
+// The workers lock themselves down whatever the memory maximum: their
+// address-space limit leaves room for the Go runtime's reservations, which
+// do not shrink with the maximum, and for every linear memory the engine can
+// hold. A worker that cannot lock down refuses to start, and the service is
+// never ready.
+func TestWorkersLockDownAtAnyMemoryMaximum(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the lock-down is Linux's")
+	}
+	for max, run := range map[string]string{"1048576": "1048576", "2147483648": "16777216"} {
+		t.Run(max, func(t *testing.T) {
+			s := startService(t, "STORE_URL=none", "MAX_MEMORY_BYTES="+max, "DEFAULT_MEMORY_BYTES=1048576")
+			resp, err := http.Get(s.URL + "/v1/capabilities")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(b), `"isolation":{"process":true,"emptyEnvironment":true,"noNewPrivs":true,"resourceLimits":true,"seccomp":true}`) {
+				t.Fatalf("capabilities: %s", b)
+			}
+			_, body := post(t, s.URL+"/v1/sandbox/evaluate", `{"script":"let a = []; for (;;) a.push(new Array(1e5).fill(1))","inputJson":"null","limits":{"wallClockMs":20000,"memoryBytes":`+run+`}}`)
+			if !strings.Contains(body, `{"ok":false,"kind":"limit","limit":"memory"}`) {
+				t.Fatalf("an allocation bomb: %s", body)
+			}
+		})
 	}
 }

@@ -24,12 +24,15 @@ func lockDown(h hello) (Protections, error) {
 		return p, nil // elsewhere than Linux: the start-up log says so
 	}
 	opts := lockdown.Options{OpenFiles: openFilesLimit}
+	var err error
 	if !raceDetector {
 		// a race-detector build's shadow memory alone reserves terabytes
-		opts.AddressSpaceBytes = lockdown.AddressSpaceFor(h.Engine.MaxMemoryBytes,
-			quickjs.LinearMemoriesAtMost(h.Engine.PoolSize))
+		opts.AddressSpaceBytes, err = addressSpaceLimit(h.Engine)
 	}
-	st, err := lockdown.Apply(opts)
+	var st lockdown.Status
+	if err == nil {
+		st, err = lockdown.Apply(opts)
+	}
 	p.NoNewPrivs, p.ResourceLimits, p.Seccomp = st.NoNewPrivs, st.ResourceLimits && st.Undumpable, st.Seccomp
 	if err != nil {
 		if h.Lockdown == LockdownRequired || errors.Is(err, lockdown.ErrApplied) {
@@ -37,4 +40,19 @@ func lockDown(h hello) (Protections, error) {
 		}
 	}
 	return p, nil
+}
+
+// addressSpaceLimit is the worker's RLIMIT_AS: what it has mapped once the
+// engine is warm (the Go runtime's reservations, the compiled code, the
+// pool's first memories) plus room for every linear memory the engine can
+// hold at once and the runtime's growth. The runtime's share does not
+// scale with the engine's memory maximum (about 1.4 GiB of reservations
+// at any maximum), so the limit is relative to it rather than a formula of
+// the maximum alone.
+func addressSpaceLimit(e EngineOptions) (uint64, error) {
+	used, err := lockdown.AddressSpaceUsed()
+	if err != nil {
+		return 0, err
+	}
+	return used + lockdown.AddressSpaceFor(e.MaxMemoryBytes, quickjs.LinearMemoriesAtMost(e.PoolSize)), nil
 }
