@@ -42,17 +42,18 @@ func lockDown(h hello) (Protections, error) {
 	return p, nil
 }
 
-// addressSpaceLimit is the worker's RLIMIT_AS: what it has mapped once the
-// engine is warm (the Go runtime's reservations, the compiled code, the
-// pool's first memories) plus room for every linear memory the engine can
-// hold at once and the runtime's growth. The runtime's share does not
-// scale with the engine's memory maximum (about 1.4 GiB of reservations
-// at any maximum), so the limit is relative to it rather than a formula of
-// the maximum alone.
+// addressSpaceLimit is the worker's RLIMIT_AS: what the warm worker has
+// mapped (the Go runtime's reservations, about 1.2 GiB before main runs,
+// the compiled code, the pool's first memories) plus every linear memory
+// the engine can hold at once plus a heap's growth. The runtime's share
+// does not scale with the memory maximum, so a formula of the maximum alone
+// (lockdown.AddressSpaceFor) is not used: at small maximums it fell below
+// what is mapped and every worker refused to start.
 func addressSpaceLimit(e EngineOptions) (uint64, error) {
 	used, err := lockdown.AddressSpaceUsed()
 	if err != nil {
 		return 0, err
 	}
-	return used + lockdown.AddressSpaceFor(e.MaxMemoryBytes, quickjs.LinearMemoriesAtMost(e.PoolSize)), nil
+	memories := quickjs.LinearMemoriesAtMost(e.PoolSize)
+	return used + uint64(memories)*lockdown.LinearMemoryBytes(e.MaxMemoryBytes) + 1<<30, nil
 }

@@ -3,25 +3,53 @@ package lockdown
 // guestHeadroom mirrors quickjs's wasmHeadroom: a guest's linear memory is
 // capped at the engine's maximum memory limit plus this much (its shadow
 // stack, static data and the host's copies of script, input and result).
-// The tests count the mappings of exactly LinearMemoryBytes, so a change on
-// the engine's side shows there.
+// The tests count the guests' mappings by this size, so a change on the
+// engine's side shows there.
 const guestHeadroom = 64 << 20
 
 // LinearMemoryBytes is the address space one guest's linear memory
 // reserves: the engine maps each at its maximum, rounded up to whole wasm
-// pages (quickjs/memory_linux.go), whatever the guest uses of it.
+// pages (quickjs/memory_linux.go), whatever the guest uses of it. At the
+// service's default maximum of 256 MiB it is 320 MiB.
 func LinearMemoryBytes(maxMemoryBytes int64) uint64 {
 	const page = 64 << 10
 	return (uint64(maxMemoryBytes) + guestHeadroom + page - 1) / page * page
 }
 
 // RuntimeMargin is the address space RLIMIT_AS leaves beyond the guests'
-// linear memories: the Go runtime, the heap, the compiled engine.
-const RuntimeMargin = 1 << 30
+// linear memories, for everything else the worker maps.
+//
+// The reasoning: a pure-Go program on 64-bit Linux reserves about 1.2 GiB
+// of address space before main runs (the page allocator's summaries and
+// the scavenger's index, mapped PROT_NONE, which cost no memory but count
+// against RLIMIT_AS). The binary with its embedded engine, the compiled
+// wasm code, goroutine stacks and the heap, which grows in 64 MiB arenas
+// and holds copies of each run's input and result, add a few hundred MiB:
+// a worker at the service's defaults (256 MiB guests, pool of 2), running
+// memory bombs to the 256 MiB limit, 16 and 60 MiB results and garbage
+// collections, peaks at a VmPeak of 2.3 to 2.55 GiB with three 320 MiB
+// linear memories mapped, so about 1.6 GiB beside them. 2 GiB leaves a
+// quarter of that again, for a heap that a larger result grows, on top of
+// the memories AddressSpaceFor counts but the engine rarely holds.
+const RuntimeMargin = 2 << 30
 
 // AddressSpaceFor is an RLIMIT_AS for a worker whose engine has the given
-// maximum memory limit and can hold at most memories linear memories at
-// once, each LinearMemoryBytes, plus RuntimeMargin.
+// maximum memory limit (quickjs.WithMaxMemoryBytes) and holds at most
+// memories linear memories at once: memories × LinearMemoryBytes, plus
+// RuntimeMargin, plus, in a cgo build, what the C library maps per thread.
+//
+// A quickjs.Engine holds at most its pool size, plus one instance its
+// filler has built and waits to hand over, plus one per run in progress,
+// plus the two closed memories it keeps for reuse: 2 + 1 + 1 + 2 = 6 at the
+// service's defaults with one run at a time, for a limit of 3.875 GiB in
+// the pure-Go build the service ships. The engine is seen to hold three
+// at most in that case, as kept memories are reused by the next instance:
+// the count is a bound, not the usual.
+//
+// Too small a limit makes the Go runtime fail when it next needs memory
+// ("fatal error: out of memory"), killing the worker; too large costs
+// nothing but the limit's point, which is that a compromised worker cannot
+// map a great deal more than the engine can.
 func AddressSpaceFor(maxMemoryBytes int64, memories int) uint64 {
-	return uint64(memories)*LinearMemoryBytes(maxMemoryBytes) + RuntimeMargin
+	return uint64(memories)*LinearMemoryBytes(maxMemoryBytes) + RuntimeMargin + cMargin()
 }

@@ -35,6 +35,10 @@ const straceMarker = "LOCKDOWN-TEST-MARK"
 type childConfig struct {
 	Apply   bool             `json:"apply"`
 	Options lockdown.Options `json:"options"`
+	// Memories, if set, makes the child set Options.AddressSpaceBytes to
+	// lockdown.AddressSpaceFor for that many linear memories, as computed
+	// by its own build (none in a race build).
+	Memories int `json:"memories"`
 	// Rounds is how many times the evaluation set runs (0: none).
 	Rounds int `json:"rounds"`
 	// Probes tries the refused (and some allowed) calls.
@@ -54,6 +58,9 @@ type childConfig struct {
 	Socket bool `json:"socket"`
 	// trace, for the parent: run the child under strace -f, writing here.
 	trace string
+	// binary, for the parent: the test binary to run as the child, if not
+	// this one.
+	binary string
 }
 
 type evalResult struct {
@@ -64,6 +71,7 @@ type evalResult struct {
 
 type childReport struct {
 	ApplyErr       string            `json:"applyErr,omitempty"`
+	Options        lockdown.Options  `json:"options"` // as applied
 	Status         lockdown.Status   `json:"status"`
 	SecondApplyErr string            `json:"secondApplyErr,omitempty"`
 	Evals          []evalResult      `json:"evals"`
@@ -74,8 +82,9 @@ type childReport struct {
 	VmPeak         uint64            `json:"vmPeak"`
 	VmSize         uint64            `json:"vmSize"`
 	VmHWM          uint64            `json:"vmHWM"`
-	Memories       int               `json:"memories"` // linear-memory reservations mapped at the end
+	Memories       int               `json:"memories"` // most linear memories mapped at once, sampled
 	Cgo            bool              `json:"cgo"`
+	Race           bool              `json:"race"`
 }
 
 // procFile is a /proc file opened before Apply and read, from its start,
@@ -88,7 +97,7 @@ func openProc(path string) (procFile, error) {
 }
 
 func (p procFile) read() (string, error) {
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, 256<<10)
 	n, err := syscall.Pread(p.fd, buf, 0)
 	if err != nil {
 		return "", err
@@ -110,7 +119,10 @@ func kB(text, name string) uint64 {
 	return v << 10
 }
 
-// memoriesMapped counts the mappings of exactly one guest reservation.
+// memoriesMapped counts the guests' linear memories in /proc/self/maps:
+// each is one mapping of exactly size bytes, but adjacent ones show as one
+// (the kernel merges mappings of the same kind), so a multiple counts as
+// that many.
 func memoriesMapped(maps string, size uint64) int {
 	n := 0
 	for _, line := range strings.Split(maps, "\n") {
@@ -121,8 +133,8 @@ func memoriesMapped(maps string, size uint64) int {
 		}
 		a, err1 := strconv.ParseUint(lo, 16, 64)
 		b, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 == nil && err2 == nil && b-a == size {
-			n++
+		if err1 == nil && err2 == nil && (b-a)%size == 0 && strings.Contains(line, " rw-p 00000000 00:00 0") {
+			n += int((b - a) / size)
 		}
 	}
 	return n
@@ -134,7 +146,11 @@ func runChild(arg string) int {
 		fmt.Fprintln(os.Stderr, "child: config:", err)
 		return 2
 	}
-	rep := childReport{Probes: map[string]string{}, Cgo: cgoEnabled}
+	rep := childReport{Probes: map[string]string{}, Cgo: cgoEnabled, Race: raceEnabled}
+	if cfg.Memories > 0 && !raceEnabled {
+		cfg.Options.AddressSpaceBytes = lockdown.AddressSpaceFor(testMaxMemory, cfg.Memories)
+	}
+	rep.Options = cfg.Options
 	ctx := context.Background()
 
 	// The worker's start-up: everything that needs the outside world.
@@ -147,9 +163,14 @@ func runChild(arg string) int {
 	if cfg.CacheDir != "" {
 		opts = append(opts, quickjs.WithCompilationCache(cfg.CacheDir))
 	}
+	// The kill timer fires at a run's deadline + 2 × grace: soon in the
+	// test of it, and otherwise late enough that a busy machine's stalls
+	// never reach it.
+	grace := 10 * time.Second
 	if cfg.KillTimer {
-		opts = append(opts, quickjs.WithHardKill(quickjs.HardKillWatchdog, 50*time.Millisecond))
+		grace = 50 * time.Millisecond
 	}
+	opts = append(opts, quickjs.WithHardKill(quickjs.HardKillWatchdog, grace))
 	e, err := quickjs.New(ctx, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child: engine:", err)
@@ -208,16 +229,18 @@ func runChild(arg string) int {
 		return 3
 	}
 
+	stopSampling := sampleMemories(mapsFile, &rep.Memories)
 	for i := 0; i < cfg.Rounds; i++ {
 		rep.Evals = append(rep.Evals, runEvals(e)...)
 		churn()
 	}
+	stopSampling()
 	if cfg.Socket {
 		rep.Socket = exchange(server)
 	}
 	if cfg.Probes {
 		for _, p := range probes(cfg) {
-			if !cfg.Apply && p.control == "skip" {
+			if p.control == "skip" && !rep.Status.Seccomp { // it would really happen
 				continue
 			}
 			rep.Probes[p.name] = outcome(p.run())
@@ -228,16 +251,32 @@ func runChild(arg string) int {
 	} else {
 		rep.Limits = "read: " + err.Error()
 	}
-	if text, err := mapsFile.read(); err == nil {
-		rep.Memories = memoriesMapped(text, reservation)
-		if os.Getenv("LOCKDOWN_DUMP_MAPS") != "" {
-			fmt.Fprint(os.Stderr, text)
-		}
-	}
 	if text, err := statusFile.read(); err == nil {
 		rep.VmPeak, rep.VmSize, rep.VmHWM = kB(text, "VmPeak"), kB(text, "VmSize"), kB(text, "VmHWM")
 	}
 	return writeReport(rep)
+}
+
+// sampleMemories records in *most the most linear memories mapped at once,
+// reading maps every few milliseconds until the returned function is called.
+func sampleMemories(maps procFile, most *int) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if text, err := maps.read(); err == nil {
+				*most = max(*most, memoriesMapped(text, reservation))
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 func writeReport(rep childReport) int {

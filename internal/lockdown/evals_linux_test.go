@@ -5,6 +5,7 @@ package lockdown_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -74,6 +75,8 @@ var evalCases = []evalCase{
 	{name: "wall-clock runaway", script: `while (true) "w".repeat(1 << 16)`, input: "null", limits: fast, check: limitHit(effect.LimitWallClock)},
 	{name: "large result", script: `"x".repeat(16 << 20)`, input: "null", limits: big,
 		check: func(o effect.Outcome, _ string) bool { return o.OK && len(o.Value) == 16<<20+2 }},
+	{name: "huge result", script: `"x".repeat(60 << 20)`, input: "null", limits: big,
+		check: func(o effect.Outcome, _ string) bool { return o.OK && len(o.Value) == 60<<20+2 }},
 	{name: "large array", script: "Array.from({length: 1e6}, (_, i) => i)", input: "null", limits: big,
 		check: func(o effect.Outcome, _ string) bool { return o.OK && strings.HasSuffix(string(o.Value), ",999999]") }},
 	{name: "large input", script: "input.length", input: `"` + strings.Repeat("y", 8<<20) + `"`, limits: big, check: value("8388608")},
@@ -82,6 +85,8 @@ var evalCases = []evalCase{
 func runEvals(e *quickjs.Engine) []evalResult {
 	var res []evalResult
 	for _, c := range evalCases {
+		// on stderr, so that a child that dies shows where
+		fmt.Fprintf(os.Stderr, "%s evaluating %q\n", time.Now().Format("15:04:05.000"), c.name)
 		r, err := e.Run(context.Background(), effect.Request{Script: c.script, InputJSON: c.input, Limits: c.limits}, c.logs)
 		got := fmt.Sprintf("ok:%v kind:%s limit:%s value:%.80s message:%.120s", r.Outcome.OK, r.Outcome.Kind, r.Outcome.Limit, r.Outcome.Value, r.Outcome.Message)
 		if err != nil {

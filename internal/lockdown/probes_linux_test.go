@@ -24,7 +24,7 @@ type probe struct {
 	// locked is the outcome wanted after Apply; "" means EPERM.
 	locked string
 	// control: "" wants anything but the locked outcome without Apply;
-	// "skip" does not run the probe without Apply (it would create a
+	// "skip" runs the probe only under the filter (it would create a
 	// process or trace the child); "any" runs it and checks nothing (its
 	// result depends on the machine: privileges, sysctls).
 	control string

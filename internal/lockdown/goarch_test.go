@@ -1,0 +1,5 @@
+package lockdown
+
+import "runtime"
+
+const goarchHere = runtime.GOARCH
