@@ -352,3 +352,29 @@ func TestWorkersLockDownAtAnyMemoryMaximum(t *testing.T) {
 		})
 	}
 }
+
+// Dependencies point inward: the SPI that backend authors import (effect),
+// the Go client and the content reference link no store, no GCS, no gRPC and
+// no engine, so that a program using the client stays small.
+func TestDependenciesPointInward(t *testing.T) {
+	forbidden := []string{
+		"cloud.google.com/", "google.golang.org/grpc", "github.com/tetratelabs/wazero",
+		"github.com/loom-plugins/sandbox-cloudrun/contentstore",
+		"github.com/loom-plugins/sandbox-cloudrun/handler",
+		"github.com/loom-plugins/sandbox-cloudrun/quickjs",
+		"github.com/loom-plugins/sandbox-cloudrun/worker",
+	}
+	for _, pkg := range []string{"./effect", "./client", "./contentref"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range forbidden {
+				if strings.HasPrefix(dep, f) {
+					t.Errorf("%s depends on %s", pkg, dep)
+				}
+			}
+		}
+	}
+}

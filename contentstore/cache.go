@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // DefaultCacheBytes is the default bound on the bytes a Cache keeps.
@@ -32,15 +34,15 @@ type Cache struct {
 
 	mu       sync.Mutex
 	lru      *list.List // of *cacheEntry, most recently used first
-	entries  map[Ref]*list.Element
+	entries  map[contentref.Ref]*list.Element
 	size     int64
-	inflight map[Ref]*fetch
+	inflight map[contentref.Ref]*fetch
 }
 
 var _ Store = (*Cache)(nil)
 
 type cacheEntry struct {
-	ref  Ref
+	ref  contentref.Ref
 	data []byte
 }
 
@@ -66,8 +68,8 @@ func NewCache(store Store, maxBytes int64, logger *slog.Logger) *Cache {
 		maxBytes: max(maxBytes, 0),
 		log:      logger,
 		lru:      list.New(),
-		entries:  make(map[Ref]*list.Element),
-		inflight: make(map[Ref]*fetch),
+		entries:  make(map[contentref.Ref]*list.Element),
+		inflight: make(map[contentref.Ref]*fetch),
 	}
 }
 
@@ -86,7 +88,7 @@ func (c *Cache) Len() (scripts int, bytes int64) {
 
 // Get implements Store. The returned slice is a copy the caller may keep and
 // change.
-func (c *Cache) Get(ctx context.Context, ref Ref) ([]byte, error) {
+func (c *Cache) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	if err := checkRef(ref); err != nil {
 		return nil, err
 	}
@@ -128,13 +130,13 @@ func (c *Cache) Get(ctx context.Context, ref Ref) ([]byte, error) {
 			}
 		}
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: waiting for %s: %w", ErrUnavailable, ref, ctx.Err())
+		return nil, fmt.Errorf("%w: waiting for %s: %w", contentref.ErrUnavailable, ref, ctx.Err())
 	}
 }
 
 // run performs one fetch and publishes its result to the waiters and, when
 // verified, to the cache.
-func (c *Cache) run(ctx context.Context, ref Ref, f *fetch) {
+func (c *Cache) run(ctx context.Context, ref contentref.Ref, f *fetch) {
 	defer f.cancel()
 	data, err := c.get(ctx, ref)
 	if err == nil {
@@ -161,7 +163,7 @@ func (c *Cache) run(ctx context.Context, ref Ref, f *fetch) {
 // goroutine, where a panic would end the process: a panic is recovered,
 // logged with its stack, and returned as ErrPanicked (without its value, which
 // may hold anything), so that the waiters get an error and done is closed.
-func (c *Cache) get(ctx context.Context, ref Ref) (data []byte, err error) {
+func (c *Cache) get(ctx context.Context, ref contentref.Ref) (data []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			text := fmt.Sprint(v)
@@ -181,7 +183,7 @@ func (c *Cache) get(ctx context.Context, ref Ref) (data []byte, err error) {
 // add keeps data under ref and evicts the least recently used entries to
 // stay within maxBytes. c.mu must be held. data is not changed afterwards:
 // Get hands out copies.
-func (c *Cache) add(ref Ref, data []byte) {
+func (c *Cache) add(ref contentref.Ref, data []byte) {
 	n := int64(len(data))
 	if c.maxBytes == 0 || n > c.maxBytes {
 		return
@@ -201,7 +203,7 @@ func (c *Cache) add(ref Ref, data []byte) {
 }
 
 // Put implements Store by writing through to the underlying store.
-func (c *Cache) Put(ctx context.Context, data []byte) (Ref, error) {
+func (c *Cache) Put(ctx context.Context, data []byte) (contentref.Ref, error) {
 	return c.store.Put(ctx, data)
 }
 

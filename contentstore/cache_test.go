@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // countingStore counts the Gets that reach a real store and can hold them
@@ -22,7 +24,7 @@ type countingStore struct {
 	gate chan struct{} // nil: no waiting
 }
 
-func (c *countingStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
+func (c *countingStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	c.gets.Add(1)
 	if c.gate != nil {
 		select {
@@ -41,7 +43,7 @@ type lyingStore struct {
 	gets atomic.Int64
 }
 
-func (l *lyingStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
+func (l *lyingStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	l.gets.Add(1)
 	return []byte("not the script"), nil
 }
@@ -53,7 +55,7 @@ type panickyStore struct {
 	gate chan struct{}
 }
 
-func (p *panickyStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
+func (p *panickyStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	if p.gets.Add(1) == 1 {
 		if p.gate != nil {
 			<-p.gate
@@ -73,7 +75,7 @@ func memT(t *testing.T) *MemStore {
 	return s
 }
 
-func putT(t *testing.T, s Store, data []byte) Ref {
+func putT(t *testing.T, s Store, data []byte) contentref.Ref {
 	t.Helper()
 	ref, err := s.Put(t.Context(), data)
 	if err != nil {
@@ -91,7 +93,7 @@ func TestCacheEvictsByBytes(t *testing.T) {
 	d := putT(t, c, bytes.Repeat([]byte("d"), 40))
 	huge := putT(t, c, bytes.Repeat([]byte("h"), 101))
 
-	get := func(ref Ref) {
+	get := func(ref contentref.Ref) {
 		t.Helper()
 		if _, err := c.Get(ctx, ref); err != nil {
 			t.Fatal(err)
@@ -167,7 +169,7 @@ func TestCacheSingleFetchOverGCS(t *testing.T) {
 	f := newFakeGCS(t, testBucket)
 	opts, _ := fastOpts(t)
 	c := NewCache(openT(t, "gs://"+testBucket, opts), DefaultCacheBytes, nil)
-	ref := RefOf(script)
+	ref := contentref.RefOf(script)
 	f.putObject(testBucket, ref.ObjectName(""), script)
 	release := make(chan struct{})
 	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
@@ -209,8 +211,8 @@ func TestCacheNoEntryAfterFailedVerification(t *testing.T) {
 	if err := os.WriteFile(p, []byte("tampered"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(ctx, ref); !errors.Is(err, ErrIntegrity) {
-		t.Fatalf("Get = %v, want ErrIntegrity", err)
+	if _, err := c.Get(ctx, ref); !errors.Is(err, contentref.ErrIntegrity) {
+		t.Fatalf("Get = %v, want contentref.ErrIntegrity", err)
 	}
 	if n, _ := c.Len(); n != 0 {
 		t.Fatalf("the cache kept %d entries after a failed verification", n)
@@ -231,8 +233,8 @@ func TestCacheNoEntryAfterFailedVerification(t *testing.T) {
 	liar := &lyingStore{Store: memT(t)}
 	lc := NewCache(liar, DefaultCacheBytes, opts.Logger)
 	for range 2 {
-		if got, err := lc.Get(ctx, ref); !errors.Is(err, ErrIntegrity) || got != nil {
-			t.Fatalf("Get from a lying store = %q, %v; want nil, ErrIntegrity", got, err)
+		if got, err := lc.Get(ctx, ref); !errors.Is(err, contentref.ErrIntegrity) || got != nil {
+			t.Fatalf("Get from a lying store = %q, %v; want nil, contentref.ErrIntegrity", got, err)
 		}
 	}
 	if n, _ := lc.Len(); n != 0 || liar.gets.Load() != 2 {
@@ -258,7 +260,7 @@ func TestCacheOneWaiterGivingUpDoesNotFailOthers(t *testing.T) {
 		}
 		longRes <- err
 	}()
-	if err := <-shortErr; !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrUnavailable) {
+	if err := <-shortErr; !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, contentref.ErrUnavailable) {
 		t.Fatalf("short waiter: %v, want its deadline", err)
 	}
 	close(store.gate)
@@ -320,8 +322,8 @@ func TestCacheDisabledAndCopies(t *testing.T) {
 	if again, _ := on.Get(ctx, ref); !bytes.Equal(again, script) {
 		t.Errorf("a caller changed the cached bytes: %q", again)
 	}
-	if _, err := on.Get(ctx, RefOf([]byte("missing"))); !errors.Is(err, ErrNotFound) {
-		t.Errorf("missing through the cache = %v, want ErrNotFound", err)
+	if _, err := on.Get(ctx, contentref.RefOf([]byte("missing"))); !errors.Is(err, contentref.ErrNotFound) {
+		t.Errorf("missing through the cache = %v, want contentref.ErrNotFound", err)
 	}
 	if err := on.Check(ctx); err != nil {
 		t.Errorf("Check: %v", err)
@@ -368,7 +370,7 @@ func TestCacheStorePanicIsAnError(t *testing.T) {
 	close(store.gate)
 	for range readers {
 		err := <-errs
-		if !errors.Is(err, ErrPanicked) || errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, ErrPanicked) || errors.Is(err, contentref.ErrUnavailable) {
 			t.Errorf("Get = %v, want ErrPanicked", err)
 		}
 		if err != nil && strings.Contains(err.Error(), "secret") {

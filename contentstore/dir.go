@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // DirStore keeps scripts in a local directory, as <dir>/sha256/<hex>: the
@@ -52,12 +54,12 @@ func (s *DirStore) String() string { return "file://" + filepath.ToSlash(s.root)
 
 func (s *DirStore) objectDir() string { return filepath.Join(s.root, "sha256") }
 
-func (s *DirStore) path(ref Ref) string {
+func (s *DirStore) path(ref contentref.Ref) string {
 	return filepath.Join(s.root, filepath.FromSlash(ref.ObjectName("")))
 }
 
 // Get implements Store. It checks the file's size before reading it.
-func (s *DirStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
+func (s *DirStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	if err := checkRef(ref); err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (s *DirStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
 		return nil, tooLarge(p, fi.Size(), max)
 	}
 	data, err := readVerified(f, ref, max, p, s.opts.Logger)
-	if err != nil && !errors.Is(err, ErrIntegrity) && !errors.Is(err, ErrTooLarge) {
+	if err != nil && !errors.Is(err, contentref.ErrIntegrity) && !errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("contentstore: reading %s: %w", p, err)
 	}
 	return data, err
@@ -114,24 +116,24 @@ func (s *DirStore) fsError(p string, err error) error {
 }
 
 // Put implements Store. An existing file is not rewritten.
-func (s *DirStore) Put(ctx context.Context, data []byte) (Ref, error) {
+func (s *DirStore) Put(ctx context.Context, data []byte) (contentref.Ref, error) {
 	if err := checkPutSize(data, s.opts.MaxScriptBytes); err != nil {
-		return Ref{}, err
+		return contentref.Ref{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Ref{}, err
+		return contentref.Ref{}, err
 	}
-	ref := RefOf(data)
+	ref := contentref.RefOf(data)
 	final := s.path(ref)
 	if fi, err := os.Stat(final); err == nil && fi.Mode().IsRegular() {
 		return ref, nil
 	}
 	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
-		return Ref{}, s.putError(err)
+		return contentref.Ref{}, s.putError(err)
 	}
 	tmp, err := s.createTemp(ref)
 	if err != nil {
-		return Ref{}, s.putError(err)
+		return contentref.Ref{}, s.putError(err)
 	}
 	committed := false
 	defer func() {
@@ -141,32 +143,32 @@ func (s *DirStore) Put(ctx context.Context, data []byte) (Ref, error) {
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return Ref{}, s.putError(err)
+		return contentref.Ref{}, s.putError(err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return Ref{}, s.putError(err)
+		return contentref.Ref{}, s.putError(err)
 	}
 	// Read-only: a stored script is immutable.
 	if err := tmp.Chmod(0o444); err != nil {
-		return Ref{}, s.putError(err)
+		return contentref.Ref{}, s.putError(err)
 	}
 	if err := tmp.Close(); err != nil {
-		return Ref{}, s.putError(err)
+		return contentref.Ref{}, s.putError(err)
 	}
 	// A concurrent Put of the same script renames identical bytes over
 	// these; either way the name holds a whole script.
 	if err := os.Rename(tmp.Name(), final); err != nil {
-		return Ref{}, s.putError(err)
+		return contentref.Ref{}, s.putError(err)
 	}
 	committed = true
 	if err := syncDir(s.objectDir()); err != nil {
-		return Ref{}, s.putError(err)
+		return contentref.Ref{}, s.putError(err)
 	}
 	return ref, nil
 }
 
 // createTemp creates the temporary file a Put of ref writes before renaming.
-func (s *DirStore) createTemp(ref Ref) (*os.File, error) {
+func (s *DirStore) createTemp(ref contentref.Ref) (*os.File, error) {
 	return os.CreateTemp(s.objectDir(), tempPrefix+ref.Hex()[:12]+"-*")
 }
 

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 func newDirT(t *testing.T, dir string, opts Options) *DirStore {
@@ -54,29 +56,29 @@ func TestDirFound(t *testing.T) {
 func TestDirMissing(t *testing.T) {
 	opts, _ := fastOpts(t)
 	ctx := ctxT(t)
-	ref := RefOf(script)
+	ref := contentref.RefOf(script)
 	base := t.TempDir()
 
 	absent := newDirT(t, filepath.Join(base, "absent"), opts)
 	_, err := absent.Get(ctx, ref)
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "store directory") || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("Get from an absent directory = %v, want ErrNotFound saying the directory is missing", err)
+	if !errors.Is(err, contentref.ErrNotFound) || !strings.Contains(err.Error(), "store directory") || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("Get from an absent directory = %v, want contentref.ErrNotFound saying the directory is missing", err)
 	}
-	if err := absent.Check(ctx); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Check of an absent directory = %v, want ErrNotFound", err)
+	if err := absent.Check(ctx); !errors.Is(err, contentref.ErrNotFound) {
+		t.Errorf("Check of an absent directory = %v, want contentref.ErrNotFound", err)
 	}
 
 	empty := newDirT(t, t.TempDir(), opts)
-	if _, err := empty.Get(ctx, ref); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no script stored") {
-		t.Errorf("Get from an empty directory = %v, want ErrNotFound saying nothing is stored", err)
+	if _, err := empty.Get(ctx, ref); !errors.Is(err, contentref.ErrNotFound) || !strings.Contains(err.Error(), "no script stored") {
+		t.Errorf("Get from an empty directory = %v, want contentref.ErrNotFound saying nothing is stored", err)
 	}
 
 	used := newDirT(t, t.TempDir(), opts)
 	if _, err := used.Put(ctx, []byte("another")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := used.Get(ctx, ref); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no such script") {
-		t.Errorf("Get of a missing script = %v, want ErrNotFound", err)
+	if _, err := used.Get(ctx, ref); !errors.Is(err, contentref.ErrNotFound) || !strings.Contains(err.Error(), "no such script") {
+		t.Errorf("Get of a missing script = %v, want contentref.ErrNotFound", err)
 	}
 }
 
@@ -97,10 +99,10 @@ func TestDirTampered(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, ref)
-	if !errors.Is(err, ErrIntegrity) || got != nil {
-		t.Fatalf("Get of a tampered file = %q, %v; want nil, ErrIntegrity", got, err)
+	if !errors.Is(err, contentref.ErrIntegrity) || got != nil {
+		t.Fatalf("Get of a tampered file = %q, %v; want nil, contentref.ErrIntegrity", got, err)
 	}
-	for _, want := range []string{ref.String(), RefOf(evil).String()} {
+	for _, want := range []string{ref.String(), contentref.RefOf(evil).String()} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log should carry %s; log:\n%s", want, logs)
 		}
@@ -114,7 +116,7 @@ func TestDirOversizedRefusedUnread(t *testing.T) {
 	ctx := ctxT(t)
 	// A sparse 64 GiB file: reading it whole would take minutes and all the
 	// memory there is, so a quick ErrTooLarge shows the size came first.
-	ref := RefOf([]byte("whatever"))
+	ref := contentref.RefOf([]byte("whatever"))
 	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestDirCrashLeavesOnlyTempFile(t *testing.T) {
 	opts, _ := fastOpts(t)
 	s := newDirT(t, t.TempDir(), opts)
 	ctx := ctxT(t)
-	ref := RefOf(script)
+	ref := contentref.RefOf(script)
 
 	// What a Put killed before its rename leaves: a temporary file, made by
 	// the store's own code, holding part of the script.
@@ -161,11 +163,11 @@ func TestDirCrashLeavesOnlyTempFile(t *testing.T) {
 	tmp.Write(script[:len(script)/2])
 	tmp.Close()
 
-	if _, err := s.Get(ctx, ref); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Get with only a temporary file = %v, want ErrNotFound", err)
+	if _, err := s.Get(ctx, ref); !errors.Is(err, contentref.ErrNotFound) {
+		t.Fatalf("Get with only a temporary file = %v, want contentref.ErrNotFound", err)
 	}
 	// The temporary file's name is no reference.
-	if _, err := ParseRef("sha256:" + filepath.Base(tmp.Name())); err == nil {
+	if _, err := contentref.ParseRef("sha256:" + filepath.Base(tmp.Name())); err == nil {
 		t.Errorf("temporary name %q parses as a reference", filepath.Base(tmp.Name()))
 	}
 	// A later Put completes the script despite the leftover.
@@ -213,7 +215,7 @@ func TestDirPutTwice(t *testing.T) {
 func TestDirNotARegularFile(t *testing.T) {
 	opts, _ := fastOpts(t)
 	s := newDirT(t, t.TempDir(), opts)
-	ref := RefOf(script)
+	ref := contentref.RefOf(script)
 	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +227,7 @@ func TestDirNotARegularFile(t *testing.T) {
 	go func() { _, err := s.Get(ctxT(t), ref); done <- err }()
 	select {
 	case err := <-done:
-		if err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "not a regular file") {
+		if err == nil || errors.Is(err, contentref.ErrNotFound) || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("Get of a FIFO = %v, want a not-a-regular-file error", err)
 		}
 	case <-time.After(5 * time.Second):

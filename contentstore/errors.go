@@ -3,20 +3,17 @@ package contentstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
-// Errors every store translates its failures to, tested with errors.Is.
+// Errors every store translates its failures to, tested with errors.Is,
+// beside contentref's ErrNotFound, ErrIntegrity and ErrUnavailable.
 var (
-	// ErrNotFound: no object under the reference (the effect's scriptMissing).
-	ErrNotFound = errors.New("contentstore: script not found")
-	// ErrIntegrity: the stored bytes do not hash to the reference.
-	ErrIntegrity = errors.New("contentstore: script bytes do not match their reference")
 	// ErrTooLarge: the object is over the store's maximum script size.
 	ErrTooLarge = errors.New("contentstore: script too large")
 	// ErrPermission: the store refused access (credentials or IAM).
 	ErrPermission = errors.New("contentstore: permission denied")
-	// ErrUnavailable: a transient failure outlasted the retries or the deadline.
-	ErrUnavailable = errors.New("contentstore: store unavailable")
 	// ErrPanicked: the store a Cache wraps panicked during a Get. The Cache
 	// recovers it (the read runs on the Cache's own goroutine, where nothing
 	// else would), logs it with its stack, and hands this error to every
@@ -56,5 +53,5 @@ var errClosed = errors.New("contentstore: store is closed")
 // is missing, so that a missing bucket or directory reads differently from a
 // missing script.
 func notFound(loc, why string) error {
-	return fmt.Errorf("%w: %s: %s", ErrNotFound, loc, why)
+	return fmt.Errorf("%w: %s: %s", contentref.ErrNotFound, loc, why)
 }

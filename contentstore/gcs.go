@@ -16,6 +16,8 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/iterator"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // GCSStore keeps scripts in a Google Cloud Storage bucket under
@@ -91,14 +93,14 @@ func (s *GCSStore) String() string {
 	return "gs://" + s.bucketName + "/" + s.prefix
 }
 
-func (s *GCSStore) loc(ref Ref) string {
+func (s *GCSStore) loc(ref contentref.Ref) string {
 	return "gs://" + s.bucketName + "/" + ref.ObjectName(s.prefix)
 }
 
 // Get implements Store. It reads the object's metadata first and refuses an
 // object over the limit without requesting its body; it then reads that
 // generation through a limit and verifies it.
-func (s *GCSStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
+func (s *GCSStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	if err := checkRef(ref); err != nil {
 		return nil, err
 	}
@@ -114,12 +116,12 @@ func (s *GCSStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
 	return data, nil
 }
 
-func (s *GCSStore) getOnce(ctx context.Context, ref Ref) ([]byte, error) {
+func (s *GCSStore) getOnce(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	loc := s.loc(ref)
 	obj := s.bucket.Object(ref.ObjectName(s.prefix))
 	attrs, err := obj.Attrs(ctx)
 	if err != nil {
-		if errors.Is(gcsError(err), ErrNotFound) {
+		if errors.Is(gcsError(err), contentref.ErrNotFound) {
 			return nil, notFound(loc, s.whyMissing(ctx))
 		}
 		return nil, fmt.Errorf("reading the metadata of %s: %w", loc, gcsError(err))
@@ -135,7 +137,7 @@ func (s *GCSStore) getOnce(ctx context.Context, ref Ref) ([]byte, error) {
 	r, err := obj.Generation(attrs.Generation).NewReader(rctx)
 	if err != nil {
 		err = gcsError(err)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, contentref.ErrNotFound) {
 			// Replaced or deleted since the metadata read: start over.
 			return nil, transient(fmt.Errorf("%s generation %d vanished while being read: %w", loc, attrs.Generation, err))
 		}
@@ -187,9 +189,9 @@ func oneBodyRequest(ctx context.Context) (rctx context.Context, bodyCut func() b
 
 // readVerifiedGCS is readVerified that also treats a body shorter than the
 // object as a truncated (transient) read rather than as tampering.
-func readVerifiedGCS(r *storage.Reader, ref Ref, max int64, loc string, size int64, log *slog.Logger) ([]byte, error) {
+func readVerifiedGCS(r *storage.Reader, ref contentref.Ref, max int64, loc string, size int64, log *slog.Logger) ([]byte, error) {
 	data, err := readVerified(&shortReadGuard{r: r, size: size, decompressed: r.Attrs.Decompressed}, ref, max, loc, log)
-	if err != nil && !errors.Is(err, ErrIntegrity) && !errors.Is(err, ErrTooLarge) {
+	if err != nil && !errors.Is(err, contentref.ErrIntegrity) && !errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("reading %s: %w", loc, gcsError(err))
 	}
 	return data, err
@@ -229,7 +231,7 @@ func (s *GCSStore) whyMissing(ctx context.Context) string {
 		return "no such object"
 	case errors.Is(err, iterator.Done):
 		return fmt.Sprintf("no object under gs://%s/%ssha256/ at all (is the prefix right?)", s.bucketName, s.prefix)
-	case errors.Is(err, storage.ErrBucketNotExist), errors.Is(gcsError(err), ErrNotFound):
+	case errors.Is(err, storage.ErrBucketNotExist), errors.Is(gcsError(err), contentref.ErrNotFound):
 		return fmt.Sprintf("bucket %q does not exist", s.bucketName)
 	default:
 		return "no such object"
@@ -238,11 +240,11 @@ func (s *GCSStore) whyMissing(ctx context.Context) string {
 
 // Put implements Store with a does-not-exist precondition: an existing
 // object (HTTP 412) means the script is already stored.
-func (s *GCSStore) Put(ctx context.Context, data []byte) (Ref, error) {
+func (s *GCSStore) Put(ctx context.Context, data []byte) (contentref.Ref, error) {
 	if err := checkPutSize(data, s.opts.MaxScriptBytes); err != nil {
-		return Ref{}, err
+		return contentref.Ref{}, err
 	}
-	ref := RefOf(data)
+	ref := contentref.RefOf(data)
 	loc := s.loc(ref)
 	crc := crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))
 	err := retry(ctx, s.opts, "put", func(ctx context.Context) error {
@@ -272,7 +274,7 @@ func (s *GCSStore) Put(ctx context.Context, data []byte) (Ref, error) {
 		return fmt.Errorf("writing %s: %w", loc, gcsError(err))
 	})
 	if err != nil {
-		return Ref{}, err
+		return contentref.Ref{}, err
 	}
 	return ref, nil
 }
@@ -295,7 +297,7 @@ func (s *GCSStore) Check(ctx context.Context) error {
 	}
 	err = gcsError(err)
 	if isTransient(err) || ctx.Err() != nil {
-		return fmt.Errorf("%w: checking %s: %w", ErrUnavailable, s, unwrapTransient(err))
+		return fmt.Errorf("%w: checking %s: %w", contentref.ErrUnavailable, s, unwrapTransient(err))
 	}
 	return fmt.Errorf("checking %s: %w", s, err)
 }
@@ -319,13 +321,13 @@ func gcsError(err error) error {
 		return nil
 	}
 	if errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) {
-		return fmt.Errorf("%w (%v)", ErrNotFound, err)
+		return fmt.Errorf("%w (%v)", contentref.ErrNotFound, err)
 	}
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) {
 		switch {
 		case gerr.Code == http.StatusNotFound:
-			return fmt.Errorf("%w (%v)", ErrNotFound, err)
+			return fmt.Errorf("%w (%v)", contentref.ErrNotFound, err)
 		case gerr.Code == http.StatusUnauthorized || gerr.Code == http.StatusForbidden:
 			return fmt.Errorf("%w: %w", ErrPermission, err)
 		case gerr.Code == http.StatusRequestTimeout || gerr.Code == http.StatusTooManyRequests || gerr.Code >= 500 && gerr.Code <= 599:

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // These tests run the real storage client, built by Open from
@@ -39,8 +41,8 @@ func TestGCSFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref != RefOf(script) {
-		t.Fatalf("Put returned %s, want %s", ref, RefOf(script))
+	if ref != contentref.RefOf(script) {
+		t.Fatalf("Put returned %s, want %s", ref, contentref.RefOf(script))
 	}
 	got, err := s.Get(ctx, ref)
 	if err != nil || !bytes.Equal(got, script) {
@@ -49,8 +51,8 @@ func TestGCSFound(t *testing.T) {
 
 	// Written by someone else under the documented layout.
 	other := []byte("export default () => 42;")
-	f.putObject(testBucket, RefOf(other).ObjectName("team/a/"), other)
-	got, err = s.Get(ctx, RefOf(other))
+	f.putObject(testBucket, contentref.RefOf(other).ObjectName("team/a/"), other)
+	got, err = s.Get(ctx, contentref.RefOf(other))
 	if err != nil || !bytes.Equal(got, other) {
 		t.Fatalf("Get of an object written directly = %q, %v", got, err)
 	}
@@ -69,11 +71,11 @@ func TestGCSMissing(t *testing.T) {
 	}
 	f.resetRequests()
 
-	_, err := s.Get(ctx, RefOf(script))
-	if !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Get of a missing script = %v, want ErrNotFound", err)
+	_, err := s.Get(ctx, contentref.RefOf(script))
+	if !errors.Is(err, contentref.ErrNotFound) {
+		t.Fatalf("Get of a missing script = %v, want contentref.ErrNotFound", err)
 	}
-	if !strings.Contains(err.Error(), "no such object") || !strings.Contains(err.Error(), RefOf(script).Hex()) {
+	if !strings.Contains(err.Error(), "no such object") || !strings.Contains(err.Error(), contentref.RefOf(script).Hex()) {
 		t.Errorf("error %q should name the object and say it is missing", err)
 	}
 	for _, r := range f.requests() {
@@ -88,28 +90,28 @@ func TestGCSMissing(t *testing.T) {
 
 func TestGCSBucketOrPrefixAbsent(t *testing.T) {
 	f := newFakeGCS(t, testBucket)
-	f.putObject(testBucket, RefOf(script).ObjectName("elsewhere/"), script)
+	f.putObject(testBucket, contentref.RefOf(script).ObjectName("elsewhere/"), script)
 	opts, _ := fastOpts(t)
 	ctx := ctxT(t)
 
 	t.Run("bucket", func(t *testing.T) {
 		s := openT(t, "gs://absent-bucket/p", opts)
-		_, err := s.Get(ctx, RefOf(script))
-		if !errors.Is(err, ErrNotFound) {
-			t.Fatalf("Get = %v, want ErrNotFound", err)
+		_, err := s.Get(ctx, contentref.RefOf(script))
+		if !errors.Is(err, contentref.ErrNotFound) {
+			t.Fatalf("Get = %v, want contentref.ErrNotFound", err)
 		}
 		if !strings.Contains(err.Error(), `bucket "absent-bucket" does not exist`) {
 			t.Errorf("error %q should say the bucket is missing", err)
 		}
-		if err := s.Check(ctx); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "absent-bucket") {
-			t.Errorf("Check = %v, want ErrNotFound naming the bucket", err)
+		if err := s.Check(ctx); !errors.Is(err, contentref.ErrNotFound) || !strings.Contains(err.Error(), "absent-bucket") {
+			t.Errorf("Check = %v, want contentref.ErrNotFound naming the bucket", err)
 		}
 	})
 	t.Run("prefix", func(t *testing.T) {
 		s := openT(t, "gs://"+testBucket+"/wrong-prefix", opts)
-		_, err := s.Get(ctx, RefOf(script))
-		if !errors.Is(err, ErrNotFound) {
-			t.Fatalf("Get = %v, want ErrNotFound", err)
+		_, err := s.Get(ctx, contentref.RefOf(script))
+		if !errors.Is(err, contentref.ErrNotFound) {
+			t.Fatalf("Get = %v, want contentref.ErrNotFound", err)
 		}
 		if !strings.Contains(err.Error(), "wrong-prefix/sha256/ at all") {
 			t.Errorf("error %q should say nothing is under the prefix", err)
@@ -135,13 +137,13 @@ func TestGCSTampered(t *testing.T) {
 	f.resetRequests()
 
 	got, err := s.Get(ctx, ref)
-	if !errors.Is(err, ErrIntegrity) {
-		t.Fatalf("Get of a tampered object = %v, want ErrIntegrity", err)
+	if !errors.Is(err, contentref.ErrIntegrity) {
+		t.Fatalf("Get of a tampered object = %v, want contentref.ErrIntegrity", err)
 	}
 	if got != nil {
 		t.Errorf("Get returned %q with the integrity error; bytes must never be returned", got)
 	}
-	for _, want := range []string{ref.String(), RefOf(evil).String()} {
+	for _, want := range []string{ref.String(), contentref.RefOf(evil).String()} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log should carry %s; log:\n%s", want, logs)
 		}
@@ -158,7 +160,7 @@ func TestGCSOversizedRefusedUnread(t *testing.T) {
 	s := openT(t, "gs://"+testBucket, opts)
 	ctx := ctxT(t)
 	huge := bytes.Repeat([]byte("x"), 1<<20)
-	ref := RefOf(huge)
+	ref := contentref.RefOf(huge)
 	f.putObject(testBucket, ref.ObjectName(""), huge)
 	f.resetRequests()
 
@@ -195,7 +197,7 @@ func TestGCSRetriesTransientFailures(t *testing.T) {
 			opts, logs := fastOpts(t)
 			s := openT(t, "gs://"+testBucket, opts)
 			ctx := ctxT(t)
-			ref := RefOf(script)
+			ref := contentref.RefOf(script)
 			f.putObject(testBucket, ref.ObjectName(""), script)
 
 			var failed atomic.Int32
@@ -235,9 +237,9 @@ func TestGCSGivesUpAsUnavailable(t *testing.T) {
 		writeGCSError(w, http.StatusServiceUnavailable)
 		return true
 	})
-	_, err := s.Get(ctxT(t), RefOf(script))
-	if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotFound) {
-		t.Fatalf("Get = %v, want ErrUnavailable", err)
+	_, err := s.Get(ctxT(t), contentref.RefOf(script))
+	if !errors.Is(err, contentref.ErrUnavailable) || errors.Is(err, contentref.ErrNotFound) {
+		t.Fatalf("Get = %v, want contentref.ErrUnavailable", err)
 	}
 	if !strings.Contains(err.Error(), "after 4 attempt") || !strings.Contains(err.Error(), "503") {
 		t.Errorf("error %q should give the attempts and the last failure", err)
@@ -251,7 +253,7 @@ func TestGCSTruncatedBodyRetried(t *testing.T) {
 	f := newFakeGCS(t, testBucket)
 	opts, _ := fastOpts(t)
 	s := openT(t, "gs://"+testBucket, opts)
-	ref := RefOf(script)
+	ref := contentref.RefOf(script)
 	f.putObject(testBucket, ref.ObjectName(""), script)
 
 	var truncated atomic.Bool
@@ -291,7 +293,7 @@ func TestGCSTruncatedBodyEveryTimeBounded(t *testing.T) {
 	opts, _ := fastOpts(t)
 	opts.RetryAttempts = 4
 	s := openT(t, "gs://"+testBucket, opts)
-	ref := RefOf(script)
+	ref := contentref.RefOf(script)
 	f.putObject(testBucket, ref.ObjectName(""), script)
 	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 		if r.URL.Query().Get("alt") == "json" || strings.HasPrefix(r.URL.Path, "/storage/") {
@@ -309,8 +311,8 @@ func TestGCSTruncatedBodyEveryTimeBounded(t *testing.T) {
 	})
 	start := time.Now()
 	_, err := s.Get(ctxT(t), ref)
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "after 4 attempt") {
-		t.Fatalf("Get = %v, want ErrUnavailable after 4 attempts", err)
+	if !errors.Is(err, contentref.ErrUnavailable) || !strings.Contains(err.Error(), "after 4 attempt") {
+		t.Fatalf("Get = %v, want contentref.ErrUnavailable after 4 attempts", err)
 	}
 	if n, _ := f.mediaRequests(); n != 4 {
 		t.Errorf("%d media requests in %v, want one per attempt (4)", n, time.Since(start))
@@ -321,7 +323,7 @@ func TestGCSStalledResponseCutByDeadline(t *testing.T) {
 	f := newFakeGCS(t, testBucket)
 	opts, _ := fastOpts(t)
 	s := openT(t, "gs://"+testBucket, opts)
-	ref := RefOf(script)
+	ref := contentref.RefOf(script)
 	f.putObject(testBucket, ref.ObjectName(""), script)
 	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 		select {
@@ -336,8 +338,8 @@ func TestGCSStalledResponseCutByDeadline(t *testing.T) {
 	start := time.Now()
 	_, err := s.Get(ctx, ref)
 	elapsed := time.Since(start)
-	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Get = %v, want ErrUnavailable and context.DeadlineExceeded", err)
+	if !errors.Is(err, contentref.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get = %v, want contentref.ErrUnavailable and context.DeadlineExceeded", err)
 	}
 	if elapsed > 2*time.Second {
 		t.Errorf("Get took %v with a 300ms deadline", elapsed)
@@ -349,7 +351,7 @@ func TestGCSStalledAttemptRetried(t *testing.T) {
 	opts, _ := fastOpts(t)
 	opts.AttemptTimeout = 200 * time.Millisecond
 	s := openT(t, "gs://"+testBucket, opts)
-	ref := RefOf(script)
+	ref := contentref.RefOf(script)
 	f.putObject(testBucket, ref.ObjectName(""), script)
 	var stalled atomic.Bool
 	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
@@ -376,8 +378,8 @@ func TestGCSPermissionDenied(t *testing.T) {
 				return true
 			})
 			ctx := ctxT(t)
-			_, err := s.Get(ctx, RefOf(script))
-			if !errors.Is(err, ErrPermission) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnavailable) {
+			_, err := s.Get(ctx, contentref.RefOf(script))
+			if !errors.Is(err, ErrPermission) || errors.Is(err, contentref.ErrNotFound) || errors.Is(err, contentref.ErrUnavailable) {
 				t.Fatalf("Get = %v, want only ErrPermission", err)
 			}
 			if n := len(f.requests()); n != 1 {
@@ -435,7 +437,7 @@ func TestGCSZeroRef(t *testing.T) {
 	newFakeGCS(t, testBucket)
 	opts, _ := fastOpts(t)
 	s := openT(t, "gs://"+testBucket, opts)
-	if _, err := s.Get(ctxT(t), Ref{}); !errors.Is(err, ErrInvalidRef) {
-		t.Errorf("Get(zero Ref) = %v, want ErrInvalidRef", err)
+	if _, err := s.Get(ctxT(t), contentref.Ref{}); !errors.Is(err, contentref.ErrInvalidRef) {
+		t.Errorf("Get(zero contentref.Ref) = %v, want contentref.ErrInvalidRef", err)
 	}
 }

@@ -3,6 +3,8 @@ package contentstore
 import (
 	"context"
 	"sync"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // MemStore keeps scripts in memory, for tests and one-shot commands. It
@@ -11,7 +13,7 @@ type MemStore struct {
 	opts Options
 
 	mu      sync.Mutex
-	objects map[Ref][]byte
+	objects map[contentref.Ref][]byte
 	closed  bool
 }
 
@@ -23,11 +25,11 @@ func NewMemStore(opts Options) (*MemStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MemStore{opts: o, objects: make(map[Ref][]byte)}, nil
+	return &MemStore{opts: o, objects: make(map[contentref.Ref][]byte)}, nil
 }
 
 // Get implements Store.
-func (s *MemStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
+func (s *MemStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	if err := checkRef(ref); err != nil {
 		return nil, err
 	}
@@ -56,18 +58,18 @@ func (s *MemStore) Get(ctx context.Context, ref Ref) ([]byte, error) {
 }
 
 // Put implements Store.
-func (s *MemStore) Put(ctx context.Context, data []byte) (Ref, error) {
+func (s *MemStore) Put(ctx context.Context, data []byte) (contentref.Ref, error) {
 	if err := ctx.Err(); err != nil {
-		return Ref{}, err
+		return contentref.Ref{}, err
 	}
 	if err := checkPutSize(data, s.opts.MaxScriptBytes); err != nil {
-		return Ref{}, err
+		return contentref.Ref{}, err
 	}
-	ref := RefOf(data)
+	ref := contentref.RefOf(data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return Ref{}, errClosed
+		return contentref.Ref{}, errClosed
 	}
 	if _, ok := s.objects[ref]; !ok {
 		s.objects[ref] = clone(data)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 func TestMemStore(t *testing.T) {
@@ -29,8 +31,8 @@ func TestMemStore(t *testing.T) {
 	if ref2, err := s.Put(ctx, []byte("export default () => 1;")); err != nil || ref2 != ref {
 		t.Errorf("second Put = %s, %v", ref2, err)
 	}
-	if _, err := s.Get(ctx, RefOf([]byte("nope"))); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get of a missing script = %v, want ErrNotFound", err)
+	if _, err := s.Get(ctx, contentref.RefOf([]byte("nope"))); !errors.Is(err, contentref.ErrNotFound) {
+		t.Errorf("Get of a missing script = %v, want contentref.ErrNotFound", err)
 	}
 	if _, err := s.Put(ctx, bytes.Repeat([]byte("x"), 65)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Put over the limit = %v, want ErrTooLarge", err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // PutFiles is the "put FILE..." verb: it stores each file in s and prints
@@ -53,41 +55,41 @@ func PutFiles(ctx context.Context, s Store, args []string, stdin io.Reader, stdo
 }
 
 // putOne reads one file (or stdin for "-") within max bytes and stores it.
-func putOne(ctx context.Context, s Store, name string, stdin io.Reader, max int64) (Ref, error) {
+func putOne(ctx context.Context, s Store, name string, stdin io.Reader, max int64) (contentref.Ref, error) {
 	var r io.Reader
 	if name == "-" {
 		if stdin == nil {
-			return Ref{}, errors.New("put -: no standard input")
+			return contentref.Ref{}, errors.New("put -: no standard input")
 		}
 		r = stdin
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return Ref{}, fmt.Errorf("put: %w", err)
+			return contentref.Ref{}, fmt.Errorf("put: %w", err)
 		}
 		defer f.Close()
 		fi, err := f.Stat()
 		if err != nil {
-			return Ref{}, fmt.Errorf("put: %w", err)
+			return contentref.Ref{}, fmt.Errorf("put: %w", err)
 		}
 		if fi.IsDir() {
-			return Ref{}, fmt.Errorf("put %s: is a directory", name)
+			return contentref.Ref{}, fmt.Errorf("put %s: is a directory", name)
 		}
 		if fi.Mode().IsRegular() && fi.Size() > max {
-			return Ref{}, fmt.Errorf("put %s: %w: %d bytes, over the limit of %d bytes", name, ErrTooLarge, fi.Size(), max)
+			return contentref.Ref{}, fmt.Errorf("put %s: %w: %d bytes, over the limit of %d bytes", name, ErrTooLarge, fi.Size(), max)
 		}
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
-		return Ref{}, fmt.Errorf("put %s: reading: %w", name, err)
+		return contentref.Ref{}, fmt.Errorf("put %s: reading: %w", name, err)
 	}
 	if int64(len(data)) > max {
-		return Ref{}, fmt.Errorf("put %s: %w: over the limit of %d bytes", name, ErrTooLarge, max)
+		return contentref.Ref{}, fmt.Errorf("put %s: %w: over the limit of %d bytes", name, ErrTooLarge, max)
 	}
 	ref, err := s.Put(ctx, data)
 	if err != nil {
-		return Ref{}, fmt.Errorf("put %s: %w", name, err)
+		return contentref.Ref{}, fmt.Errorf("put %s: %w", name, err)
 	}
 	return ref, nil
 }

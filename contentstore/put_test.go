@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 func writeFileT(t *testing.T, dir, name string, data []byte) string {
@@ -30,15 +32,15 @@ func TestPutFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := RefOf([]byte("export default () => 'a';")).String() + "  " + a + "\n" +
-		RefOf(stdin).String() + "  -\n" +
-		RefOf([]byte("export default () => 'b';")).String() + "  " + b + "\n"
+	want := contentref.RefOf([]byte("export default () => 'a';")).String() + "  " + a + "\n" +
+		contentref.RefOf(stdin).String() + "  -\n" +
+		contentref.RefOf([]byte("export default () => 'b';")).String() + "  " + b + "\n"
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
 	}
 	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
 		refText, _, _ := strings.Cut(line, "  ")
-		ref, err := ParseRef(refText)
+		ref, err := contentref.ParseRef(refText)
 		if err != nil {
 			t.Fatalf("printed reference %q: %v", refText, err)
 		}
@@ -71,10 +73,10 @@ func TestPutFilesFailures(t *testing.T) {
 		if !errors.Is(err, ErrTooLarge) || !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("error %q should wrap ErrTooLarge and os.ErrNotExist", err)
 		}
-		if _, err := s.Get(ctxT(t), RefOf(bytes.Repeat([]byte("x"), 100))); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctxT(t), contentref.RefOf(bytes.Repeat([]byte("x"), 100))); !errors.Is(err, contentref.ErrNotFound) {
 			t.Errorf("the oversized file was stored: %v", err)
 		}
-		if want := RefOf([]byte("export default () => 1;")).String() + "  " + good + "\n"; out.String() != want {
+		if want := contentref.RefOf([]byte("export default () => 1;")).String() + "  " + good + "\n"; out.String() != want {
 			t.Errorf("output %q, want only the good file's line %q", out.String(), want)
 		}
 	})
@@ -116,7 +118,7 @@ func TestPutFilesRealStores(t *testing.T) {
 	newFakeGCS(t, testBucket)
 	opts, _ := fastOpts(t)
 	file := writeFileT(t, t.TempDir(), "s.js", script)
-	want := RefOf(script).String() + "  " + file + "\n"
+	want := contentref.RefOf(script).String() + "  " + file + "\n"
 	for _, url := range []string{"gs://" + testBucket + "/cli", filepath.Join(t.TempDir(), "store")} {
 		s := openT(t, url, opts)
 		var out bytes.Buffer
@@ -126,7 +128,7 @@ func TestPutFilesRealStores(t *testing.T) {
 		if out.String() != want {
 			t.Errorf("%s: output %q, want %q", url, out.String(), want)
 		}
-		if got, err := s.Get(ctxT(t), RefOf(script)); err != nil || !bytes.Equal(got, script) {
+		if got, err := s.Get(ctxT(t), contentref.RefOf(script)); err != nil || !bytes.Equal(got, script) {
 			t.Errorf("%s: Get = %q, %v", url, got, err)
 		}
 	}

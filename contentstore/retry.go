@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // transientError marks a failure worth another attempt.
@@ -53,9 +55,9 @@ func retry(ctx context.Context, opts Options, what string, attempt func(ctx cont
 			// attempt, and the caller should see why with errors.Is.
 			err = unwrapTransient(err)
 			if !errors.Is(err, cerr) {
-				return fmt.Errorf("%w: %s: %w after %d attempt(s) (last: %v)", ErrUnavailable, what, cerr, n, err)
+				return fmt.Errorf("%w: %s: %w after %d attempt(s) (last: %v)", contentref.ErrUnavailable, what, cerr, n, err)
 			}
-			return fmt.Errorf("%w: %s: after %d attempt(s): %w", ErrUnavailable, what, n, err)
+			return fmt.Errorf("%w: %s: after %d attempt(s): %w", contentref.ErrUnavailable, what, n, err)
 		}
 		if attemptTimedOut && !isTransient(err) {
 			err = transient(fmt.Errorf("attempt timed out after %v: %w", opts.AttemptTimeout, err))
@@ -64,11 +66,11 @@ func retry(ctx context.Context, opts Options, what string, attempt func(ctx cont
 			return err
 		}
 		if n >= opts.RetryAttempts {
-			return fmt.Errorf("%w: %s: giving up after %d attempt(s): %w", ErrUnavailable, what, n, unwrapTransient(err))
+			return fmt.Errorf("%w: %s: giving up after %d attempt(s): %w", contentref.ErrUnavailable, what, n, unwrapTransient(err))
 		}
 		pause := backoff(opts, n)
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < pause {
-			return fmt.Errorf("%w: %s: the deadline leaves no time for attempt %d: %w", ErrUnavailable, what, n+1, unwrapTransient(err))
+			return fmt.Errorf("%w: %s: the deadline leaves no time for attempt %d: %w", contentref.ErrUnavailable, what, n+1, unwrapTransient(err))
 		}
 		opts.Logger.Warn("contentstore: transient failure, retrying",
 			slog.String("op", what),
@@ -79,7 +81,7 @@ func retry(ctx context.Context, opts Options, what string, attempt func(ctx cont
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%w: %s: %w after %d attempt(s) (last: %v)", ErrUnavailable, what, ctx.Err(), n, unwrapTransient(err))
+			return fmt.Errorf("%w: %s: %w after %d attempt(s) (last: %v)", contentref.ErrUnavailable, what, ctx.Err(), n, unwrapTransient(err))
 		case <-t.C:
 		}
 	}

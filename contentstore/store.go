@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // Store reads and writes scripts by their content address.
@@ -24,13 +26,13 @@ type Store interface {
 	// to ref (the bytes are never returned); ErrPermission when the store
 	// refuses access; ErrUnavailable when a transient failure outlasted the
 	// retries or ctx's deadline. Anything else is an unexpected failure.
-	Get(ctx context.Context, ref Ref) ([]byte, error)
+	Get(ctx context.Context, ref contentref.Ref) ([]byte, error)
 
 	// Put stores data under its own reference and returns it. It is
 	// idempotent: an object already stored under the reference is not
 	// rewritten and Put reports success. Data over the maximum script size
 	// is refused with an error wrapping ErrTooLarge.
-	Put(ctx context.Context, data []byte) (Ref, error)
+	Put(ctx context.Context, data []byte) (contentref.Ref, error)
 
 	// Check reports whether the store is reachable and usable, for a
 	// readiness probe. It reads no script.
@@ -178,7 +180,7 @@ type storeURL struct {
 // is wrong and what is expected.
 func parseStoreURL(raw string) (storeURL, error) {
 	fail := func(why string) (storeURL, error) {
-		return storeURL{}, fmt.Errorf("contentstore: store URL %s: %s", quoteBounded(raw), why)
+		return storeURL{}, fmt.Errorf("contentstore: store URL %s: %s", contentref.QuoteBounded(raw), why)
 	}
 	if raw == "" {
 		return fail("empty (want gs://bucket/prefix, file:///path, a directory path, or mem:)")
@@ -316,7 +318,7 @@ type maxSizer interface {
 // checked against max: it reads at most max+1 bytes, refuses more than max,
 // and returns the bytes only if they hash to ref. loc names the object in
 // errors and logs.
-func readVerified(r io.Reader, ref Ref, max int64, loc string, log *slog.Logger) ([]byte, error) {
+func readVerified(r io.Reader, ref contentref.Ref, max int64, loc string, log *slog.Logger) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
@@ -332,17 +334,17 @@ func readVerified(r io.Reader, ref Ref, max int64, loc string, log *slog.Logger)
 
 // verify checks that data hashes to ref, logging both hashes when it does
 // not.
-func verify(data []byte, ref Ref, loc string, log *slog.Logger) error {
+func verify(data []byte, ref contentref.Ref, loc string, log *slog.Logger) error {
 	if ref.Matches(data) {
 		return nil
 	}
-	got := RefOf(data)
+	got := contentref.RefOf(data)
 	log.Error("contentstore: script bytes do not match their reference",
 		slog.String("object", loc),
 		slog.String("want", ref.String()),
 		slog.String("got", got.String()),
 		slog.Int("bytes", len(data)))
-	return fmt.Errorf("%w: %s holds %d bytes hashing to %s, not %s", ErrIntegrity, loc, len(data), got, ref)
+	return fmt.Errorf("%w: %s holds %d bytes hashing to %s, not %s", contentref.ErrIntegrity, loc, len(data), got, ref)
 }
 
 // tooLarge is the error for an object over the limit; size < 0 means the
@@ -355,9 +357,9 @@ func tooLarge(loc string, size, limit int64) error {
 }
 
 // checkRef refuses the zero Ref before any store is asked for it.
-func checkRef(ref Ref) error {
+func checkRef(ref contentref.Ref) error {
 	if ref.IsZero() {
-		return fmt.Errorf("%w: zero Ref", ErrInvalidRef)
+		return fmt.Errorf("%w: zero contentref.Ref", contentref.ErrInvalidRef)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 func TestParseStoreURL(t *testing.T) {
@@ -149,7 +151,7 @@ func TestRetryStaysInsideTheDeadline(t *testing.T) {
 		calls++
 		return transient(errors.New("flaky"))
 	})
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "deadline leaves no time") {
+	if !errors.Is(err, contentref.ErrUnavailable) || !strings.Contains(err.Error(), "deadline leaves no time") {
 		t.Fatalf("retry = %v", err)
 	}
 	if calls != 1 || time.Since(start) > 50*time.Millisecond {

@@ -14,16 +14,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/internal/jsontext"
 )
 
 // ScriptReader returns a script's bytes by content reference (the content
-// store, issue #4). It returns an error matching contentstore.ErrNotFound when
+// store, issue #4). It returns an error matching contentref.ErrNotFound when
 // there is no such script. The effect verifies the bytes against the
 // reference itself and does not trust the reader to have done so.
 type ScriptReader interface {
-	Get(ctx context.Context, ref contentstore.Ref) ([]byte, error)
+	Get(ctx context.Context, ref contentref.Ref) ([]byte, error)
 }
 
 // Defaults for Options.
@@ -320,9 +320,9 @@ func (e *Effect) evaluate(ctx context.Context, in Input) (json.RawMessage, error
 }
 
 // parseInput refuses a malformed evaluation input, reporting every problem.
-func (e *Effect) parseInput(in Input) (contentstore.Ref, error) {
+func (e *Effect) parseInput(in Input) (contentref.Ref, error) {
 	var problems []string
-	ref, err := contentstore.ParseRef(in.ScriptRef)
+	ref, err := contentref.ParseRef(in.ScriptRef)
 	if err != nil {
 		problems = append(problems, "scriptRef: "+err.Error())
 	}
@@ -336,7 +336,7 @@ func (e *Effect) parseInput(in Input) (contentstore.Ref, error) {
 		problems = append(problems, fmt.Sprintf("expectedOutputShapeHash must be sha256: and 64 lowercase hex digits, got %s", quoteBounded(h)))
 	}
 	if len(problems) > 0 {
-		return contentstore.Ref{}, newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
+		return contentref.Ref{}, newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
 	}
 	return ref, nil
 }
@@ -373,26 +373,26 @@ func (e *Effect) serialiseInput(v any) ([]byte, error) {
 }
 
 // fetch reads the script and checks that its bytes hash to ref.
-func (e *Effect) fetch(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+func (e *Effect) fetch(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	script, err := e.scripts.Get(ctx, ref)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			return nil, cancelled(ctx)
-		case errors.Is(err, contentstore.ErrNotFound):
+		case errors.Is(err, contentref.ErrNotFound):
 			return nil, &Failure{Channel: ChannelScriptMissing, ScriptRef: ref.String()}
-		case errors.Is(err, contentstore.ErrIntegrity):
+		case errors.Is(err, contentref.ErrIntegrity):
 			e.log.ErrorContext(ctx, "sandbox script store reported an integrity mismatch", "scriptRef", ref.String(), "error", err)
 			return nil, newUntyped(ErrScriptFetch, ref.String(), err, false)
 		default:
-			retryable := errors.Is(err, contentstore.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+			retryable := errors.Is(err, contentref.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
 			return nil, newUntyped(ErrScriptFetch, ref.String(), err, retryable)
 		}
 	}
 	if !ref.Matches(script) {
 		e.log.ErrorContext(ctx, "sandbox script bytes do not hash to their reference", "scriptRef", ref.String(), "bytes", len(script))
 		return nil, newUntyped(ErrScriptFetch, ref.String(),
-			fmt.Errorf("%w: got %s", contentstore.ErrIntegrity, contentstore.RefOf(script)), false)
+			fmt.Errorf("%w: got %s", contentref.ErrIntegrity, contentref.RefOf(script)), false)
 	}
 	return script, nil
 }
@@ -413,7 +413,7 @@ var errDeadline = errors.New("sandbox: backend deadline (wall clock + grace) pas
 // caller's cancellation or at wall clock + grace, and waits for whichever
 // comes first. The goroutine always finishes once the backend honours its
 // context: the result channel is buffered, so nothing waits for a reader.
-func (e *Effect) call(ctx context.Context, req Request, ref contentstore.Ref) (Outcome, error) {
+func (e *Effect) call(ctx context.Context, req Request, ref contentref.Ref) (Outcome, error) {
 	budget := req.Limits.WallClock + e.grace
 	if budget < req.Limits.WallClock { // overflow
 		budget = math.MaxInt64
@@ -487,7 +487,7 @@ func didNotSettle(budget, wallClock, grace time.Duration, cause error) error {
 // interpret validates an outcome against ADR 0144 D2's closed vocabulary and
 // maps it to a channel. Each field is read once into a local, and only the
 // locals are checked and used.
-func (e *Effect) interpret(ctx context.Context, o Outcome, ref contentstore.Ref) ([]byte, error) {
+func (e *Effect) interpret(ctx context.Context, o Outcome, ref contentref.Ref) ([]byte, error) {
 	ok, value, kind, limit, namePtr, message := o.OK, o.Value, o.Kind, o.Limit, o.Name, o.Message
 	hasName := namePtr != nil
 	var name string

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
@@ -469,10 +470,10 @@ func TestScriptMissing(t *testing.T) {
 // TestScriptIntegrity proves bytes that do not hash to the reference fail
 // untyped and never reach the backend, whether the reader noticed or not.
 func TestScriptIntegrity(t *testing.T) {
-	for name, get := range map[string]func(context.Context, contentstore.Ref) ([]byte, error){
-		"tampered bytes": func(context.Context, contentstore.Ref) ([]byte, error) { return []byte(testScript + ";evil()"), nil },
-		"store reports it": func(context.Context, contentstore.Ref) ([]byte, error) {
-			return nil, contentstore.ErrIntegrity
+	for name, get := range map[string]func(context.Context, contentref.Ref) ([]byte, error){
+		"tampered bytes": func(context.Context, contentref.Ref) ([]byte, error) { return []byte(testScript + ";evil()"), nil },
+		"store reports it": func(context.Context, contentref.Ref) ([]byte, error) {
+			return nil, contentref.ErrIntegrity
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -481,7 +482,7 @@ func TestScriptIntegrity(t *testing.T) {
 			b := returning(effect.OK([]byte("1")), nil)
 			e := mustNew(t, reader, b, effect.Options{})
 			_, err := e.Evaluate(context.Background(), validInput())
-			assertUntyped(t, err, contentstore.ErrIntegrity, false)
+			assertUntyped(t, err, contentref.ErrIntegrity, false)
 			if !errors.Is(err, effect.ErrScriptFetch) || b.evalCalls.Load() != 0 {
 				t.Errorf("err %v, backend calls %d", err, b.evalCalls.Load())
 			}
@@ -494,13 +495,13 @@ func TestScriptStoreFailures(t *testing.T) {
 		err       error
 		retryable bool
 	}{
-		{contentstore.ErrUnavailable, true},
+		{contentref.ErrUnavailable, true},
 		{context.DeadlineExceeded, true}, // the store's own deadline, not the caller's
 		{contentstore.ErrPermission, false},
 		{contentstore.ErrTooLarge, false},
 	} {
 		reader := newReader()
-		reader.get = func(context.Context, contentstore.Ref) ([]byte, error) { return nil, tc.err }
+		reader.get = func(context.Context, contentref.Ref) ([]byte, error) { return nil, tc.err }
 		e := mustNew(t, reader, returning(effect.OK([]byte("1")), nil), effect.Options{})
 		_, err := e.Evaluate(context.Background(), validInput())
 		assertUntyped(t, err, effect.ErrScriptFetch, tc.retryable)

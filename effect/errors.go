@@ -120,7 +120,7 @@ var (
 	ErrInvalidInput = errors.New("sandbox: invalid evaluation input")
 	// ErrScriptFetch: the script could not be read from the store. Retryable
 	// only when the store says it is unavailable. An integrity mismatch also
-	// matches contentstore.ErrIntegrity and is never retryable.
+	// matches contentref.ErrIntegrity and is never retryable.
 	ErrScriptFetch = errors.New("sandbox: script fetch failed")
 	// ErrBackendFailed: the backend reported infrastructure or returned an
 	// error instead of an outcome. Retryable, except when the error was a

@@ -12,13 +12,13 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
 const testScript = "input.x + 1"
 
-var testRef = contentstore.RefOf([]byte(testScript))
+var testRef = contentref.RefOf([]byte(testScript))
 
 // safeCaps is the declaration the effect accepts with default options.
 var safeCaps = effect.Capabilities{
@@ -32,18 +32,18 @@ type recordingReader struct {
 	mu      sync.Mutex
 	scripts map[string][]byte
 	calls   []string
-	get     func(ctx context.Context, ref contentstore.Ref) ([]byte, error) // overrides the map when set
+	get     func(ctx context.Context, ref contentref.Ref) ([]byte, error) // overrides the map when set
 }
 
 func newReader(scripts ...string) *recordingReader {
 	r := &recordingReader{scripts: map[string][]byte{}}
 	for _, s := range scripts {
-		r.scripts[contentstore.RefOf([]byte(s)).String()] = []byte(s)
+		r.scripts[contentref.RefOf([]byte(s)).String()] = []byte(s)
 	}
 	return r
 }
 
-func (r *recordingReader) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+func (r *recordingReader) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	r.mu.Lock()
 	r.calls = append(r.calls, ref.String())
 	get := r.get
@@ -54,7 +54,7 @@ func (r *recordingReader) Get(ctx context.Context, ref contentstore.Ref) ([]byte
 	if b, ok := r.scripts[ref.String()]; ok {
 		return b, nil
 	}
-	return nil, fmt.Errorf("memory: %s: %w", ref, contentstore.ErrNotFound)
+	return nil, fmt.Errorf("memory: %s: %w", ref, contentref.ErrNotFound)
 }
 
 func (r *recordingReader) Calls() int {

@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -106,9 +106,9 @@ func TestCancellationWinsOverEveryOutcome(t *testing.T) {
 func TestCancelledDuringFetch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reader := newReader()
-		reader.get = func(ctx context.Context, _ contentstore.Ref) ([]byte, error) {
+		reader.get = func(ctx context.Context, _ contentref.Ref) ([]byte, error) {
 			<-ctx.Done()
-			return nil, errors.Join(contentstore.ErrUnavailable, ctx.Err())
+			return nil, errors.Join(contentref.ErrUnavailable, ctx.Err())
 		}
 		b := returning(effect.OK([]byte("1")), nil)
 		e := mustNew(t, reader, b, effect.Options{})

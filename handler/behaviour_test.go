@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
@@ -208,7 +208,7 @@ type stallingStore struct {
 	left []time.Duration // how long before its deadline each Get's context had
 }
 
-func (s *stallingStore) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+func (s *stallingStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	if d, ok := ctx.Deadline(); ok {
 		s.mu.Lock()
 		s.left = append(s.left, time.Until(d))
@@ -218,7 +218,7 @@ func (s *stallingStore) Get(ctx context.Context, ref contentstore.Ref) ([]byte, 
 	if s.bare {
 		return nil, ctx.Err()
 	}
-	return nil, fmt.Errorf("%w: waiting for %s: %w", contentstore.ErrUnavailable, ref, ctx.Err())
+	return nil, fmt.Errorf("%w: waiting for %s: %w", contentref.ErrUnavailable, ref, ctx.Err())
 }
 
 // A store that stalls ends the fetch, not the request: the fetch has the
@@ -228,7 +228,7 @@ func (s *stallingStore) Get(ctx context.Context, ref contentstore.Ref) ([]byte, 
 // than a second, the fetch may run to the request's deadline, and the answer
 // is still store-unavailable, not request-timeout.
 func TestStoreStallEndsTheFetch(t *testing.T) {
-	ref := contentstore.RefOf([]byte("'stalled'")).String()
+	ref := contentref.RefOf([]byte("'stalled'")).String()
 	bodies := map[string]map[string]any{
 		"/v1/evaluations":      {"scriptRef": ref, "limits": map[string]any{"wallClockMs": 500}},
 		"/v1/sandbox/evaluate": {"scriptRef": ref, "inputJson": "null", "limits": map[string]any{"wallClockMs": 500}},

@@ -11,13 +11,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
 // evaluationRequest is a decoded, validated POST /v1/evaluations body.
 type evaluationRequest struct {
-	ScriptRef               contentstore.Ref
+	ScriptRef               contentref.Ref
 	Input                   json.RawMessage // JSON text; "null" when absent
 	Limits                  effect.Limits   // defaults filled in
 	ExpectedOutputShapeHash string          // "" when absent
@@ -29,7 +29,7 @@ type evaluationRequest struct {
 type sandboxRequest struct {
 	Script    string
 	HasScript bool
-	ScriptRef contentstore.Ref // zero when the script is inline
+	ScriptRef contentref.Ref // zero when the script is inline
 	InputJSON string
 	Limits    effect.Limits // defaults filled in
 }
@@ -137,7 +137,7 @@ func decodeEvaluation(body []byte, lim Limits) (evaluationRequest, *problem) {
 	if b.ScriptRef == nil {
 		return req, newProblem(pInvalidRequest, 400, `"scriptRef" is required: the script's content reference, sha256:<64 hex digits>`).withField("scriptRef")
 	}
-	ref, err := contentstore.ParseRef(*b.ScriptRef)
+	ref, err := contentref.ParseRef(*b.ScriptRef)
 	if err != nil {
 		return req, newProblem(pBadReference, 400, "scriptRef: "+err.Error()).withField("scriptRef")
 	}
@@ -179,7 +179,7 @@ func decodeSandboxEvaluate(body []byte, lim Limits) (sandboxRequest, *problem) {
 	case b.Script == nil && b.ScriptRef == nil:
 		return req, newProblem(pInvalidRequest, 400, `give exactly one of "script" (the source) and "scriptRef" (a content reference)`)
 	case b.ScriptRef != nil:
-		ref, err := contentstore.ParseRef(*b.ScriptRef)
+		ref, err := contentref.ParseRef(*b.ScriptRef)
 		if err != nil {
 			return req, newProblem(pBadReference, 400, "scriptRef: "+err.Error()).withField("scriptRef")
 		}

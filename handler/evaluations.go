@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
@@ -134,7 +135,7 @@ func appendFailure(out []byte, f *effect.Failure) []byte {
 // effectProblem maps the effect's untyped failures to problems. The detail
 // is the effect's own bounded text, except where it would show the store's
 // internals or a panic's value (both are logged).
-func (s *server) effectProblem(ref contentstore.Ref, err error) *problem {
+func (s *server) effectProblem(ref contentref.Ref, err error) *problem {
 	text := err.Error()
 	switch {
 	case errors.Is(err, effect.ErrInvalidInput):
@@ -159,21 +160,21 @@ func (s *server) effectProblem(ref contentstore.Ref, err error) *problem {
 
 // storeProblem maps a failure to read a script (from the store, or the
 // effect's fetch) to a problem.
-func (s *server) storeProblem(ref contentstore.Ref, err error) *problem {
+func (s *server) storeProblem(ref contentref.Ref, err error) *problem {
 	switch {
 	case errors.Is(err, contentstore.ErrPanicked):
 		// a bug in the store, logged with its stack where it was recovered;
 		// answered as a panic in the handler or the engine is
 		return newProblem(pInternal, http.StatusInternalServerError, "internal error").withCause(err)
-	case errors.Is(err, contentstore.ErrNotFound):
+	case errors.Is(err, contentref.ErrNotFound):
 		return newProblem(pScriptNotFound, http.StatusNotFound,
 			fmt.Sprintf("no script is stored under %s; store it first (the put command)", ref)).withField("scriptRef").withCause(err)
-	case errors.Is(err, contentstore.ErrIntegrity):
+	case errors.Is(err, contentref.ErrIntegrity):
 		return newProblem(pScriptIntegrity, http.StatusInternalServerError,
 			fmt.Sprintf("the bytes the store holds under %s do not hash to that reference; the script was not run, and a retry cannot help until the stored object is repaired", ref)).withCause(err)
 	case errors.Is(err, contentstore.ErrTooLarge):
 		return s.storedScriptTooLarge(ref, err)
-	case errors.Is(err, contentstore.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), effect.Retryable(err):
+	case errors.Is(err, contentref.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), effect.Retryable(err):
 		return storeUnavailable(fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).withCause(err)
 	case errors.Is(err, contentstore.ErrPermission):
 		return newProblem(pStoreFailed, http.StatusInternalServerError,
@@ -188,7 +189,7 @@ func (s *server) storeProblem(ref contentstore.Ref, err error) *problem {
 // the number) when that bound applied: when the store's own maximum is the
 // same or larger (serve.go opens the store with MAX_SCRIPT_BYTES), or is not
 // known. A store whose maximum is below the server's is named as such.
-func (s *server) storedScriptTooLarge(ref contentstore.Ref, err error) *problem {
+func (s *server) storedScriptTooLarge(ref contentref.Ref, err error) *problem {
 	head := fmt.Sprintf("the script stored under %s is", ref)
 	var tl *contentstore.TooLargeError
 	if errors.As(err, &tl) && tl.Size >= 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
@@ -26,7 +27,7 @@ func shapeHash(t *testing.T, text string) string {
 // byte.
 func TestEvaluationsOutcomes(t *testing.T) {
 	v := newEnv(t)
-	missing := contentstore.RefOf([]byte("never stored")).String()
+	missing := contentref.RefOf([]byte("never stored")).String()
 	bigInput := `"` + strings.Repeat("x", int(testLimits.MaxInputBytes)) + `"`
 	cases := []struct {
 		name, script string
@@ -87,28 +88,28 @@ func TestEvaluationsCaptureLogs(t *testing.T) {
 	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": threw, "captureLogs": true}), 200,
 		`{"ok":false,"failure":{"channel":"scriptError","name":"Error","message":"after"},"logs":"before \ud800\n"}`)
 	// A failure before the run has empty logs.
-	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": contentstore.RefOf([]byte("x")).String(), "captureLogs": true}), 200,
-		fmt.Sprintf(`{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":%q},"logs":""}`, contentstore.RefOf([]byte("x")).String()))
+	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": contentref.RefOf([]byte("x")).String(), "captureLogs": true}), 200,
+		fmt.Sprintf(`{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":%q},"logs":""}`, contentref.RefOf([]byte("x")).String()))
 }
 
 // Untyped failures are 5xx problems that say whether a retry can help.
 func TestEvaluationsUntyped(t *testing.T) {
 	v := newEnv(t)
-	tampered := contentstore.RefOf([]byte("the real script")).String()
+	tampered := contentref.RefOf([]byte("the real script")).String()
 	v.store.set(tampered, func() ([]byte, error) { return []byte("something else"), nil })
-	down := contentstore.RefOf([]byte("in a store that is down")).String()
-	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentstore.ErrUnavailable) })
-	denied := contentstore.RefOf([]byte("in a store that says no")).String()
+	down := contentref.RefOf([]byte("in a store that is down")).String()
+	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentref.ErrUnavailable) })
+	denied := contentref.RefOf([]byte("in a store that says no")).String()
 	v.store.set(denied, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrPermission) })
-	big := contentstore.RefOf([]byte("a big one")).String()
+	big := contentref.RefOf([]byte("a big one")).String()
 	v.store.set(big, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrTooLarge) })
-	panicked := contentstore.RefOf([]byte("in a store that panicked")).String()
+	panicked := contentref.RefOf([]byte("in a store that panicked")).String()
 	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentstore.ErrPanicked) })
-	bigAtCap := contentstore.RefOf([]byte("over the server's cap")).String()
+	bigAtCap := contentref.RefOf([]byte("over the server's cap")).String()
 	v.store.set(bigAtCap, func() ([]byte, error) {
 		return nil, &contentstore.TooLargeError{Object: "gs://b/x", Size: 70000, Limit: testLimits.MaxScriptBytes}
 	})
-	bigSmallStore := contentstore.RefOf([]byte("over a smaller store's cap")).String()
+	bigSmallStore := contentref.RefOf([]byte("over a smaller store's cap")).String()
 	v.store.set(bigSmallStore, func() ([]byte, error) {
 		return nil, &contentstore.TooLargeError{Object: "gs://b/y", Size: 5000, Limit: 4096}
 	})
@@ -180,6 +181,6 @@ func TestEvaluationsUntyped(t *testing.T) {
 
 func TestEvaluationsNoStore(t *testing.T) {
 	v := newEnv(t, withoutStore())
-	ref := contentstore.RefOf([]byte("1")).String()
+	ref := contentref.RefOf([]byte("1")).String()
 	wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": ref}), http.StatusServiceUnavailable, "no-script-store", false, "no script store configured")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
@@ -167,7 +168,7 @@ type faultyStore struct {
 	faults map[string]func() ([]byte, error)
 }
 
-func (s *faultyStore) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+func (s *faultyStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	s.mu.Lock()
 	f := s.faults[ref.String()]
 	s.mu.Unlock()

@@ -14,7 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
@@ -70,7 +70,7 @@ func TestEvaluationLogLine(t *testing.T) {
 		t.Errorf("effect line counts: %v", effectLine)
 	}
 	if spiLine["route"] != "/v1/sandbox/evaluate" || spiLine["script"] != "inline" ||
-		spiLine["scriptSha256"] != contentstore.RefOf([]byte(script)).String() || spiLine["outcome"] != "ok" {
+		spiLine["scriptSha256"] != contentref.RefOf([]byte(script)).String() || spiLine["outcome"] != "ok" {
 		t.Errorf("SPI line: %v", spiLine)
 	}
 	if threwLine["outcome"] != "threw" {
@@ -84,8 +84,8 @@ func TestEvaluationLogLine(t *testing.T) {
 // Errors behind a 5xx are logged for the operator (bounded), never sent.
 func TestServerErrorsAreLogged(t *testing.T) {
 	v := newEnv(t)
-	down := contentstore.RefOf([]byte("down")).String()
-	v.store.set(down, func() ([]byte, error) { return nil, contentstore.ErrUnavailable })
+	down := contentref.RefOf([]byte("down")).String()
+	v.store.set(down, func() ([]byte, error) { return nil, contentref.ErrUnavailable })
 	wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": down}), 503, "store-unavailable", true)
 	wantProblem(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptPanic, "inputJson": "null"}), 500, "internal", false)
 	lines := v.logs.lines(t, "evaluation")

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -91,7 +91,7 @@ func ObserveScripts(r effect.ScriptReader) effect.ScriptReader { return &scriptO
 
 type scriptObserver struct{ r effect.ScriptReader }
 
-func (o *scriptObserver) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+func (o *scriptObserver) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	ev := evalFrom(ctx)
 	if ev == nil {
 		return o.r.Get(ctx, ref)

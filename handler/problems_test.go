@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // Every request problem, on both evaluation routes where it applies: status,
@@ -116,7 +116,7 @@ func TestRequestProblems(t *testing.T) {
 // with the same problem.
 func TestChunkedBodyOverCap(t *testing.T) {
 	v := newEnv(t)
-	body := io.MultiReader(strings.NewReader(`{"scriptRef":"`+contentstore.RefOf(nil).String()+`","input":"`), strings.NewReader(strings.Repeat("y", 5<<20)), strings.NewReader(`"}`))
+	body := io.MultiReader(strings.NewReader(`{"scriptRef":"`+contentref.RefOf(nil).String()+`","input":"`), strings.NewReader(strings.Repeat("y", 5<<20)), strings.NewReader(`"}`))
 	r := v.mustDo(http.MethodPost, "/v1/evaluations", body, nil)
 	wantProblem(t, r, 413, "request-too-large", false, "4194304")
 }

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -42,7 +42,7 @@ func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	script := req.Script
 	if req.HasScript {
 		ev.script = "inline"
-		ev.inlineSHA = contentstore.RefOf([]byte(req.Script)).String()
+		ev.inlineSHA = contentref.RefOf([]byte(req.Script)).String()
 	} else {
 		ev.script = req.ScriptRef.String()
 		if s.cfg.Scripts == nil {
@@ -138,7 +138,7 @@ func (s *server) fetchContext(ctx context.Context, wall time.Duration) (context.
 
 // fetchVerified reads the script and checks its bytes against the reference
 // (the store is not trusted to have done so), each step in its own span.
-func (s *server) fetchVerified(ctx context.Context, ref contentstore.Ref) ([]byte, *problem) {
+func (s *server) fetchVerified(ctx context.Context, ref contentref.Ref) ([]byte, *problem) {
 	fctx, span := s.tracer.Start(ctx, "fetch", trace.WithAttributes(attribute.String("sandbox.script_ref", ref.String())))
 	b, err := s.cfg.Scripts.Get(fctx, ref)
 	if err != nil {
@@ -153,7 +153,7 @@ func (s *server) fetchVerified(ctx context.Context, ref contentstore.Ref) ([]byt
 	defer span.End()
 	if !ref.Matches(b) {
 		span.SetStatus(codes.Error, "integrity mismatch")
-		return nil, s.storeProblem(ref, fmt.Errorf("%w: got %s", contentstore.ErrIntegrity, contentstore.RefOf(b)))
+		return nil, s.storeProblem(ref, fmt.Errorf("%w: got %s", contentref.ErrIntegrity, contentref.RefOf(b)))
 	}
 	if n := int64(len(b)); n > s.lim.MaxScriptBytes {
 		return nil, newProblem(pScriptTooLarge, http.StatusRequestEntityTooLarge,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
@@ -53,15 +54,15 @@ func TestSandboxCPULimit(t *testing.T) {
 
 func TestSandboxFetch(t *testing.T) {
 	v := newEnv(t)
-	missing := contentstore.RefOf([]byte("never stored")).String()
-	tampered := contentstore.RefOf([]byte("the real script")).String()
+	missing := contentref.RefOf([]byte("never stored")).String()
+	tampered := contentref.RefOf([]byte("the real script")).String()
 	v.store.set(tampered, func() ([]byte, error) { return []byte("something else"), nil })
-	down := contentstore.RefOf([]byte("in a store that is down")).String()
-	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentstore.ErrUnavailable) })
-	panicked := contentstore.RefOf([]byte("in a store that panicked")).String()
+	down := contentref.RefOf([]byte("in a store that is down")).String()
+	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentref.ErrUnavailable) })
+	panicked := contentref.RefOf([]byte("in a store that panicked")).String()
 	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentstore.ErrPanicked) })
 	huge := strings.Repeat("1;", int(testLimits.MaxScriptBytes))
-	bigRef := contentstore.RefOf([]byte(huge)).String()
+	bigRef := contentref.RefOf([]byte(huge)).String()
 	v.store.set(bigRef, func() ([]byte, error) { return []byte(huge), nil })
 
 	spi := func(ref string) response {
@@ -119,6 +120,6 @@ func TestSandboxUntyped(t *testing.T) {
 func TestSandboxNoStore(t *testing.T) {
 	v := newEnv(t, withoutStore())
 	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "input + 1", "inputJson": "41"}), 200, `{"ok":true,"value":42}`)
-	ref := contentstore.RefOf([]byte("1")).String()
+	ref := contentref.RefOf([]byte("1")).String()
 	wantProblem(t, v.post("/v1/sandbox/evaluate", map[string]any{"scriptRef": ref, "inputJson": "null"}), http.StatusServiceUnavailable, "no-script-store", false)
 }

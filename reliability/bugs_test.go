@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
@@ -189,10 +190,10 @@ func TestStorePanicBehindCache(t *testing.T) {
 // panickyStore is a store whose Get panics for one reference.
 type panickyStore struct {
 	contentstore.Store
-	ref contentstore.Ref
+	ref contentref.Ref
 }
 
-func (p panickyStore) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+func (p panickyStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	if ref == p.ref {
 		panic("store panicked holding " + secret)
 	}
@@ -209,7 +210,7 @@ func TestHelperStorePanicBehindCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	poison := contentstore.RefOf([]byte("poison"))
+	poison := contentref.RefOf([]byte("poison"))
 	s := newInproc(t, inprocConfig{store: panickyStore{mem, poison}})
 	good := s.put(t, "'fine'")[0]
 	r := s.post(t, routeEvaluations, `{"scriptRef":"`+poison.String()+`"}`)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/gcsfake"
 )
 
@@ -82,7 +82,7 @@ func (f *fakeGCS) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 
 // put writes an object straight into the emulator (so it can differ from
 // what its name says).
-func (f *fakeGCS) put(bucket, prefix string, ref contentstore.Ref, content []byte) {
+func (f *fakeGCS) put(bucket, prefix string, ref contentref.Ref, content []byte) {
 	f.srv.CreateObject(fakestorage.Object{
 		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: ref.ObjectName(prefix)},
 		Content:     content,
@@ -90,21 +90,21 @@ func (f *fakeGCS) put(bucket, prefix string, ref contentstore.Ref, content []byt
 }
 
 // store puts script under its own reference and returns the reference.
-func (f *fakeGCS) store(bucket, prefix, script string) contentstore.Ref {
-	ref := contentstore.RefOf([]byte(script))
+func (f *fakeGCS) store(bucket, prefix, script string) contentref.Ref {
+	ref := contentref.RefOf([]byte(script))
 	f.put(bucket, prefix, ref, []byte(script))
 	return ref
 }
 
 // inject sets the fault for one object and resets its request counts.
-func (f *fakeGCS) inject(ref contentstore.Ref, fl fault) {
+func (f *fakeGCS) inject(ref contentref.Ref, fl fault) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.faults[ref.Hex()] = fl
 	f.counts[ref.Hex()] = &objectCount{}
 }
 
-func (f *fakeGCS) count(ref contentstore.Ref) objectCount {
+func (f *fakeGCS) count(ref contentref.Ref) objectCount {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if c := f.counts[ref.Hex()]; c != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 const (
@@ -36,7 +36,7 @@ func startGCSChild(t *testing.T, f *fakeGCS, o startOpts) *child {
 }
 
 // bodies of a request for ref on each route, with input {"n":1}
-func refBody(route string, ref contentstore.Ref) string {
+func refBody(route string, ref contentref.Ref) string {
 	if route == routeEvaluations {
 		return `{"scriptRef":"` + ref.String() + `","input":{"n":1}}`
 	}
@@ -56,7 +56,7 @@ func TestStoreFaults(t *testing.T) {
 	c := startGCSChild(t, f, startOpts{})
 
 	serial := 0
-	fresh := func(what string) contentstore.Ref {
+	fresh := func(what string) contentref.Ref {
 		serial++
 		return f.store(faultBucket, faultPrefix, fmt.Sprintf("({ case: %q, serial: %d, n: input.n })", what, serial))
 	}
@@ -83,7 +83,7 @@ func TestStoreFaults(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		script func(ref contentstore.Ref) // optional: store something else under ref
+		script func(ref contentref.Ref) // optional: store something else under ref
 		fault  fault
 		want   expect
 	}{
@@ -95,7 +95,7 @@ func TestStoreFaults(t *testing.T) {
 			want: expect{status: 503, slug: "store-unavailable", retry: true, detail: []string{"did not answer", "retry may succeed"}, minRequests: 5, maxRequests: 5}},
 		// (a truncated body every time, and a stalled body:
 		// TestBugTruncatedBodyEveryTime and TestBugStoreStall)
-		{name: "tampered object", script: func(ref contentstore.Ref) {
+		{name: "tampered object", script: func(ref contentref.Ref) {
 			f.put(faultBucket, faultPrefix, ref, []byte(`"EVIL: this is not the script its name says"`))
 		}, want: expect{status: 500, slug: "script-integrity", detail: []string{"do not hash to that reference", "was not run"}, minRequests: 2, maxRequests: 2}},
 		{name: "permission denied (403)", fault: failAlways(403, "caller does not have storage.objects.get access"),
@@ -104,7 +104,7 @@ func TestStoreFaults(t *testing.T) {
 			want: expect{status: 500, slug: "store-failed", detail: []string{"refused access"}, minRequests: 1, maxRequests: 1, noMedia: true}},
 		{name: "object missing (404)", fault: failAlways(404, "No such object"),
 			want: expect{channel: "scriptMissing", status: 404, slug: "script-not-found", minRequests: 1, maxRequests: 1, noMedia: true}},
-		{name: "object over MAX_SCRIPT_BYTES refused unread", script: func(ref contentstore.Ref) {
+		{name: "object over MAX_SCRIPT_BYTES refused unread", script: func(ref contentref.Ref) {
 			f.put(faultBucket, faultPrefix, ref, []byte(strings.Repeat("x", 5000)))
 		}, want: expect{status: 413, slug: "script-too-large", detail: []string{"5000 bytes", "maxScriptBytes of 4096"}, minRequests: 1, maxRequests: 1, noMedia: true}},
 		{name: "metadata that is not JSON", fault: garbage,

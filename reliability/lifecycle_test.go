@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
@@ -61,7 +61,7 @@ type panickyReader struct {
 	ref string
 }
 
-func (p panickyReader) Get(ctx context.Context, ref contentstore.Ref) ([]byte, error) {
+func (p panickyReader) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	if ref.String() == p.ref {
 		panic("store panicked holding " + secret)
 	}
@@ -88,7 +88,7 @@ func goroutinesSettle(max int, timeout time.Duration) int {
 // with the handler's test backend; this is the same through the wiring of
 // serve.go, with the real engine behind the panicking wrapper.)
 func TestPanicsBecomeInternal(t *testing.T) {
-	poison := contentstore.RefOf([]byte("/* the store panics on this one */")).String()
+	poison := contentref.RefOf([]byte("/* the store panics on this one */")).String()
 	s := newInproc(t, inprocConfig{
 		wrapBackend: func(b handler.LogBackend) handler.LogBackend { return panicky{b} },
 		wrapScripts: func(r effect.ScriptReader) effect.ScriptReader { return panickyReader{r, poison} },

@@ -35,7 +35,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/internal/jsontext"
 )
@@ -228,7 +228,7 @@ func (e *env) evaluate(script, input string, limits effect.Limits) (json.RawMess
 	ctx, cancel := context.WithTimeout(context.Background(), e.opts.Timeout)
 	defer cancel()
 	return e.eff.Evaluate(ctx, effect.Input{
-		ScriptRef: contentstore.RefOf([]byte(script)).String(),
+		ScriptRef: contentref.RefOf([]byte(script)).String(),
 		Input:     json.RawMessage(input),
 		Limits:    limits,
 	})
@@ -378,7 +378,7 @@ func caseAbortBeforeCall(t tb, e *env) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := e.eff.Evaluate(ctx, effect.Input{
-		ScriptRef: contentstore.RefOf([]byte(e.fx.Echo)).String(),
+		ScriptRef: contentref.RefOf([]byte(e.fx.Echo)).String(),
 		Input:     json.RawMessage(`"x"`),
 		Limits:    defaultLimits,
 	})
@@ -403,7 +403,7 @@ func caseAbortMidRun(t tb, e *env) {
 	done := make(chan result, 1)
 	go func() {
 		_, err := e.eff.Evaluate(ctx, effect.Input{
-			ScriptRef: contentstore.RefOf([]byte(e.fx.RunawayLoop)).String(),
+			ScriptRef: contentref.RefOf([]byte(e.fx.RunawayLoop)).String(),
 			Input:     json.RawMessage("null"),
 			Limits:    effect.Limits{WallClock: e.opts.MaxWallClock, MemoryBytes: abortLimits.MemoryBytes},
 		})
@@ -572,14 +572,14 @@ type memReader struct{ scripts map[string][]byte }
 func newMemReader(scripts ...string) *memReader {
 	r := &memReader{scripts: make(map[string][]byte, len(scripts))}
 	for _, s := range scripts {
-		r.scripts[contentstore.RefOf([]byte(s)).String()] = []byte(s)
+		r.scripts[contentref.RefOf([]byte(s)).String()] = []byte(s)
 	}
 	return r
 }
 
-func (r *memReader) Get(_ context.Context, ref contentstore.Ref) ([]byte, error) {
+func (r *memReader) Get(_ context.Context, ref contentref.Ref) ([]byte, error) {
 	if b, ok := r.scripts[ref.String()]; ok {
 		return b, nil
 	}
-	return nil, fmt.Errorf("conformance: %s: %w", ref, contentstore.ErrNotFound)
+	return nil, fmt.Errorf("conformance: %s: %w", ref, contentref.ErrNotFound)
 }

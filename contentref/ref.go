@@ -1,4 +1,7 @@
-package contentstore
+// Package contentref is the content reference of a script, sha256:<hex>,
+// and the errors a script reader reports. It is a leaf: the effect, the
+// clients and every store use it, and it imports nothing of theirs.
+package contentref
 
 import (
 	"crypto/sha256"
@@ -17,6 +20,18 @@ type Ref struct {
 	ok  bool
 }
 
+// Errors a script reader reports, tested with errors.Is; the effect maps
+// them to its outcomes (scriptMissing, an integrity failure, a retryable
+// unavailable store). The texts name the store layer, where they arise.
+var (
+	// ErrNotFound: no object under the reference (the effect's scriptMissing).
+	ErrNotFound = errors.New("contentstore: script not found")
+	// ErrIntegrity: the stored bytes do not hash to the reference.
+	ErrIntegrity = errors.New("contentstore: script bytes do not match their reference")
+	// ErrUnavailable: a transient failure outlasted the retries or the deadline.
+	ErrUnavailable = errors.New("contentstore: store unavailable")
+)
+
 // ErrInvalidRef is wrapped by every ParseRef error.
 var ErrInvalidRef = errors.New("contentstore: invalid script reference")
 
@@ -24,7 +39,7 @@ var ErrInvalidRef = errors.New("contentstore: invalid script reference")
 // rejects anything else with an error that says what is wrong.
 func ParseRef(s string) (Ref, error) {
 	fail := func(why string) (Ref, error) {
-		return Ref{}, fmt.Errorf("%w %s: %s", ErrInvalidRef, quoteBounded(s), why)
+		return Ref{}, fmt.Errorf("%w %s: %s", ErrInvalidRef, QuoteBounded(s), why)
 	}
 	if s != "" && strings.TrimSpace(s) != s {
 		return fail("has leading or trailing white space")
@@ -123,9 +138,9 @@ func isAlgorithmName(s string) bool {
 	return true
 }
 
-// quoteBounded quotes s for an error message, cut so that a hostile reference
-// cannot make the message huge.
-func quoteBounded(s string) string {
+// QuoteBounded quotes s for an error message, cut so that a hostile value
+// (a reference, a store URL) cannot make the message huge.
+func QuoteBounded(s string) string {
 	// %q writes a byte that is not UTF-8 as four characters (\xfd), so the
 	// bound on the input is a quarter of the message budget.
 	const max = 40

@@ -1,4 +1,4 @@
-package contentstore
+package contentref
 
 import (
 	"encoding/hex"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 )
+
+var script = []byte("export default (input) => ({ n: input.n + 1 });\n")
 
 const validHex = "45320898c09a2603508f41018d80c77b10e12103d93cc2b473fef897b7f5dbc3"
 
