@@ -22,6 +22,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
@@ -101,7 +102,7 @@ func TestEndToEnd(t *testing.T) {
 		if c.Capabilities().WallClock != effect.WallClockHard {
 			t.Fatalf("the service declares %+v", c.Capabilities())
 		}
-		conformance.Run(t, func(*testing.T) effect.Backend { return c }, conformance.Options{MaxWallClock: c.Limits().MaxWallClock})
+		conformancetest.Run(t, func(*testing.T) effect.Backend { return c }, conformance.Options{MaxWallClock: c.Limits().MaxWallClock})
 	})
 	t.Run("conformance subcommand", func(t *testing.T) {
 		cmd := exec.Command(bin, "conformance", "--url", s.URL)

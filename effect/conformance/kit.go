@@ -4,12 +4,13 @@
 // capability the backend declares against what the backend does. A
 // declaration that nothing verifies is a guarantee in name only.
 //
-// Its cases report through T, a small interface that *testing.T satisfies,
-// so that go test and a program run the same cases. A backend's test calls
-// Run with a factory:
+// The kit does not import the testing package: its cases report through T, a
+// small interface that *testing.T satisfies, so that go test and a program
+// (the service binary's conformance verb) run the same cases. A backend's test
+// runs them as subtests through the conformancetest package:
 //
 //	func TestConformance(t *testing.T) {
-//		conformance.Run(t, func(t *testing.T) effect.Backend {
+//		conformancetest.Run(t, func(t *testing.T) effect.Backend {
 //			b, err := mybackend.New(…)
 //			if err != nil {
 //				t.Fatal(err)
@@ -35,7 +36,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -95,20 +95,6 @@ type T interface {
 	Fatalf(format string, args ...any)
 	Skipf(format string, args ...any)
 	Cleanup(func())
-}
-
-// Run runs every case of ADR 0144 D5 as a subtest of t, each against a new
-// backend from factory.
-func Run(t *testing.T, factory func(t *testing.T) effect.Backend, opts Options) {
-	t.Helper()
-	if factory == nil {
-		t.Fatal("conformance: nil factory")
-	}
-	for _, c := range Cases() {
-		t.Run(c.Name(), func(t *testing.T) {
-			c.Run(t.Context(), t, factory(t), opts)
-		})
-	}
 }
 
 // Case is one row of ADR 0144 D5.
