@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"testing"
+	"strings"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
@@ -15,19 +14,26 @@ import (
 )
 
 // conformanceCmd runs the backend conformance kit (ADR 0144 D5) against a
-// running service through the HTTP client: the same kit the engine passes
-// in-process, so a deployment proves the composition it actually serves.
+// running service through the HTTP client: the same cases the engine passes
+// in-process, so a deployment proves the composition it actually serves. It
+// prints one line per case and a summary, and fails when a case fails or
+// when no case ran.
 func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("conformance", stderr)
 	url := fs.String("url", "", "base URL of the service, e.g. https://sandbox-xyz.a.run.app")
 	token := fs.String("id-token-env", "", "name of an environment variable holding a Google ID token for the service (sent as a Bearer token)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long; the cases not yet run fail")
+	grace := fs.Duration("backend-grace", 10*time.Second, "how long past a run's wall clock the service may take to answer (cold start, queueing) before the run counts as not stopped")
+	verbose := fs.Bool("v", false, "also print what each case logged")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2, err}
 	}
 	if *url == "" || fs.NArg() != 0 {
 		fs.Usage()
 		return exitError{2, fmt.Errorf("conformance: --url is required")}
+	}
+	if *grace <= 0 {
+		return exitError{2, fmt.Errorf("conformance: --backend-grace must be positive")}
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -43,23 +49,58 @@ func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return fmt.Errorf("conformance: %w", err)
 	}
-	defer c.Close(ctx)
-	caps := c.Capabilities()
-	fmt.Fprintf(stdout, "conformance: %s (spi %s, %s %s) declares %+v\n", *url, c.SPIVersion(), c.Engine().Name, c.Engine().Version, caps)
+	defer c.Close(context.Background())
+	fmt.Fprintf(stdout, "conformance: %s (spi %s, %s %s) declares %+v\n", *url, c.SPIVersion(), c.Engine().Name, c.Engine().Version, c.Capabilities())
 
-	// The kit is written against *testing.T; run it through the testing
-	// package's own runner so its reporting and skips behave as under go test.
-	testing.Init()
-	_ = flag.Set("test.v", "true")
-	ok := testing.RunTests(func(_, _ string) (bool, error) { return true, nil }, []testing.InternalTest{{
-		Name: "Conformance",
-		F: func(t *testing.T) {
-			conformance.Run(t, func(*testing.T) effect.Backend { return c }, conformance.Options{MaxWallClock: c.Limits().MaxWallClock})
-		},
-	}})
-	if !ok {
-		return exitError{1, fmt.Errorf("conformance: the service failed the kit")}
+	kitOpts := conformance.Options{MaxWallClock: c.Limits().MaxWallClock, BackendGrace: *grace}
+	results := conformance.Check(ctx, func(conformance.T) effect.Backend { return c }, kitOpts, func(r conformance.Result) {
+		fmt.Fprintln(stdout, resultLine(r))
+		if *verbose {
+			for _, l := range r.Logs {
+				fmt.Fprintln(stdout, "    "+oneLine(l, 4096))
+			}
+		}
+	})
+	s := conformance.Summarize(results)
+	fmt.Fprintln(stdout, summaryLine(s))
+	if !s.OK() {
+		return exitError{1, errSilent}
 	}
-	fmt.Fprintln(stdout, "conformance: PASS")
 	return nil
+}
+
+// resultLine is a case's line: its status, its name and how long it took,
+// then why it failed or the declaration that skipped it.
+func resultLine(r conformance.Result) string {
+	line := fmt.Sprintf("%s %s (%v)", r.Status, r.Case, r.Elapsed.Round(time.Millisecond))
+	if r.Status == conformance.Skip {
+		line = fmt.Sprintf("%s %s", r.Status, r.Case)
+	}
+	if r.Reason != "" {
+		line += ": " + oneLine(r.Reason, 4096)
+	}
+	return line
+}
+
+// summaryLine says whether the service passed, with the counts.
+func summaryLine(s conformance.Summary) string {
+	counts := fmt.Sprintf("%d passed, %d failed, %d skipped", s.Passed, s.Failed, s.Skipped)
+	switch {
+	case s.OK():
+		return "conformance: PASS (" + counts + ")"
+	case s.Ran() == 0:
+		return "conformance: FAIL: no case ran (" + counts + ")"
+	default:
+		return fmt.Sprintf("conformance: FAIL: %d of %d cases failed (%s)", s.Failed, s.Ran()+s.Skipped, counts)
+	}
+}
+
+// oneLine folds text onto one line and bounds it to max bytes, so that each
+// case is one line of output whatever a message holds.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
+	if len(s) > max {
+		s = strings.ToValidUTF8(s[:max], "") + "…"
+	}
+	return s
 }

@@ -32,12 +32,21 @@ func main() {
 		if !errors.Is(err, errSilent) {
 			fmt.Fprintln(os.Stderr, "sandbox-cloudrun:", err)
 		}
-		var ec exitCoder
-		if errors.As(err, &ec) {
-			os.Exit(ec.ExitCode())
-		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the process's exit status for what run returned: 0 for nil,
+// an exitCoder's own code, else 1.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return 1
 }
 
 // errSilent ends the process with a failure that has already been reported.
@@ -60,7 +69,7 @@ commands:
   serve                      run the HTTP service (the default); configured by environment variables (README.md)
   put FILE...                store scripts under their content address in STORE_URL; "-" reads standard input
   eval [flags] SCRIPT        evaluate a script file or a sha256: reference once and print the outcome
-  conformance --url URL      run the backend conformance kit against a running service
+  conformance --url URL      run the backend conformance kit against a running service: a line per case, exit 1 on any failure
   compile-cache DIR          compile the engine into wazero's compilation cache in DIR
   version                    print the version and the engine's identity
 `

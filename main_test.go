@@ -22,6 +22,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
@@ -101,16 +102,25 @@ func TestEndToEnd(t *testing.T) {
 		if c.Capabilities().WallClock != effect.WallClockHard {
 			t.Fatalf("the service declares %+v", c.Capabilities())
 		}
-		conformance.Run(t, func(*testing.T) effect.Backend { return c }, conformance.Options{MaxWallClock: c.Limits().MaxWallClock})
+		conformancetest.Run(t, func(*testing.T) effect.Backend { return c }, conformance.Options{MaxWallClock: c.Limits().MaxWallClock})
 	})
 	t.Run("conformance subcommand", func(t *testing.T) {
 		cmd := exec.Command(bin, "conformance", "--url", s.URL)
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "conformance: PASS") {
-			t.Fatalf("conformance --url: %v\n%s", err, out)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("conformance --url: %v\n%s%s", err, stdout.String(), stderr.String())
 		}
-		if strings.Contains(string(out), "--- FAIL") {
-			t.Fatalf("a case failed:\n%s", out)
+		t.Logf("conformance --url:\n%s", stdout.String())
+		// every case ran and passed: the service claims every capability
+		r := parseVerb(t, stdout.String())
+		for _, c := range conformance.Cases() {
+			if r.status[c.Name()] != "PASS" {
+				t.Errorf("%s: %s %s", c.Name(), r.status[c.Name()], r.reason[c.Name()])
+			}
+		}
+		if want := fmt.Sprintf("conformance: PASS (%d passed, 0 failed, 0 skipped)", len(conformance.Cases())); r.summary != want {
+			t.Errorf("summary %q, want %q", r.summary, want)
 		}
 	})
 }

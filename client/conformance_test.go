@@ -14,6 +14,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
@@ -38,7 +39,7 @@ func TestConformanceThroughTheClient(t *testing.T) {
 	srv := httptest.NewServer(double)
 	t.Cleanup(srv.Close)
 
-	conformance.Run(t, func(t *testing.T) effect.Backend {
+	conformancetest.Run(t, func(t *testing.T) effect.Backend {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c, err := client.Dial(ctx, srv.URL)

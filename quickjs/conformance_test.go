@@ -7,6 +7,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
@@ -27,7 +28,7 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = e.Close(context.Background()) })
-			conformance.Run(t, func(t *testing.T) effect.Backend { return e }, conformance.Options{})
+			conformancetest.Run(t, func(t *testing.T) effect.Backend { return e }, conformance.Options{})
 		})
 	}
 }

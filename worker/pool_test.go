@@ -14,6 +14,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 )
 
 // The test binary is its own worker: started with Verb, it serves the
@@ -348,7 +349,7 @@ func TestConformance(t *testing.T) {
 	if p.Capabilities().WallClock != effect.WallClockHard {
 		t.Fatalf("the pool declares %s", p.Capabilities().WallClock)
 	}
-	conformance.Run(t, func(t *testing.T) effect.Backend { return p }, conformance.Options{})
+	conformancetest.Run(t, func(t *testing.T) effect.Backend { return p }, conformance.Options{})
 }
 
 // pids are the pool's live workers.

@@ -4,10 +4,13 @@
 // capability the backend declares against what the backend does. A
 // declaration that nothing verifies is a guarantee in name only.
 //
-// A backend's test calls Run with a factory:
+// The kit does not import the testing package: its cases report through T, a
+// small interface that *testing.T satisfies, so that go test and a program
+// (the service binary's conformance verb) run the same cases. A backend's test
+// runs them as subtests through the conformancetest package:
 //
 //	func TestConformance(t *testing.T) {
-//		conformance.Run(t, func(t *testing.T) effect.Backend {
+//		conformancetest.Run(t, func(t *testing.T) effect.Backend {
 //			b, err := mybackend.New(…)
 //			if err != nil {
 //				t.Fatal(err)
@@ -16,6 +19,9 @@
 //			return b
 //		}, conformance.Options{})
 //	}
+//
+// A program calls Check, which runs every case on a goroutine of its own and
+// returns one Result per case.
 //
 // Cases a declaration does not claim are skipped with the reason; a backend
 // for a language without fixtures fails every case rather than pass
@@ -30,7 +36,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -79,9 +84,11 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// tb is the part of testing.TB the cases use. *testing.T satisfies it; the
-// kit's own tests implement it to watch a case fail.
-type tb interface {
+// T is what a case reports through: the part of testing.TB the kit uses.
+// *testing.T satisfies it; Check supplies its own. Fatalf and Skipf must not
+// return: like testing's, they end the goroutine that runs the case
+// (runtime.Goexit), after which Cleanup functions run.
+type T interface {
 	Helper()
 	Logf(format string, args ...any)
 	Errorf(format string, args ...any)
@@ -90,18 +97,28 @@ type tb interface {
 	Cleanup(func())
 }
 
-// Run runs every case of ADR 0144 D5 as a subtest of t, each against a new
-// backend from factory.
-func Run(t *testing.T, factory func(t *testing.T) effect.Backend, opts Options) {
+// Case is one row of ADR 0144 D5.
+type Case struct{ c kitCase }
+
+// Cases returns the kit's cases in the order ADR 0144 D5 lists them.
+func Cases() []Case {
+	out := make([]Case, len(cases))
+	for i, c := range cases {
+		out[i] = Case{c}
+	}
+	return out
+}
+
+// Name is the case's name, as Check reports it and go test names its subtest.
+func (c Case) Name() string { return c.c.name }
+
+// Run runs the case against backend, reporting through t, on the calling
+// goroutine. A case the declaration does not claim ends in t.Skipf with the
+// declaration that gates it. Every call the case makes is bounded by
+// Options.Timeout and ends when ctx does.
+func (c Case) Run(ctx context.Context, t T, backend effect.Backend, opts Options) {
 	t.Helper()
-	if factory == nil {
-		t.Fatal("conformance: nil factory")
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			runCase(t, c, factory(t), opts)
-		})
-	}
+	runCase(ctx, t, c.c, backend, opts)
 }
 
 // kitCase is one row of ADR 0144 D5.
@@ -110,7 +127,7 @@ type kitCase struct {
 	// gate returns why the declaration does not claim what the case proves,
 	// or "" when the case applies.
 	gate func(effect.Capabilities) string
-	run  func(t tb, env *env)
+	run  func(t T, env *env)
 }
 
 var cases = []kitCase{
@@ -161,6 +178,7 @@ const abortDelay = 50 * time.Millisecond
 // env is what a case runs against: the backend, watched, inside an effect
 // that serves the fixture scripts from memory.
 type env struct {
+	ctx     context.Context // every call the case makes ends when it does
 	opts    Options
 	fx      *Fixtures
 	raw     effect.Backend
@@ -169,16 +187,16 @@ type env struct {
 	caps    effect.Capabilities
 }
 
-func runCase(t tb, c kitCase, backend effect.Backend, opts Options) {
+func runCase(ctx context.Context, t T, c kitCase, backend effect.Backend, opts Options) {
 	t.Helper()
-	e := newEnv(t, backend, opts)
+	e := newEnv(ctx, t, backend, opts)
 	if reason := c.gate(e.caps); reason != "" {
-		t.Skipf("skipped: %s", reason)
+		t.Skipf("%s", reason)
 	}
 	c.run(t, e)
 }
 
-func newEnv(t tb, backend effect.Backend, opts Options) *env {
+func newEnv(ctx context.Context, t T, backend effect.Backend, opts Options) *env {
 	t.Helper()
 	if backend == nil {
 		t.Fatalf("conformance: the factory returned a nil backend")
@@ -208,7 +226,7 @@ func newEnv(t tb, backend effect.Backend, opts Options) *env {
 	if err != nil {
 		t.Fatalf("conformance: the effect refused the backend: %v", err)
 	}
-	return &env{opts: opts, fx: fx, raw: backend, watched: watched, eff: eff, caps: eff.Capabilities()}
+	return &env{ctx: ctx, opts: opts, fx: fx, raw: backend, watched: watched, eff: eff, caps: eff.Capabilities()}
 }
 
 // effectOptions passes AllowNetwork and AllowReusedEnvironment exactly when
@@ -225,7 +243,7 @@ func effectOptions(declared effect.Capabilities, opts Options) effect.Options {
 
 // evaluate runs script through the effect, bounded by the kit's timeout.
 func (e *env) evaluate(script, input string, limits effect.Limits) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), e.opts.Timeout)
+	ctx, cancel := context.WithTimeout(e.ctx, e.opts.Timeout)
 	defer cancel()
 	return e.eff.Evaluate(ctx, effect.Input{
 		ScriptRef: contentref.RefOf([]byte(script)).String(),
@@ -234,7 +252,7 @@ func (e *env) evaluate(script, input string, limits effect.Limits) (json.RawMess
 	})
 }
 
-func caseEcho(t tb, e *env) {
+func caseEcho(t T, e *env) {
 	const input = `{"greeting":"hello","n":[1,2,3],"nested":{"ok":true,"none":null},"s":"é😀"}`
 	out, err := e.evaluate(e.fx.Echo, input, defaultLimits)
 	if err != nil {
@@ -243,7 +261,7 @@ func caseEcho(t tb, e *env) {
 	assertSameJSON(t, "echo result", out, []byte(input))
 }
 
-func caseThrow(t tb, e *env) {
+func caseThrow(t T, e *env) {
 	_, err := e.evaluate(e.fx.Throw, "null", defaultLimits)
 	f := wantFailure(t, "throw", err, effect.ChannelScriptError)
 	if f.Message != ThrowMessage {
@@ -254,12 +272,12 @@ func caseThrow(t tb, e *env) {
 	}
 }
 
-func caseSyntaxError(t tb, e *env) {
+func caseSyntaxError(t T, e *env) {
 	_, err := e.evaluate(e.fx.SyntaxError, "null", defaultLimits)
 	wantFailure(t, "syntax error", err, effect.ChannelScriptError)
 }
 
-func caseRunawayLoop(t tb, e *env) {
+func caseRunawayLoop(t T, e *env) {
 	start := time.Now()
 	_, err := e.evaluate(e.fx.RunawayLoop, "null", runawayLimits)
 	f := wantFailure(t, "runaway loop", err, effect.ChannelLimitExceeded)
@@ -269,7 +287,7 @@ func caseRunawayLoop(t tb, e *env) {
 	t.Logf("runaway loop stopped as %s after %v", f.Kind, time.Since(start).Round(time.Millisecond))
 }
 
-func caseAllocationBomb(t tb, e *env) {
+func caseAllocationBomb(t T, e *env) {
 	_, err := e.evaluate(e.fx.AllocationBomb, "null", bombLimits)
 	f := wantFailure(t, "allocation bomb", err, effect.ChannelLimitExceeded)
 	if f.Kind != effect.LimitMemory {
@@ -280,8 +298,8 @@ func caseAllocationBomb(t tb, e *env) {
 // caseRichValue takes the backend's own evidence: it calls the backend
 // directly, so that the effect's canonical round-trip cannot hide a lossy
 // bridge, and then checks that the effect delivers the same value.
-func caseRichValue(t tb, e *env) {
-	ctx, cancel := context.WithTimeout(context.Background(), e.opts.Timeout)
+func caseRichValue(t T, e *env) {
+	ctx, cancel := context.WithTimeout(e.ctx, e.opts.Timeout)
 	defer cancel()
 	o, err := e.raw.Evaluate(ctx, effect.Request{Script: e.fx.RichValue, InputJSON: string(e.fx.RichInput), Limits: defaultLimits})
 	switch {
@@ -299,7 +317,7 @@ func caseRichValue(t tb, e *env) {
 	assertSameJSON(t, "rich value through the effect", out, e.fx.RichExpected)
 }
 
-func caseNoNetworkNoEscape(t tb, e *env) {
+func caseNoNetworkNoEscape(t T, e *env) {
 	for _, probe := range []struct{ name, script string }{
 		{"network probe", e.fx.NetworkProbe},
 		{"escape probe", e.fx.EscapeProbe},
@@ -334,7 +352,7 @@ func caseNoNetworkNoEscape(t tb, e *env) {
 
 // caseFreshPerRun runs the stateful probe 16 times in sequence and then 8 at
 // once; a pool of reused contexts fails by the third run.
-func caseFreshPerRun(t tb, e *env) {
+func caseFreshPerRun(t T, e *env) {
 	probe := func(run int) string {
 		out, err := e.evaluate(e.fx.StatefulProbe, fmt.Sprintf(`{"run":%d}`, run), defaultLimits)
 		if err != nil {
@@ -374,8 +392,8 @@ func caseFreshPerRun(t tb, e *env) {
 	}
 }
 
-func caseAbortBeforeCall(t tb, e *env) {
-	ctx, cancel := context.WithCancel(context.Background())
+func caseAbortBeforeCall(t T, e *env) {
+	ctx, cancel := context.WithCancel(e.ctx)
 	cancel()
 	_, err := e.eff.Evaluate(ctx, effect.Input{
 		ScriptRef: contentref.RefOf([]byte(e.fx.Echo)).String(),
@@ -396,8 +414,8 @@ func caseAbortBeforeCall(t tb, e *env) {
 // caseAbortMidRun cancels a runaway once the backend has it, and requires
 // both the effect and the backend's own call to return: a backend that
 // declares a hard wall clock stops the run when its context ends.
-func caseAbortMidRun(t tb, e *env) {
-	ctx, cancel := context.WithCancel(context.Background())
+func caseAbortMidRun(t T, e *env) {
+	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	type result struct{ err error }
 	done := make(chan result, 1)
@@ -444,7 +462,7 @@ func caseAbortMidRun(t tb, e *env) {
 
 // caseComposition checks the effect around the backend: an oversized thrown
 // message reaches the caller bounded and storable, whatever the backend did.
-func caseComposition(t tb, e *env) {
+func caseComposition(t T, e *env) {
 	_, err := e.evaluate(e.fx.OversizedThrow, "null", compositionLimits)
 	f := wantFailure(t, "composition", err, effect.ChannelScriptError)
 	if f.Message == "" {
@@ -466,7 +484,7 @@ func caseComposition(t tb, e *env) {
 }
 
 // wantFailure requires err to be a typed failure on channel.
-func wantFailure(t tb, what string, err error, channel effect.Channel) *effect.Failure {
+func wantFailure(t T, what string, err error, channel effect.Channel) *effect.Failure {
 	t.Helper()
 	var f *effect.Failure
 	if !errors.As(err, &f) {
@@ -485,7 +503,7 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func assertSameJSON(t tb, what string, got, want []byte) {
+func assertSameJSON(t T, what string, got, want []byte) {
 	t.Helper()
 	g, err := jsontext.JCS(got)
 	if err != nil {
@@ -507,7 +525,7 @@ func assertSameJSON(t tb, what string, got, want []byte) {
 	}
 }
 
-func assertStorable(t tb, what, s string, maxUnits int) {
+func assertStorable(t T, what, s string, maxUnits int) {
 	t.Helper()
 	if !utf8.ValidString(s) {
 		t.Errorf("%s is not valid UTF-8", what)

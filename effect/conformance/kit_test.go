@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,84 +102,38 @@ func fastOptions() Options {
 	return Options{BackendGrace: 300 * time.Millisecond, Timeout: 10 * time.Second, StopWithin: time.Second}
 }
 
-// recorder is a tb that records instead of failing the real test, so that a
-// test can require a case to fail.
-type recorder struct {
-	mu       sync.Mutex
-	failed   bool
-	skipped  bool
-	msgs     []string
-	cleanups []func()
-}
-
-func (r *recorder) Helper() {}
-func (r *recorder) note(failed, skipped bool, format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failed = r.failed || failed
-	r.skipped = r.skipped || skipped
-	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
-}
-func (r *recorder) Logf(format string, args ...any)   { r.note(false, false, format, args...) }
-func (r *recorder) Errorf(format string, args ...any) { r.note(true, false, format, args...) }
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.note(true, false, format, args...)
-	runtime.Goexit()
-}
-func (r *recorder) Skipf(format string, args ...any) {
-	r.note(false, true, format, args...)
-	runtime.Goexit()
-}
-func (r *recorder) Cleanup(f func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.cleanups = append(r.cleanups, f)
-}
-
-func (r *recorder) text() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strings.Join(r.msgs, "\n")
-}
-
-// record runs one case against backend on its own goroutine, as testing does,
-// so that Fatalf and Skipf can end it with runtime.Goexit.
-func record(t *testing.T, name string, backend effect.Backend, opts Options) *recorder {
+// record runs one case as Check does, on a goroutine of its own, so that the
+// kit's tests see a case fail through the same reporter as the binary.
+func record(t *testing.T, name string, backend effect.Backend, opts Options) Result {
 	t.Helper()
-	var c kitCase
-	for _, k := range cases {
-		if k.name == name {
-			c = k
+	for _, c := range cases {
+		if c.name == name {
+			return checkCase(t.Context(), c, func(T) effect.Backend { return backend }, opts)
 		}
 	}
-	if c.run == nil {
-		t.Fatalf("no case %q", name)
-	}
-	r := &recorder{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runCase(r, c, backend, opts)
-	}()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("case %s did not finish", name)
-	}
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
-	}
-	return r
+	t.Fatalf("no case %q", name)
+	return Result{}
 }
 
-// TestKitPassesAWellBehavedBackend runs the public entry point over a fake
-// that keeps every contract; every case must pass, none may be skipped.
+// text is everything a result says.
+func text(r Result) string {
+	return strings.Join(append([]string{r.Reason}, r.Logs...), "\n")
+}
+
+// TestKitPassesAWellBehavedBackend runs Check over a fake that keeps every
+// contract; every case must pass, none may be skipped.
 func TestKitPassesAWellBehavedBackend(t *testing.T) {
-	Run(t, func(t *testing.T) effect.Backend { return goodFake(bestCaps) }, fastOptions())
-	for _, c := range cases {
-		if r := record(t, c.name, goodFake(bestCaps), fastOptions()); r.failed || r.skipped {
-			t.Errorf("%s: failed %v, skipped %v:\n%s", c.name, r.failed, r.skipped, r.text())
+	results := Check(t.Context(), func(T) effect.Backend { return goodFake(bestCaps) }, fastOptions(), nil)
+	if len(results) != len(cases) {
+		t.Fatalf("%d results for %d cases", len(results), len(cases))
+	}
+	for i, r := range results {
+		if r.Case != cases[i].name || r.Status != Pass {
+			t.Errorf("%s: %s: %s", r.Case, r.Status, text(r))
 		}
+	}
+	if s := Summarize(results); !s.OK() || s.Passed != len(cases) {
+		t.Errorf("summary %+v", s)
 	}
 }
 
@@ -197,11 +149,11 @@ func TestKitSkipsVisiblyWhatIsNotClaimed(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := record(t, c.name, goodFake(worstCaps), fastOptions())
-		if r.failed {
-			t.Errorf("%s failed:\n%s", c.name, r.text())
+		if r.Status == Fail {
+			t.Errorf("%s failed:\n%s", c.name, text(r))
 		}
-		if why, ok := gated[c.name]; ok != r.skipped || (ok && !strings.Contains(r.text(), why)) {
-			t.Errorf("%s: skipped %v (%q), want skipped %v with %q", c.name, r.skipped, r.text(), ok, why)
+		if why, ok := gated[c.name]; ok != (r.Status == Skip) || (ok && !strings.Contains(r.Reason, why)) {
+			t.Errorf("%s: %s (%q), want skipped %v with %q", c.name, r.Status, text(r), ok, why)
 		}
 	}
 }
@@ -309,11 +261,11 @@ func TestKitFailsBadBackends(t *testing.T) {
 			f := goodFake(bestCaps)
 			tc.breakIt(f)
 			r := record(t, tc.caseName, f, fastOptions())
-			if !r.failed {
-				t.Fatalf("case %s passed a backend that %s:\n%s", tc.caseName, tc.name, r.text())
+			if r.Status != Fail {
+				t.Fatalf("case %s did not fail (%s) a backend that %s:\n%s", tc.caseName, r.Status, tc.name, text(r))
 			}
-			if !strings.Contains(r.text(), tc.mentions) {
-				t.Errorf("case %s failed without saying %q:\n%s", tc.caseName, tc.mentions, r.text())
+			if !strings.Contains(r.Reason, tc.mentions) {
+				t.Errorf("case %s failed without saying %q:\n%s", tc.caseName, tc.mentions, text(r))
 			}
 		})
 	}
@@ -341,8 +293,8 @@ func TestKitRefusesToPassVacuously(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, c := range cases {
 				r := record(t, c.name, tc.backend, tc.opts)
-				if !r.failed || r.skipped || !strings.Contains(r.text(), tc.mentions) {
-					t.Errorf("%s: failed %v skipped %v: %s", c.name, r.failed, r.skipped, r.text())
+				if r.Status != Fail || !strings.Contains(r.Reason, tc.mentions) {
+					t.Errorf("%s: %s: %s", c.name, r.Status, text(r))
 				}
 			}
 		})
@@ -354,8 +306,8 @@ func TestKitRefusesToPassVacuously(t *testing.T) {
 func TestKitFailsWhenTheEffectRefusesTheBackend(t *testing.T) {
 	bad := goodFake(bestCaps)
 	bad.caps.WallClock = "firm"
-	if r := record(t, "echo", bad, fastOptions()); !r.failed || !strings.Contains(r.text(), "the effect refused the backend") {
-		t.Errorf("failed %v: %s", r.failed, r.text())
+	if r := record(t, "echo", bad, fastOptions()); r.Status != Fail || !strings.Contains(r.Reason, "the effect refused the backend") {
+		t.Errorf("%s: %s", r.Status, text(r))
 	}
 }
 
