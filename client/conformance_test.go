@@ -51,7 +51,12 @@ func TestConformanceThroughTheClient(t *testing.T) {
 			t.Fatalf("the client's capabilities %+v differ from the engine's %+v", c.Capabilities(), engine.Capabilities())
 		}
 		return c
-	}, conformance.Options{})
+	}, conformance.Options{
+		// a remote backend on a loaded machine, under the race detector:
+		// composition carries a 5 MiB message (about 29 MB of JSON) both
+		// ways, which takes seconds, not the in-process default's grace
+		BackendGrace: time.Minute,
+	})
 
 	// abort_mid_run cancelled a runaway through the client: the server must
 	// have seen its request end and stopped the run, not left it running.

@@ -98,15 +98,17 @@ func TestDeeplyNestedResultIsTyped(t *testing.T) {
 	deep := putScripts(t, store, 1<<20, "let a = []; for (let i = 0; i < input; i++) a = [a]; a")[0]
 	c := startChild(t, startOpts{env: []string{"STORE_URL=" + store}})
 	// 9,999 wraps: 10,000 levels, accepted
-	r := c.post(routeEvaluations, `{"scriptRef":"`+deep+`","input":9999}`)
+	r := c.post(routeEvaluations, `{"scriptRef":"`+deep+`","input":9999,"limits":{"wallClockMs":30000}}`)
 	if r.status != 200 || !strings.HasPrefix(string(r.body), `{"ok":true,"value":[[[[`) {
 		t.Fatalf("10,000 levels: %s", r)
 	}
+	// The runs must not end on their wall clock: serialising 20,000
+	// levels is quadratic and takes seconds on a loaded machine.
 	const msg = `"name":"RangeError","message":"the result nests deeper than 10000 levels, more than JSON consumers accept"}`
 	for _, tc := range []struct{ route, body, want string }{
-		{routeEvaluations, `{"scriptRef":"` + deep + `","input":10000}`, `{"ok":false,"failure":{"channel":"scriptError",` + msg + `}`},
-		{routeSandbox, `{"scriptRef":"` + deep + `","inputJson":"10000"}`, `{"ok":false,"kind":"threw",` + msg},
-		{routeSandbox, `{"script":"let a = []; for (let i = 0; i < 20000; i++) a = [a]; a","inputJson":"null"}`, `{"ok":false,"kind":"threw",` + msg},
+		{routeEvaluations, `{"scriptRef":"` + deep + `","input":10000,"limits":{"wallClockMs":30000}}`, `{"ok":false,"failure":{"channel":"scriptError",` + msg + `}`},
+		{routeSandbox, `{"scriptRef":"` + deep + `","inputJson":"10000","limits":{"wallClockMs":30000}}`, `{"ok":false,"kind":"threw",` + msg},
+		{routeSandbox, `{"script":"let a = []; for (let i = 0; i < 20000; i++) a = [a]; a","inputJson":"null","limits":{"wallClockMs":30000}}`, `{"ok":false,"kind":"threw",` + msg},
 	} {
 		wantJSON(t, c.post(tc.route, tc.body), tc.want)
 	}
