@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,19 +54,48 @@ type Config struct {
 }
 
 // loadConfig reads the environment and validates the result, reporting every
-// problem at once.
+// problem at once. envconfig stops at the first variable it cannot parse, so
+// each field is read on its own (a struct of that field alone, with its
+// tags), and Validate's checks run on the fields that parsed.
 func loadConfig() (Config, error) {
 	var c Config
-	if err := envconfig.Process("", &c); err != nil {
-		return c, fmt.Errorf("configuration: %w", err)
+	var errs []error
+	var unparsed []string
+	v := reflect.ValueOf(&c).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		one := reflect.New(reflect.StructOf([]reflect.StructField{{Name: f.Name, Type: f.Type, Tag: f.Tag}}))
+		if err := envconfig.Process("", one.Interface()); err != nil {
+			var pe *envconfig.ParseError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("%s=%q is not a valid %s: %w", pe.KeyName, pe.Value, pe.TypeName, pe.Err)
+			}
+			errs = append(errs, err)
+			unparsed = append(unparsed, f.Tag.Get("envconfig"))
+			continue
+		}
+		v.Field(i).Set(one.Elem().Field(0))
 	}
-	return c, c.Validate()
+	// a check that involves a variable that did not parse would only
+	// repeat that failure in other words
+	for _, err := range c.validate() {
+		if !slices.ContainsFunc(unparsed, func(name string) bool { return strings.Contains(err.Error(), name) }) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, fmt.Errorf("configuration:\n%w", err)
+	}
+	return c, nil
 }
 
-// Validate reports every problem with the configuration at once.
-func (c Config) Validate() error {
+// validate reports every problem with the parsed configuration.
+func (c Config) validate() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if p, err := strconv.Atoi(c.Port); err != nil || p < 1 || p > 65535 {
+		bad("PORT must be a port number in [1, 65535], got %q", c.Port)
+	}
 	positive := func(name string, v int64) {
 		if v <= 0 {
 			bad("%s must be positive, got %d", name, v)
@@ -131,10 +163,7 @@ func (c Config) Validate() error {
 	if c.AuthAudience == "" && len(c.AuthAllowedCallers) > 0 {
 		bad("AUTH_ALLOWED_CALLERS is set but AUTH_AUDIENCE is empty: set the audience to turn authentication on")
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	return nil
+	return errs
 }
 
 func (c Config) level() (slog.Level, error) {

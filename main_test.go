@@ -304,10 +304,17 @@ func TestConfigValidation(t *testing.T) {
 			t.Errorf("error does not mention %s:\n%v", want, err)
 		}
 	}
-	t.Setenv("PORT", "")
+	// every variable that does not parse is reported, beside every check
+	// that fails
 	t.Setenv("MAX_INPUT_BYTES", "nope")
-	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "MAX_INPUT_BYTES") {
-		t.Fatalf("unparseable value: %v", err)
+	t.Setenv("MAX_WALL_CLOCK", "abc")
+	t.Setenv("DEFAULT_WALL_CLOCK", "xyz")
+	t.Setenv("PORT", "-1")
+	_, err = loadConfig()
+	for _, want := range []string{"MAX_INPUT_BYTES", "MAX_WALL_CLOCK", "DEFAULT_WALL_CLOCK", "PORT", "OTEL_EXPORTER", "WORKER_LOCKDOWN"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not mention %s:\n%v", want, err)
+		}
 	}
 }
 

@@ -24,19 +24,22 @@ import (
 func serve(ctx context.Context, stdout, stderr io.Writer) error {
 	cfg, err := loadConfig()
 	if err != nil {
-		return err
+		// logged as JSON like every line of the service, once
+		telemetry.NewLogger(stdout, slog.LevelInfo, "").Error("start-up failed", "err", err.Error())
+		return exitError{1, errSilent}
 	}
 	level, _ := cfg.level()
 	log := telemetry.NewLogger(stdout, level, cfg.GoogleProject)
 	srv, err := newServer(ctx, cfg, log, stdout)
 	if err != nil {
-		log.Error("start-up failed", "err", err)
-		return err
+		log.Error("start-up failed", "err", err.Error())
+		return exitError{1, errSilent}
 	}
 	ln, err := net.Listen("tcp", ":"+cfg.Port)
 	if err != nil {
 		srv.close(context.Background())
-		return fmt.Errorf("listen on :%s: %w", cfg.Port, err)
+		log.Error("start-up failed", "err", fmt.Sprintf("listen on :%s: %v", cfg.Port, err))
+		return exitError{1, errSilent}
 	}
 	return srv.serve(ctx, ln)
 }
