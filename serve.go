@@ -108,7 +108,7 @@ func newServer(ctx context.Context, cfg Config, log *slog.Logger, telemetryOut i
 	if scripts != nil {
 		eff, err = handler.NewEffect(scripts, pool, limits, effect.Options{
 			// covers waiting for a worker, and the hard kill
-			BackendGrace: 2*cfg.HardKillGrace + time.Second,
+			BackendGrace: worker.CallerGrace(cfg.HardKillGrace),
 			Logger:       log,
 		})
 		if err != nil {
@@ -143,7 +143,7 @@ func newServer(ctx context.Context, cfg Config, log *slog.Logger, telemetryOut i
 		Limits:         limits,
 		MaxConcurrent:  cfg.MaxConcurrentEvaluations,
 		RequestTimeout: cfg.RequestTimeout,
-		HardKillGrace:  2*cfg.HardKillGrace + time.Second,
+		HardKillGrace:  worker.CallerGrace(cfg.HardKillGrace),
 		Auth:           authFn,
 		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
 		Isolation:      func() any { return pool.Protections() },

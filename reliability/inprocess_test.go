@@ -13,6 +13,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // inprocConfig configures an in-process server; zero fields take the
@@ -116,14 +117,14 @@ func newInproc(t testing.TB, cfg inprocConfig) *inproc {
 	if cfg.wrapBackend != nil {
 		backend = cfg.wrapBackend(engine)
 	}
-	eff, err := handler.NewEffect(scripts, backend, cfg.limits, effect.Options{BackendGrace: 2*cfg.grace + time.Second, Logger: log})
+	eff, err := handler.NewEffect(scripts, backend, cfg.limits, effect.Options{BackendGrace: worker.CallerGrace(cfg.grace), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h, err := handler.New(handler.Config{
 		Backend: backend, Scripts: scripts, Effect: eff,
 		Limits: cfg.limits, MaxConcurrent: cfg.maxConcurrent,
-		RequestTimeout: cfg.requestTimeout, HardKillGrace: 2*cfg.grace + time.Second,
+		RequestTimeout: cfg.requestTimeout, HardKillGrace: worker.CallerGrace(cfg.grace),
 		Engine:     handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
 		Logger:     log,
 		CacheStats: cache.Stats,

@@ -31,12 +31,14 @@ import (
 // (those are stuck_test.go's, which checks the kills themselves).
 const (
 	grace          = quickjs.DefaultHardKillGrace // HARD_KILL_GRACE
-	handlerGrace   = 2*grace + time.Second        // serve.go's handler and effect grace
 	requestTimeout = 60 * time.Second             // REQUEST_TIMEOUT
 	// slack is what a shared, loaded 2-core CI machine may add to a
 	// response beyond the bound the service promises.
 	slack = 1500 * time.Millisecond
 )
+
+// handlerGrace is serve.go's handler and effect grace.
+var handlerGrace = worker.CallerGrace(grace)
 
 var serviceLimits = handler.Limits{
 	DefaultWallClock:   5 * time.Second,

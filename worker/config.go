@@ -89,3 +89,10 @@ func (p Protections) String() string {
 	return fmt.Sprintf("process=%v emptyEnvironment=%v noNewPrivs=%v resourceLimits=%v seccomp=%v",
 		p.Process, p.EmptyEnvironment, p.NoNewPrivs, p.ResourceLimits, p.Seccomp)
 }
+
+// CallerGrace is how long past a run's wall clock a caller of the pool must
+// wait for its answer (the effect's BackendGrace, the handler's deadline):
+// the hard kill at one grace, and as long again plus a second for a worker
+// to be free and for the answer to cross the channel. A caller that gives up
+// sooner turns a wall-clock limit into an untyped failure.
+func CallerGrace(hardKillGrace time.Duration) time.Duration { return 2*hardKillGrace + time.Second }

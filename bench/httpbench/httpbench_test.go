@@ -27,6 +27,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // service starts the wired handler on loopback and returns its URL and the
@@ -71,13 +72,13 @@ func service(b *testing.B, opts ...quickjs.Option) (url string, refs map[string]
 		DefaultMemoryBytes: 64 << 20, MaxMemoryBytes: 256 << 20,
 		MaxInputBytes: 1 << 20, MaxOutputBytes: 1 << 20, MaxScriptBytes: 1 << 20, MaxRequestBytes: 4 << 20,
 	}
-	eff, err := handler.NewEffect(cache, engine, limits, effect.Options{BackendGrace: 2*grace + time.Second, Logger: log})
+	eff, err := handler.NewEffect(cache, engine, limits, effect.Options{BackendGrace: worker.CallerGrace(grace), Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}
 	h, err := handler.New(handler.Config{
 		Backend: engine, Scripts: cache, Effect: eff, Limits: limits, MaxConcurrent: 1,
-		RequestTimeout: 60 * time.Second, HardKillGrace: 2*grace + time.Second,
+		RequestTimeout: 60 * time.Second, HardKillGrace: worker.CallerGrace(grace),
 		Engine: handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
 		Logger: log, CacheStats: cache.Stats,
 	})
