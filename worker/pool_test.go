@@ -21,10 +21,7 @@ import (
 // protocol instead of running tests.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Verb {
-		if len(os.Args) > 2 && os.Args[2] == probeArg {
-			os.Exit(mainWith(probeRefused))
-		}
-		os.Exit(Main())
+		os.Exit(testWorkerMain())
 	}
 	dir, err := os.MkdirTemp("", "worker-test-cache-")
 	if err != nil {

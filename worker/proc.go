@@ -40,7 +40,7 @@ type proc struct {
 
 // spawn starts a worker, sends its hello and waits for its ready frame.
 func spawn(ctx context.Context, path string, args []string, h hello, log *slog.Logger) (*proc, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := socketpair()
 	if err != nil {
 		return nil, fmt.Errorf("worker: socketpair: %w", err)
 	}

@@ -27,3 +27,9 @@ func closeInheritedOnExec() {
 		}
 	}
 }
+
+// socketpair is a connected pair of Unix stream sockets, both close-on-exec
+// (the child's end is passed explicitly, as fd 3).
+func socketpair() ([2]int, error) {
+	return syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+}

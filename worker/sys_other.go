@@ -13,3 +13,19 @@ func sysProcAttr() *syscall.SysProcAttr {
 // closeInheritedOnExec is a no-op here: there is no /proc to list
 // descriptors from.
 func closeInheritedOnExec() {}
+
+// socketpair is a connected pair of Unix stream sockets, both close-on-exec
+// (the child's end is passed explicitly, as fd 3). Without SOCK_CLOEXEC, the
+// flag is set under the fork lock, so no child started meanwhile inherits
+// them.
+func socketpair() ([2]int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return fds, err
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	return fds, nil
+}
