@@ -73,6 +73,23 @@ void JS_SandboxSeedRandom(JSContext *ctx, uint64_t seed)
 }
 C
 
+# The shim reports the promises rejected with no handler once the job queue
+# is empty (c/sandbox.c, report_unhandled); QuickJS's rejection tracker says
+# when one is rejected unhandled, and an added function tells whether one has
+# had a handler attached since. Checked: the flag must be as expected.
+grep -q '^    BOOL is_handled; /\* Note: only useful to debug \*/$' "$build/src/quickjs.c" ||
+  { echo "build.sh: JSPromiseData.is_handled not found in quickjs.c" >&2; exit 1; }
+cat >> "$build/src/quickjs.c" <<'C'
+
+/* sandbox-cloudrun (build.sh): whether a handler was ever attached to a
+ * promise; true for anything that is not a promise. */
+int JS_SandboxPromiseIsHandled(JSValueConst promise)
+{
+    JSPromiseData *s = JS_GetOpaque(promise, JS_CLASS_PROMISE);
+    return !s || s->is_handled;
+}
+C
+
 # dtoa.c includes <setjmp.h> and uses none of it; wasi-libc has none.
 printf '/* stub: dtoa.c includes setjmp.h but uses none of it */\n' > "$build/include/setjmp.h"
 

@@ -28,20 +28,28 @@ func escapeCases() []escapeCase {
 		{name: "RegExp species constructor", script: `class R extends RegExp { static get [Symbol.species]() { return function () { return /x/y } } } "axb".split(new R("x")).length`,
 			want: want{class: "ok"}},
 
-		// Promises and thenables: the service never awaits and never runs
-		// the job queue, so a then callback, an await continuation or a
-		// FinalizationRegistry callback never runs; a Promise (or any
-		// object) result is its JSON text, {}.
-		{name: "thenable result", script: `({ then(resolve) { resolve(typeof process) } })`, want: want{class: "ok", value: `{}`}},
-		{name: "Promise.prototype.then overridden", script: `Promise.prototype.then = function () { for (;;) {} }; Promise.resolve(1)`, want: want{class: "ok", value: `{}`}},
-		{name: "then callback never runs", script: `Promise.resolve().then(() => { for (;;) {} }); "after"`, want: want{class: "ok", value: `"after"`}},
-		{name: "then side effect never observed", script: `let r = "pending"; Promise.resolve(1).then(() => { r = "ran" }); r`, want: want{class: "ok", value: `"pending"`}},
-		{name: "await continuation never runs", script: `(async () => { await null; for (;;) {} })(); "pending"`, want: want{class: "ok", value: `"pending"`}},
+		// Promises and thenables: after the global code the engine runs the
+		// job queue until no job is left, under the run's limits, and a
+		// Promise (or thenable) result is its settled value. A Promise is
+		// read by its state, so an overridden then is never called for it;
+		// a primitive result is taken when the global code ends, an object
+		// is serialised after the jobs.
+		{name: "thenable result", script: `({ then(resolve) { resolve(typeof process) } })`, want: want{class: "ok", value: `"undefined"`}},
+		{name: "Promise.prototype.then overridden", script: `Promise.prototype.then = function () { for (;;) {} }; Promise.resolve(1)`, want: want{class: "ok", value: `1`}},
+		{name: "then callback that loops", script: `Promise.resolve().then(() => { for (;;) {} }); "after"`, wall: runaway, want: wallClock},
+		{name: "then side effect on a primitive result", script: `let r = "pending"; Promise.resolve(1).then(() => { r = "ran" }); r`, want: want{class: "ok", value: `"pending"`}},
+		{name: "then side effect on an object result", script: `const r = { r: "pending" }; Promise.resolve(1).then(() => { r.r = "ran" }); r`, want: want{class: "ok", value: `{"r":"ran"}`}},
+		{name: "await continuation that loops", script: `(async () => { await null; for (;;) {} })(); "pending"`, wall: runaway, want: wallClock},
 		{name: "async body before its first await runs", script: `(async () => { for (;;) {} })(); "unreached"`, wall: runaway, want: wallClock},
-		{name: "async result", script: `(async () => 42)()`, want: want{class: "ok", value: `{}`}},
-		{name: "pending promise result", script: `new Promise(() => {})`, want: want{class: "ok", value: `{}`}},
+		{name: "async result", script: `(async () => 42)()`, want: want{class: "ok", value: `42`}},
+		{name: "pending promise result", script: `new Promise(() => {})`, want: want{class: "threw", name: "-", message: "never settled"}},
 		{name: "unhandled rejection", script: `Promise.reject(new Error("unhandled")); "ignored"`, want: want{class: "ok", value: `"ignored"`}},
-		{name: "FinalizationRegistry callback never runs", script: `let ran = false; new FinalizationRegistry(() => { ran = true }).register({}, 1); for (let i = 0; i < 1e5; i++) ({}); ran`, want: want{class: "ok", value: `false`}},
+		{name: "rejected result", script: `Promise.reject(new TypeError("rejected"))`, want: threwTypeError("rejected")},
+		{name: "a then that reaches for the host", script: `Promise.resolve().then(() => [typeof process, typeof require, typeof fetch, typeof queueMicrotask, typeof setTimeout])`,
+			want: want{class: "ok", value: `["undefined","undefined","undefined","undefined","undefined"]`}},
+		// A callback the garbage collector queues is a job like the others;
+		// a primitive result was taken before it could run.
+		{name: "FinalizationRegistry callback and a primitive result", script: `let ran = false; new FinalizationRegistry(() => { ran = true }).register({}, 1); for (let i = 0; i < 1e5; i++) ({}); ran`, want: want{class: "ok", value: `false`}},
 		{name: "top-level await", script: `await 1`, want: want{class: "threw", name: "SyntaxError"}},
 
 		// Stack traces and callers: nothing but the script's own frames.
@@ -99,10 +107,10 @@ func escapeCases() []escapeCase {
 		{name: "forged interruption", script: `throw new InternalError("interrupted")`, want: want{class: "threw", name: "InternalError", message: "interrupted"}},
 
 		// No module loading of any kind.
-		{name: "import() stays pending", script: `let r = "pending"; import("os").then(() => { r = "loaded" }, (e) => { r = "rejected" }); r`, want: want{class: "ok", value: `"pending"`}},
-		{name: "import() result", script: `import("std")`, want: want{class: "ok", value: `{}`}},
-		{name: "import() through eval", script: `(0, eval)("import('os')")`, want: want{class: "ok", value: `{}`}},
-		{name: "import() through Function", script: `new Function("return import('os')")()`, want: want{class: "ok", value: `{}`}},
+		{name: "import() rejects", script: `const r = { r: "pending" }; import("os").then(() => { r.r = "loaded" }, (e) => { r.r = String(e) }); r`, want: want{class: "ok", value: `{"r":"ReferenceError: could not load module 'os'"}`}},
+		{name: "import() result", script: `import("std")`, want: want{class: "threw", name: "ReferenceError", message: "could not load module 'std'"}},
+		{name: "import() through eval", script: `(0, eval)("import('os')")`, want: want{class: "threw", name: "TypeError", message: "no function filename for import()"}},
+		{name: "import() through Function", script: `new Function("return import('os')")()`, want: want{class: "threw", name: "ReferenceError", message: "could not load module 'os'"}},
 		{name: "static import", script: `import * as os from "os"; os`, want: want{class: "threw", name: "SyntaxError"}},
 		{name: "default import", script: `import std from "std"`, want: want{class: "threw", name: "SyntaxError"}},
 		{name: "export", script: `export const x = 1`, want: want{class: "threw", name: "SyntaxError"}},

@@ -204,6 +204,8 @@ func TestCPUBudgetThroughTheService(t *testing.T) {
 		`[3, 1, 2].sort(() => { for (;;) {} })`,
 		`function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2) } fib(60)`,
 		`for (;;) { try { for (;;) {} } catch (e) {} }`,
+		`Promise.resolve().then(() => { for (;;) {} }); "unreached"`,
+		`(async () => { for (;;) await null })()`,
 	} {
 		for _, rt := range []route{spi, evaluations, spi} {
 			q := req{script: script, wall: 20 * time.Second}

@@ -11,14 +11,16 @@
  *   a copy of the memory they leave, then calls sb_seed)
  *   sb_seed(seed)           Math.random's state, fresh for this instance
  *   sb_alloc() x2           host copies script and input in (each NUL-terminated)
- *   sb_run(...)             parse input, eval, stringify, classify
+ *   sb_run(...)             parse input, eval, run the job queue, settle a
+ *                           Promise result, stringify, classify
  *   sb_result_* / sb_log_*  host copies the outcome out; the instance is dropped
  *
  * The host gives the guest exactly one import of ours, sandbox.poll, called
- * from QuickJS's interrupt handler (about every 10,000 bytecode operations):
+ * from QuickJS's interrupt handler (every 1,000 calls or backward jumps):
  * it answers whether the run's deadline has passed or its caller went away.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <malloc.h>
@@ -57,6 +59,14 @@ static struct {
     JSRuntime *rt;
     JSContext *ctx;
     JSValue internal_error_proto; /* the realm's own InternalError.prototype */
+    JSAtom then_atom;
+
+    /* rejected promises that had no handler when they were rejected (the
+     * host rejection tracker); some may have got one since */
+    JSValue *rej;
+    uint32_t rej_len, rej_cap;
+    uint32_t rej_dropped; /* unhandled for good, past REJ_KEEP: only counted */
+    int rej_frozen;       /* set while they are reported: the list stays */
 
     /* memory accounting (our allocator) */
     size_t mem_used, mem_limit;
@@ -241,6 +251,82 @@ static const JSCFunctionListEntry console_funcs[] = {
     JS_CFUNC_MAGIC_DEF("error", 0, js_console_write, 3),
 };
 
+/* ---- promise jobs: rejections nobody handles ---- */
+
+/* Defined in quickjs.c by build.sh: whether a handler was ever attached to
+ * the promise (QuickJS's own is_handled flag). */
+int JS_SandboxPromiseIsHandled(JSValueConst promise);
+
+/* The unhandled rejections only the list holds that it keeps: about as
+ * many as the console cap can show (a line is at least 39 bytes of 64 KiB),
+ * few enough that keeping their reasons alive costs little of the memory
+ * limit. */
+#define REJ_KEEP 1024
+
+/* rej_sweep drops from the list the promises that have got a handler, and
+ * those only the list holds past the first REJ_KEEP: nothing can reach them
+ * to handle them, so they are unhandled for good; they are counted
+ * (sb.rej_dropped) and freed with their reasons. */
+static void rej_sweep(JSContext *ctx)
+{
+    uint32_t i, j, kept = 0;
+    JSValue v;
+    for (i = j = 0; i < sb.rej_len; i++) {
+        v = sb.rej[i];
+        if (JS_SandboxPromiseIsHandled(v)) {
+            JS_FreeValue(ctx, v);
+            continue;
+        }
+        if (((JSRefCountHeader *)JS_VALUE_GET_PTR(v))->ref_count == 1) {
+            if (kept >= REJ_KEEP) {
+                sb.rej_dropped++;
+                JS_FreeValue(ctx, v);
+                continue;
+            }
+            kept++;
+        }
+        sb.rej[j++] = v;
+    }
+    sb.rej_len = j;
+}
+
+/* sb_rejection is QuickJS's host rejection tracker: it records each promise
+ * rejected while it has no handler. One that gets a handler later needs no
+ * search: the list is read through JS_SandboxPromiseIsHandled when it is
+ * reported, and swept before it grows, so that it holds the promises that
+ * may still be unhandled, and its length is at most twice the rejected
+ * promises the script still holds plus REJ_KEEP. The work is a constant per
+ * rejection, amortised. Its memory is the run's, counted against the
+ * limit: a refused allocation leaves sb.oom set. */
+static void sb_rejection(JSContext *ctx, JSValueConst promise, JSValueConst reason,
+                         JS_BOOL is_handled, void *opaque)
+{
+    uint32_t cap;
+    JSValue *p;
+    (void)reason;
+    (void)opaque;
+    if (sb.rej_frozen)
+        return;
+    if (is_handled) {
+        /* the usual case: a handler attached right after the rejection */
+        if (sb.rej_len > 0 && JS_VALUE_GET_PTR(sb.rej[sb.rej_len - 1]) == JS_VALUE_GET_PTR(promise))
+            JS_FreeValue(ctx, sb.rej[--sb.rej_len]);
+        return;
+    }
+    if (sb.rej_len == sb.rej_cap) {
+        rej_sweep(ctx);
+        if (sb.rej_cap == 0 || sb.rej_len > sb.rej_cap / 2) {
+            cap = sb.rej_cap ? 2 * sb.rej_cap : 16;
+            p = js_realloc_rt(JS_GetRuntime(ctx), sb.rej, cap * sizeof(JSValue));
+            if (!p)
+                return;
+            sb.rej = p;
+            sb.rej_cap = cap;
+        }
+    }
+    sb.rej[sb.rej_len++] = JS_DupValue(ctx, promise);
+}
+
 /* ---- exports ---- */
 
 EXPORT(sb_alloc) void *sb_alloc(uint32_t n) { return malloc(n ? n : 1); }
@@ -259,6 +345,7 @@ EXPORT(sb_init) int32_t sb_init(void)
         return -1;
     JS_SetMaxStackSize(sb.rt, STACK_BUDGET);
     JS_SetInterruptHandler(sb.rt, sb_interrupt, NULL);
+    JS_SetHostPromiseRejectionTracker(sb.rt, sb_rejection, NULL);
     sb.ctx = JS_NewContext(sb.rt);
     if (!sb.ctx)
         return -2;
@@ -277,6 +364,8 @@ EXPORT(sb_init) int32_t sb_init(void)
     JS_DefinePropertyValueStr(sb.ctx, global, "console", console,
                               JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
 
+    sb.then_atom = JS_NewAtom(sb.ctx, "then");
+
     ctor = JS_GetPropertyStr(sb.ctx, global, "InternalError");
     sb.internal_error_proto = JS_GetPropertyStr(sb.ctx, ctor, "prototype");
     JS_FreeValue(sb.ctx, ctor);
@@ -294,27 +383,36 @@ void JS_SandboxSeedRandom(JSContext *ctx, uint64_t seed);
  * time-based seed; the host reseeds each one from its CSPRNG. */
 EXPORT(sb_seed) void sb_seed(uint64_t seed) { JS_SandboxSeedRandom(sb.ctx, seed); }
 
-static int set_result(const char *s, size_t n)
+/* set_text stores a copy of s[0..n) (NUL-terminated) in *dst, outside the
+ * JS heap. */
+static int set_text(char **dst, size_t *dst_len, const char *s, size_t n)
 {
-    sb.result = malloc(n + 1);
-    if (!sb.result)
+    *dst = malloc(n + 1);
+    if (!*dst)
         return -1;
-    memcpy(sb.result, s, n);
-    sb.result[n] = 0;
-    sb.result_len = n;
+    memcpy(*dst, s, n);
+    (*dst)[n] = 0;
+    *dst_len = n;
     return 0;
 }
 
-static int set_result_value(JSContext *ctx, JSValueConst s)
+static int set_text_value(JSContext *ctx, char **dst, size_t *dst_len, JSValueConst s)
 {
     size_t n;
     const char *c = JS_ToCStringLen(ctx, &n, s);
     int r;
     if (!c)
         return -1;
-    r = set_result(c, n);
+    r = set_text(dst, dst_len, c, n);
     JS_FreeCString(ctx, c);
     return r;
+}
+
+static int set_result(const char *s, size_t n) { return set_text(&sb.result, &sb.result_len, s, n); }
+
+static int set_result_value(JSContext *ctx, JSValueConst s)
+{
+    return set_text_value(ctx, &sb.result, &sb.result_len, s);
 }
 
 /* is_engine_oom reports whether v is an InternalError of this realm whose own
@@ -367,18 +465,31 @@ static int limit_hit(void)
     return sb.oom ? SB_LIMIT_MEMORY : 0;
 }
 
-/* describe_thrown fills name (only when a string) and message of a thrown
- * value. Getters, proxy traps, toString and Symbol.toPrimitive run as script
- * code, under the same limits; when they throw, the field falls back. Once a
- * limit is hit it stops, running no more script code: the caller reports the
- * limit (limit_hit), never the description. */
-static void describe_thrown(JSContext *ctx, JSValueConst exc)
+/* A thrown value described: its message, and its name when that is a
+ * string (name_len -1: none). */
+struct desc {
+    char *msg;
+    size_t msg_len;
+    char *name;
+    int32_t name_len;
+};
+
+/* describe_value fills name (only when a string) and message of a thrown
+ * value, or of a rejected promise's reason. Getters, proxy traps, toString
+ * and Symbol.toPrimitive run as script code, under the same limits; when
+ * they throw, the field falls back. Once a limit is hit it stops, running no
+ * more script code: the caller reports the limit (limit_hit), never the
+ * description. */
+static void describe_value(JSContext *ctx, JSValueConst exc, struct desc *d)
 {
     JSValue v;
     const char *c;
     size_t n;
 
-    sb.name_len = -1;
+    d->msg = NULL;
+    d->msg_len = 0;
+    d->name = NULL;
+    d->name_len = -1;
     if (JS_IsObject(exc)) {
         v = JS_GetPropertyStr(ctx, exc, "name");
         if (JS_IsException(v)) {
@@ -387,12 +498,9 @@ static void describe_thrown(JSContext *ctx, JSValueConst exc)
             if (JS_IsString(v)) {
                 c = JS_ToCStringLen(ctx, &n, v);
                 if (c) {
-                    sb.name = malloc(n + 1);
-                    if (sb.name) {
-                        memcpy(sb.name, c, n);
-                        sb.name[n] = 0;
-                        sb.name_len = (int32_t)n;
-                    }
+                    size_t ignored;
+                    if (set_text(&d->name, &ignored, c, n) == 0)
+                        d->name_len = (int32_t)n;
                     JS_FreeCString(ctx, c);
                 } else {
                     JS_FreeValue(ctx, JS_GetException(ctx));
@@ -406,7 +514,7 @@ static void describe_thrown(JSContext *ctx, JSValueConst exc)
         if (JS_IsException(v)) {
             JS_FreeValue(ctx, JS_GetException(ctx));
         } else if (JS_IsString(v)) {
-            int r = set_result_value(ctx, v);
+            int r = set_text_value(ctx, &d->msg, &d->msg_len, v);
             JS_FreeValue(ctx, v);
             if (r == 0)
                 return;
@@ -421,31 +529,31 @@ static void describe_thrown(JSContext *ctx, JSValueConst exc)
         /* String(symbol), which ToString refuses: "Symbol(description)";
          * the description getter is Symbol.prototype's, which a script
          * may replace */
-        JSValue d = JS_GetPropertyStr(ctx, exc, "description");
-        const char *dc = JS_IsString(d) ? JS_ToCStringLen(ctx, &n, d) : "";
+        JSValue dv = JS_GetPropertyStr(ctx, exc, "description");
+        const char *dc = JS_IsString(dv) ? JS_ToCStringLen(ctx, &n, dv) : "";
         if (dc) {
-            size_t dn = JS_IsString(d) ? n : 0;
+            size_t dn = JS_IsString(dv) ? n : 0;
             char *buf = malloc(dn + 9);
             if (buf) {
                 memcpy(buf, "Symbol(", 7);
                 memcpy(buf + 7, dc, dn);
                 buf[7 + dn] = ')';
-                sb.result = buf;
-                sb.result_len = dn + 8;
+                d->msg = buf;
+                d->msg_len = dn + 8;
                 buf[dn + 8] = 0;
             }
-            if (JS_IsString(d))
+            if (JS_IsString(dv))
                 JS_FreeCString(ctx, dc);
         }
-        JS_FreeValue(ctx, d);
+        JS_FreeValue(ctx, dv);
         if (JS_HasException(ctx))
             JS_FreeValue(ctx, JS_GetException(ctx));
-        if (sb.result || limit_hit())
+        if (d->msg || limit_hit())
             return;
     }
     v = JS_ToString(ctx, exc);
     if (!JS_IsException(v)) {
-        int r = set_result_value(ctx, v);
+        int r = set_text_value(ctx, &d->msg, &d->msg_len, v);
         JS_FreeValue(ctx, v);
         if (r == 0)
             return;
@@ -453,8 +561,19 @@ static void describe_thrown(JSContext *ctx, JSValueConst exc)
     JS_FreeValue(ctx, JS_GetException(ctx));
     if (limit_hit())
         return;
-    set_result("thrown value could not be converted to a string",
-               sizeof("thrown value could not be converted to a string") - 1);
+    set_text(&d->msg, &d->msg_len, "thrown value could not be converted to a string",
+             sizeof("thrown value could not be converted to a string") - 1);
+}
+
+/* describe_thrown describes a thrown value as the run's outcome. */
+static void describe_thrown(JSContext *ctx, JSValueConst exc)
+{
+    struct desc d;
+    describe_value(ctx, exc, &d);
+    sb.result = d.msg;
+    sb.result_len = d.msg_len;
+    sb.name = d.name;
+    sb.name_len = d.name_len;
 }
 
 /* classify_exception decides how a run that ended in an exception ended:
@@ -481,8 +600,207 @@ static int classify_exception(JSContext *ctx)
     return sb.result ? SB_THREW : SB_INTERNAL;
 }
 
+/* sb_thenable_job is ECMAScript's NewPromiseResolveThenableJob for a
+ * thenable result: then.call(thenable, resolve, reject), a throw rejecting.
+ * argv: resolve, reject, thenable, then. */
+static JSValue sb_thenable_job(JSContext *ctx, int argc, JSValueConst *argv)
+{
+    JSValue r, e;
+    (void)argc;
+    r = JS_Call(ctx, argv[3], argv[2], 2, argv);
+    if (JS_IsException(r)) {
+        e = JS_GetException(ctx);
+        r = JS_Call(ctx, argv[1], JS_UNDEFINED, 1, (JSValueConst *)&e);
+        JS_FreeValue(ctx, e);
+    }
+    return r;
+}
+
+/* run_jobs runs the job queue until no job is left: promise reactions,
+ * await continuations, thenable jobs, import() (which has no loader and
+ * rejects), FinalizationRegistry callbacks, and the jobs they queue in
+ * turn. Jobs are script code under the run's limits: the interrupt handler
+ * is the runtime's, and every job calls a function, which ticks it. An
+ * interrupt ends the run at once, whatever a promise made of it (a reaction
+ * job catches the InternalError into a rejection, so the job itself
+ * succeeds). A refused allocation does not stop the queue: a script may
+ * catch the error and recover, as in its body. A job that throws (a
+ * FinalizationRegistry callback) ends the run as a throw in the body does.
+ * Returns 0, or the run's status. */
+static int run_jobs(void)
+{
+    JSContext *jctx;
+    int r;
+    for (;;) {
+        if (sb.interrupted)
+            return sb.interrupted;
+        r = JS_ExecutePendingJob(sb.rt, &jctx);
+        if (r == 0)
+            return 0;
+        if (r < 0)
+            return classify_exception(jctx);
+    }
+}
+
+/* report_unhandled writes every rejection still unhandled once no job is
+ * left, but the result's own, to the console as console.error would write
+ * it: "[error] unhandled promise rejection: " and the reason described as a
+ * thrown value is ("Name: message", or the message alone when the name is
+ * not a string); then a line that counts those dropped past REJ_KEEP, if
+ * any. For ADR 0064's precedence an unhandled rejection is an uncaught
+ * exception: after a refused allocation, or with the engine's out-of-memory
+ * error as its reason, it is the memory limit; otherwise it changes no
+ * outcome. Describing runs script code, under the limits. Returns 0, or the
+ * run's status. */
+static int report_unhandled(JSContext *ctx, JSValueConst result)
+{
+    static const char prefix[] = "[error] unhandled promise rejection: ";
+    JSValue p, reason;
+    struct desc d;
+    uint32_t i;
+    int status;
+
+    rej_sweep(ctx);
+    sb.rej_frozen = 1; /* script code run here changes nothing of the list */
+    if (sb.oom && sb.rej_dropped)
+        return SB_LIMIT_MEMORY;
+    for (i = 0; i < sb.rej_len; i++) {
+        p = sb.rej[i];
+        if (JS_SandboxPromiseIsHandled(p) ||
+            (JS_IsObject(result) && JS_VALUE_GET_PTR(p) == JS_VALUE_GET_PTR(result)))
+            continue;
+        reason = JS_PromiseResult(ctx, p);
+        if (sb.oom || is_engine_oom(ctx, reason)) {
+            JS_FreeValue(ctx, reason);
+            return SB_LIMIT_MEMORY;
+        }
+        if (!sb.log_truncated) {
+            describe_value(ctx, reason, &d);
+            if (!limit_hit()) {
+                log_append(prefix, sizeof(prefix) - 1);
+                if (d.name_len >= 0) {
+                    log_append(d.name, d.name_len);
+                    if (d.msg_len > 0)
+                        log_append(": ", 2);
+                }
+                if (d.msg)
+                    log_append(d.msg, d.msg_len);
+                log_append("\n", 1);
+            }
+            free(d.msg);
+            free(d.name);
+        }
+        JS_FreeValue(ctx, reason);
+        status = limit_hit();
+        if (status)
+            return status;
+    }
+    if (sb.rej_dropped) {
+        char line[80];
+        int n = snprintf(line, sizeof(line), "[error] %u more unhandled promise rejections, not shown\n",
+                         (unsigned)sb.rej_dropped);
+        if (n > 0 && (size_t)n < sizeof(line))
+            log_append(line, (size_t)n);
+    }
+    return 0;
+}
+
+static const char never_settled[] =
+    "the result is a promise that never settled: no job was left that could settle it";
+
+/* settle runs the job queue once the global code has completed, and
+ * replaces *val, the completion value, by the run's result. A Promise gives
+ * its settled value, read from its state (its then is not called). A
+ * thenable, an object whose then is a function (read once, as await reads
+ * it), gives the value a promise of ours is settled with by a job that calls
+ * that then, queued after the jobs already pending. Anything else is itself,
+ * serialised after the jobs have run. A rejection is the run's throw, its
+ * reason described as a thrown value is; a promise still pending once no
+ * job is left is the script's own outcome, a throw that says so. Returns 0
+ * with *val set, or the run's status with *val freed. */
+static int settle(JSContext *ctx, JSValue *val)
+{
+    JSValue v = *val, p = JS_UNDEFINED, then, funcs[2];
+    JSValueConst args[4];
+    int status, r;
+
+    *val = JS_UNDEFINED;
+    if (sb.interrupted) {
+        JS_FreeValue(ctx, v);
+        return sb.interrupted;
+    }
+    if (JS_IsObject(v)) {
+        if ((int)JS_PromiseState(ctx, v) >= 0) {
+            p = v;
+            v = JS_UNDEFINED;
+        } else {
+            then = JS_GetProperty(ctx, v, sb.then_atom);
+            if (JS_IsException(then)) {
+                JS_FreeValue(ctx, v);
+                return classify_exception(ctx);
+            }
+            if (JS_IsFunction(ctx, then)) {
+                p = JS_NewPromiseCapability(ctx, funcs);
+                if (JS_IsException(p)) {
+                    JS_FreeValue(ctx, then);
+                    JS_FreeValue(ctx, v);
+                    return classify_exception(ctx);
+                }
+                args[0] = funcs[0];
+                args[1] = funcs[1];
+                args[2] = v;
+                args[3] = then;
+                r = JS_EnqueueJob(ctx, sb_thenable_job, 4, args);
+                JS_FreeValue(ctx, funcs[0]);
+                JS_FreeValue(ctx, funcs[1]);
+                JS_FreeValue(ctx, then);
+                JS_FreeValue(ctx, v);
+                v = JS_UNDEFINED;
+                if (r < 0) {
+                    JS_FreeValue(ctx, p);
+                    return classify_exception(ctx);
+                }
+            } else {
+                JS_FreeValue(ctx, then);
+            }
+        }
+    }
+    status = run_jobs();
+    if (status == 0)
+        status = report_unhandled(ctx, p);
+    if (status) {
+        JS_FreeValue(ctx, v);
+        JS_FreeValue(ctx, p);
+        return status;
+    }
+    if (JS_IsUndefined(p)) {
+        *val = v;
+        return 0;
+    }
+    switch (JS_PromiseState(ctx, p)) {
+    case JS_PROMISE_FULFILLED:
+        *val = JS_PromiseResult(ctx, p);
+        JS_FreeValue(ctx, p);
+        return 0;
+    case JS_PROMISE_REJECTED:
+        JS_Throw(ctx, JS_PromiseResult(ctx, p));
+        JS_FreeValue(ctx, p);
+        return classify_exception(ctx);
+    default:
+        JS_FreeValue(ctx, p);
+        /* a throw after a refused allocation is the memory limit; and the
+         * reaction that would have settled it may be one the engine had
+         * no memory to queue */
+        if (sb.oom)
+            return SB_LIMIT_MEMORY;
+        sb.name_len = -1;
+        return set_result(never_settled, sizeof(never_settled) - 1) == 0 ? SB_THREW : SB_LIMIT_MEMORY;
+    }
+}
+
 /* sb_run parses the input, evaluates the script as global code with the input
- * bound to the global `input`, and stores the completion value as JSON text.
+ * bound to the global `input`, runs the job queue (settle), and stores the
+ * result as JSON text.
  * script[script_len] and input[input_len] must be NUL. */
 EXPORT(sb_run)
 int32_t sb_run(const char *script, uint32_t script_len, const char *input,
@@ -531,7 +849,10 @@ int32_t sb_run(const char *script, uint32_t script_len, const char *input,
 
     val = JS_Eval(ctx, script, script_len, "<script>", JS_EVAL_TYPE_GLOBAL);
     if (JS_IsException(val))
-        return classify_exception(ctx);
+        return classify_exception(ctx); /* no job runs after a throw */
+    status = settle(ctx, &val);
+    if (status)
+        return status;
 
     if (JS_IsUndefined(val)) {
         JS_FreeValue(ctx, val);
