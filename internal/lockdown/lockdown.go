@@ -44,7 +44,8 @@
 // io_uring_*, userfaultfd, personality, prctl other than PR_SET_VMA,
 // setrlimit and prlimit64 (so the limits above stay), seccomp, mmap and
 // mprotect with PROT_EXEC (no new executable code: wazero's code is
-// compiled and mapped before Apply), chdir, fchdir, mkdir, rmdir, unlink,
+// compiled and mapped before Apply), madvise with any advice but those the
+// runtime gives (so no MADV_HWPOISON, MADV_MERGEABLE), chdir, fchdir, mkdir, rmdir, unlink,
 // rename, link, symlink, chmod, chown, truncate and the *at forms of all of
 // them, ioctl, fcntl, uname, sysinfo and the set*id family.
 //
@@ -52,7 +53,8 @@
 // writing existing descriptors (read, write, pread64 for the Go runtime's
 // cgroup limit files) and closing them; the netpoller's epoll_pwait and
 // epoll_ctl on the epoll descriptor created before Apply; anonymous memory
-// (mmap and mprotect without PROT_EXEC, munmap, madvise, brk); threads
+// (mmap and mprotect without PROT_EXEC, munmap, brk, madvise with
+// DONTNEED, FREE, HUGEPAGE, NOHUGEPAGE, DONTDUMP or COLLAPSE); threads
 // (clone with CLONE_THREAD, exit, futex, set_robust_list, rseq); signals
 // within the process (rt_sig*, sigaltstack, tgkill and kill to its own
 // pid); clocks, sleeps and POSIX timers (the engine's kill timer);

@@ -2,6 +2,7 @@ package lockdown
 
 import (
 	"fmt"
+	"slices"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 )
@@ -32,8 +33,9 @@ var allowlist = []rule{
 		amd64: []string{"epoll_wait"}},
 	{why: "anonymous memory: the Go heap and stacks, the guests' linear memories " +
 		"(quickjs/memory_linux.go), the C library's malloc in cgo builds (brk); " +
-		"mmap and mprotect are allowed only without PROT_EXEC (conditions below)",
-		names: []string{"munmap", "madvise", "brk"}},
+		"mmap and mprotect are allowed only without PROT_EXEC, madvise only with the " +
+		"advice they give (conditions below)",
+		names: []string{"munmap", "brk"}},
 	{why: "threads of the Go runtime (and of the C library in cgo builds): clone only with " +
 		"CLONE_THREAD (condition below), futexes, thread exit, and the C library's per-thread " +
 		"registrations",
@@ -56,18 +58,24 @@ var allowlist = []rule{
 
 // Linux constants the conditions use (the same on amd64 and arm64).
 const (
-	cloneThread = 0x10000    // CLONE_THREAD
-	protExec    = 0x4        // PROT_EXEC
-	prSetVMA    = 0x53564d41 // PR_SET_VMA: the Go runtime names its mappings
-	errnoENOSYS = 38
-	goarchAMD64 = "amd64"
-	goarchARM64 = "arm64"
+	cloneThread    = 0x10000    // CLONE_THREAD
+	protExec       = 0x4        // PROT_EXEC
+	prSetVMA       = 0x53564d41 // PR_SET_VMA: the Go runtime names its mappings
+	madvDontNeed   = 4
+	madvFree       = 8
+	madvHugePage   = 14
+	madvNoHugePage = 15
+	madvDontDump   = 16
+	madvCollapse   = 25
+	errnoENOSYS    = 38
+	goarchAMD64    = "amd64"
+	goarchARM64    = "arm64"
 )
 
 // conditional lists the calls allowed only with some arguments.
 func conditional(pid int) []seccomp.NameWithConditions {
 	self := uint64(pid)
-	return []seccomp.NameWithConditions{
+	rules := []seccomp.NameWithConditions{
 		// A thread, never a process: fork and vfork are clone without
 		// CLONE_THREAD.
 		{Name: "clone", Conditions: seccomp.ArgumentConditions{
@@ -88,6 +96,14 @@ func conditional(pid int) []seccomp.NameWithConditions {
 		{Name: "prctl", Conditions: seccomp.ArgumentConditions{
 			{Argument: 0, Operation: seccomp.Equal, Value: prSetVMA}}},
 	}
+	// The advice the Go runtime (DONTNEED, FREE, HUGEPAGE, NOHUGEPAGE,
+	// COLLAPSE), the engine's memory pool (DONTNEED) and the C library and
+	// race detector (DONTDUMP) give; not, say, HWPOISON or MERGEABLE.
+	for _, advice := range []uint64{madvDontNeed, madvFree, madvHugePage, madvNoHugePage, madvDontDump, madvCollapse} {
+		rules = append(rules, seccomp.NameWithConditions{Name: "madvise", Conditions: seccomp.ArgumentConditions{
+			{Argument: 2, Operation: seccomp.Equal, Value: advice}}})
+	}
+	return rules
 }
 
 // refusedENOSYS fail with ENOSYS rather than EPERM: a C library (glibc's
@@ -97,7 +113,7 @@ var refusedENOSYS = []string{"clone3"}
 
 // Allowed returns the names of the system calls the filter allows on
 // goarch ("amd64" or "arm64"), some of them only with certain arguments
-// (clone, mmap, mprotect, tgkill, kill, prctl).
+// (clone, mmap, mprotect, madvise, tgkill, kill, prctl).
 func Allowed(goarch string) []string {
 	var names []string
 	for _, r := range allowlist {
@@ -107,7 +123,9 @@ func Allowed(goarch string) []string {
 		}
 	}
 	for _, c := range conditional(0) {
-		names = append(names, c.Name)
+		if !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
 	}
 	return names
 }

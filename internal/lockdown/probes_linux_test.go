@@ -235,12 +235,24 @@ func probes(cfg childConfig) []probe {
 			}
 			return err
 		}, locked: "ok"},
+		{name: "madvise mergeable", run: func() error { return advise(unix.MADV_MERGEABLE) }, control: "any"},
+		{name: "madvise dontneed", run: func() error { return advise(unix.MADV_DONTNEED) }, locked: "ok"},
 		{name: "getrandom", run: func() error {
 			b := make([]byte, 16)
 			return errno(sys(unix.SYS_GETRANDOM, uintptr(unsafe.Pointer(&b[0])), 16, 0))
 		}, locked: "ok"},
 	}
 	return append(ps, archProbes()...)
+}
+
+// advise gives advice on a fresh anonymous page.
+func advise(advice int) error {
+	b, err := syscall.Mmap(-1, 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return errors.New("mmap rw: " + err.Error())
+	}
+	defer syscall.Munmap(b)
+	return syscall.Madvise(b, advice)
 }
 
 func closeFile(f *os.File, err error) error {
