@@ -199,6 +199,7 @@ func runChild(arg string) int {
 	}
 	threads := openThreads()
 
+	_ = time.Local.String() // as Apply does, so that the trace without Apply matches
 	if cfg.Marker {
 		_, _ = syscall.Write(2, []byte(straceMarker+"\n"))
 	}

@@ -11,6 +11,19 @@
 // anonymous memory, and reads and writes the descriptors it already has.
 // Apply is irreversible and covers every thread, present and future.
 //
+// So the worker does before Apply whatever needs a file, a new descriptor
+// or the system: quickjs.New and Warm; os.NewFile for its descriptors, with
+// fd 3 set non-blocking first if it is to use the netpoller (its epoll
+// instance is created then), or net.FileConn (a dup); os.Hostname,
+// os.Getwd, os.Getuid and the like (Apply itself loads time.Local, which
+// reads /etc/localtime on its first use). After Apply those
+// fail with EPERM, as do os/exec, net.Dial, sendmsg/recvmsg (so no
+// SCM_RIGHTS, and no UnixConn.WriteMsgUnix), shutdown (CloseWrite) and
+// fcntl. fd 2 must be a pipe or a socket: with RLIMIT_FSIZE 0 a write to a
+// regular file fails. The engine's process-kill timer keeps working, and so
+// does the Go runtime (threads, signals, GOMAXPROCS updates, garbage
+// collection).
+//
 // What Apply does, in order:
 //
 //   - Resource limits, soft and hard alike so that they cannot be raised:

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/net/bpf"
@@ -62,6 +63,9 @@ func Apply(opts Options) (Status, error) {
 	for i, in := range raw {
 		prog[i] = unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
 	}
+	// time.Local is loaded on its first use, from /etc/localtime: load it
+	// now, or every time printed after Apply would silently be UTC.
+	_ = time.Local.String()
 	if opts.AddressSpaceBytes > 0 {
 		// A limit below what is mapped already would be accepted by the
 		// kernel and fail the runtime's next mapping: refuse it here.
