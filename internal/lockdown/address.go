@@ -26,11 +26,12 @@ func LinearMemoryBytes(maxMemoryBytes int64) uint64 {
 // wasm code, goroutine stacks and the heap, which grows in 64 MiB arenas
 // and holds copies of each run's input and result, add a few hundred MiB:
 // a worker at the service's defaults (256 MiB guests, pool of 2), running
-// memory bombs to the 256 MiB limit, 16 and 60 MiB results and garbage
-// collections, peaks at a VmPeak of 2.3 to 2.55 GiB with three 320 MiB
-// linear memories mapped, so about 1.6 GiB beside them. 2 GiB leaves a
-// quarter of that again, for a heap that a larger result grows, on top of
-// the memories AddressSpaceFor counts but the engine rarely holds.
+// memory bombs to the 256 MiB limit, 16 and 60 MiB results and frequent
+// garbage collections, peaks at a VmPeak of 2.3 to 2.6 GiB with three
+// (at times four) 320 MiB linear memories mapped, so at most about 1.6 GiB
+// beside them. 2 GiB leaves a quarter of that again for a heap that a
+// larger result grows, on top of the memories AddressSpaceFor counts but
+// the engine rarely holds.
 const RuntimeMargin = 2 << 30
 
 // AddressSpaceFor is an RLIMIT_AS for a worker whose engine has the given
@@ -42,9 +43,9 @@ const RuntimeMargin = 2 << 30
 // filler has built and waits to hand over, plus one per run in progress,
 // plus the two closed memories it keeps for reuse: 2 + 1 + 1 + 2 = 6 at the
 // service's defaults with one run at a time, for a limit of 3.875 GiB in
-// the pure-Go build the service ships. The engine is seen to hold three
-// at most in that case, as kept memories are reused by the next instance:
-// the count is a bound, not the usual.
+// the pure-Go build the service ships. The engine is seen to hold three,
+// at times four, in that case, as kept memories are reused by the next
+// instance: the count is a bound, not the usual.
 //
 // Too small a limit makes the Go runtime fail when it next needs memory
 // ("fatal error: out of memory"), killing the worker; too large costs
