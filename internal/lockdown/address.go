@@ -39,11 +39,14 @@ const RuntimeMargin = 2 << 30
 // memories linear memories at once: memories × LinearMemoryBytes, plus
 // RuntimeMargin, plus, in a cgo build, what the C library maps per thread.
 //
-// A quickjs.Engine holds at most its pool size, plus one instance its
-// filler has built and waits to hand over, plus one per run in progress,
-// plus the two closed memories it keeps for reuse: 2 + 1 + 1 + 2 = 6 at the
-// service's defaults with one run at a time, for a limit of 3.875 GiB in
-// the pure-Go build the service ships. The engine is seen to hold three,
+// A quickjs.Engine holds at most quickjs.LinearMemoriesAtMost(poolSize):
+// its pool, plus one instance its filler has built and waits to hand over,
+// plus the running one, plus the two closed memories it keeps for reuse:
+// 2 + 1 + 1 + 2 = 6 at the service's defaults, for a limit of 3.875 GiB in
+// the pure-Go build the service ships. RuntimeMargin does not scale with
+// the maximum, since the runtime's reservations do not: at small maximums
+// it is most of the limit, and still above what a warm worker has mapped
+// (about 1.3 GiB plus its memories). The engine is seen to hold three,
 // at times four, in that case, as kept memories are reused by the next
 // instance: the count is a bound, not the usual.
 //
