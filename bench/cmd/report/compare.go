@@ -79,7 +79,11 @@ func compareTables(w io.Writer, a, b *serviceSummary) {
 			if y < x {
 				d = "−" + mib(x-y)
 			}
-			fmt.Fprintf(w, "| %s | %s MiB | %s MiB | %s MiB | %s |\n", name, mib(x), mib(y), d, ratio(float64(y), float64(x)))
+			r := "–" // a ratio of growths is meaningless when the baseline did not grow
+			if x > 0 && y >= 0 {
+				r = ratio(float64(y), float64(x))
+			}
+			fmt.Fprintf(w, "| %s | %s MiB | %s MiB | %s MiB | %s |\n", name, smib(x), smib(y), d, r)
 		}
 		mrow(fmt.Sprintf("idle RSS, server + workers (%d and %d processes)", len(a.Memory.Idle.Procs), len(b.Memory.Idle.Procs)), a.Memory.Idle.RSSKiB, b.Memory.Idle.RSSKiB)
 		mrow("idle PSS, server + workers", a.Memory.Idle.PSSKiB, b.Memory.Idle.PSSKiB)
@@ -113,4 +117,12 @@ func coldFirst(s *serviceSummary, cache bool) []float64 {
 		}
 	}
 	return out
+}
+
+// smib is mib for a figure that may be negative (a growth).
+func smib(kib int64) string {
+	if kib < 0 {
+		return "−" + mib(-kib)
+	}
+	return mib(kib)
 }
