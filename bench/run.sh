@@ -26,6 +26,9 @@
 #   bench/run.sh                  # the full run (about 10 minutes on 2 cores)
 #   ROUNDS=1 SCALE=0.1 HARDKILL=0 LOAD_ROUNDS=1 LOAD_SCALE=0.1 bench/run.sh   # a smoke run
 #
+# To measure the service of two builds side by side (a git revision against
+# the working tree) in one run: bench/compare.sh REV.
+#
 # Environment: ROUNDS (default 6), SCALE (multiplies the runs per batch,
 # default 1), WARMUP (untimed runs per batch, default 3), HARDKILL=0 skips the
 # in-process hard-kill benchmark (go test -bench), SERVICE=0 skips the service

@@ -7,28 +7,46 @@
 //	go build -o bench/out/bin/ . ./bench/cmd/load
 //	bench/out/bin/load -bin bench/out/bin/sandbox-cloudrun -out bench/out/service
 //
+// With -baseline OLD it measures two binaries side by side in the one run
+// (bench/compare.sh builds OLD from a git revision): every http cell runs
+// for both, one right after the other, in an order that alternates from
+// cell to cell and round to round; the cold starts alternate between them
+// too; the memory phase runs for each in turn. service.json then holds the
+// -bin binary's figures at the top level, labelled -label (default
+// "after"), and the baseline's under "baseline", labelled -baseline-label
+// (default "before"); each records its binary's `version` output.
+//
+// Memory is a server's whole process tree: the server and its descendants
+// (the sandbox worker processes, found through
+// /proc/PID/task/TID/children), each process's VmRSS and VmHWM
+// (/proc/PID/status) and PSS (/proc/PID/smaps_rollup), and their totals.
+// RSS counts pages shared by several processes (the binary's text) once per
+// process; PSS divides them among the processes.
+//
 // Phases (-phases, default all three):
 //
-//	http    Two servers, started once each and driven in interleaved rounds:
-//	        "one at a time" (MAX_CONCURRENT_EVALUATIONS=1, PROCESS_KILL and
-//	        POOL_SIZE at their defaults, one client: the Cloud Run shape) and
-//	        "two at a time" (MAX_CONCURRENT_EVALUATIONS=2, PROCESS_KILL=false,
-//	        two clients). Workloads: POST /v1/evaluations of echo.js on a
-//	        small input and of reshape.js on the 16 KiB MCP-like document,
-//	        back to back; echo paced (a pause after each response, so the
-//	        pool refills between requests); and GET /v1/capabilities, the
-//	        floor of an HTTP exchange through the same middleware. Client
+//	http    Two servers per binary, started once each and driven in
+//	        interleaved rounds: "one at a time" (MAX_CONCURRENT_EVALUATIONS=1,
+//	        PROCESS_KILL and POOL_SIZE at their defaults, one client: the
+//	        Cloud Run shape) and "two at a time" (MAX_CONCURRENT_EVALUATIONS=2,
+//	        PROCESS_KILL=false, two clients); a server none of the -match
+//	        cells needs is not started. Workloads: POST /v1/evaluations of
+//	        echo.js on a small input and of reshape.js on the 16 KiB MCP-like
+//	        document, back to back; echo paced (a pause after each response,
+//	        so the pool refills between requests); and GET /v1/capabilities,
+//	        the floor of an HTTP exchange through the same middleware. Client
 //	        latencies give throughput and p50/p99/p99.9; the service's own
 //	        log line per evaluation (totalMs, fetchMs, evaluateMs) splits
 //	        each request into HTTP and JSON, store fetch and evaluation.
 //	cold    Process start (fork/exec) to the first successful evaluation,
 //	        with and without the compilation cache baked by
-//	        `sandbox-cloudrun compile-cache DIR`, alternating, -cold runs of
-//	        each; the resident set (VmRSS) once the first evaluation is done
-//	        and the pool has refilled.
-//	memory  A fresh server: VmRSS idle, then -mem-evals evaluations
-//	        (alternately echo and the 16 KiB reshape) with VmRSS and VmHWM
-//	        sampled every 1,000.
+//	        `sandbox-cloudrun compile-cache DIR` (one cache per binary),
+//	        alternating, -cold runs of each; the memory of the process tree
+//	        once the first evaluation is done and the pool has refilled.
+//	memory  A fresh server: the tree's memory after start-up, then idle
+//	        (after -idle-evals evaluations, settled), then -mem-evals
+//	        evaluations (alternately echo and the 16 KiB reshape) with the
+//	        tree's memory sampled every tenth of them.
 package main
 
 import (
@@ -56,8 +74,11 @@ import (
 	"time"
 )
 
-// Summary is the whole output, written as JSON to OUT/service.json.
+// Summary is the whole output, written as JSON to OUT/service.json: the
+// figures of the -bin binary and, with -baseline, those of the baseline.
 type Summary struct {
+	Label           string       `json:"label,omitempty"`
+	Version         string       `json:"version,omitempty"` // the binary's `version` output
 	Binary          string       `json:"binary"`
 	Started         string       `json:"started"`
 	Rounds          int          `json:"rounds"`
@@ -68,6 +89,11 @@ type Summary struct {
 	Memory          *MemoryRun   `json:"memory,omitempty"`
 	MemoryWithCache bool         `json:"memoryWithCache,omitempty"`
 	Seconds         float64      `json:"seconds"`
+	// LoadAvg is /proc/loadavg's first three fields at the start and at
+	// the end of the run.
+	LoadAvg []string `json:"loadAvg,omitempty"`
+	// Baseline is the -baseline binary, measured in the same run.
+	Baseline *Summary `json:"baseline,omitempty"`
 }
 
 // Cell is one configuration and workload of the http phase, over all rounds.
@@ -104,39 +130,57 @@ type Cell struct {
 	lines     []logLine
 }
 
-// ServerInfo is a server of the http phase: its memory at the end.
+// ServerInfo is a server of the http phase: its memory at the end. RSSIdle,
+// RSSEnd and HWM are the server process's; the trees are the server and its
+// workers.
 type ServerInfo struct {
-	Config  string `json:"config"`
-	RSSIdle int64  `json:"rssIdleKiB"`
-	RSSEnd  int64  `json:"rssEndKiB"`
-	HWM     int64  `json:"hwmKiB"`
+	Config   string   `json:"config"`
+	RSSIdle  int64    `json:"rssIdleKiB"`
+	RSSEnd   int64    `json:"rssEndKiB"`
+	HWM      int64    `json:"hwmKiB"`
+	TreeIdle *TreeMem `json:"treeIdle,omitempty"`
+	TreeEnd  *TreeMem `json:"treeEnd,omitempty"`
 }
 
 // ColdRun is one start of the process.
 type ColdRun struct {
-	Cache        bool    `json:"cache"`
-	FirstEvalMs  float64 `json:"firstEvalMs"`
-	ListenMs     float64 `json:"listenMs"`
-	Attempts     int     `json:"attempts"`
-	RSSIdleKiB   int64   `json:"rssIdleKiB"`
-	WarmLoggedMs float64 `json:"warmLoggedMs"`
+	Cache        bool     `json:"cache"`
+	FirstEvalMs  float64  `json:"firstEvalMs"`
+	ListenMs     float64  `json:"listenMs"`
+	Attempts     int      `json:"attempts"`
+	RSSIdleKiB   int64    `json:"rssIdleKiB"` // the server process's
+	WarmLoggedMs float64  `json:"warmLoggedMs"`
+	Tree         *TreeMem `json:"tree,omitempty"` // 1 s after the first evaluation
 }
 
 // MemoryRun is the memory phase.
 type MemoryRun struct {
-	Evaluations int        `json:"evaluations"`
-	RSSIdleKiB  int64      `json:"rssIdleKiB"`
-	HWMIdleKiB  int64      `json:"hwmIdleKiB"`
-	Samples     []MemPoint `json:"samples"`
-	Seconds     float64    `json:"seconds"`
-	Errors      int        `json:"errors"`
+	Evaluations int   `json:"evaluations"`
+	RSSIdleKiB  int64 `json:"rssIdleKiB"` // the server process, 1 s after ready
+	HWMIdleKiB  int64 `json:"hwmIdleKiB"`
+	// Start is the tree 1 s after ready; Idle after IdleEvals more
+	// evaluations (half echo, half the 16 KiB reshape), settled; End
+	// after the Evaluations.
+	Start     *TreeMem   `json:"start,omitempty"`
+	IdleEvals int        `json:"idleEvals,omitempty"`
+	Idle      *TreeMem   `json:"idle,omitempty"`
+	End       *TreeMem   `json:"end,omitempty"`
+	Samples   []MemPoint `json:"samples"`
+	Seconds   float64    `json:"seconds"`
+	Errors    int        `json:"errors"`
 }
 
-// MemPoint is the memory after a number of evaluations.
+// MemPoint is the memory after a number of evaluations: RSSKiB and HWMKiB
+// the server process's, the Tree fields the totals over the server and its
+// workers.
 type MemPoint struct {
-	After  int   `json:"after"`
-	RSSKiB int64 `json:"rssKiB"`
-	HWMKiB int64 `json:"hwmKiB"`
+	After      int   `json:"after"`
+	RSSKiB     int64 `json:"rssKiB"`
+	HWMKiB     int64 `json:"hwmKiB"`
+	Procs      int   `json:"procs"`
+	TreeRSSKiB int64 `json:"treeRssKiB"`
+	TreePSSKiB int64 `json:"treePssKiB"`
+	TreeHWMKiB int64 `json:"treeHwmKiB"`
 }
 
 type logLine struct {
@@ -151,17 +195,21 @@ type logLine struct {
 }
 
 var (
-	binPath   = flag.String("bin", "bench/out/bin/sandbox-cloudrun", "the service binary (go build -o DIR .)")
-	outDir    = flag.String("out", "bench/out/service", "output directory (service.json, server logs)")
-	workloads = flag.String("workloads", "bench/workloads", "workload scripts")
-	inputs    = flag.String("inputs", "bench/out/inputs", "input documents (bench/cmd/gendocs)")
-	phases    = flag.String("phases", "http,cold,memory", "phases to run")
-	rounds    = flag.Int("rounds", 3, "http phase: rounds (each runs every cell once, in a rotating order)")
-	scale     = flag.Float64("scale", 1, "multiplies the requests per batch and the evaluations of the memory phase")
-	coldRuns  = flag.Int("cold", 7, "cold phase: starts with and without the cache, each")
-	memEvals  = flag.Int("mem-evals", 10000, "memory phase: evaluations")
-	batchMax  = flag.Duration("batch-max", 20*time.Second, "http phase: the longest one batch may run")
-	match     = flag.String("match", "", "http phase: run only the cells whose \"configuration workload\" name matches this regular expression (paced cells are named \"… paced\")")
+	binPath       = flag.String("bin", "bench/out/bin/sandbox-cloudrun", "the service binary (go build -o DIR .)")
+	baselinePath  = flag.String("baseline", "", "a second service binary to measure side by side with -bin (optional)")
+	label         = flag.String("label", "", "the -bin binary's label in the output (default \"after\" with -baseline)")
+	baselineLabel = flag.String("baseline-label", "before", "the -baseline binary's label")
+	outDir        = flag.String("out", "bench/out/service", "output directory (service.json, server logs)")
+	workloads     = flag.String("workloads", "bench/workloads", "workload scripts")
+	inputs        = flag.String("inputs", "bench/out/inputs", "input documents (bench/cmd/gendocs)")
+	phases        = flag.String("phases", "http,cold,memory", "phases to run")
+	rounds        = flag.Int("rounds", 3, "http phase: rounds (each runs every cell once, in a rotating order)")
+	scale         = flag.Float64("scale", 1, "multiplies the requests per batch and the evaluations of the memory phase")
+	coldRuns      = flag.Int("cold", 7, "cold phase: starts with and without the cache, each (per binary)")
+	memEvals      = flag.Int("mem-evals", 10000, "memory phase: evaluations")
+	idleEvals     = flag.Int("idle-evals", 20, "memory phase: evaluations before the idle figure")
+	batchMax      = flag.Duration("batch-max", 20*time.Second, "http phase: the longest one batch may run")
+	match         = flag.String("match", "", "http phase: run only the cells whose \"configuration workload\" name matches this regular expression (paced cells are named \"… paced\")")
 )
 
 func main() {
@@ -172,17 +220,44 @@ func main() {
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	bin, err := filepath.Abs(*binPath)
-	if err != nil {
-		log.Fatal(err)
-	}
 	tmp, err := os.MkdirTemp("", "sandbox-load-")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
 
-	b := &bench{bin: bin, tmp: tmp, sum: &Summary{Binary: bin, Started: start.UTC().Format(time.RFC3339), Rounds: *rounds}}
+	b := &bench{tmp: tmp}
+	paths := []string{*binPath}
+	labels := []string{*label}
+	if *baselinePath != "" {
+		paths = append(paths, *baselinePath)
+		labels = append(labels, *baselineLabel)
+		if labels[0] == "" {
+			labels[0] = "after"
+		}
+		if labels[0] == labels[1] {
+			log.Fatalf("-label and -baseline-label are both %q", labels[0])
+		}
+	}
+	for i, p := range paths {
+		bin, err := filepath.Abs(p)
+		if err != nil {
+			log.Fatal(err)
+		}
+		t := &target{label: labels[i], bin: bin, index: i}
+		out, err := exec.Command(bin, "version").Output()
+		if err != nil {
+			log.Fatalf("%s version: %v", bin, err)
+		}
+		version := strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(out)), "\n", "; ")), " ")
+		t.sum = &Summary{Label: t.label, Version: version, Binary: bin,
+			Started: start.UTC().Format(time.RFC3339), Rounds: *rounds}
+		b.targets = append(b.targets, t)
+		if t.label != "" {
+			log.Printf("%s: %s (%s)", t.label, bin, t.sum.Version)
+		}
+	}
+	load0 := loadAvg()
 	if err := b.prepare(); err != nil {
 		log.Fatal(err)
 	}
@@ -199,25 +274,75 @@ func main() {
 			b.killAll()
 			log.Fatalf("%s: %v", name, err)
 		}
-		log.Printf("%s phase done in %.0f s", name, time.Since(t).Seconds())
+		log.Printf("%s phase done in %.0f s (load average %s)", name, time.Since(t).Seconds(), loadAvg())
 	}
 	run("http", b.httpPhase)
 	run("cold", b.coldPhase)
 	run("memory", b.memoryPhase)
-	b.sum.Seconds = time.Since(start).Seconds()
-	out, _ := json.MarshalIndent(b.sum, "", "  ")
+	sum := b.targets[0].sum
+	for _, t := range b.targets {
+		t.sum.Seconds = time.Since(start).Seconds()
+		t.sum.LoadAvg = []string{load0, loadAvg()}
+	}
+	if len(b.targets) > 1 {
+		sum.Baseline = b.targets[1].sum
+	}
+	out, _ := json.MarshalIndent(sum, "", "  ")
 	if err := os.WriteFile(filepath.Join(*outDir, "service.json"), append(out, '\n'), 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
 
+// loadAvg is the first three fields of /proc/loadavg (1, 5 and 15 minutes).
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
 type bench struct {
-	bin, tmp, store string
-	refs            map[string]string // script file → sha256:… reference
-	bodies          map[string][]byte // workload → request body
-	inputBytes      map[string]int
-	sum             *Summary
-	live            []*server
+	tmp, store string
+	targets    []*target
+	refs       map[string]string // script file → sha256:… reference
+	bodies     map[string][]byte // workload → request body
+	inputBytes map[string]int
+	live       []*server
+}
+
+// target is one binary under measurement.
+type target struct {
+	label, bin string
+	index      int
+	sum        *Summary
+}
+
+// name prefixes a server's name (its log file) with the target's label
+// when there is one.
+func (t *target) name(s string) string {
+	if t.label == "" {
+		return s
+	}
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, t.label)
+	return clean + "-" + s
+}
+
+// tag is the target's label for log lines.
+func (t *target) tag() string {
+	if t.label == "" {
+		return ""
+	}
+	return "[" + t.label + "] "
 }
 
 // prepare stores the workload scripts in a temporary store (through the
@@ -228,18 +353,25 @@ func (b *bench) prepare() error {
 		return err
 	}
 	b.refs = map[string]string{}
-	for _, name := range []string{"echo.js", "reshape.js"} {
-		cmd := exec.Command(b.bin, "put", filepath.Join(*workloads, name))
-		cmd.Env = append(baseEnv(), "STORE_URL="+b.store)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("put %s: %v: %s", name, err, out)
+	// every binary stores the scripts (the same bytes, so the same
+	// references: a binary that disagrees is refused)
+	for _, t := range b.targets {
+		for _, name := range []string{"echo.js", "reshape.js"} {
+			cmd := exec.Command(t.bin, "put", filepath.Join(*workloads, name))
+			cmd.Env = append(baseEnv(), "STORE_URL="+b.store)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("%sput %s: %v: %s", t.tag(), name, err, out)
+			}
+			f := strings.Fields(string(out))
+			if len(f) < 1 || !strings.HasPrefix(f[0], "sha256:") {
+				return fmt.Errorf("%sput %s: unexpected output %q", t.tag(), name, out)
+			}
+			if prev, ok := b.refs[name]; ok && prev != f[0] {
+				return fmt.Errorf("%sput %s: reference %s, another binary stored %s", t.tag(), name, f[0], prev)
+			}
+			b.refs[name] = f[0]
 		}
-		f := strings.Fields(string(out))
-		if len(f) < 1 || !strings.HasPrefix(f[0], "sha256:") {
-			return fmt.Errorf("put %s: unexpected output %q", name, out)
-		}
-		b.refs[name] = f[0]
 	}
 	b.bodies = map[string][]byte{}
 	b.inputBytes = map[string]int{}
@@ -294,8 +426,9 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// start starts `serve` with the given extra environment.
-func (b *bench) start(name string, env ...string) (*server, error) {
+// start starts t's `serve` with the given extra environment.
+func (b *bench) start(t *target, name string, env ...string) (*server, error) {
+	name = t.name(name)
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -305,7 +438,7 @@ func (b *bench) start(name string, env ...string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(b.bin, "serve")
+	cmd := exec.Command(t.bin, "serve")
 	cmd.Env = append(append(baseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+b.store), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	s := &server{name: name, cmd: cmd, port: port, logPath: logPath, logFile: f, exited: make(chan struct{})}
@@ -358,32 +491,6 @@ func (b *bench) killAll() {
 	for _, s := range b.live {
 		_ = s.cmd.Process.Kill()
 	}
-}
-
-// procStatus reads VmRSS and VmHWM (KiB) of a process.
-func procStatus(pid int) (rss, hwm int64, err error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			continue
-		}
-		n, _ := strconv.ParseInt(f[0], 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
-		}
-	}
-	return rss, hwm, nil
 }
 
 func newClient(conns int) *http.Client {
@@ -566,24 +673,6 @@ func (b *bench) httpPhase() error {
 		{"one at a time", 1, true, 1, []string{"MAX_CONCURRENT_EVALUATIONS=1"}},
 		{"two at a time", 2, false, 2, []string{"MAX_CONCURRENT_EVALUATIONS=2", "PROCESS_KILL=false"}},
 	}
-	c := newClient(4)
-	servers := map[string]*server{}
-	for i, cf := range configs {
-		s, err := b.start(fmt.Sprintf("http%d", i+1), cf.env...)
-		if err != nil {
-			return err
-		}
-		if err := s.waitReady(c, time.Minute); err != nil {
-			return err
-		}
-		servers[cf.name] = s
-	}
-	time.Sleep(500 * time.Millisecond)
-	idle := map[string]int64{}
-	for name, s := range servers {
-		idle[name], _, _ = procStatus(s.cmd.Process.Pid)
-	}
-
 	type cellSpec struct {
 		cfg      config
 		workload string
@@ -619,66 +708,130 @@ func (b *bench) httpPhase() error {
 			return !re.MatchString(name)
 		})
 	}
-	cells := make([]*Cell, len(specs))
-	for i, sp := range specs {
-		wl := strings.Fields(sp.workload)[0]
-		cells[i] = &Cell{Config: sp.cfg.name, MaxConcurrent: sp.cfg.maxConcurrent, ProcessKill: sp.cfg.processKill,
-			Clients: sp.cfg.clients, Workload: sp.workload, GapMs: float64(sp.gap.Microseconds()) / 1000, InputBytes: b.inputBytes[wl]}
+	if len(specs) == 0 {
+		return fmt.Errorf("no cell matches -match %q", *match)
 	}
-	for round := 0; round < *rounds; round++ {
-		for k := range specs {
-			i := (k + round*3) % len(specs)
-			sp, cell := specs[i], cells[i]
-			s := servers[sp.cfg.name]
-			// warm-up: connections, the script cache, the pool
-			if br := batch(c, s, sp.req, sp.cfg.clients, 30, sp.gap, 10*time.Second); br.firstErr != nil {
-				return fmt.Errorf("%s %s warm-up: %v", sp.cfg.name, sp.workload, br.firstErr)
-			}
-			time.Sleep(30 * time.Millisecond)
-			off := logSize(s.logPath)
-			br := batch(c, s, sp.req, sp.cfg.clients, sp.n, sp.gap, *batchMax)
-			time.Sleep(50 * time.Millisecond)
-			lines, _, err := readLog(s.logPath, off)
+
+	c := newClient(4)
+	// one server per binary and configuration that some cell needs
+	type key struct {
+		target *target
+		config string
+	}
+	servers := map[key]*server{}
+	for i, cf := range configs {
+		if !slices.ContainsFunc(specs, func(sp cellSpec) bool { return sp.cfg.name == cf.name }) {
+			continue
+		}
+		for _, t := range b.targets {
+			s, err := b.start(t, fmt.Sprintf("http%d", i+1), cf.env...)
 			if err != nil {
 				return err
 			}
-			if br.errors > 0 {
-				log.Printf("%s %s: %d errors, first: %v", sp.cfg.name, sp.workload, br.errors, br.firstErr)
+			if err := s.waitReady(c, time.Minute); err != nil {
+				return err
 			}
-			cell.latencies = append(cell.latencies, br.lat...)
-			cell.Errors += br.errors
-			cell.Refused += br.refused
-			cell.Seconds += br.seconds
-			rps := float64(len(br.lat)) / br.seconds
-			cell.RoundRPS = append(cell.RoundRPS, round3(rps))
-			cell.RoundP50 = append(cell.RoundP50, round3(quantile(br.lat, 0.5)))
-			for _, l := range lines {
-				if l.Message == "evaluation" {
-					cell.lines = append(cell.lines, l)
-				}
-			}
-			log.Printf("round %d %-13s %-26s gap %v: %d requests, %.0f/s, p50 %.3f ms", round+1, sp.cfg.name, sp.workload, sp.gap, len(br.lat), rps, quantile(br.lat, 0.5))
+			servers[key{t, cf.name}] = s
 		}
 	}
-	for name, s := range servers {
+	time.Sleep(500 * time.Millisecond)
+	idle := map[key]*TreeMem{}
+	for k, s := range servers {
+		idle[k] = procTree(s.cmd.Process.Pid)
+	}
+
+	newCells := func() []*Cell {
+		cells := make([]*Cell, len(specs))
+		for i, sp := range specs {
+			wl := strings.Fields(sp.workload)[0]
+			cells[i] = &Cell{Config: sp.cfg.name, MaxConcurrent: sp.cfg.maxConcurrent, ProcessKill: sp.cfg.processKill,
+				Clients: sp.cfg.clients, Workload: sp.workload, GapMs: float64(sp.gap.Microseconds()) / 1000, InputBytes: b.inputBytes[wl]}
+		}
+		return cells
+	}
+	cells := map[*target][]*Cell{}
+	for _, t := range b.targets {
+		cells[t] = newCells()
+	}
+	// The order of the cells rotates from round to round (by 3 cells, or
+	// by 1 when 3 would bring every round back to the same order); each
+	// cell runs for every binary, one right after the other, the binary
+	// that goes first alternating from cell to cell and round to round.
+	step := 3
+	if len(specs)%3 == 0 {
+		step = 1
+	}
+	nt := len(b.targets)
+	for round := 0; round < *rounds; round++ {
+		for k := range specs {
+			i := (k + round*step) % len(specs)
+			sp := specs[i]
+			for j := 0; j < nt; j++ {
+				t := b.targets[(j+round+k)%nt]
+				cell := cells[t][i]
+				s := servers[key{t, sp.cfg.name}]
+				// warm-up: connections, the script cache, the pool
+				if br := batch(c, s, sp.req, sp.cfg.clients, 30, sp.gap, 10*time.Second); br.firstErr != nil {
+					return fmt.Errorf("%s%s %s warm-up: %v", t.tag(), sp.cfg.name, sp.workload, br.firstErr)
+				}
+				time.Sleep(30 * time.Millisecond)
+				off := logSize(s.logPath)
+				br := batch(c, s, sp.req, sp.cfg.clients, sp.n, sp.gap, *batchMax)
+				time.Sleep(50 * time.Millisecond)
+				lines, _, err := readLog(s.logPath, off)
+				if err != nil {
+					return err
+				}
+				if br.errors > 0 {
+					log.Printf("%s%s %s: %d errors, first: %v", t.tag(), sp.cfg.name, sp.workload, br.errors, br.firstErr)
+				}
+				cell.latencies = append(cell.latencies, br.lat...)
+				cell.Errors += br.errors
+				cell.Refused += br.refused
+				cell.Seconds += br.seconds
+				rps := float64(len(br.lat)) / br.seconds
+				cell.RoundRPS = append(cell.RoundRPS, round3(rps))
+				cell.RoundP50 = append(cell.RoundP50, round3(quantile(br.lat, 0.5)))
+				for _, l := range lines {
+					if l.Message == "evaluation" {
+						cell.lines = append(cell.lines, l)
+					}
+				}
+				log.Printf("round %d %s%-13s %-26s gap %v: %d requests, %.0f/s, p50 %.3f ms", round+1, t.tag(), sp.cfg.name, sp.workload, sp.gap, len(br.lat), rps, quantile(br.lat, 0.5))
+			}
+		}
+	}
+	for k, s := range servers {
 		rss, hwm, _ := procStatus(s.cmd.Process.Pid)
-		b.sum.Servers = append(b.sum.Servers, ServerInfo{Config: name, RSSIdle: idle[name], RSSEnd: rss, HWM: hwm})
+		end := procTree(s.cmd.Process.Pid)
+		var idleRSS int64
+		if tr := idle[k]; tr != nil && len(tr.Procs) > 0 {
+			idleRSS = tr.Procs[0].RSSKiB
+		}
+		k.target.sum.Servers = append(k.target.sum.Servers, ServerInfo{Config: k.config, RSSIdle: idleRSS, RSSEnd: rss, HWM: hwm,
+			TreeIdle: idle[k], TreeEnd: end})
 		b.stop(s)
 	}
-	sort.Slice(b.sum.Servers, func(i, j int) bool { return b.sum.Servers[i].Config < b.sum.Servers[j].Config })
-	for _, cell := range cells {
-		cell.finish()
-	}
-	b.sum.HTTP = cells
 	// raw latencies, one line per cell
 	f, err := os.Create(filepath.Join(*outDir, "latencies.jsonl"))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	for _, cell := range cells {
-		line, _ := json.Marshal(map[string]any{"config": cell.Config, "workload": cell.Workload, "gapMs": cell.GapMs, "ms": cell.latencies})
-		f.Write(append(line, '\n'))
+	for _, t := range b.targets {
+		sort.Slice(t.sum.Servers, func(i, j int) bool { return t.sum.Servers[i].Config < t.sum.Servers[j].Config })
+		for _, cell := range cells[t] {
+			cell.finish()
+		}
+		t.sum.HTTP = cells[t]
+		for _, cell := range cells[t] {
+			rec := map[string]any{"config": cell.Config, "workload": cell.Workload, "gapMs": cell.GapMs, "ms": cell.latencies}
+			if t.label != "" {
+				rec["binary"] = t.label
+			}
+			line, _ := json.Marshal(rec)
+			f.Write(append(line, '\n'))
+		}
 	}
 	return nil
 }
@@ -723,36 +876,42 @@ func quantile(xs []float64, q float64) float64 {
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 func (b *bench) coldPhase() error {
-	dir := b.cacheDir()
-	t := time.Now()
-	out, err := exec.Command(b.bin, "compile-cache", dir).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("compile-cache: %v: %s", err, out)
+	for _, t := range b.targets {
+		dir := b.cacheDir(t)
+		start := time.Now()
+		out, err := exec.Command(t.bin, "compile-cache", dir).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%scompile-cache: %v: %s", t.tag(), err, out)
+		}
+		t.sum.CompileCacheMs = round3(float64(time.Since(start).Microseconds()) / 1000)
 	}
-	b.sum.CompileCacheMs = round3(float64(time.Since(t).Microseconds()) / 1000)
 	c := newClient(1)
+	nt := len(b.targets)
 	for i := 0; i < 2**coldRuns; i++ {
 		cache := i%2 == 0
-		env := []string{}
-		if cache {
-			env = append(env, "COMPILATION_CACHE_DIR="+dir)
+		for j := 0; j < nt; j++ {
+			t := b.targets[(j+i/2)%nt] // the binary that goes first alternates
+			env := []string{}
+			if cache {
+				env = append(env, "COMPILATION_CACHE_DIR="+b.cacheDir(t))
+			}
+			run, err := b.coldStart(t, c, cache, env)
+			if err != nil {
+				return err
+			}
+			t.sum.Cold = append(t.sum.Cold, run)
+			log.Printf("%scold start %d (cache %v): first evaluation after %.1f ms, listening after %.1f ms, idle RSS %d KiB (server), %d KiB RSS / %d KiB PSS (%d processes)",
+				t.tag(), i/2+1, cache, run.FirstEvalMs, run.ListenMs, run.RSSIdleKiB, run.Tree.RSSKiB, run.Tree.PSSKiB, len(run.Tree.Procs))
+			c.CloseIdleConnections()
 		}
-		run, err := b.coldStart(c, cache, env)
-		if err != nil {
-			return err
-		}
-		b.sum.Cold = append(b.sum.Cold, run)
-		log.Printf("cold start %d (cache %v): first evaluation after %.1f ms, listening after %.1f ms, idle RSS %d KiB",
-			i/2+1, cache, run.FirstEvalMs, run.ListenMs, run.RSSIdleKiB)
-		c.CloseIdleConnections()
 	}
 	return nil
 }
 
 // coldStart starts a server and sends the echo evaluation until one succeeds.
-func (b *bench) coldStart(c *http.Client, cache bool, env []string) (ColdRun, error) {
+func (b *bench) coldStart(t *target, c *http.Client, cache bool, env []string) (ColdRun, error) {
 	run := ColdRun{Cache: cache}
-	s, err := b.start("cold", env...)
+	s, err := b.start(t, "cold", env...)
 	if err != nil {
 		return run, err
 	}
@@ -796,6 +955,7 @@ func (b *bench) coldStart(c *http.Client, cache bool, env []string) (ColdRun, er
 	}
 	time.Sleep(time.Second) // the pool refills
 	run.RSSIdleKiB, _, _ = procStatus(s.cmd.Process.Pid)
+	run.Tree = procTree(s.cmd.Process.Pid)
 	lines, _, _ := readLog(s.logPath, 0)
 	for _, l := range lines {
 		if l.Message == "engine warm" {
@@ -807,18 +967,29 @@ func (b *bench) coldStart(c *http.Client, cache bool, env []string) (ColdRun, er
 	return run, nil
 }
 
-// cacheDir is the compilation cache the cold phase bakes; the memory phase
-// uses it too (the image's configuration, Dockerfile).
-func (b *bench) cacheDir() string { return filepath.Join(b.tmp, "wazero-cache") }
+// cacheDir is the compilation cache the cold phase bakes with t's binary;
+// the memory phase uses it too (the image's configuration, Dockerfile).
+func (b *bench) cacheDir(t *target) string {
+	return filepath.Join(b.tmp, fmt.Sprintf("wazero-cache-%d", t.index))
+}
 
 func (b *bench) memoryPhase() error {
+	for _, t := range b.targets {
+		if err := b.memoryRun(t); err != nil {
+			return fmt.Errorf("%s%v", t.tag(), err)
+		}
+	}
+	return nil
+}
+
+func (b *bench) memoryRun(t *target) error {
 	c := newClient(1)
 	var env []string
-	if _, err := os.Stat(b.cacheDir()); err == nil {
-		env = append(env, "COMPILATION_CACHE_DIR="+b.cacheDir())
-		b.sum.MemoryWithCache = true
+	if _, err := os.Stat(b.cacheDir(t)); err == nil {
+		env = append(env, "COMPILATION_CACHE_DIR="+b.cacheDir(t))
+		t.sum.MemoryWithCache = true
 	}
-	s, err := b.start("memory", env...)
+	s, err := b.start(t, "memory", env...)
 	if err != nil {
 		return err
 	}
@@ -827,11 +998,18 @@ func (b *bench) memoryPhase() error {
 		return err
 	}
 	time.Sleep(time.Second)
-	m := &MemoryRun{Evaluations: scaled(*memEvals)}
+	m := &MemoryRun{Evaluations: scaled(*memEvals), IdleEvals: *idleEvals}
 	pid := s.cmd.Process.Pid
 	m.RSSIdleKiB, m.HWMIdleKiB, _ = procStatus(pid)
+	m.Start = procTree(pid)
 	reqs := []request{{"/v1/evaluations", b.bodies["echo"]}, {"/v1/evaluations", b.bodies["reshape-16KiB"]}}
-	t := time.Now()
+	for i := 1; i <= m.IdleEvals; i++ {
+		if _, err := do(c, s.url("/v1/evaluations"), reqs[i%2]); err != nil {
+			return fmt.Errorf("memory phase, before idle: %v", err)
+		}
+	}
+	m.Idle = settledTree(pid)
+	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	every := max(1, m.Evaluations/10)
@@ -847,11 +1025,14 @@ func (b *bench) memoryPhase() error {
 		}
 		if i%every == 0 {
 			rss, hwm, _ := procStatus(pid)
-			m.Samples = append(m.Samples, MemPoint{After: i, RSSKiB: rss, HWMKiB: hwm})
+			tr := procTree(pid)
+			m.Samples = append(m.Samples, MemPoint{After: i, RSSKiB: rss, HWMKiB: hwm,
+				Procs: len(tr.Procs), TreeRSSKiB: tr.RSSKiB, TreePSSKiB: tr.PSSKiB, TreeHWMKiB: tr.HWMKiB})
 		}
 	}
-	m.Seconds = round3(time.Since(t).Seconds())
-	b.sum.Memory = m
-	log.Printf("memory: idle %d KiB; %v", m.RSSIdleKiB, m.Samples)
+	m.Seconds = round3(time.Since(t0).Seconds())
+	m.End = procTree(pid)
+	t.sum.Memory = m
+	log.Printf("%smemory: idle %d KiB RSS, %d KiB PSS over %d processes; %v", t.tag(), m.Idle.RSSKiB, m.Idle.PSSKiB, len(m.Idle.Procs), m.Samples)
 	return nil
 }

@@ -6,6 +6,11 @@
 //	go run ./bench/cmd/report -results bench/out/results.jsonl \
 //	    -hardkill bench/out/hardkill.txt -meta bench/out/meta.txt
 //
+// An empty -results (-results "") leaves the engine table out: so
+// bench/compare.sh renders the service of two builds side by side
+// (-service) and their `go test -bench` output (-gobench
+// before=FILE,after=FILE).
+//
 // Each line of the results file is one timed run:
 //
 //	{"engine":"native","workload":"fib25","round":1,"run":0,"ms":5.1,
@@ -62,16 +67,21 @@ func main() {
 	hardkill := flag.String("hardkill", "", "output of the hard-kill `go test -bench` run (optional)")
 	meta := flag.String("meta", "", "machine description, `key: value` lines (optional)")
 	service := flag.String("service", "", "summary of bench/cmd/load (service.json, optional)")
+	gobench := flag.String("gobench", "", "`LABEL=FILE,LABEL=FILE`: `go test -bench` output of two builds, compared benchmark by benchmark (optional)")
 	flag.Parse()
 
-	f, err := os.Open(*results)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer f.Close()
-	workloads, cells, err := read(f)
-	if err != nil {
-		log.Fatalf("%s: %v", *results, err)
+	var workloads []string
+	cells := map[string]map[string]*cell{}
+	if *results != "" {
+		f, err := os.Open(*results)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		workloads, cells, err = read(f)
+		if err != nil {
+			log.Fatalf("%s: %v", *results, err)
+		}
 	}
 
 	w := bufio.NewWriter(os.Stdout)
@@ -88,7 +98,15 @@ func main() {
 		}
 		fmt.Fprintln(w)
 	}
-	ok := table(w, workloads, cells)
+	ok := true
+	if *results != "" {
+		ok = table(w, workloads, cells)
+	}
+	if *gobench != "" {
+		if err := goBenchCompare(w, *gobench); err != nil {
+			log.Fatal(err)
+		}
+	}
 	if *hardkill != "" {
 		b, err := os.ReadFile(*hardkill)
 		if err != nil {
@@ -282,6 +300,59 @@ func hardKillTable(w io.Writer, out string) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Milliseconds per evaluation (ns/op of `go test -bench`): median of the -count runs [min–max].")
+}
+
+// goBenchCompare sets the `go test -bench` results of two builds side by
+// side: spec is LABEL=FILE,LABEL=FILE, the first the baseline.
+func goBenchCompare(w io.Writer, spec string) error {
+	parts := strings.Split(spec, ",")
+	if len(parts) != 2 {
+		return fmt.Errorf("-gobench: want LABEL=FILE,LABEL=FILE, got %q", spec)
+	}
+	var labels [2]string
+	var runs [2]map[string][]float64
+	var order []string
+	for i, p := range parts {
+		l, path, ok := strings.Cut(p, "=")
+		if !ok {
+			return fmt.Errorf("-gobench: want LABEL=FILE, got %q", p)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		labels[i], runs[i] = l, map[string][]float64{}
+		for _, line := range strings.Split(string(b), "\n") {
+			m := benchLine.FindStringSubmatch(strings.TrimSpace(line))
+			if m == nil {
+				continue
+			}
+			ns, err := strconv.ParseFloat(m[2], 64)
+			if err != nil {
+				continue
+			}
+			if !slices.Contains(order, m[1]) {
+				order = append(order, m[1])
+			}
+			runs[i][m[1]] = append(runs[i][m[1]], ns/1e3)
+		}
+	}
+	fmt.Fprintf(w, "| benchmark | %s: µs/op median [min–max] | %s: µs/op median [min–max] | %s / %s |\n", labels[0], labels[1], labels[1], labels[0])
+	fmt.Fprintln(w, "|---|--:|--:|--:|")
+	for _, name := range order {
+		a, b := runs[0][name], runs[1][name]
+		r := "–"
+		if len(a) > 0 && len(b) > 0 {
+			ma, _ := quantiles(a)
+			mb, _ := quantiles(b)
+			r = ratio(mb, ma)
+		}
+		fmt.Fprintf(w, "| %s | %s (%d runs) | %s (%d runs) | %s |\n", name, describeRuns(a), len(a), describeRuns(b), len(b), r)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Microseconds per evaluation (ns/op of `go test -bench` / 1000), one figure per -count run; the two test binaries ran alternately.")
+	fmt.Fprintln(w)
+	return nil
 }
 
 func describeRuns(xs []float64) string {

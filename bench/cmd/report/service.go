@@ -11,8 +11,11 @@ import (
 
 // The summary bench/cmd/load writes (the fields the report uses).
 type serviceSummary struct {
-	Rounds int `json:"rounds"`
-	HTTP   []struct {
+	Label   string   `json:"label"`
+	Version string   `json:"version"`
+	LoadAvg []string `json:"loadAvg"`
+	Rounds  int      `json:"rounds"`
+	HTTP    []struct {
 		Config        string    `json:"config"`
 		MaxConcurrent int       `json:"maxConcurrent"`
 		ProcessKill   bool      `json:"processKill"`
@@ -38,33 +41,63 @@ type serviceSummary struct {
 		HandlerP50    float64   `json:"handlerP50"`
 	} `json:"http"`
 	Servers []struct {
-		Config  string `json:"config"`
-		RSSIdle int64  `json:"rssIdleKiB"`
-		RSSEnd  int64  `json:"rssEndKiB"`
-		HWM     int64  `json:"hwmKiB"`
+		Config   string   `json:"config"`
+		RSSIdle  int64    `json:"rssIdleKiB"`
+		RSSEnd   int64    `json:"rssEndKiB"`
+		HWM      int64    `json:"hwmKiB"`
+		TreeIdle *treeMem `json:"treeIdle"`
+		TreeEnd  *treeMem `json:"treeEnd"`
 	} `json:"servers"`
 	CompileCacheMs float64 `json:"compileCacheMs"`
 	Cold           []struct {
-		Cache        bool    `json:"cache"`
-		FirstEvalMs  float64 `json:"firstEvalMs"`
-		ListenMs     float64 `json:"listenMs"`
-		RSSIdleKiB   int64   `json:"rssIdleKiB"`
-		WarmLoggedMs float64 `json:"warmLoggedMs"`
+		Cache        bool     `json:"cache"`
+		FirstEvalMs  float64  `json:"firstEvalMs"`
+		ListenMs     float64  `json:"listenMs"`
+		RSSIdleKiB   int64    `json:"rssIdleKiB"`
+		WarmLoggedMs float64  `json:"warmLoggedMs"`
+		Tree         *treeMem `json:"tree"`
 	} `json:"cold"`
 	Memory *struct {
-		Evaluations int     `json:"evaluations"`
-		RSSIdleKiB  int64   `json:"rssIdleKiB"`
-		HWMIdleKiB  int64   `json:"hwmIdleKiB"`
-		Seconds     float64 `json:"seconds"`
-		Errors      int     `json:"errors"`
+		Evaluations int      `json:"evaluations"`
+		RSSIdleKiB  int64    `json:"rssIdleKiB"`
+		HWMIdleKiB  int64    `json:"hwmIdleKiB"`
+		Start       *treeMem `json:"start"`
+		IdleEvals   int      `json:"idleEvals"`
+		Idle        *treeMem `json:"idle"`
+		End         *treeMem `json:"end"`
+		Seconds     float64  `json:"seconds"`
+		Errors      int      `json:"errors"`
 		Samples     []struct {
-			After  int   `json:"after"`
-			RSSKiB int64 `json:"rssKiB"`
-			HWMKiB int64 `json:"hwmKiB"`
+			After      int   `json:"after"`
+			RSSKiB     int64 `json:"rssKiB"`
+			HWMKiB     int64 `json:"hwmKiB"`
+			Procs      int   `json:"procs"`
+			TreeRSSKiB int64 `json:"treeRssKiB"`
+			TreePSSKiB int64 `json:"treePssKiB"`
+			TreeHWMKiB int64 `json:"treeHwmKiB"`
 		} `json:"samples"`
 	} `json:"memory"`
-	MemoryWithCache bool    `json:"memoryWithCache"`
-	Seconds         float64 `json:"seconds"`
+	MemoryWithCache bool            `json:"memoryWithCache"`
+	Seconds         float64         `json:"seconds"`
+	Baseline        *serviceSummary `json:"baseline"`
+}
+
+// treeMem is a server's process tree (bench/cmd/load's TreeMem).
+type treeMem struct {
+	Procs []struct {
+		Pid        int    `json:"pid"`
+		Role       string `json:"role"`
+		RSSKiB     int64  `json:"rssKiB"`
+		HWMKiB     int64  `json:"hwmKiB"`
+		PSSKiB     int64  `json:"pssKiB"`
+		PSSAnonKiB int64  `json:"pssAnonKiB"`
+		PSSFileKiB int64  `json:"pssFileKiB"`
+	} `json:"procs"`
+	RSSKiB     int64 `json:"rssKiB"`
+	HWMKiB     int64 `json:"hwmKiB"`
+	PSSKiB     int64 `json:"pssKiB"`
+	PSSAnonKiB int64 `json:"pssAnonKiB"`
+	PSSFileKiB int64 `json:"pssFileKiB"`
 }
 
 func mib(kib int64) string { return fmt.Sprintf("%.1f", float64(kib)/1024) }
@@ -88,6 +121,20 @@ func serviceTables(w io.Writer, path string, cells map[string]map[string]*cell) 
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
+	if s.Baseline == nil {
+		serviceTables1(w, &s, cells)
+		return nil
+	}
+	compareTables(w, s.Baseline, &s)
+	for _, x := range []*serviceSummary{s.Baseline, &s} {
+		fmt.Fprintf(w, "### %s\n\n`%s`\n\n", x.Label, x.Version)
+		serviceTables1(w, x, cells)
+	}
+	return nil
+}
+
+// serviceTables1 renders one binary's figures.
+func serviceTables1(w io.Writer, s *serviceSummary, cells map[string]map[string]*cell) {
 	if len(s.HTTP) > 0 {
 		fmt.Fprintln(w, "#### Throughput and latency over HTTP (client side)")
 		fmt.Fprintln(w)
@@ -134,10 +181,15 @@ func serviceTables(w io.Writer, path string, cells map[string]map[string]*cell) 
 		fmt.Fprintln(w)
 	}
 	if len(s.Servers) > 0 {
-		fmt.Fprintln(w, "Resident memory of the two servers of the HTTP runs: "+strings.Join(func() []string {
+		fmt.Fprintln(w, "Resident memory of the servers of the HTTP runs: "+strings.Join(func() []string {
 			var out []string
 			for _, sv := range s.Servers {
-				out = append(out, fmt.Sprintf("%s: %s MiB idle after start, %s MiB at the end, peak (VmHWM) %s MiB", sv.Config, mib(sv.RSSIdle), mib(sv.RSSEnd), mib(sv.HWM)))
+				line := fmt.Sprintf("%s: %s MiB idle after start, %s MiB at the end, peak (VmHWM) %s MiB", sv.Config, mib(sv.RSSIdle), mib(sv.RSSEnd), mib(sv.HWM))
+				if a, b := sv.TreeIdle, sv.TreeEnd; a != nil && b != nil && (len(a.Procs) > 1 || len(b.Procs) > 1) {
+					line += fmt.Sprintf(" (with its workers, %d processes: RSS %s MiB idle after start and %s MiB at the end, PSS %s and %s MiB)",
+						len(b.Procs), mib(a.RSSKiB), mib(b.RSSKiB), mib(a.PSSKiB), mib(b.PSSKiB))
+				}
+				out = append(out, line)
 			}
 			return out
 		}(), "; ")+".")
@@ -146,11 +198,11 @@ func serviceTables(w io.Writer, path string, cells map[string]map[string]*cell) 
 	if len(s.Cold) > 0 {
 		fmt.Fprintln(w, "#### Cold start: process start to the first successful evaluation")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| compilation cache | starts | first evaluation: median [min–max] | listening: median | engine warm (logged) | VmRSS 1 s after the first evaluation: median [min–max] |")
-		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")
+		fmt.Fprintln(w, "| compilation cache | starts | first evaluation: median [min–max] | listening: median | engine warm (logged) | server VmRSS 1 s after the first evaluation: median [min–max] | server and workers: RSS, PSS (median), processes |")
+		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
 		for _, cache := range []bool{true, false} {
 			var first, listen, warm []float64
-			var rss []float64
+			var rss, treeRSS, treePSS, procs []float64
 			for _, r := range s.Cold {
 				if r.Cache != cache {
 					continue
@@ -159,6 +211,15 @@ func serviceTables(w io.Writer, path string, cells map[string]map[string]*cell) 
 				listen = append(listen, r.ListenMs)
 				warm = append(warm, r.WarmLoggedMs)
 				rss = append(rss, float64(r.RSSIdleKiB))
+				if r.Tree != nil {
+					treeRSS = append(treeRSS, float64(r.Tree.RSSKiB))
+					treePSS = append(treePSS, float64(r.Tree.PSSKiB))
+					procs = append(procs, float64(len(r.Tree.Procs)))
+				}
+			}
+			tree := "–"
+			if len(treeRSS) > 0 {
+				tree = fmt.Sprintf("%s, %s MiB, %.0f", mib(int64(medianOf(treeRSS))), mib(int64(medianOf(treePSS))), medianOf(procs))
 			}
 			if len(first) == 0 {
 				continue
@@ -167,9 +228,9 @@ func serviceTables(w io.Writer, path string, cells map[string]map[string]*cell) 
 			if cache {
 				name = "baked (`compile-cache DIR`, `COMPILATION_CACHE_DIR=DIR`)"
 			}
-			fmt.Fprintf(w, "| %s | %d | %s ms [%s–%s] | %s ms | %s ms | %s MiB [%s–%s] |\n", name, len(first),
+			fmt.Fprintf(w, "| %s | %d | %s ms [%s–%s] | %s ms | %s ms | %s MiB [%s–%s] | %s |\n", name, len(first),
 				ms(medianOf(first)), ms(slices.Min(first)), ms(slices.Max(first)), ms(medianOf(listen)), ms(medianOf(warm)),
-				mib(int64(medianOf(rss))), mib(int64(slices.Min(rss))), mib(int64(slices.Max(rss))))
+				mib(int64(medianOf(rss))), mib(int64(slices.Min(rss))), mib(int64(slices.Max(rss))), tree)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "Baking the cache (`sandbox-cloudrun compile-cache DIR`, a fresh directory) took %s ms. Starts alternate with and without the cache; the clock runs from just before fork/exec to the end of the first 200 `{\"ok\":true…}` answer to the echo evaluation, which is sent as soon as the port accepts a connection (it waits for the compilation). Engine warm is the service's own log of compilation plus the first pool fill.\n", ms(s.CompileCacheMs))
@@ -184,12 +245,15 @@ func serviceTables(w io.Writer, path string, cells map[string]map[string]*cell) 
 		}
 		fmt.Fprintf(w, "A fresh server (the defaults, %s the baked compilation cache), %d evaluations one after the other, alternately echo and the 16 KiB reshape, in %.1f s (%d errors). Idle after start: VmRSS %s MiB, VmHWM %s MiB.\n\n",
 			cache, m.Evaluations, m.Seconds, m.Errors, mib(m.RSSIdleKiB), mib(m.HWMIdleKiB))
-		fmt.Fprintln(w, "| after evaluations | VmRSS MiB | VmHWM MiB |")
-		fmt.Fprintln(w, "|--:|--:|--:|")
+		if m.Idle != nil {
+			fmt.Fprintf(w, "The process tree (the server and its workers), after start-up and %d evaluations, settled:\n\n", m.IdleEvals)
+			treeTable(w, m.Idle)
+		}
+		fmt.Fprintln(w, "| after evaluations | server VmRSS MiB | server VmHWM MiB | processes | tree RSS MiB | tree PSS MiB | tree VmHWM (sum) MiB |")
+		fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|")
 		for _, p := range m.Samples {
-			fmt.Fprintf(w, "| %d | %s | %s |\n", p.After, mib(p.RSSKiB), mib(p.HWMKiB))
+			fmt.Fprintf(w, "| %d | %s | %s | %d | %s | %s | %s |\n", p.After, mib(p.RSSKiB), mib(p.HWMKiB), p.Procs, mib(p.TreeRSSKiB), mib(p.TreePSSKiB), mib(p.TreeHWMKiB))
 		}
 		fmt.Fprintln(w)
 	}
-	return nil
 }

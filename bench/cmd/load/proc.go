@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ProcMem is the memory of one process of a server's tree.
+type ProcMem struct {
+	Pid  int    `json:"pid"`
+	Role string `json:"role"` // "server", "worker" (the __sandbox-worker verb), or the process's first argument
+	// VmRSS and VmHWM from /proc/PID/status; Pss, Pss_Anon and Pss_File
+	// from /proc/PID/smaps_rollup (0 when it cannot be read). RSS counts
+	// every resident page the process maps, so the binary's text, shared
+	// by the server and its workers, is counted once per process; PSS
+	// divides each shared page among the processes that map it.
+	RSSKiB     int64 `json:"rssKiB"`
+	HWMKiB     int64 `json:"hwmKiB"`
+	PSSKiB     int64 `json:"pssKiB"`
+	PSSAnonKiB int64 `json:"pssAnonKiB"`
+	PSSFileKiB int64 `json:"pssFileKiB"`
+}
+
+// TreeMem is a server and all its descendants at one moment, and their
+// totals.
+type TreeMem struct {
+	Procs      []ProcMem `json:"procs"`
+	RSSKiB     int64     `json:"rssKiB"`
+	HWMKiB     int64     `json:"hwmKiB"`
+	PSSKiB     int64     `json:"pssKiB"`
+	PSSAnonKiB int64     `json:"pssAnonKiB"`
+	PSSFileKiB int64     `json:"pssFileKiB"`
+}
+
+// descendants lists pid's children, recursively, from
+// /proc/PID/task/TID/children (a child belongs to the thread that forked
+// it, so every thread's list is read).
+func descendants(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if c, err := strconv.Atoi(f); err == nil && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	all := slices.Clone(out)
+	for _, c := range out {
+		all = append(all, descendants(c)...)
+	}
+	return all
+}
+
+// procTree reads the memory of pid and of its descendants. A process that
+// exits while it is read is left out.
+func procTree(pid int) *TreeMem {
+	t := &TreeMem{}
+	for i, p := range append([]int{pid}, descendants(pid)...) {
+		m, err := procMem(p)
+		if err != nil {
+			continue
+		}
+		if i == 0 {
+			m.Role = "server"
+		}
+		t.Procs = append(t.Procs, m)
+		t.RSSKiB += m.RSSKiB
+		t.HWMKiB += m.HWMKiB
+		t.PSSKiB += m.PSSKiB
+		t.PSSAnonKiB += m.PSSAnonKiB
+		t.PSSFileKiB += m.PSSFileKiB
+	}
+	return t
+}
+
+func procMem(pid int) (ProcMem, error) {
+	m := ProcMem{Pid: pid}
+	var err error
+	m.RSSKiB, m.HWMKiB, err = procStatus(pid)
+	if err != nil {
+		return m, err
+	}
+	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
+		args := bytes.Split(bytes.TrimRight(cmdline, "\x00"), []byte{0})
+		if len(args) > 1 {
+			m.Role = string(args[1])
+		}
+		if m.Role == "__sandbox-worker" {
+			m.Role = "worker"
+		}
+	}
+	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid)); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			f := strings.Fields(v)
+			if len(f) == 0 {
+				continue
+			}
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			switch k {
+			case "Pss":
+				m.PSSKiB = n
+			case "Pss_Anon":
+				m.PSSAnonKiB = n
+			case "Pss_File":
+				m.PSSFileKiB = n
+			}
+		}
+	}
+	return m, nil
+}
+
+// settledTree waits until the tree has settled (the same processes, and a
+// total RSS that moved by less than 256 KiB over half a second, at most
+// 10 s), then returns it.
+func settledTree(pid int) *TreeMem {
+	prev := procTree(pid)
+	for try := 0; try < 20; try++ {
+		time.Sleep(500 * time.Millisecond)
+		cur := procTree(pid)
+		if len(cur.Procs) == len(prev.Procs) && abs64(cur.RSSKiB-prev.RSSKiB) < 256 {
+			return cur
+		}
+		prev = cur
+	}
+	return prev
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// procStatus reads VmRSS and VmHWM (KiB) of a process.
+func procStatus(pid int) (rss, hwm int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[0], 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm, nil
+}
