@@ -142,8 +142,10 @@ func (p *proc) read() {
 		}
 		return maxControlFrame
 	}
+	// one read for a small frame's header and payload, not two
+	r := bufio.NewReaderSize(p.conn, 64<<10)
 	for {
-		t, payload, err := readFrame(p.conn, buf, limit)
+		t, payload, err := readFrame(r, buf, limit)
 		if err != nil {
 			p.readErr = err
 			return
