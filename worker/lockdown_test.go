@@ -3,7 +3,6 @@
 package worker
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -11,12 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/lockdown"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
 // testWorkerMain is the test binary's worker verb: with probeArg, a worker
@@ -112,7 +111,7 @@ func TestLockedDownWorkerIsRefused(t *testing.T) {
 	}
 	for _, mode := range []Lockdown{LockdownRequired, LockdownOff} {
 		t.Run(string(mode), func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &servicetest.Logs{}
 			p := newPool(t, func(o *Options) {
 				o.Args = []string{Verb, probeArg}
 				if mode == LockdownOff {
@@ -158,22 +157,4 @@ func TestLockedDownWorkerIsRefused(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
