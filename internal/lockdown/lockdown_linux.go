@@ -163,7 +163,3 @@ func addressSpaceUsed() (uint64, error) {
 	}
 	return 0, fmt.Errorf("no VmSize in /proc/self/status")
 }
-
-// AddressSpaceUsed is the address space the process has mapped now
-// (VmSize): the base an address-space limit must sit above.
-func AddressSpaceUsed() (uint64, error) { return addressSpaceUsed() }

@@ -8,6 +8,3 @@ func Supported() bool { return false }
 // Apply does nothing here and returns ErrUnsupported: the lock-down exists
 // only on Linux.
 func Apply(Options) (Status, error) { return Status{}, ErrUnsupported }
-
-// AddressSpaceUsed returns ErrUnsupported here.
-func AddressSpaceUsed() (uint64, error) { return 0, ErrUnsupported }
