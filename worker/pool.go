@@ -68,7 +68,6 @@ type Pool struct {
 	warmOnce sync.Once
 
 	prot     atomic.Pointer[Protections]
-	starts   atomic.Int64
 	kills    atomic.Int64
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -219,7 +218,6 @@ func (p *Pool) supervise() {
 		}
 		p.all[w] = struct{}{}
 		p.mu.Unlock()
-		p.starts.Add(1)
 		first := p.prot.Swap(&w.prot) == nil
 		p.log.Debug("sandbox worker ready", "pid", w.pid, "took", time.Since(start).String())
 		if first {
@@ -454,7 +452,7 @@ func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (q
 	if err := ctx.Err(); err != nil {
 		return quickjs.Result{}, err // cancellation wins over whatever the run produced
 	}
-	return quickjs.Result{Outcome: r.outcome, Logs: string(r.logs), Polls: r.polls}, nil
+	return quickjs.Result{Outcome: r.outcome, Logs: r.logs, Polls: r.polls}, nil
 }
 
 // killStuck is the hard kill: w's run did not stop one grace after its

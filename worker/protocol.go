@@ -107,8 +107,8 @@ func readFrame(r io.Reader, buf []byte, limit func(frameType) int) (frameType, [
 // runFrame is one evaluation, server → worker.
 type runFrame struct {
 	id     uint64
-	script []byte
-	input  []byte
+	script string
+	input  string
 	limits effect.Limits
 	logs   bool
 }
@@ -130,8 +130,8 @@ func (f *runFrame) parse(b []byte) error {
 	f.limits.WallClock = time.Duration(d.uvarint())
 	f.limits.MemoryBytes = int64(d.uvarint())
 	f.logs = d.bool()
-	f.script = d.bytes()
-	f.input = d.bytes()
+	f.script = string(d.bytes()) // copies: the frame's buffer is reused
+	f.input = string(d.bytes())
 	return d.end("run")
 }
 
@@ -146,7 +146,7 @@ type resultFrame struct {
 	id      uint64
 	status  byte
 	outcome effect.Outcome
-	logs    []byte
+	logs    string
 	polls   uint64
 	// retire: the worker cannot serve another run (its engine abandoned a
 	// run still inside the guest) and exits after this frame.
@@ -170,7 +170,7 @@ func (f *resultFrame) append(b []byte) []byte {
 	if o.Value != nil {
 		b = appendBytes(b, o.Value)
 	}
-	b = appendBytes(b, f.logs)
+	b = appendString(b, f.logs)
 	b = binary.AppendUvarint(b, f.polls)
 	return b
 }
@@ -194,7 +194,7 @@ func (f *resultFrame) parse(b []byte) error {
 		o.Value = append([]byte{}, d.bytes()...)
 	}
 	f.outcome = o
-	f.logs = append(f.logs[:0], d.bytes()...)
+	f.logs = string(d.bytes())
 	f.polls = d.uvarint()
 	return d.end("result")
 }

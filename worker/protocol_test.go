@@ -23,12 +23,12 @@ func TestFramesRoundTrip(t *testing.T) {
 		effect.InputTooLarge(),
 		effect.Infrastructure("engine failed"),
 	} {
-		in := resultFrame{id: 9, status: resultOutcome, outcome: o, logs: []byte("hi\n"), polls: 12, retire: true}
+		in := resultFrame{id: 9, status: resultOutcome, outcome: o, logs: "hi\n", polls: 12, retire: true}
 		var out resultFrame
 		if err := out.parse(in.append(nil)); err != nil {
 			t.Fatal(err)
 		}
-		if describe(out.outcome) != describe(o) || out.id != 9 || string(out.logs) != "hi\n" || out.polls != 12 || !out.retire ||
+		if describe(out.outcome) != describe(o) || out.id != 9 || out.logs != "hi\n" || out.polls != 12 || !out.retire ||
 			(o.Name == nil) != (out.outcome.Name == nil) || (o.Value == nil) != (out.outcome.Value == nil) {
 			t.Errorf("%s came back as %s (%+v)", describe(o), describe(out.outcome), out)
 		}
@@ -39,7 +39,7 @@ func TestFramesRoundTrip(t *testing.T) {
 	if err := f.parse(appendRun(nil, 3, req, true)); err != nil {
 		t.Fatal(err)
 	}
-	if f.id != 3 || string(f.script) != script || string(f.input) != req.InputJSON || f.limits != req.Limits || !f.logs {
+	if f.id != 3 || f.script != script || f.input != req.InputJSON || f.limits != req.Limits || !f.logs {
 		t.Fatalf("run frame came back as %+v", f)
 	}
 }
@@ -69,7 +69,7 @@ func TestFramesRefuseDamage(t *testing.T) {
 
 // No input makes the decoders panic or read past their input.
 func FuzzFrames(f *testing.F) {
-	f.Add((&resultFrame{id: 1, outcome: effect.OK([]byte(`[1]`)), logs: []byte("x")}).append(nil))
+	f.Add((&resultFrame{id: 1, outcome: effect.OK([]byte(`[1]`)), logs: "x"}).append(nil))
 	f.Add(appendRun(nil, 2, effect.Request{Script: "1", InputJSON: "null", Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}, false))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r resultFrame

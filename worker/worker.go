@@ -192,9 +192,6 @@ func (rn *runner) loop(ctx context.Context) error {
 					close(runs)
 					return
 				}
-				// the run owns its bytes: the next frame reuses buf
-				f.script = append([]byte(nil), f.script...)
-				f.input = append([]byte(nil), f.input...)
 				runs <- f
 			case frameCancel:
 				d := decoder{b: payload}
@@ -214,25 +211,24 @@ func (rn *runner) loop(ctx context.Context) error {
 	}()
 
 	var out []byte
-	var res resultFrame
 	for f := range runs {
 		runCtx, cancel := context.WithCancel(ctx)
 		rn.mu.Lock()
 		rn.current, rn.cancel = f.id, cancel
 		rn.mu.Unlock()
 
-		r, err := rn.engine.Run(runCtx, effect.Request{Script: string(f.script), InputJSON: string(f.input), Limits: f.limits}, f.logs)
+		r, err := rn.engine.Run(runCtx, effect.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, f.logs)
 
 		rn.mu.Lock()
 		rn.current, rn.cancel = 0, nil
 		rn.mu.Unlock()
 		cancel()
 
-		res = resultFrame{id: f.id, logs: res.logs[:0]}
+		res := resultFrame{id: f.id}
 		if err != nil {
 			res.status = resultCancelled
 		} else {
-			res.outcome, res.logs, res.polls = r.Outcome, append(res.logs, r.Logs...), r.Polls
+			res.outcome, res.logs, res.polls = r.Outcome, r.Logs, r.Polls
 		}
 		res.retire = rn.engine.StuckRuns() > 0
 		out = res.append(startFrame(out, frameResult))
