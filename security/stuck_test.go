@@ -92,16 +92,8 @@ func (c *stuckChild) kills() int { return strings.Count(c.Logs.String(), `"event
 // the stuck run's answer.
 func (c *stuckChild) stuck(t *testing.T, rt route, q req) time.Duration {
 	t.Helper()
-	ref := ""
-	if rt == evaluations {
-		r, err := c.store.Put(context.Background(), []byte(q.script))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref = r.String()
-	}
 	before := c.kills()
-	r := c.post(t, rt, q, ref)
+	r := c.post(t, rt, q)
 	answered := time.Now()
 	if r.status != http.StatusOK || r.class != "limit:wallClock" {
 		t.Fatalf("want the wall-clock limit, got %v", r)
@@ -109,16 +101,7 @@ func (c *stuckChild) stuck(t *testing.T, rt route, q req) time.Duration {
 	if r.took < q.wall+c.grace {
 		t.Fatalf("answered after %v, before deadline + grace: the run stopped by itself, it is not stuck", r.took)
 	}
-	next := req{script: `1 + 1`, wall: 20 * time.Second}
-	nref := ""
-	if rt == evaluations {
-		nr, err := c.store.Put(context.Background(), []byte(next.script))
-		if err != nil {
-			t.Fatal(err)
-		}
-		nref = nr.String()
-	}
-	n := c.post(t, rt, next, nref)
+	n := c.post(t, rt, req{script: `1 + 1`, wall: 20 * time.Second})
 	after := time.Since(answered)
 	if n.class != "ok" || n.value != "2" {
 		t.Fatalf("the evaluation after a stuck run: %v", n)
@@ -138,9 +121,18 @@ func (c *stuckChild) stuck(t *testing.T, rt route, q req) time.Duration {
 }
 
 // post is the package's post, retried as a client would while the answer
-// is 429 (a flood of other clients may hold the instance's one slot).
-func (c *stuckChild) post(t *testing.T, rt route, q req, ref string) result {
+// is 429 (a flood of other clients may hold the instance's one slot). On
+// /v1/evaluations the script goes into the child's store first.
+func (c *stuckChild) post(t *testing.T, rt route, q req) result {
 	t.Helper()
+	ref := ""
+	if rt == evaluations {
+		r, err := c.store.Put(context.Background(), []byte(q.script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref = r.String()
+	}
 	for range 1000 {
 		r := post(t, c.URL, rt, q, ref)
 		if r.status != http.StatusTooManyRequests {
