@@ -1,5 +1,5 @@
 // Package auth verifies the Google-signed ID token on a request to the
-// service: defence in depth behind Cloud Run's own IAM check (issue #5).
+// service: defence in depth behind Cloud Run's own IAM check.
 //
 // A Verifier accepts a request only when its "Authorization: Bearer" token is
 // an ID token that Google signed (the signature checked against Google's

@@ -1,4 +1,4 @@
-// Package client speaks the sandbox service's HTTP API (issue #5). A Client
+// Package client speaks the sandbox service's HTTP API (api/openapi.yaml). A Client
 // is an effect.Backend over POST /v1/sandbox/evaluate, so that an effect (this
 // module's, or loom's through the same JSON) can use a running service as its
 // engine; it also offers the effect over HTTP, POST /v1/evaluations.

@@ -23,7 +23,7 @@ import (
 // one evaluation at a time as the service does by default, so that the
 // concurrent cases also go through 429 and Retry-After.
 //
-// The server is contractDouble, a TEST DOUBLE of issue #5's HTTP contract,
+// The server is contractDouble, a TEST DOUBLE of the service's HTTP contract,
 // not the service's handler: it lets the client be proven end to end on its
 // own. The same kit runs against the real handler and binary elsewhere.
 func TestConformanceThroughTheClient(t *testing.T) {
@@ -77,7 +77,7 @@ func TestConformanceThroughTheClient(t *testing.T) {
 	}
 }
 
-// contractDouble is a TEST DOUBLE of the service's HTTP contract (issue #5),
+// contractDouble is a TEST DOUBLE of the service's HTTP contract (api/openapi.yaml),
 // not the service: the smallest handler that serves GET /v1/capabilities and
 // POST /v1/sandbox/evaluate (a script by value) over the real engine, with
 // problem documents for what it refuses and 429 with Retry-After when an

@@ -123,7 +123,7 @@ func envPairs(args string) map[string]string {
 	return out
 }
 
-// checkDockerfile runs the checks issue #6 names on the Dockerfile.
+// checkDockerfile runs the hardening checks on the Dockerfile.
 func checkDockerfile(src string) findings {
 	var fs findings
 	global, stages, err := parseDockerfile(src)

@@ -7,7 +7,7 @@ import (
 )
 
 // TestDeployGuide: docs/deploy.md walks through each step of a first
-// deployment that issue #6 lists, with the commands that do it.
+// deployment, with the commands that do it.
 func TestDeployGuide(t *testing.T) {
 	doc := readFile(t, "../docs/deploy.md")
 	steps := []struct{ what, needle string }{

@@ -19,7 +19,7 @@ import (
 )
 
 // ScriptReader returns a script's bytes by content reference (the content
-// store, issue #4). It returns an error matching contentref.ErrNotFound when
+// store). It returns an error matching contentref.ErrNotFound when
 // there is no such script. The effect verifies the bytes against the
 // reference itself and does not trust the reader to have done so.
 type ScriptReader interface {

@@ -75,7 +75,7 @@ func (f *Failure) Error() string {
 	return BoundText(s, MaxMessageUnits)
 }
 
-// MarshalJSON writes the failure as the service's API does (issue #5):
+// MarshalJSON writes the failure as the service's API does (api/openapi.yaml):
 // {"channel": …} with the channel's own fields beside it, so that a Failure
 // can be sent, logged or stored as it is.
 func (f *Failure) MarshalJSON() ([]byte, error) {

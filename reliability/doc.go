@@ -1,4 +1,4 @@
-// Package reliability holds the service's reliability batteries (issue #8):
+// Package reliability holds the service's reliability batteries:
 // bad requests, store faults, lifecycle (disconnect, SIGTERM, panics) and
 // load and soak. Everything runs on loopback, against the real binary (built
 // once by the tests and started as a child process) or against the real

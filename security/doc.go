@@ -1,4 +1,4 @@
-// Package security holds the service's hostile-script battery (issue #8):
+// Package security holds the service's hostile-script battery:
 // escape probes, resource exhaustion, prototype pollution across runs and the
 // public proof-of-concept scripts of known QuickJS bugs, each run through the
 // HTTP service on loopback with the real engine and asserted to end as its
