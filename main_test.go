@@ -280,44 +280,6 @@ func TestVersionAndUsage(t *testing.T) {
 	}
 }
 
-func TestConfigValidation(t *testing.T) {
-	t.Setenv("STORE_URL", "none")
-	c, err := loadConfig()
-	if err != nil {
-		t.Fatalf("defaults: %v", err)
-	}
-	if c.Port != "8080" || c.MaxConcurrentEvaluations != 1 || c.RequestTimeout != time.Minute || !c.ProcessKill {
-		t.Fatalf("defaults: %+v", c)
-	}
-	t.Setenv("MAX_WALL_CLOCK", "2m")
-	t.Setenv("MAX_CONCURRENT_EVALUATIONS", "2")
-	t.Setenv("OTEL_EXPORTER", "zipkin")
-	t.Setenv("AUTH_AUDIENCE", "https://x")
-	t.Setenv("WORKER_LOCKDOWN", "sometimes")
-	t.Setenv("MAX_HEADER_BYTES", "100")
-	_, err = loadConfig()
-	if err == nil {
-		t.Fatal("bad configuration accepted")
-	}
-	for _, want := range []string{"REQUEST_TIMEOUT", "WORKER_LOCKDOWN", "MAX_HEADER_BYTES", "OTEL_EXPORTER", "AUTH_ALLOWED_CALLERS"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error does not mention %s:\n%v", want, err)
-		}
-	}
-	// every variable that does not parse is reported, beside every check
-	// that fails
-	t.Setenv("MAX_INPUT_BYTES", "nope")
-	t.Setenv("MAX_WALL_CLOCK", "abc")
-	t.Setenv("DEFAULT_WALL_CLOCK", "xyz")
-	t.Setenv("PORT", "-1")
-	_, err = loadConfig()
-	for _, want := range []string{"MAX_INPUT_BYTES", "MAX_WALL_CLOCK", "DEFAULT_WALL_CLOCK", "PORT", "OTEL_EXPORTER", "WORKER_LOCKDOWN"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("the error does not mention %s:\n%v", want, err)
-		}
-	}
-}
-
 // With AUTH_AUDIENCE set, /v1/ routes need a verified Google ID token; the
 // probes stay open for the platform.
 func TestAuthRequired(t *testing.T) {

@@ -408,7 +408,7 @@ func TestNewValidatesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := handler.Config{Backend: newTestBackend(defaultEngine()), Limits: testLimits}
+	good := handler.Config{Backend: newTestBackend(defaultEngine()), Limits: testLimits, MaxConcurrent: 1, RequestTimeout: time.Minute, HardKillGrace: time.Second}
 	if _, err := handler.New(good); err != nil {
 		t.Fatalf("credential-free config refused: %v", err)
 	}
@@ -425,6 +425,9 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"memory over the engine's", func(c *handler.Config) { c.Limits.MaxMemoryBytes = 4 << 30 }, "engine's maximum"},
 		{"negative concurrency", func(c *handler.Config) { c.MaxConcurrent = -1 }, "MaxConcurrent"},
 		{"negative timeout", func(c *handler.Config) { c.RequestTimeout = -time.Second }, "RequestTimeout"},
+		{"no timeout", func(c *handler.Config) { c.RequestTimeout = 0 }, "RequestTimeout must be positive"},
+		{"no grace", func(c *handler.Config) { c.HardKillGrace = 0 }, "HardKillGrace must be positive"},
+		{"no concurrency", func(c *handler.Config) { c.MaxConcurrent = 0 }, "MaxConcurrent must be positive"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -93,17 +93,12 @@ var (
 	ErrForbidden       = errors.New("handler: forbidden")
 )
 
-// Defaults for Config's zero fields.
-const (
-	DefaultMaxConcurrent  = 1
-	DefaultRequestTimeout = 5 * time.Minute
-	DefaultHardKillGrace  = 2 * time.Second
-	// ReadyTimeout bounds one call of Config.Ready from GET /readyz.
-	ReadyTimeout = 5 * time.Second
-)
+// ReadyTimeout bounds one call of Config.Ready from GET /readyz.
+const ReadyTimeout = 5 * time.Second
 
-// Config is what New needs. Backend and Limits are required; the rest have
-// defaults.
+// Config is what New needs. Backend, Limits, MaxConcurrent, RequestTimeout
+// and HardKillGrace are required (the service's configuration owns their
+// defaults); the rest may be zero.
 type Config struct {
 	// Backend is the engine. The SPI route calls it directly (no effect);
 	// its capabilities are read once, in New, unless Effect is set.
@@ -126,7 +121,7 @@ type Config struct {
 	Limits Limits
 	// MaxConcurrent is how many evaluations run at once (both evaluation
 	// routes together); the next request gets 429 with Retry-After at once.
-	// Zero selects DefaultMaxConcurrent (1: one request per instance).
+	// It must be positive.
 	MaxConcurrent int
 	// RequestTimeout is the server's own deadline for an evaluation request,
 	// counted from when it passes the concurrency gate; set it to the Cloud
@@ -135,8 +130,8 @@ type Config struct {
 	// this deadline minus the run's wall clock and HardKillGrace (at least
 	// a second after it starts), so that the run still fits: a store that
 	// has not delivered by then is a retryable 503 store-unavailable (on
-	// /v1/evaluations through the reader NewEffect installs). Zero selects
-	// DefaultRequestTimeout.
+	// /v1/evaluations through the reader NewEffect installs). It must be
+	// positive.
 	RequestTimeout time.Duration
 	// HardKillGrace is added to the run's wall clock to give the SPI route's
 	// deadline for the backend call (the effect has its own,
@@ -145,7 +140,7 @@ type Config struct {
 	// itself; a backend still running at the deadline is a retryable 503.
 	// It also bounds how long a request waits, after the effect gave up on
 	// a run, for the engine to stop before the next request is admitted.
-	// Zero selects DefaultHardKillGrace.
+	// It must be positive.
 	HardKillGrace time.Duration
 	// Auth authenticates a request to /v1/...; nil turns it off. It returns
 	// the caller's identity (logged) or an error wrapping ErrUnauthenticated
@@ -251,7 +246,8 @@ func New(cfg Config) (http.Handler, error) {
 	), nil
 }
 
-// withDefaults fills zero fields and reports every invalid one at once.
+// withDefaults fills the optional zero fields and reports every invalid one
+// at once.
 func (c *Config) withDefaults() error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
@@ -291,23 +287,14 @@ func (c *Config) withDefaults() error {
 	positive("MaxOutputBytes", l.MaxOutputBytes)
 	positive("MaxScriptBytes", l.MaxScriptBytes)
 	positive("MaxRequestBytes", l.MaxRequestBytes)
-	switch {
-	case c.MaxConcurrent == 0:
-		c.MaxConcurrent = DefaultMaxConcurrent
-	case c.MaxConcurrent < 0:
-		bad("MaxConcurrent must be >= 0, got %d", c.MaxConcurrent)
+	if c.MaxConcurrent <= 0 {
+		bad("MaxConcurrent must be positive, got %d", c.MaxConcurrent)
 	}
-	switch {
-	case c.RequestTimeout == 0:
-		c.RequestTimeout = DefaultRequestTimeout
-	case c.RequestTimeout < 0:
-		bad("RequestTimeout must be >= 0, got %v", c.RequestTimeout)
+	if c.RequestTimeout <= 0 {
+		bad("RequestTimeout must be positive, got %v", c.RequestTimeout)
 	}
-	switch {
-	case c.HardKillGrace == 0:
-		c.HardKillGrace = DefaultHardKillGrace
-	case c.HardKillGrace < 0:
-		bad("HardKillGrace must be >= 0, got %v", c.HardKillGrace)
+	if c.HardKillGrace <= 0 {
+		bad("HardKillGrace must be positive, got %v", c.HardKillGrace)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

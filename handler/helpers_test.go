@@ -266,6 +266,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	v.backend = newTestBackend(defaultEngine())
 	v.cfg = handler.Config{
 		Limits:         testLimits,
+		MaxConcurrent:  1,
 		RequestTimeout: time.Minute,
 		HardKillGrace:  time.Second,
 		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
