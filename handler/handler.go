@@ -100,8 +100,9 @@ const ReadyTimeout = 5 * time.Second
 // and HardKillGrace are required (the service's configuration owns their
 // defaults); the rest may be zero.
 type Config struct {
-	// Backend is the engine. The SPI route calls it directly (no effect);
-	// its capabilities are read once, in New, unless Effect is set.
+	// Backend is the engine. The SPI route calls it through the effect's
+	// own Caller (Effect.Caller), or, when Effect is nil, through a Caller
+	// New builds over it (its capabilities read once, in New).
 	Backend LogBackend
 	// Scripts reads scripts by reference for the SPI route's scriptRef.
 	// Nil means no store is configured (credential-free mode):
@@ -133,13 +134,15 @@ type Config struct {
 	// /v1/evaluations through the reader NewEffect installs). It must be
 	// positive.
 	RequestTimeout time.Duration
-	// HardKillGrace is added to the run's wall clock to give the SPI route's
-	// deadline for the backend call (the effect has its own,
-	// effect.Options.BackendGrace). It should exceed the engine's own
-	// hard-kill grace, so that the engine reports the wall-clock limit
-	// itself; a backend still running at the deadline is a retryable 503.
-	// It also bounds how long a request waits, after the effect gave up on
-	// a run, for the engine to stop before the next request is admitted.
+	// HardKillGrace bounds how long a request waits, after the effect gave
+	// up on a run, for the engine to stop before the next request is
+	// admitted, and it sets the fetch deadline (see RequestTimeout). Without
+	// an Effect it is also the SPI route's backend grace (with one, the
+	// effect's BackendGrace is, as on /v1/evaluations): added to the run's
+	// wall clock, it gives the deadline of the backend call. It should
+	// exceed the engine's own hard-kill grace, so that the engine reports
+	// the wall-clock limit itself; a backend still running at the deadline
+	// is a retryable 503.
 	// It must be positive.
 	HardKillGrace time.Duration
 	// Auth authenticates a request to /v1/...; nil turns it off. It returns
@@ -188,6 +191,7 @@ var allowedMethods = map[string]string{
 type server struct {
 	cfg      Config
 	lim      Limits
+	caller   *effect.Caller
 	caps     effect.Capabilities
 	capsJSON []byte
 	gate     chan struct{}
@@ -211,9 +215,10 @@ func New(cfg Config) (http.Handler, error) {
 		log:  cfg.Logger,
 	}
 	var err error
-	if s.caps, err = readCapabilities(cfg); err != nil {
+	if s.caller, err = newCaller(cfg); err != nil {
 		return nil, err
 	}
+	s.caps = s.caller.Capabilities()
 	if s.capsJSON, err = s.capabilitiesJSON(); err != nil {
 		return nil, err
 	}
@@ -311,18 +316,18 @@ func (c *Config) withDefaults() error {
 	return nil
 }
 
-// readCapabilities takes the effect's vetted copy when there is an effect,
-// else reads the backend's declaration once, turning a panic into an error.
-func readCapabilities(cfg Config) (caps effect.Capabilities, err error) {
+// newCaller is the SPI route's call of the backend: the effect's own when
+// there is an effect, so that both routes share one vetted copy of the
+// backend's declaration, else one over Backend with HardKillGrace.
+func newCaller(cfg Config) (*effect.Caller, error) {
 	if cfg.Effect != nil {
-		return cfg.Effect.Capabilities(), nil
+		return cfg.Effect.Caller(), nil
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("handler: backend Capabilities panicked: %s", effect.BoundText(fmt.Sprint(p), effect.MaxMessageUnits))
-		}
-	}()
-	return cfg.Backend.Capabilities(), nil
+	c, err := effect.NewCaller(CaptureLogs(cfg.Backend), effect.Options{BackendGrace: cfg.HardKillGrace, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("handler: %w", err)
+	}
+	return c, nil
 }
 
 // capabilitiesJSON is GET /v1/capabilities' body: fixed at construction but
@@ -360,7 +365,7 @@ func (s *server) capabilitiesJSON() ([]byte, error) {
 	}{
 		SPIVersion:   effect.SPIVersion,
 		Capabilities: s.caps,
-		Idempotent:   s.caps.Network == effect.NetworkNone && s.caps.FreshPerRun,
+		Idempotent:   s.caller.Idempotent(),
 		ScriptStore:  s.cfg.Scripts != nil,
 		Limits: limitsDoc{
 			DefaultWallClockMs: l.DefaultWallClock.Milliseconds(),

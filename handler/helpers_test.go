@@ -84,6 +84,7 @@ const (
 	scriptInfrastructure = "/*infrastructure*/"
 	scriptMalformed      = "/*malformed*/"
 	scriptHang           = "/*hang*/"    // blocks until its context ends, then returns the error
+	scriptIgnore         = "/*ignore*/"  // tells the test it started, then blocks until release is closed, whatever its context
 	scriptSignal         = "/*signal*/ " // prefix: tell the test when the run starts, then run the rest
 )
 
@@ -91,7 +92,8 @@ const (
 // and a record of how runs ended.
 type testBackend struct {
 	*quickjs.Engine
-	started chan struct{} // receives when a scriptSignal run starts
+	started chan struct{} // receives when a scriptSignal or scriptIgnore run starts
+	release chan struct{} // closed to end the scriptIgnore runs
 	mu      sync.Mutex
 	runs    []run // how each run of the real engine ended
 }
@@ -103,7 +105,7 @@ type run struct {
 }
 
 func newTestBackend(e *quickjs.Engine) *testBackend {
-	return &testBackend{Engine: e, started: make(chan struct{}, 16)}
+	return &testBackend{Engine: e, started: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
 func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outcome, error, bool) {
@@ -117,6 +119,10 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outc
 	case script == scriptHang:
 		<-ctx.Done()
 		return effect.Outcome{}, ctx.Err(), true
+	case script == scriptIgnore:
+		b.started <- struct{}{}
+		<-b.release
+		return effect.OK([]byte(`"released"`)), nil, true
 	case strings.HasPrefix(script, scriptSignal):
 		b.started <- struct{}{}
 	}
@@ -237,6 +243,7 @@ type env struct {
 	raw     bool
 
 	readTimeout time.Duration
+	unobserved  bool
 }
 
 type option func(*env)
@@ -250,6 +257,11 @@ func withConfig(f func(*handler.Config)) option { return func(v *env) { f(&v.cfg
 // unvalidated serves the handler without the OpenAPI check, whose reading
 // of the whole body first would hide how the handler reads it.
 func unvalidated() option { return func(v *env) { v.raw = true } }
+
+// unobserved builds the effect with effect.New over the bare store and
+// backend (none of NewEffect's timing and tracing wrappers) and discards the
+// logs: what the handler decides must not change.
+func unobserved() option { return func(v *env) { v.unobserved = true } }
 
 // withReadTimeout sets the test server's http.Server.ReadTimeout.
 func withReadTimeout(d time.Duration) option { return func(v *env) { v.readTimeout = d } }
@@ -278,8 +290,19 @@ func newEnv(t *testing.T, opts ...option) *env {
 		o(v)
 	}
 	v.cfg.Backend = v.backend
+	if v.unobserved {
+		v.cfg.Logger = nil
+	}
 	if v.cfg.Scripts != nil && v.cfg.Effect == nil {
-		eff, err := handler.NewEffect(v.cfg.Scripts, v.backend, v.cfg.Limits, effect.Options{BackendGrace: time.Second})
+		newEffect := func() (*effect.Effect, error) {
+			return handler.NewEffect(v.cfg.Scripts, v.backend, v.cfg.Limits, effect.Options{BackendGrace: time.Second, Logger: v.cfg.Logger})
+		}
+		if v.unobserved {
+			newEffect = func() (*effect.Effect, error) {
+				return effect.New(v.cfg.Scripts, v.backend, effect.Options{BackendGrace: time.Second})
+			}
+		}
+		eff, err := newEffect()
 		if err != nil {
 			t.Fatal(err)
 		}
