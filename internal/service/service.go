@@ -18,6 +18,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/auth"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore/gcsstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
@@ -225,9 +226,9 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 	return s, nil
 }
 
-// OpenStore opens the script store a STORE_URL names.
+// OpenStore opens the script store a STORE_URL names, GCS included.
 func OpenStore(ctx context.Context, rawURL string, opts contentstore.Options) (contentstore.Store, error) {
-	return contentstore.Open(ctx, rawURL, opts)
+	return gcsstore.Open(ctx, rawURL, opts)
 }
 
 // authenticator is the handler's Auth hook when AUTH_AUDIENCE is set.
