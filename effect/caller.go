@@ -182,12 +182,15 @@ func (c *Caller) call(ctx context.Context, req Request, label string, running *r
 			if p := recover(); p != nil {
 				r = callResult{panicked: true, panicVal: p, stack: debug.Stack()}
 			}
+			// done before the result is handed over: a call that settled
+			// leaves the last count to Call or Evaluate, which then calls
+			// finished before it returns
+			running.done()
 			results <- r
 			if abandoned.Load() {
 				c.log.Warn("sandbox backend returned after the effect stopped waiting",
 					"scriptRef", label, "after", time.Since(start))
 			}
-			running.done()
 		}()
 		r.outcome, r.err = c.backend.Evaluate(callCtx, req)
 	}()
