@@ -487,3 +487,16 @@ func TestIDToken(t *testing.T) {
 		t.Errorf("%d requests sent without a usable token", n)
 	}
 }
+
+// Without WithMaxResponseBytes, the client reads any value the service can
+// return (up to effect.MaxValueBytes of the advertised maxMemoryBytes), even
+// one over DefaultMaxResponseBytes, so that the caller's effect bounds the
+// output (limitExceeded output) instead of the transport failing untyped.
+func TestEvaluateReadsAnyValueTheServiceCanMake(t *testing.T) {
+	value := `"` + strings.Repeat("v", client.DefaultMaxResponseBytes) + `"`
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":`+value+`}`) })
+	o := evalT(t, dial(t, f.URL)) // capsDoc's maxMemoryBytes is 256 MiB
+	if !o.OK || len(o.Value) != len(value) {
+		t.Fatalf("a %d-byte value: ok=%v kind=%q, %d bytes", len(value), o.OK, o.Kind, len(o.Value))
+	}
+}

@@ -58,7 +58,8 @@ type Limits struct {
 	// /v1/evaluations (typed limitExceeded output, applied by the effect;
 	// NewEffect passes it on). The SPI route returns the value whole: the
 	// caller's effect bounds it (ADR 0144 D2: a backend never reports the
-	// output limit), and the memory limit bounds what the engine can make.
+	// output limit), and the memory limit bounds what the engine can make,
+	// at most effect.MaxValueBytes(MaxMemoryBytes), which the route enforces.
 	MaxOutputBytes int64
 	// MaxScriptBytes bounds a script: an inline one on the SPI route (413
 	// problem) and a stored one fetched by reference (413 problem, or the

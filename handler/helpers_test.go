@@ -83,10 +83,14 @@ const (
 	scriptPanic          = "/*panic*/"
 	scriptInfrastructure = "/*infrastructure*/"
 	scriptMalformed      = "/*malformed*/"
-	scriptHang           = "/*hang*/"    // blocks until its context ends, then returns the error
-	scriptIgnore         = "/*ignore*/"  // tells the test it started, then blocks until release is closed, whatever its context
-	scriptSignal         = "/*signal*/ " // prefix: tell the test when the run starts, then run the rest
+	scriptHang           = "/*hang*/"     // blocks until its context ends, then returns the error
+	scriptIgnore         = "/*ignore*/"   // tells the test it started, then blocks until release is closed, whatever its context
+	scriptOverlong       = "/*overlong*/" // an ok value of overlongBytes, longer than any run within 1 MiB can make
+	scriptSignal         = "/*signal*/ "  // prefix: tell the test when the run starts, then run the rest
 )
+
+// overlongBytes is one more than effect.MaxValueBytes(1 MiB).
+const overlongBytes = 3<<20 + 1
 
 // testBackend is the real engine with a few scripts that make it misbehave,
 // and a record of how runs ended.
@@ -119,6 +123,10 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outc
 	case script == scriptHang:
 		<-ctx.Done()
 		return effect.Outcome{}, ctx.Err(), true
+	case script == scriptOverlong:
+		v := bytes.Repeat([]byte("x"), overlongBytes)
+		v[0], v[len(v)-1] = '"', '"'
+		return effect.OK(v), nil, true
 	case script == scriptIgnore:
 		b.started <- struct{}{}
 		<-b.release

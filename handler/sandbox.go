@@ -18,7 +18,9 @@ import (
 // is the engine's outcome object (D2), exactly, from the effect's own fetch
 // and verification (Effect.Fetch) and its own call of the backend, raced
 // against wall clock + grace and validated (effect.Caller). The route
-// decodes, calls and encodes.
+// decodes, calls and encodes. Its value is returned whole: maxOutputBytes
+// bounds /v1/evaluations only, and here the caller's effect bounds the
+// output (ADR 0144 D2); effect.MaxValueBytes is the longest value it returns.
 func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ev := s.startEval(r)
@@ -73,6 +75,13 @@ func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		writeProblem(w, r, s.effectProblem(req.ScriptRef, err))
+		return
+	}
+	if n, max := int64(len(out.Value)), effect.MaxValueBytes(s.lim.MaxMemoryBytes); n > max {
+		// The route's only bound on a value (see effect.MaxValueBytes); an
+		// engine within its memory cannot reach it.
+		writeProblem(w, r, newProblem(pMalformedOutcome, http.StatusInternalServerError,
+			fmt.Sprintf("the engine returned a value of %d bytes, over the %d bytes a run within maxMemoryBytes can make", n, max)))
 		return
 	}
 	resp, label, limit, p := encodeOutcome(out)
