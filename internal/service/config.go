@@ -12,6 +12,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
@@ -57,15 +58,16 @@ type Config struct {
 }
 
 // Defaults is the configuration of an empty environment: the one home of
-// every default. The engine's own defaults (memory maximum, CPU budget, pool
-// size, hard-kill grace) and the effect's byte bounds are quickjs's and
-// effect's, taken as they are.
+// every default. Where a package's own default is the same setting (the
+// engine's memory maximum, CPU budget, pool size and hard-kill grace, the
+// effect's byte bounds, the store's script size and cache), it is taken as
+// it is, so that the two cannot disagree.
 func Defaults() Config {
 	return Config{
 		Port:                     "8080",
 		StoreURL:                 "examples/store",
-		MaxScriptBytes:           1 << 20,
-		ScriptCacheBytes:         64 << 20,
+		MaxScriptBytes:           contentstore.DefaultMaxScriptBytes,
+		ScriptCacheBytes:         contentstore.DefaultCacheBytes,
 		DefaultWallClock:         5 * time.Second,
 		MaxWallClock:             30 * time.Second,
 		DefaultMemoryBytes:       64 << 20,
