@@ -281,7 +281,7 @@ func (e *Effect) parseInput(in Input) (contentref.Ref, error) {
 	if in.Limits.MemoryBytes <= 0 {
 		problems = append(problems, fmt.Sprintf("limits.memoryBytes must be > 0, got %d", in.Limits.MemoryBytes))
 	}
-	if h := in.ExpectedOutputShapeHash; h != "" && !validShapeHash(h) {
+	if h := in.ExpectedOutputShapeHash; h != "" && !ValidShapeHash(h) {
 		problems = append(problems, fmt.Sprintf("expectedOutputShapeHash must be sha256: and 64 lowercase hex digits, got %s", quoteBounded(h)))
 	}
 	if len(problems) > 0 {
