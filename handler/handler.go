@@ -103,7 +103,9 @@ const ReadyTimeout = 5 * time.Second
 type Config struct {
 	// Backend is the engine. The SPI route calls it through the effect's
 	// own Caller (Effect.Caller), or, when Effect is nil, through a Caller
-	// New builds over it (its capabilities read once, in New).
+	// New builds over it with the effect's default options (its
+	// capabilities read once, in New; a backend with network access or
+	// reused environments refused, as the effect refuses it).
 	Backend LogBackend
 	// Scripts reads scripts by reference for the SPI route's scriptRef.
 	// Nil means no store is configured (credential-free mode):
