@@ -209,7 +209,7 @@ func (s *server) storeProblem(ref contentref.Ref, err error) *problem {
 // storedScriptTooLarge is the 413 for a script the store refused as over its
 // maximum size. It names the server's maxScriptBytes (the limit member and
 // the number) when that bound applied: when the store's own maximum is the
-// same or larger (serve.go opens the store with MAX_SCRIPT_BYTES), or is not
+// same or larger (the service opens the store with MAX_SCRIPT_BYTES), or is not
 // known. A store whose maximum is below the server's is named as such.
 func (s *server) storedScriptTooLarge(ref contentref.Ref, err error) *problem {
 	head := fmt.Sprintf("the script stored under %s is", ref)
