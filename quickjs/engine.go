@@ -241,14 +241,17 @@ func (e *Engine) compile(ctx context.Context) error {
 }
 
 // fill keeps the pool full of fresh instances, and closes used ones, until
-// the engine closes. It keeps an OS thread of its own (the goroutine never
-// unlocks it, so the thread ends with it): the thread that delivered a
-// result then has nothing left to do, and the caller waiting for that result
-// (in a worker, the server, woken onto the same processor) runs at once
-// instead of behind the clearing of a used memory.
+// the engine closes. With more than one processor it keeps an OS thread of
+// its own (the goroutine never unlocks it, so the thread ends with it): the
+// thread that delivered a result then has nothing left to do, and a caller
+// woken onto the same core runs at once instead of behind the clearing of a
+// used memory. On one processor (a worker) a thread of its own would only
+// add hand-offs between threads.
 func (e *Engine) fill() {
 	defer e.filling.Done()
-	runtime.LockOSThread()
+	if runtime.GOMAXPROCS(0) > 1 {
+		runtime.LockOSThread()
+	}
 	backoff := 10 * time.Millisecond
 	for {
 		select {
