@@ -1,14 +1,12 @@
 package worker
 
 import (
-	"bytes"
-	"encoding/json"
 	"log/slog"
 	"os"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
 // residentExecutable is how much of this process's executable is resident,
@@ -53,7 +51,7 @@ func TestReleaseExecutablePages(t *testing.T) {
 // A worker releases its start-up pages before it serves.
 func TestWorkerReleasesItsStartUpPages(t *testing.T) {
 	syscall.Sync()
-	var logs lockedBuffer
+	var logs servicetest.Logs
 	p := newPool(t, func(o *Options) {
 		o.Spares = 0
 		o.LogLevel = "debug"
@@ -62,36 +60,13 @@ func TestWorkerReleasesItsStartUpPages(t *testing.T) {
 	if got := describe(run(t, p, `input.n + 1`, `{"n":41}`, generous)); got != "ok 42" {
 		t.Fatalf("a run in the worker: %s", got)
 	}
-	for line := range strings.Lines(logs.String()) {
-		var rec struct {
-			Msg   string `json:"msg"`
-			Bytes int64  `json:"bytes"`
-		}
-		if json.Unmarshal([]byte(line), &rec) == nil && strings.Contains(rec.Msg, "released the executable's start-up pages") {
-			if rec.Bytes <= 0 {
-				t.Fatalf("the worker released %d bytes", rec.Bytes)
-			}
-			return
-		}
+	lines := logs.Lines("worker: released the executable's start-up pages")
+	if len(lines) == 0 {
+		t.Fatalf("the worker did not say it released its start-up pages; its log:\n%s", logs.String())
 	}
-	t.Fatalf("the worker did not say it released its start-up pages; its log:\n%s", logs.String())
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	if n, _ := lines[0]["bytes"].(float64); n <= 0 {
+		t.Fatalf("the worker released %v bytes", lines[0]["bytes"])
+	}
 }
 
 func TestExecutableMappings(t *testing.T) {

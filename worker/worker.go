@@ -139,9 +139,9 @@ func start(ctx context.Context, h hello, log *slog.Logger) (*quickjs.Engine, Pro
 	// the system before serving (a worker's resident set is per process).
 	debug.FreeOSMemory()
 	if n, err := releaseExecutablePages(); err != nil {
-		log.Warn("worker: releasing the executable's start-up pages", "err", err)
+		log.Warn("releasing the executable's start-up pages", "err", err)
 	} else {
-		log.Debug("worker: released the executable's start-up pages", "bytes", n)
+		log.Debug("released the executable's start-up pages", "bytes", n)
 	}
 	// The worker's live heap is a few MB and each run allocates copies of
 	// its script, input and result; a target of 200 halves the collections
