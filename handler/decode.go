@@ -2,17 +2,21 @@ package handler
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // evaluationRequest is a decoded, validated POST /v1/evaluations body.
@@ -89,8 +93,11 @@ func requestFields(top []string) func(string) []string {
 // and decodes it into v, whose members must be pointers or raw types so that
 // only a member's JSON type can fail.
 func decodeStrict(body []byte, top []string, v any) *problem {
-	c := &jsonChecker{data: body, fields: requestFields(top), what: "the body"}
-	if p := c.check(); p != nil {
+	fields := requestFields(top)
+	err := jsontext.Check(body, jsontext.Options{Key: func(path jsontext.Path, keyAt int) error {
+		return unknownField(body, path, keyAt, fields)
+	}})
+	if p := jsonProblem(body, err, "the body", ""); p != nil {
 		return p
 	}
 	if i := firstNonSpace(body); body[i] != '{' {
@@ -108,6 +115,77 @@ func decodeStrict(body []byte, top []string, v any) *problem {
 		return newProblem(pMalformedJSON, 400, "the body could not be decoded: "+err.Error())
 	}
 	return nil
+}
+
+// problemError carries a problem through the JSON reader's hooks.
+type problemError struct{ p *problem }
+
+func (e problemError) Error() string { return e.p.detail }
+
+// unknownField refuses a key that the object at its path does not accept.
+func unknownField(body []byte, path jsontext.Path, keyAt int, fields func(string) []string) error {
+	parent := memberName(path[:len(path)-1])
+	if len(path) > 2 || len(path) == 2 && path[0].Index >= 0 {
+		return nil // no object below the top level's members has a field list
+	}
+	allowed := fields(parent)
+	if allowed == nil || slices.Contains(allowed, path[len(path)-1].Key) {
+		return nil
+	}
+	member := memberName(path)
+	p := newProblem(pUnknownField, 400, "").at(body, keyAt)
+	where := "the request"
+	if parent != "" {
+		where = quoteField(parent)
+	}
+	p.detail = fmt.Sprintf("unknown field %s%s; %s accepts %s", quoteField(member), p.where(), where, strings.Join(allowed, ", "))
+	p.field = member
+	return problemError{p}
+}
+
+// memberName writes a path as details and the field member name a member:
+// keys joined by dots, an array element as "[]" after its array.
+func memberName(path jsontext.Path) string {
+	var b strings.Builder
+	for i, s := range path {
+		switch {
+		case s.Index >= 0:
+			b.WriteString("[]")
+		case i > 0:
+			b.WriteByte('.')
+			fallthrough
+		default:
+			b.WriteString(s.Key)
+		}
+	}
+	return b.String()
+}
+
+// jsonProblem turns the JSON reader's verdict on data into a problem (nil
+// for none). what names the text in details ("the body", "inputJson");
+// field, when not "", is the field member of every problem.
+func jsonProblem(data []byte, err error, what, field string) *problem {
+	var pe problemError
+	var je *jsontext.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pe):
+		return pe.p
+	case !errors.As(err, &je):
+		return newProblem(pMalformedJSON, 400, what+" could not be read: "+err.Error()).withCause(err)
+	case je.Kind == jsontext.KindDuplicateKey:
+		member := memberName(je.Path)
+		p := newProblem(pDuplicateKey, 400, "").at(data, je.Offset)
+		p.detail = fmt.Sprintf("%s has the key %s twice in one object%s; JSON parsers disagree on which one counts, so the request is refused",
+			what, quoteField(member), p.where())
+		p.field = cmp.Or(field, member)
+		return p
+	}
+	p := newProblem(pMalformedJSON, 400, "").at(data, je.Offset)
+	p.detail = what + " " + je.Msg + p.where()
+	p.field = field
+	return p
 }
 
 func firstNonSpace(b []byte) int {
@@ -202,8 +280,7 @@ func decodeSandboxEvaluate(body []byte, lim Limits) (sandboxRequest, *problem) {
 			fmt.Sprintf("inputJson is %d bytes, over the server's maxInputBytes of %d", n, lim.MaxInputBytes)).
 			withLimit("maxInputBytes", lim.MaxInputBytes).withField("inputJson")
 	}
-	c := &jsonChecker{data: []byte(in), what: "inputJson", field: "inputJson"}
-	if p := c.check(); p != nil {
+	if p := jsonProblem([]byte(in), jsontext.Validate([]byte(in)), "inputJson", "inputJson"); p != nil {
 		p.detail += " (offsets count bytes of the inputJson text)"
 		return sandboxRequest{}, p
 	}

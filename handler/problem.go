@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // problemBase is where the problem types are documented; a type is this plus
@@ -217,3 +219,6 @@ func writeBody(w http.ResponseWriter, status int, contentType string, body []byt
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+// quoteField quotes a member name for a detail, cut to a readable length.
+func quoteField(s string) string { return jsontext.QuoteShort(s) }

@@ -1,0 +1,33 @@
+package handler_test
+
+import (
+	"testing"
+)
+
+// Keys are compared as JSON.parse compares them, as UTF-16 code units: the
+// lone surrogates "\ud800" and "\ud801" are two keys, on both routes, and
+// the script sees both; a key written twice is still refused.
+func TestLoneSurrogateKeysAreDistinct(t *testing.T) {
+	v := newEnv(t)
+	const script = `Object.keys(input).map(k => k.charCodeAt(0))`
+	ref := v.put(script)
+	const distinct = `{"\ud800":1,"\ud801":2}`
+	const twice = `{"\ud800":1,"\uD800":2}`
+
+	wantBody(t, v.post("/v1/evaluations", `{"scriptRef":"`+ref+`","input":`+distinct+`}`), 200, `{"ok":true,"value":[55296,55297]}`)
+	wantBody(t, v.post("/v1/sandbox/evaluate", `{"script":"`+script+`","inputJson":"{\"\\ud800\":1,\"\\ud801\":2}"}`), 200, `{"ok":true,"value":[55296,55297]}`)
+
+	p := wantProblem(t, v.post("/v1/evaluations", `{"scriptRef":"`+ref+`","input":`+twice+`}`), 400, "duplicate-key", false, "twice")
+	if p["offset"] != 107.0 {
+		t.Errorf("duplicate key at offset %v, want 107 (the second key)", p["offset"])
+	}
+	wantProblem(t, v.post("/v1/sandbox/evaluate", `{"script":"1","inputJson":"{\"\\ud800\":1,\"\\uD800\":2}"}`), 400, "duplicate-key", false, "inputJson", "twice")
+}
+
+// A backend's value is held to the same JSON policy on both routes: a key
+// twice is a malformed outcome, not a value passed on.
+func TestOutcomeValueHasNoDuplicateKeys(t *testing.T) {
+	v := newEnv(t)
+	wantProblem(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptDuplicateKeys, "inputJson": "null"}), 500, "malformed-outcome", false, "not JSON text")
+	wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptDuplicateKeys)}), 500, "malformed-outcome", false)
+}
