@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // object is one JSON object read strictly: each member is taken at most once
@@ -27,36 +27,30 @@ type object struct {
 }
 
 func parseObject(path string, data []byte) (*object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("%snot JSON: %w", at(path), err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("%sa JSON object is required", at(path))
-	}
 	o := &object{path: path, vals: map[string]json.RawMessage{}, used: map[string]bool{}}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%snot JSON: %w", at(path), err)
+	err := jsontext.Check(data, jsontext.Options{Value: func(p jsontext.Path, raw []byte) error {
+		if len(p) == 1 && p[0].Index < 0 {
+			o.keys = append(o.keys, p[0].Key)
+			o.vals[p[0].Key] = raw
 		}
-		key := tok.(string) // inside an object the decoder only yields string keys
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("%snot JSON: %w", at(join(path, key)), err)
+		return nil
+	}})
+	var je *jsontext.Error
+	switch {
+	case errors.As(err, &je) && je.Kind == jsontext.KindDuplicateKey:
+		member := path
+		for _, s := range je.Path {
+			if s.Index >= 0 {
+				member += "[" + strconv.Itoa(s.Index) + "]"
+			} else {
+				member = join(member, s.Key)
+			}
 		}
-		if _, dup := o.vals[key]; dup {
-			return nil, fmt.Errorf("%sduplicate member", at(join(path, key)))
-		}
-		o.keys = append(o.keys, key)
-		o.vals[key] = raw
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, fmt.Errorf("%sduplicate member", at(member))
+	case err != nil:
 		return nil, fmt.Errorf("%snot JSON: %w", at(path), err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%sdata after the JSON object", at(path))
+	case data[len(data)-len(bytes.TrimLeft(data, " \t\r\n"))] != '{':
+		return nil, fmt.Errorf("%sa JSON object is required", at(path))
 	}
 	return o, nil
 }
@@ -117,12 +111,11 @@ func (o *object) str(key string, required bool) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	var s string
-	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+	if raw[0] != '"' {
 		o.fail(key, "must be a string, got %s", kindOf(raw))
 		return "", false
 	}
-	return s, true
+	return jsontext.Unquote(raw), true
 }
 
 func (o *object) boolean(key string, required bool) (bool, bool) {

@@ -106,7 +106,7 @@ func TestDialRefuses(t *testing.T) {
 		{"no limits", replace(`"limits":{`, `"limitz":{`), "", client.ErrInvalidCapabilities, `"limits": missing`},
 		{"bad sha", replace(strings.Repeat("ab", 32), strings.Repeat("AB", 32)), "", client.ErrInvalidCapabilities, "64 lowercase hex"},
 		{"no engine version", replace(`"version":"2025-04-26",`, ``), "", client.ErrInvalidCapabilities, `"version": missing`},
-		{"trailing data", capsDoc + ` {}`, "", client.ErrInvalidCapabilities, "after the JSON object"},
+		{"trailing data", capsDoc + ` {}`, "", client.ErrInvalidCapabilities, "data after the JSON value"},
 		{"not JSON", `<html>`, "", client.ErrInvalidCapabilities, "not JSON"},
 		{"wrong content type", capsDoc, "text/plain", client.ErrInvalidCapabilities, "Content-Type"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 const evaluationsPath = "/v1/evaluations"
@@ -65,7 +66,7 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 	switch {
 	case req.ScriptRef == "":
 		return EvaluationResponse{}, errors.New("client: EvaluationRequest.ScriptRef is empty")
-	case req.Input != nil && !json.Valid(req.Input):
+	case req.Input != nil && jsontext.Validate(req.Input) != nil:
 		return EvaluationResponse{}, errors.New("client: EvaluationRequest.Input is not JSON text")
 	case req.Limits != nil && (req.Limits.WallClock < 0 || req.Limits.MemoryBytes < 0):
 		return EvaluationResponse{}, fmt.Errorf("client: EvaluationRequest.Limits must not be negative, got wall clock %v and memoryBytes %d",

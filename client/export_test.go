@@ -2,3 +2,6 @@ package client
 
 // OutcomeJSON lets the external tests write outcomes as the fuzz test does.
 var OutcomeJSON = outcomeJSON
+
+// DecodeOutcomeForTest lets the external tests read a body as Evaluate does.
+var DecodeOutcomeForTest = decodeOutcome
