@@ -28,7 +28,7 @@ type object struct {
 
 func parseObject(path string, data []byte) (*object, error) {
 	o := &object{path: path, vals: map[string]json.RawMessage{}, used: map[string]bool{}}
-	err := jsontext.Check(data, jsontext.Options{Value: func(p jsontext.Path, raw []byte) error {
+	err := jsontext.Check(data, jsontext.Options{Value: func(p jsontext.Path, _ int, raw []byte) error {
 		if len(p) == 1 && p[0].Index < 0 {
 			o.keys = append(o.keys, p[0].Key)
 			o.vals[p[0].Key] = raw

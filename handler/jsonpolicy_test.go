@@ -2,6 +2,8 @@ package handler_test
 
 import (
 	"testing"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
 // Keys are compared as JSON.parse compares them, as UTF-16 code units: the
@@ -30,4 +32,31 @@ func TestOutcomeValueHasNoDuplicateKeys(t *testing.T) {
 	v := newEnv(t)
 	wantProblem(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptDuplicateKeys, "inputJson": "null"}), 500, "malformed-outcome", false, "not JSON text")
 	wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptDuplicateKeys)}), 500, "malformed-outcome", false)
+}
+
+// A script sent by value runs exactly as sent: a lone surrogate written as a
+// JSON escape reaches the engine as that code unit (WTF-8), not as U+FFFD,
+// and the logged hash is of the text that ran.
+func TestScriptByValueRunsAsSent(t *testing.T) {
+	v := newEnv(t)
+	for _, tc := range []struct{ script, value string }{
+		{`'\ud800'.charCodeAt(0)`, `55296`},
+		{`'\udc00\ud800'.length`, `2`},
+		{`'\ud83d\ude00'.codePointAt(0)`, `128512`},
+		{`JSON.stringify('\ud800')`, `"\"\\ud800\""`},
+	} {
+		wantBody(t, v.post("/v1/sandbox/evaluate", `{"script":"`+tc.script+`","inputJson":"null"}`), 200, `{"ok":true,"value":`+tc.value+`}`)
+	}
+	// The hash in the log line is of the script's WTF-8 text, the bytes run.
+	sent := "'\xed\xa0\x80'.charCodeAt(0)"
+	want := contentref.RefOf([]byte(sent)).String()
+	found := false
+	for _, l := range v.logs.lines(t, "evaluation") {
+		if l["scriptSha256"] == want {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no log line names the script by %s, the hash of the text that ran", want)
+	}
 }

@@ -202,6 +202,10 @@ func TestBadRequests(t *testing.T) {
 		{name: "truncated sequence at the end", route: routeEvaluations, body: "{\"scriptRef\":\"" + echo + "\",\"input\":\"\xe2\x82\"}", status: 400, slug: "malformed-json", detail: []string{"UTF-8"}},
 		{name: "invalid UTF-8 inside inputJson", route: routeSandbox, body: "{\"script\":\"1\",\"inputJson\":\"\\\"\xff\\\"\"}", status: 400, slug: "malformed-json", detail: []string{"UTF-8"}},
 		{name: "lone surrogate escapes are valid JSON and reach the script", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","input":"\ud800x\udfff"}`, ok: `{"ok":true,"value":"\ud800x\udfff"}`},
+		{name: "lone surrogate keys are two keys", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","input":{"\ud800":1,"\ud801":2}}`, ok: `{"ok":true,"value":{"\ud800":1,"\ud801":2}}`},
+		{name: "a lone surrogate escape in a script by value runs as sent", route: routeSandbox, body: `{"script":"'\ud800'.charCodeAt(0)","inputJson":"null"}`, ok: `{"ok":true,"value":55296}`},
+		{name: "a lone surrogate escape in inputJson's own string is refused", route: routeSandbox, body: `{"script":"input","inputJson":"\"\ud800\""}`, status: 400, slug: "malformed-json", detail: []string{"inputJson", "lone surrogate U+D800", `escape \ud800`, "byte offset 1"}, field: "inputJson"},
+		{name: "a lone surrogate escaped inside inputJson reaches the script", route: routeSandbox, body: `{"script":"input.charCodeAt(0)","inputJson":"\"\\ud800\""}`, ok: `{"ok":true,"value":55296}`},
 
 		// ---- duplicate keys, anywhere
 		{name: "duplicate top-level key", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","scriptRef":"` + length + `"}`, status: 400, slug: "duplicate-key", detail: []string{`"scriptRef"`, "twice"}, field: "scriptRef"},

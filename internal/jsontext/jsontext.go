@@ -88,10 +88,10 @@ type Options struct {
 	// and before its value is read. An error it returns ends the pass and is
 	// returned as it is.
 	Key func(path Path, keyAt int) error
-	// Value, when set, is called with each object member's path and the raw
-	// text of its value, once the value is read. An error it returns ends
-	// the pass and is returned as it is.
-	Value func(path Path, raw []byte) error
+	// Value, when set, is called with each object member's path, the offset
+	// of its value and the value's text, once the value is read. An error it
+	// returns ends the pass and is returned as it is.
+	Value func(path Path, at int, raw []byte) error
 }
 
 // Check reads text once, calling opts' hooks on the way, and returns the
@@ -273,7 +273,14 @@ func (p *parser) describe() string {
 
 func (p *parser) top() error {
 	if !utf8.Valid(p.data) {
-		return p.fail(KindUTF8, firstInvalidUTF8(p.data), "is not valid UTF-8")
+		at := firstInvalidUTF8(p.data)
+		msg := "is not valid UTF-8"
+		if r, _ := DecodeWTF8(string(p.data[at:])); r >= 0xD800 && r < 0xE000 {
+			// Text decoded from a JSON string holds a lone surrogate escape
+			// so (WTF-8); as JSON text it must be an escape again.
+			msg += fmt.Sprintf(": it holds the lone surrogate U+%04X as a character; write it as the escape \\u%04x", r, r)
+		}
+		return p.fail(KindUTF8, at, msg)
 	}
 	p.skipWS()
 	if p.pos == len(p.data) {
@@ -415,7 +422,7 @@ func (p *parser) object(depth int) error {
 			return err
 		}
 		if p.opts.Value != nil {
-			if err := p.opts.Value(p.path, p.data[start:p.pos]); err != nil {
+			if err := p.opts.Value(p.path, start, p.data[start:p.pos]); err != nil {
 				return err
 			}
 		}
@@ -590,6 +597,14 @@ func (p *parser) number() (float64, error) {
 	f, _ := strconv.ParseFloat(string(p.data[start:p.pos]), 64)
 	return f, nil
 }
+
+// Text is JSON text this package has accepted, whole or a value inside an
+// accepted text; code converts to it only such text, so that a reader
+// further on can skip checking it again.
+type Text []byte
+
+// MarshalJSON writes t as it is.
+func (t Text) MarshalJSON() ([]byte, error) { return t, nil }
 
 // Unquote decodes raw, a string literal this package has accepted (quotes
 // included), to WTF-8.

@@ -260,6 +260,7 @@ func TestErrorPositionAndPath(t *testing.T) {
 		{`{"a":[1,{"b":tru}]}`, KindSyntax, 13, "/a/1/b", "has an invalid literal; expected true"},
 		{`{"a":1,"a":2}`, KindDuplicateKey, 7, "/a", `has the key "a" twice in one object`},
 		{"[\"x\xffy\"]", KindUTF8, 3, "", "is not valid UTF-8"},
+		{"[\"x\xed\xa0\x80\"]", KindUTF8, 3, "", `is not valid UTF-8: it holds the lone surrogate U+D800 as a character; write it as the escape \ud800`},
 		{`{"a/b~c":[01]}`, KindSyntax, 11, "/a~1b~0c", "has unexpected '1' where ',' or ']' was expected in an array"},
 		{`"a\qb"`, KindSyntax, 2, "", "has an invalid escape in a string"},
 		{`"a\u12x4"`, KindSyntax, 2, "", `has an invalid \u escape; expected four hex digits`},
@@ -293,8 +294,8 @@ func TestCheckHooks(t *testing.T) {
 			keys = append(keys, path.Pointer()+"@"+strconv.Itoa(keyAt))
 			return nil
 		},
-		Value: func(path Path, raw []byte) error {
-			values = append(values, path.Pointer()+"="+string(raw))
+		Value: func(path Path, at int, raw []byte) error {
+			values = append(values, path.Pointer()+"@"+strconv.Itoa(at)+"="+string(raw))
 			return nil
 		},
 	})
@@ -304,7 +305,7 @@ func TestCheckHooks(t *testing.T) {
 	if want := []string{"/a@1", "/a/b@7", "/a/b/1/c@18", "/d@30"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("keys %q, want %q", keys, want)
 	}
-	if want := []string{`/a/b/1/c="x"`, `/a/b=[1, {"c":"x"}]`, `/a={"b" : [1, {"c":"x"}]}`, `/d=null`}; !reflect.DeepEqual(values, want) {
+	if want := []string{`/a/b/1/c@22="x"`, `/a/b@13=[1, {"c":"x"}]`, `/a@6={"b" : [1, {"c":"x"}]}`, `/d@34=null`}; !reflect.DeepEqual(values, want) {
 		t.Errorf("values %q, want %q", values, want)
 	}
 	stop := errors.New("stop")
