@@ -372,7 +372,8 @@ func TestWorkersLockDownAtAnyMemoryMaximum(t *testing.T) {
 }
 
 // Dependencies point inward: the SPI that backend authors import (effect),
-// the Go client, the content reference and the JSON policy link no store, no GCS, no gRPC and
+// the Go client, the wire format, the content reference and the JSON policy
+// link no store, no GCS, no gRPC and
 // no engine, so that a program using the client stays small.
 func TestDependenciesPointInward(t *testing.T) {
 	forbidden := []string{
@@ -382,7 +383,7 @@ func TestDependenciesPointInward(t *testing.T) {
 		"github.com/loom-plugins/sandbox-cloudrun/quickjs",
 		"github.com/loom-plugins/sandbox-cloudrun/worker",
 	}
-	for _, pkg := range []string{"./effect", "./client", "./contentref", "./internal/jsontext"} {
+	for _, pkg := range []string{"./effect", "./client", "./contentref", "./internal/jsontext", "./api"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
