@@ -263,6 +263,17 @@ func TestEvalCommand(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(b), `"channel": "scriptError"`) {
 		t.Fatalf("typed failure: %v %s", err, b)
 	}
+	// The input is held to the service's JSON policy: a key twice is refused
+	// before anything runs, two lone surrogates are two keys.
+	cmd = exec.Command(bin, "eval", "-input", `{"a":1,"a":2}`, script)
+	b, err = cmd.CombinedOutput()
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(b), `has the key "a" twice`) {
+		t.Fatalf("duplicate key: %v %s", err, b)
+	}
+	_ = os.WriteFile(script, []byte(`Object.keys(input).length`), 0o644)
+	if b, err := exec.Command(bin, "eval", "-input", `{"\ud800":1,"\ud801":2}`, script).Output(); err != nil || !strings.Contains(string(b), `"value": 2`) {
+		t.Fatalf("lone surrogate keys: %v %s", err, b)
+	}
 }
 
 func TestVersionAndUsage(t *testing.T) {
