@@ -1,8 +1,9 @@
 // Package api is the service's wire format in Go, beside api/openapi.yaml,
 // its contract: the answers of POST /v1/sandbox/evaluate (ADR 0144 D2's
-// outcome) and POST /v1/evaluations (the value or the typed failure), and the
-// GET /v1/capabilities document, each with its encoder and its strict
-// decoder, shared by the handler, the Go client and the tests. A typed
+// outcome) and POST /v1/evaluations (the value or the typed failure), the
+// GET /v1/capabilities document and the problem document of every refusal,
+// each with its encoder and its decoder, shared by the handler, the Go client
+// and the tests. A typed
 // failure's JSON is effect.Failure's own (MarshalJSON, UnmarshalJSON), since
 // the effect returns, logs and stores it.
 //

@@ -124,3 +124,24 @@ func TestAppendEvaluationRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Every problem document decodes and is written again byte for byte; what
+// is not one is refused.
+func TestGoldenProblems(t *testing.T) {
+	valid, invalid := golden(t, "problem")
+	for name, doc := range valid {
+		p, err := api.DecodeProblem(doc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if out := api.AppendProblem(nil, p); !bytes.Equal(out, doc) {
+			t.Errorf("%s: written again as %s, want %s", name, out, doc)
+		}
+	}
+	for name, doc := range invalid {
+		if p, err := api.DecodeProblem(doc); err == nil {
+			t.Errorf("%s: accepted as %+v", name, p)
+		}
+	}
+}

@@ -623,16 +623,39 @@ func Unquote(raw []byte) string {
 	return string(s)
 }
 
-// QuoteShort quotes s (Go syntax) for a message, cut so that hostile text cannot make
-// the message large.
+// QuoteShort quotes s (Go syntax) for a message, cut so that hostile text
+// cannot make the message large. A lone surrogate (WTF-8) is written as its
+// \uXXXX escape, the way JSON and JavaScript write it.
 func QuoteShort(s string) string {
 	const max = 64
+	ellipsis := ""
 	if len(s) > max {
 		cut := max
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
-		return strconv.Quote(s[:cut]) + "…"
+		s, ellipsis = s[:cut], "…"
 	}
-	return strconv.Quote(s)
+	var b strings.Builder
+	b.WriteByte('"')
+	for len(s) > 0 {
+		i := 0
+		var r rune
+		for i < len(s) {
+			var n int
+			if r, n = DecodeWTF8(s[i:]); r >= 0xD800 && r < 0xE000 {
+				break
+			}
+			i += n
+		}
+		q := strconv.Quote(s[:i])
+		b.WriteString(q[1 : len(q)-1])
+		if i == len(s) {
+			break
+		}
+		fmt.Fprintf(&b, `\u%04x`, r)
+		s = s[i+3:]
+	}
+	b.WriteByte('"')
+	return b.String() + ellipsis
 }

@@ -362,3 +362,18 @@ func TestExceedsDepth(t *testing.T) {
 		t.Error("Validate disagrees with MaxDepth")
 	}
 }
+
+func TestQuoteShort(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                    `"plain"`,
+		"a\"b\n":                   `"a\"b\n"`,
+		"x\xed\xa0\x80y":           `"x\ud800y"`,
+		"\xed\xb0\x80\xed\xa0\x80": `"\udc00\ud800"`,
+		"bad \xff":                 `"bad \xff"`,
+		strings.Repeat("é", 40):    `"` + strings.Repeat("é", 32) + `"…`,
+	} {
+		if got := QuoteShort(in); got != want {
+			t.Errorf("QuoteShort(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

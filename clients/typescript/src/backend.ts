@@ -571,6 +571,12 @@ class Transport {
       return undefined;
     }
     if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return undefined;
+    // The members api/testdata/problem defines, each of its type, as the Go
+    // client reads them; others are allowed (a proxy may add some).
+    const r = doc as Record<string, unknown>;
+    for (const k of ["type", "title", "detail", "limit", "field"]) if (r[k] !== undefined && typeof r[k] !== "string") return undefined;
+    for (const k of ["status", "limitValue", "offset", "line", "column"]) if (r[k] !== undefined && !(Number.isSafeInteger(r[k]) && (r[k] as number) >= 0)) return undefined;
+    if (r.retryable !== undefined && typeof r.retryable !== "boolean") return undefined;
     const p: Problem = {};
     for (const k of ["title", "detail"] as const) {
       const v = (doc as Record<string, unknown>)[k];

@@ -22,11 +22,11 @@ function golden(dir: string): [string, string][] {
 
 const capabilities = readFileSync(new URL("capabilities/service.json", testdata), "utf8");
 
-function answer(body: string): FetchLikeResponse {
+function answer(body: string, status = 200, contentType = "application/json"): FetchLikeResponse {
   const bytes = new TextEncoder().encode(body);
   return {
-    status: 200,
-    headers: { get: (name: string) => ({ "content-type": "application/json", "content-length": String(bytes.length) })[name.toLowerCase()] ?? null },
+    status,
+    headers: { get: (name: string) => ({ "content-type": contentType, "content-length": String(bytes.length) })[name.toLowerCase()] ?? null },
     body: (async function* () {
       yield bytes;
     })(),
@@ -61,6 +61,32 @@ describe("api/testdata", () => {
   for (const [name, doc] of golden("outcome/invalid")) {
     test(`outcome invalid/${name} is infrastructure`, async () => {
       assertInfrastructure(await (await backendAnswering(doc)).evaluate(request), "malformed outcome");
+    });
+  }
+
+  /** The message of the outcome when the service answers an evaluation with a problem document. */
+  async function problemMessage(doc: string, status: number): Promise<string> {
+    const fetch: FetchLike = async (url) =>
+      url.endsWith("/v1/capabilities") ? answer(capabilities) : answer(doc, status, "application/problem+json");
+    const b = await CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch, retryBusy: false });
+    const o = await b.evaluate(request);
+    assertOutcome(o);
+    assert.equal(o.ok, false);
+    return (o as { message: string }).message;
+  }
+
+  for (const [name, doc] of golden("problem")) {
+    test(`problem ${name} is read: its title and detail reach the message`, async () => {
+      const p = JSON.parse(doc);
+      const m = await problemMessage(doc, p.status);
+      assert.ok(m.includes(`HTTP ${p.status}: ${p.title}: ${p.detail}`), `${m} lacks the problem's title and detail`);
+    });
+  }
+
+  for (const [name, doc] of golden("problem/invalid")) {
+    test(`problem invalid/${name} is not read as a problem`, async () => {
+      const m = await problemMessage(doc, 500);
+      assert.ok(!m.includes(": x"), `${m} took its title from a document that is not a problem`);
     });
   }
 
