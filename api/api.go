@@ -1,5 +1,7 @@
 // Package api is the service's wire format in Go, beside api/openapi.yaml,
-// its contract: the answers of POST /v1/sandbox/evaluate (ADR 0144 D2's
+// its contract: the request bodies of both POST routes (the members the
+// handler accepts, and the encoders the clients send them with), the answers
+// of POST /v1/sandbox/evaluate (ADR 0144 D2's
 // outcome) and POST /v1/evaluations (the value or the typed failure), the
 // GET /v1/capabilities document and the problem document of every refusal,
 // each with its encoder and its decoder, shared by the handler, the Go client

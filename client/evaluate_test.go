@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -508,5 +509,25 @@ func TestOutcomeJSONPolicy(t *testing.T) {
 	o, err := client.DecodeOutcomeForTest([]byte(`{"ok":false,"kind":"threw","message":"'\ud800'"}`))
 	if err != nil || o.Message != "'\xed\xa0\x80'" {
 		t.Errorf("threw message %q, %v; want the lone surrogate kept as WTF-8", o.Message, err)
+	}
+}
+
+// A script holding a lone surrogate (WTF-8, as the engine and the service
+// hold one) is sent as its escape, which the service runs as that code unit:
+// the body is api/testdata's golden request.
+func TestEvaluateSendsLoneSurrogatesEscaped(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":55297}`) })
+	c := dial(t, f.URL)
+	o, err := c.Evaluate(context.Background(), effect.Request{Script: "'\xed\xa0\x80'.charCodeAt(0) + input.n", InputJSON: `{"n":1}`,
+		Limits: effect.Limits{WallClock: 5 * time.Second, MemoryBytes: 16 << 20}})
+	if err != nil || !o.OK {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	want, err := os.ReadFile("../api/testdata/request/sandbox/script.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.requests(); len(got) != 1 || string(got[0].Body)+"\n" != string(want) {
+		t.Errorf("sent %q, want %s", got, want)
 	}
 }

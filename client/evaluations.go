@@ -36,14 +36,6 @@ type EvaluationRequest struct {
 // them and the service sent them.
 type EvaluationResponse = api.EvaluationResponse
 
-type evaluationsBody struct {
-	ScriptRef               string          `json:"scriptRef"`
-	Input                   json.RawMessage `json:"input"`
-	Limits                  *wireLimits     `json:"limits,omitempty"`
-	ExpectedOutputShapeHash string          `json:"expectedOutputShapeHash,omitempty"`
-	CaptureLogs             bool            `json:"captureLogs,omitempty"`
-}
-
 // Evaluations runs the effect on the service. Every outcome the effect types,
 // failures included, is an EvaluationResponse with a nil error. The error is
 // ctx's when ctx ended, and otherwise an *Error: an untyped failure (a 5xx
@@ -53,7 +45,7 @@ type evaluationsBody struct {
 // invalid is refused before it is sent.
 func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (EvaluationResponse, error) {
 	const op = http.MethodPost + " " + evaluationsPath
-	body := evaluationsBody{
+	body := api.EvaluationRequest{
 		ScriptRef:               req.ScriptRef,
 		Input:                   req.Input,
 		ExpectedOutputShapeHash: req.ExpectedOutputShapeHash,
@@ -68,14 +60,10 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 		return EvaluationResponse{}, fmt.Errorf("client: EvaluationRequest.Limits must not be negative, got wall clock %v and memoryBytes %d",
 			req.Limits.WallClock, req.Limits.MemoryBytes)
 	}
-	if body.Input == nil {
-		body.Input = json.RawMessage("null")
-	}
 	if req.Limits != nil {
-		w := toWire(*req.Limits)
-		body.Limits = &w
+		body.Limits = toWire(*req.Limits)
 	}
-	data, err := marshal(body)
+	data, err := api.AppendEvaluationRequest(nil, body)
 	if err != nil {
 		return EvaluationResponse{}, fmt.Errorf("client: encoding the request: %w", err)
 	}

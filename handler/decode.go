@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
@@ -38,28 +39,6 @@ type sandboxRequest struct {
 	Limits    effect.Limits // defaults filled in
 }
 
-// jsonType is the JSON type a request member must have.
-type jsonType byte
-
-const (
-	anyType jsonType = iota
-	stringType
-	booleanType
-	objectType
-)
-
-// field is a member a request object accepts.
-type field struct {
-	name string
-	typ  jsonType
-}
-
-var (
-	evaluationFields = []field{{"scriptRef", stringType}, {"input", anyType}, {"limits", objectType}, {"expectedOutputShapeHash", stringType}, {"captureLogs", booleanType}}
-	sandboxFields    = []field{{"script", stringType}, {"scriptRef", stringType}, {"inputJson", stringType}, {"limits", objectType}}
-	limitsFields     = []field{{"wallClockMs", anyType}, {"memoryBytes", anyType}}
-)
-
 // bodyMembers is a body read in its one pass: the text of each member of the
 // top-level object and of its "limits" object. A member that is null is
 // absent.
@@ -70,15 +49,15 @@ type bodyMembers struct {
 // readRequest reads body once: its syntax, UTF-8, duplicate keys, unknown
 // fields, that it is an object, and the JSON type of each member, reported
 // in that order.
-func readRequest(body []byte, top []field) (bodyMembers, *problem) {
+func readRequest(body []byte, top []api.Member) (bodyMembers, *problem) {
 	b := bodyMembers{top: map[string][]byte{}, limits: map[string][]byte{}}
 	var typeProblem *problem // the first member of the wrong type
-	fieldsAt := func(path jsontext.Path) (parent string, fields []field) {
+	fieldsAt := func(path jsontext.Path) (parent string, fields []api.Member) {
 		switch {
 		case len(path) == 1 && path[0].Index < 0:
 			return "", top
 		case len(path) == 2 && path[0].Index < 0 && path[0].Key == "limits" && path[1].Index < 0:
-			return "limits", limitsFields
+			return "limits", api.LimitsMembers()
 		}
 		return "", nil
 	}
@@ -98,7 +77,7 @@ func readRequest(body []byte, top []field) (bodyMembers, *problem) {
 			}
 			names := make([]string, len(fields))
 			for i, f := range fields {
-				names[i] = f.name
+				names[i] = f.Name
 			}
 			member := memberName(path)
 			p.detail = fmt.Sprintf("unknown field %s%s; %s accepts %s", quoteField(member), p.where(), where, strings.Join(names, ", "))
@@ -135,26 +114,26 @@ func readRequest(body []byte, top []field) (bodyMembers, *problem) {
 	return b, nil
 }
 
-func lookupField(fields []field, name string) (field, bool) {
+func lookupField(fields []api.Member, name string) (api.Member, bool) {
 	for _, f := range fields {
-		if f.name == name {
+		if f.Name == name {
 			return f, true
 		}
 	}
-	return field{}, false
+	return api.Member{}, false
 }
 
 // wrongType refuses a member whose value at offset at is not of f's type, or
 // returns nil. The problem's offset is where encoding/json, which read
 // bodies before, placed it: just past a scalar, just inside a container.
-func wrongType(body []byte, f field, at int, raw []byte) *problem {
+func wrongType(body []byte, f api.Member, at int, raw []byte) *problem {
 	var want string
 	switch {
-	case f.typ == stringType && raw[0] != '"':
+	case f.Type == api.StringType && raw[0] != '"':
 		want = "a string"
-	case f.typ == booleanType && raw[0] != 't' && raw[0] != 'f':
+	case f.Type == api.BooleanType && raw[0] != 't' && raw[0] != 'f':
 		want = "a boolean"
-	case f.typ == objectType && raw[0] != '{':
+	case f.Type == api.ObjectType && raw[0] != '{':
 		want = "an object"
 	default:
 		return nil
@@ -174,8 +153,8 @@ func wrongType(body []byte, f field, at int, raw []byte) *problem {
 		got = "number"
 	}
 	p := newProblem(pInvalidRequest, 400, "").at(body, offset)
-	p.field = f.name
-	p.detail = fmt.Sprintf("%s must be %s, got a JSON %s%s", quoteField(f.name), want, got, p.where())
+	p.field = f.Name
+	p.detail = fmt.Sprintf("%s must be %s, got a JSON %s%s", quoteField(f.Name), want, got, p.where())
 	return p
 }
 
@@ -244,7 +223,7 @@ func firstNonSpace(b []byte) int {
 
 // decodeEvaluation decodes and validates a POST /v1/evaluations body.
 func decodeEvaluation(body []byte, lim Limits) (evaluationRequest, *problem) {
-	b, p := readRequest(body, evaluationFields)
+	b, p := readRequest(body, api.EvaluationMembers())
 	if p != nil {
 		return evaluationRequest{}, p
 	}
@@ -280,7 +259,7 @@ func decodeEvaluation(body []byte, lim Limits) (evaluationRequest, *problem) {
 // decodeSandboxEvaluate decodes and validates a POST /v1/sandbox/evaluate
 // body. A problem about the size of the script or the input is a 413.
 func decodeSandboxEvaluate(body []byte, lim Limits) (sandboxRequest, *problem) {
-	b, p := readRequest(body, sandboxFields)
+	b, p := readRequest(body, api.SandboxMembers())
 	if p != nil {
 		return sandboxRequest{}, p
 	}

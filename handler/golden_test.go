@@ -33,3 +33,47 @@ func TestGoldenOutcomesEncode(t *testing.T) {
 		}
 	}
 }
+
+// The handler reads the golden request bodies the Go and TypeScript clients
+// write, and refuses the malformed ones with a problem of a documented type.
+func TestGoldenRequestsDecode(t *testing.T) {
+	read := func(pattern string) map[string][]byte {
+		names, err := filepath.Glob(pattern)
+		if err != nil || len(names) == 0 {
+			t.Fatalf("no golden files %s: %v", pattern, err)
+		}
+		m := map[string][]byte{}
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[filepath.Base(n)] = b
+		}
+		return m
+	}
+	for name, body := range read("../api/testdata/request/evaluation/*.json") {
+		if _, p := decodeEvaluation(body, fuzzLimits); p != nil {
+			t.Errorf("evaluation/%s: %s", name, p.detail)
+		}
+	}
+	for name, body := range read("../api/testdata/request/sandbox/*.json") {
+		req, p := decodeSandboxEvaluate(body, fuzzLimits)
+		if p != nil {
+			t.Errorf("sandbox/%s: %s", name, p.detail)
+		}
+		if name == "script.json" && req.Script != "'\xed\xa0\x80'.charCodeAt(0) + input.n" {
+			t.Errorf("sandbox/script.json: the script reads as %q, not as sent", req.Script)
+		}
+	}
+	for name, body := range read("../api/testdata/request/evaluation/invalid/*.json") {
+		if _, p := decodeEvaluation(body, fuzzLimits); p == nil || p.status != 400 || problemTitles[p.slug] == "" {
+			t.Errorf("evaluation/invalid/%s: %+v", name, p)
+		}
+	}
+	for name, body := range read("../api/testdata/request/sandbox/invalid/*.json") {
+		if _, p := decodeSandboxEvaluate(body, fuzzLimits); p == nil || p.status != 400 || problemTitles[p.slug] == "" {
+			t.Errorf("sandbox/invalid/%s: %+v", name, p)
+		}
+	}
+}

@@ -114,6 +114,20 @@ func DecodeWTF8(s string) (rune, int) {
 	return r, size
 }
 
+// ValidWTF8 reports whether s is WTF-8: UTF-8 in which a lone surrogate
+// may stand as its three-byte form, the text AppendQuote writes without
+// replacing anything.
+func ValidWTF8(s string) bool {
+	for i := 0; i < len(s); {
+		r, n := DecodeWTF8(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
 // AppendWTF8 appends r in WTF-8: UTF-8, and the generalised three-byte form
 // for a surrogate code unit.
 func AppendWTF8(buf []byte, r rune) []byte {

@@ -728,7 +728,10 @@ export class CloudRunSandboxBackend implements SandboxBackend {
     if (!(wallClockMs > 0) || !Number.isSafeInteger(wall) || !(memoryBytes > 0) || !Number.isSafeInteger(memoryBytes)) {
       return `invalid limits: wallClockMs and memoryBytes must be positive (memoryBytes an integer), got wallClockMs ${show(wallClockMs)} and memoryBytes ${show(memoryBytes)}`;
     }
-    if (!isWellFormed(script)) return "the script has a lone surrogate, which a JSON request cannot carry as UTF-8";
+    // A lone surrogate in the script is sent as its escape (JSON.stringify
+    // writes one so), and the service runs it as that code unit. Inside
+    // inputJson it would be a character of JSON text, which UTF-8 cannot
+    // carry; escaped inside that text it is fine.
     if (!isWellFormed(inputJson)) return "the input has a lone surrogate, which a JSON request cannot carry as UTF-8";
     return { body: JSON.stringify({ script, inputJson, limits: { wallClockMs: wall, memoryBytes } }), wallClockMs: wall };
   }

@@ -90,6 +90,19 @@ describe("api/testdata", () => {
     });
   }
 
+  test("the request body is request/sandbox/script.json, byte for byte", async () => {
+    const sent: string[] = [];
+    const fetch: FetchLike = async (url, init) => {
+      if (url.endsWith("/v1/capabilities")) return answer(capabilities);
+      sent.push(init.body ?? "");
+      return answer('{"ok":true,"value":55297}');
+    };
+    const b = await CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch });
+    await b.evaluate({ script: "'\ud800'.charCodeAt(0) + input.n", inputJson: '{"n":1}', limits: { wallClockMs: 5000, memoryBytes: 16777216 } });
+    const [, want] = golden("request/sandbox").find(([n]) => n === "script.json")!;
+    assert.deepEqual(sent, [want]);
+  });
+
   for (const [name, doc] of golden("capabilities/invalid")) {
     test(`capabilities invalid/${name} is refused`, async () => {
       const fetch: FetchLike = async () => answer(doc);
