@@ -124,8 +124,9 @@ func lookupField(fields []api.Member, name string) (api.Member, bool) {
 }
 
 // wrongType refuses a member whose value at offset at is not of f's type, or
-// returns nil. The problem's offset is where encoding/json, which read
-// bodies before, placed it: just past a scalar, just inside a container.
+// returns nil. The problem's offset follows encoding/json's convention for a
+// type error, which the problem documents keep: just past a scalar, just
+// inside a container.
 func wrongType(body []byte, f api.Member, at int, raw []byte) *problem {
 	var want string
 	switch {
