@@ -263,6 +263,17 @@ func TestEvalCommand(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(b), `"channel": "scriptError"`) {
 		t.Fatalf("typed failure: %v %s", err, b)
 	}
+	// The input is held to the service's JSON policy: a key twice is refused
+	// before anything runs, two lone surrogates are two keys.
+	cmd = exec.Command(bin, "eval", "-input", `{"a":1,"a":2}`, script)
+	b, err = cmd.CombinedOutput()
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(b), `has the key "a" twice`) {
+		t.Fatalf("duplicate key: %v %s", err, b)
+	}
+	_ = os.WriteFile(script, []byte(`Object.keys(input).length`), 0o644)
+	if b, err := exec.Command(bin, "eval", "-input", `{"\ud800":1,"\ud801":2}`, script).Output(); err != nil || !strings.Contains(string(b), `"value": 2`) {
+		t.Fatalf("lone surrogate keys: %v %s", err, b)
+	}
 }
 
 func TestVersionAndUsage(t *testing.T) {
@@ -372,7 +383,8 @@ func TestWorkersLockDownAtAnyMemoryMaximum(t *testing.T) {
 }
 
 // Dependencies point inward: the SPI that backend authors import (effect),
-// the Go client and the content reference link no store, no GCS, no gRPC and
+// the Go client, the wire format, the content reference and the JSON policy
+// link no store, no GCS, no gRPC and
 // no engine, so that a program using the client stays small.
 func TestDependenciesPointInward(t *testing.T) {
 	forbidden := []string{
@@ -382,7 +394,7 @@ func TestDependenciesPointInward(t *testing.T) {
 		"github.com/loom-plugins/sandbox-cloudrun/quickjs",
 		"github.com/loom-plugins/sandbox-cloudrun/worker",
 	}
-	for _, pkg := range []string{"./effect", "./client", "./contentref"} {
+	for _, pkg := range []string{"./effect", "./client", "./contentref", "./internal/jsontext", "./api"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)

@@ -2,12 +2,10 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // errBackendDeadline is the cause of the SPI route's backend context when
@@ -195,7 +194,7 @@ func encodeOutcome(o effect.Outcome) (body []byte, label, limit string, p *probl
 		if o.Kind != "" || o.Limit != "" || o.Name != nil || o.Message != "" {
 			return malformed("an ok outcome with failure fields")
 		}
-		if len(o.Value) == 0 || !utf8.Valid(o.Value) || !json.Valid(o.Value) {
+		if len(o.Value) == 0 || jsontext.Validate(o.Value) != nil {
 			return malformed("an ok outcome whose value is not JSON text")
 		}
 		body = append([]byte(`{"ok":true,"value":`), o.Value...)

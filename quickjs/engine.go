@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // ErrClosed is returned by an Engine after Close.
@@ -540,39 +541,6 @@ func (e *Engine) abandon(done <-chan execResult, s StuckRun) {
 	go e.cfg.onStuck(s)
 }
 
-// MaxResultDepth is the deepest nesting of a result the engine returns, the
-// bound every JSON reader downstream applies (encoding/json's, the effect's).
-// JSON.stringify has none short of the stack, so a deeper result is the
-// script's own doing: a threw RangeError, as a cycle is a TypeError.
-const MaxResultDepth = 10000
-
-// jsonDepthOver reports whether the JSON text nests deeper than max.
-func jsonDepthOver(text []byte, max int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, c := range text {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > max {
-				return true
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return false
-}
-
 // toResult maps the shim's status to the SPI's outcome vocabulary.
 func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
 	if err := ctx.Err(); err != nil {
@@ -594,9 +562,12 @@ func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
 	res := Result{Logs: string(raw.logs), Polls: raw.polls}
 	switch raw.status {
 	case statusOK:
-		if jsonDepthOver(raw.result, MaxResultDepth) {
+		// JSON.stringify has no depth bound short of the stack, so a result
+		// deeper than every JSON reader downstream accepts is the script's
+		// own doing: a threw RangeError, as a cycle is a TypeError.
+		if jsontext.ExceedsDepth(raw.result) {
 			name := "RangeError"
-			res.Outcome = effect.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels, more than JSON consumers accept", MaxResultDepth))
+			res.Outcome = effect.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels, more than JSON consumers accept", jsontext.MaxDepth))
 			break
 		}
 		res.Outcome = effect.OK(raw.result)
