@@ -718,7 +718,7 @@ func TestCloseWhileRunning(t *testing.T) {
 }
 
 // A guest trap after an allocation was refused (QuickJS aborts in some
-// allocation-failure paths, bellard/quickjs#406) is the memory limit at work:
+// allocation-failure paths, docs/security.md) is the memory limit at work:
 // reported as the limit, deterministically, never as a retryable engine
 // failure. The scripts are the security battery's proofs of concept.
 func TestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {

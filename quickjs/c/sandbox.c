@@ -886,5 +886,5 @@ EXPORT(sb_log_len) uint32_t sb_log_len(void) { return (uint32_t)sb.log_len; }
 EXPORT(sb_polls) uint64_t sb_polls(void) { return sb.polls; }
 /* sb_oom tells the host, after a trap, whether an allocation had been
  * refused: QuickJS has allocation-failure paths that abort or misbehave
- * (bellard/quickjs#406), and such a trap is the memory limit at work. */
+ * (docs/security.md), and such a trap is the memory limit at work. */
 EXPORT(sb_oom) int32_t sb_oom(void) { return sb.oom; }
