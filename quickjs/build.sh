@@ -111,6 +111,8 @@ done
   "$("$CC" -print-resource-dir)/lib/wasi/libclang_rt.builtins-wasm32.a" \
   -o "$build/sandbox.wasm"
 
+# wasm-opt is part of the recipe, not an extra: the committed bytes are its
+# output, and it drops the producers section that names the compiler.
 wasm-opt -O2 --strip-producers --strip-debug "$build/sandbox.wasm" -o "$build/sandbox.opt.wasm"
 mv "$build/sandbox.opt.wasm" "$build/sandbox.wasm"
 
