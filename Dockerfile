@@ -34,7 +34,7 @@ RUN set -eu; \
     fi; \
     apt-get update -qq; \
     apt-get install -y -qq --no-install-recommends \
-      clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32 binaryen curl ca-certificates >/dev/null; \
+      $(grep -v '^#' quickjs/debian-packages.txt) curl ca-certificates >/dev/null; \
     rm -rf /var/lib/apt/lists/*; \
     curl -fsSL --proto '=https' --tlsv1.2 -o /tmp/quickjs.tar.xz "$QUICKJS_TARBALL_URL"; \
     echo "$QUICKJS_SHA256  /tmp/quickjs.tar.xz" | sha256sum -c -; \

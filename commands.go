@@ -13,6 +13,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
@@ -104,8 +105,8 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return fmt.Errorf("eval: input: %w", err)
 		}
 	}
-	if !json.Valid(in) {
-		return exitError{2, fmt.Errorf("eval: the input is not valid JSON")}
+	if err := jsontext.Validate(in); err != nil {
+		return exitError{2, fmt.Errorf("eval: the input is not valid JSON: %w", err)}
 	}
 
 	var store contentstore.Store
@@ -155,7 +156,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	value, err := eff.Evaluate(ctx, effect.Input{ScriptRef: ref, Input: json.RawMessage(in),
+	value, err := eff.Evaluate(ctx, effect.Input{ScriptRef: ref, Input: jsontext.Text(in),
 		Limits: effect.Limits{WallClock: *wall, MemoryBytes: *mem}, ExpectedOutputShapeHash: *shape})
 	if *logs && captured != "" {
 		fmt.Fprint(stderr, captured)

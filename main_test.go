@@ -263,6 +263,17 @@ func TestEvalCommand(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(b), `"channel": "scriptError"`) {
 		t.Fatalf("typed failure: %v %s", err, b)
 	}
+	// The input is held to the service's JSON policy: a key twice is refused
+	// before anything runs, two lone surrogates are two keys.
+	cmd = exec.Command(bin, "eval", "-input", `{"a":1,"a":2}`, script)
+	b, err = cmd.CombinedOutput()
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(b), `has the key "a" twice`) {
+		t.Fatalf("duplicate key: %v %s", err, b)
+	}
+	_ = os.WriteFile(script, []byte(`Object.keys(input).length`), 0o644)
+	if b, err := exec.Command(bin, "eval", "-input", `{"\ud800":1,"\ud801":2}`, script).Output(); err != nil || !strings.Contains(string(b), `"value": 2`) {
+		t.Fatalf("lone surrogate keys: %v %s", err, b)
+	}
 }
 
 func TestVersionAndUsage(t *testing.T) {
@@ -334,20 +345,23 @@ func TestWorkersLockDownAtAnyMemoryMaximum(t *testing.T) {
 }
 
 // Dependencies point inward: the SPI that backend authors import (effect),
-// the Go client and the content reference link no store, no GCS, no gRPC and
-// no engine, so that a program using the client stays small; the stores but
-// GCS's (contentstore: directory, memory, cache) link no GCS and no gRPC
-// either, which only contentstore/gcsstore does.
+// the Go client, the wire format, the content reference and the JSON policy
+// link no store, no GCS, no gRPC and no engine, so that a program using the
+// client stays small; the stores but GCS's (contentstore: directory, memory,
+// cache) link no GCS and no gRPC either, which only contentstore/gcsstore
+// does.
 func TestDependenciesPointInward(t *testing.T) {
 	const mod = "github.com/loom-plugins/sandbox-cloudrun/"
 	gcs := []string{"cloud.google.com/", "google.golang.org/grpc", "google.golang.org/api", mod + "contentstore/gcsstore"}
 	engine := []string{"github.com/tetratelabs/wazero", mod + "handler", mod + "quickjs", mod + "worker"}
 	spi := append(append([]string{mod + "contentstore"}, gcs...), engine...)
 	for pkg, forbidden := range map[string][]string{
-		"./effect":       spi,
-		"./client":       spi,
-		"./contentref":   spi,
-		"./contentstore": append(gcs, engine...),
+		"./effect":            spi,
+		"./client":            spi,
+		"./contentref":        spi,
+		"./internal/jsontext": spi,
+		"./api":               spi,
+		"./contentstore":      append(gcs, engine...),
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {

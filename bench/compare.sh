@@ -85,6 +85,10 @@ echo "== building the working tree ($after_rev)" >&2
 go build -ldflags "-X main.version=$after_rev" -o "$bin/sandbox-cloudrun-after" .
 go test -c -o "$bin/quickjs-after.test" ./quickjs/
 go build -o "$bin/" ./bench/cmd/load ./bench/cmd/report ./bench/cmd/gendocs
+# Write the new binaries back before measuring: a binary's page cache stays
+# dirty until written back, and a worker releases the clean pages of its
+# executable only (a deployed image's are clean).
+sync
 "$bin/gendocs" -out "$out/inputs"
 
 gobench=()

@@ -18,8 +18,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -120,35 +120,17 @@ var (
 )
 
 // Info is the service's GET /v1/capabilities document, as validated by Dial.
-type Info struct {
-	SPIVersion   string
-	Capabilities effect.Capabilities
-	Limits       Limits
-	Engine       Engine
-}
+type Info = api.Info
 
 // Limits are the service's limits as GET /v1/capabilities reports them. The
 // members the client knows are decoded into the fields (each must be a
 // non-negative integer when present; an absent one is zero); Raw holds the
 // whole object as received, so a member this client does not know is still
 // readable.
-type Limits struct {
-	DefaultWallClock   time.Duration // defaultWallClockMs
-	MaxWallClock       time.Duration // maxWallClockMs
-	DefaultMemoryBytes int64         // defaultMemoryBytes
-	MaxMemoryBytes     int64         // maxMemoryBytes
-	MaxInputBytes      int64         // maxInputBytes
-	MaxOutputBytes     int64         // maxOutputBytes
-	MaxScriptBytes     int64         // maxScriptBytes
-	Raw                []byte
-}
+type Limits = api.Limits
 
 // Engine identifies the service's engine build.
-type Engine struct {
-	Name       string
-	Version    string
-	WasmSHA256 string
-}
+type Engine = api.Engine
 
 // Dial reads the service's GET /v1/capabilities once, validates it and keeps a
 // frozen copy. It refuses a service whose spiVersion has a major version other

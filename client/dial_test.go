@@ -33,7 +33,7 @@ func TestDialReadsAndFreezesCapabilities(t *testing.T) {
 	if c.SPIVersion() != "1.0.0" {
 		t.Errorf("SPIVersion() = %q", c.SPIVersion())
 	}
-	want := client.Engine{Name: "quickjs", Version: "2025-04-26", WasmSHA256: strings.Repeat("ab", 32)}
+	want := client.Engine{Name: "quickjs", Version: "2025-04-26", WasmSHA256: goldenSHA}
 	if got := c.Engine(); got != want {
 		t.Errorf("Engine() = %+v, want %+v", got, want)
 	}
@@ -104,9 +104,9 @@ func TestDialRefuses(t *testing.T) {
 		{"negative limit", replace(`"maxInputBytes":1048576`, `"maxInputBytes":-1`), "", client.ErrInvalidCapabilities, "non-negative integer"},
 		{"fractional limit", replace(`"maxInputBytes":1048576`, `"maxInputBytes":1.5`), "", client.ErrInvalidCapabilities, "non-negative integer"},
 		{"no limits", replace(`"limits":{`, `"limitz":{`), "", client.ErrInvalidCapabilities, `"limits": missing`},
-		{"bad sha", replace(strings.Repeat("ab", 32), strings.Repeat("AB", 32)), "", client.ErrInvalidCapabilities, "64 lowercase hex"},
+		{"bad sha", replace(goldenSHA, strings.ToUpper(goldenSHA)), "", client.ErrInvalidCapabilities, "64 lowercase hex"},
 		{"no engine version", replace(`"version":"2025-04-26",`, ``), "", client.ErrInvalidCapabilities, `"version": missing`},
-		{"trailing data", capsDoc + ` {}`, "", client.ErrInvalidCapabilities, "after the JSON object"},
+		{"trailing data", capsDoc + ` {}`, "", client.ErrInvalidCapabilities, "data after the JSON value"},
 		{"not JSON", `<html>`, "", client.ErrInvalidCapabilities, "not JSON"},
 		{"wrong content type", capsDoc, "text/plain", client.ErrInvalidCapabilities, "Content-Type"},
 	} {

@@ -1,40 +1,26 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 	"unicode/utf8"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 const evaluatePath = "/v1/sandbox/evaluate"
 
-// wireLimits is the limits object of both POST routes.
-type wireLimits struct {
-	WallClockMs int64 `json:"wallClockMs,omitempty"`
-	MemoryBytes int64 `json:"memoryBytes,omitempty"`
-}
-
-func toWire(l effect.Limits) wireLimits {
+// toWire writes limits as the service reads them, in whole milliseconds.
+func toWire(l effect.Limits) api.RequestLimits {
 	ms := int64(l.WallClock / time.Millisecond)
 	if l.WallClock%time.Millisecond != 0 {
 		ms++ // never ask for less time than the caller gave
 	}
-	return wireLimits{WallClockMs: ms, MemoryBytes: l.MemoryBytes}
-}
-
-// evaluateBody is the body of POST /v1/sandbox/evaluate: exactly one of script
-// and scriptRef.
-type evaluateBody struct {
-	Script    *string    `json:"script,omitempty"`
-	ScriptRef string     `json:"scriptRef,omitempty"`
-	InputJSON string     `json:"inputJson"`
-	Limits    wireLimits `json:"limits"`
+	return api.RequestLimits{WallClockMs: ms, MemoryBytes: l.MemoryBytes}
 }
 
 // Evaluate runs req on the service (ADR 0144 D1) and implements
@@ -43,11 +29,14 @@ type evaluateBody struct {
 // wrong on the way is an infrastructure outcome saying what happened; a
 // successful outcome's Value is the JSON text the service sent.
 func (c *Client) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+	// A lone surrogate (WTF-8, as the engine and the service hold one) is
+	// sent as its escape, which the service reads back as the same code
+	// unit; any other byte that is not UTF-8 has no JSON form.
 	script := req.Script
-	if !utf8.ValidString(script) {
+	if !jsontext.ValidWTF8(script) {
 		return infrastructure("the script is not valid UTF-8, which a JSON request cannot carry"), nil
 	}
-	return c.evaluate(ctx, evaluateBody{Script: &script, InputJSON: req.InputJSON}, req.Limits)
+	return c.evaluate(ctx, api.SandboxRequest{Script: &script, InputJSON: req.InputJSON}, req.Limits)
 }
 
 // EvaluateRef is Evaluate for a script the service reads from its own store
@@ -57,10 +46,10 @@ func (c *Client) EvaluateRef(ctx context.Context, scriptRef, inputJSON string, l
 	if scriptRef == "" {
 		return infrastructure("empty script reference"), nil
 	}
-	return c.evaluate(ctx, evaluateBody{ScriptRef: scriptRef, InputJSON: inputJSON}, limits)
+	return c.evaluate(ctx, api.SandboxRequest{ScriptRef: scriptRef, InputJSON: inputJSON}, limits)
 }
 
-func (c *Client) evaluate(ctx context.Context, body evaluateBody, limits effect.Limits) (effect.Outcome, error) {
+func (c *Client) evaluate(ctx context.Context, body api.SandboxRequest, limits effect.Limits) (effect.Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return effect.Outcome{}, err
 	}
@@ -73,10 +62,7 @@ func (c *Client) evaluate(ctx context.Context, body evaluateBody, limits effect.
 		return infrastructure("the input is not valid UTF-8, which a JSON request cannot carry"), nil
 	}
 	body.Limits = toWire(limits)
-	data, err := marshal(body)
-	if err != nil {
-		return infrastructure("encoding the request: " + err.Error()), nil
-	}
+	data := api.AppendSandboxRequest(nil, body)
 	resp, err := c.do(ctx, http.MethodPost, evaluatePath, data, c.cfg.maxResponse)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return effect.Outcome{}, ctxErr // cancellation wins over whatever came back
@@ -93,15 +79,4 @@ func (c *Client) evaluate(ctx context.Context, body evaluateBody, limits effect.
 
 func infrastructure(reason string) effect.Outcome {
 	return effect.Infrastructure(effect.BoundText("sandbox service client: "+reason, maxMessageUnits))
-}
-
-// marshal encodes v without HTML escaping (the body is not HTML).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -122,7 +123,7 @@ func TestEvaluateMalformedBodiesAreInfrastructure(t *testing.T) {
 		{"not JSON", `ok`, "not JSON"},
 		{"array", `[{"ok":true,"value":1}]`, "a JSON object is required"},
 		{"truncated", `{"ok":true,"value":[1,2`, "not JSON"},
-		{"trailing", `{"ok":true,"value":1}{}`, "after the JSON object"},
+		{"trailing", `{"ok":true,"value":1}{}`, "data after the JSON value"},
 		{"no ok", `{"value":1}`, `"ok": missing`},
 		{"ok as string", `{"ok":"true","value":1}`, `"ok": must be a boolean, got a string`},
 		{"ok null", `{"ok":null}`, `"ok": must be a boolean, got null`},
@@ -498,5 +499,48 @@ func TestEvaluateReadsAnyValueTheServiceCanMake(t *testing.T) {
 	o := evalT(t, dial(t, f.URL)) // capsDoc's maxMemoryBytes is 256 MiB
 	if !o.OK || len(o.Value) != len(value) {
 		t.Fatalf("a %d-byte value: ok=%v kind=%q, %d bytes", len(value), o.OK, o.Kind, len(o.Value))
+	}
+}
+
+// The client reads outcomes with the service's JSON policy: keys are UTF-16
+// code units (two lone surrogates are two keys), a key twice is refused at
+// any depth, and a string keeps its lone surrogates.
+func TestOutcomeJSONPolicy(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"ok":true,"value":{"\ud800":1,"\ud801":2}}`, ""},
+		{`{"ok":true,"value":{"a":{"b":1,"b":2}}}`, `"value"."a"."b": duplicate member`},
+		{`{"ok":true,"value":[{"b":1,"\u0062":2}]}`, `"value"[0]."b": duplicate member`},
+	} {
+		_, err := client.DecodeOutcomeForTest([]byte(tc.body))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s refused: %v", tc.body, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want %q", tc.body, err, tc.want)
+		}
+	}
+	o, err := client.DecodeOutcomeForTest([]byte(`{"ok":false,"kind":"threw","message":"'\ud800'"}`))
+	if err != nil || o.Message != "'\xed\xa0\x80'" {
+		t.Errorf("threw message %q, %v; want the lone surrogate kept as WTF-8", o.Message, err)
+	}
+}
+
+// A script holding a lone surrogate (WTF-8, as the engine and the service
+// hold one) is sent as its escape, which the service runs as that code unit:
+// the body is api/testdata's golden request.
+func TestEvaluateSendsLoneSurrogatesEscaped(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":55297}`) })
+	c := dial(t, f.URL)
+	o, err := c.Evaluate(context.Background(), effect.Request{Script: "'\xed\xa0\x80'.charCodeAt(0) + input.n", InputJSON: `{"n":1}`,
+		Limits: effect.Limits{WallClock: 5 * time.Second, MemoryBytes: 16 << 20}})
+	if err != nil || !o.OK {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	want, err := os.ReadFile("../api/testdata/request/sandbox/script.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.requests(); len(got) != 1 || string(got[0].Body)+"\n" != string(want) {
+		t.Errorf("sent %q, want %s", got, want)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 const evaluationsPath = "/v1/evaluations"
@@ -32,20 +34,7 @@ type EvaluationRequest struct {
 // OK with the value, or the typed Failure (a channel and its fields, as the
 // in-process effect returns them). Logs is set when the request asked for
 // them and the service sent them.
-type EvaluationResponse struct {
-	OK      bool
-	Value   json.RawMessage
-	Failure *effect.Failure
-	Logs    *string
-}
-
-type evaluationsBody struct {
-	ScriptRef               string          `json:"scriptRef"`
-	Input                   json.RawMessage `json:"input"`
-	Limits                  *wireLimits     `json:"limits,omitempty"`
-	ExpectedOutputShapeHash string          `json:"expectedOutputShapeHash,omitempty"`
-	CaptureLogs             bool            `json:"captureLogs,omitempty"`
-}
+type EvaluationResponse = api.EvaluationResponse
 
 // Evaluations runs the effect on the service. Every outcome the effect types,
 // failures included, is an EvaluationResponse with a nil error. The error is
@@ -56,7 +45,7 @@ type evaluationsBody struct {
 // invalid is refused before it is sent.
 func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (EvaluationResponse, error) {
 	const op = http.MethodPost + " " + evaluationsPath
-	body := evaluationsBody{
+	body := api.EvaluationRequest{
 		ScriptRef:               req.ScriptRef,
 		Input:                   req.Input,
 		ExpectedOutputShapeHash: req.ExpectedOutputShapeHash,
@@ -65,20 +54,16 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 	switch {
 	case req.ScriptRef == "":
 		return EvaluationResponse{}, errors.New("client: EvaluationRequest.ScriptRef is empty")
-	case req.Input != nil && !json.Valid(req.Input):
+	case req.Input != nil && jsontext.Validate(req.Input) != nil:
 		return EvaluationResponse{}, errors.New("client: EvaluationRequest.Input is not JSON text")
 	case req.Limits != nil && (req.Limits.WallClock < 0 || req.Limits.MemoryBytes < 0):
 		return EvaluationResponse{}, fmt.Errorf("client: EvaluationRequest.Limits must not be negative, got wall clock %v and memoryBytes %d",
 			req.Limits.WallClock, req.Limits.MemoryBytes)
 	}
-	if body.Input == nil {
-		body.Input = json.RawMessage("null")
-	}
 	if req.Limits != nil {
-		w := toWire(*req.Limits)
-		body.Limits = &w
+		body.Limits = toWire(*req.Limits)
 	}
-	data, err := marshal(body)
+	data, err := api.AppendEvaluationRequest(nil, body)
 	if err != nil {
 		return EvaluationResponse{}, fmt.Errorf("client: encoding the request: %w", err)
 	}
@@ -92,77 +77,9 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 	if err := requireJSON(resp); err != nil {
 		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: err.Error()}
 	}
-	r, err := decodeEvaluation(resp.body)
+	r, err := api.DecodeEvaluation(resp.body)
 	if err != nil {
 		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: effect.BoundText("malformed response: "+err.Error(), maxMessageUnits)}
 	}
 	return r, nil
-}
-
-// decodeEvaluation reads a 200 body of POST /v1/evaluations strictly: ok, then
-// value or a failure whose members are exactly its channel's, and optional
-// logs.
-func decodeEvaluation(body []byte) (EvaluationResponse, error) {
-	obj, err := parseObject("", body)
-	if err != nil {
-		return EvaluationResponse{}, err
-	}
-	var r EvaluationResponse
-	r.OK, _ = obj.boolean("ok", true)
-	if logs, present := obj.str("logs", false); present {
-		r.Logs = &logs
-	}
-	switch {
-	case obj.err != nil:
-	case r.OK:
-		r.Value, _ = obj.take("value", true)
-	default:
-		if f, ok := obj.child("failure", true); ok {
-			r.Failure = decodeFailure(f)
-			if err := f.done(); err != nil && obj.err == nil {
-				obj.err = err
-			}
-		}
-	}
-	if err := obj.done(); err != nil {
-		return EvaluationResponse{}, err
-	}
-	return r, nil
-}
-
-func decodeFailure(f *object) *effect.Failure {
-	ch, _ := f.str("channel", true)
-	out := &effect.Failure{Channel: effect.Channel(ch)}
-	switch out.Channel {
-	case effect.ChannelLimitExceeded:
-		if k, ok := f.str("kind", true); ok && f.oneOf("kind", k, string(effect.LimitCPU), string(effect.LimitMemory),
-			string(effect.LimitWallClock), string(effect.LimitOutput)) {
-			out.Kind = effect.LimitKind(k)
-		}
-	case effect.ChannelScriptError:
-		if n, ok := f.str("name", false); ok {
-			out.Name = &n
-		}
-		out.Message, _ = f.str("message", true)
-	case effect.ChannelShapeMismatch:
-		out.Expected, _ = f.str("expected", true)
-		out.Observed, _ = f.str("observed", true)
-	case effect.ChannelScriptMissing:
-		out.ScriptRef, _ = f.str("scriptRef", true)
-	case effect.ChannelInputTooLarge:
-		n, _ := f.count("limitBytes", true)
-		if n > int64(^uint(0)>>1) {
-			f.fail("limitBytes", "is too large")
-		}
-		out.LimitBytes = int(n)
-	case effect.ChannelInputNotSerializable:
-		out.Message, _ = f.str("message", true)
-	default:
-		if f.err == nil {
-			f.oneOf("channel", ch, string(effect.ChannelLimitExceeded), string(effect.ChannelScriptError),
-				string(effect.ChannelShapeMismatch), string(effect.ChannelScriptMissing), string(effect.ChannelInputTooLarge),
-				string(effect.ChannelInputNotSerializable))
-		}
-	}
-	return out
 }

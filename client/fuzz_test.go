@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -39,7 +40,7 @@ func FuzzDecodeOutcome(f *testing.F) {
 		if err := wellFormed(o); err != nil {
 			t.Fatalf("outcome %+v is not well formed: %v", o, err)
 		}
-		decoded, err := decodeOutcome(body)
+		decoded, err := api.DecodeOutcome(body)
 		if err != nil {
 			if o.Kind != effect.KindInfrastructure || !strings.Contains(o.Message, "malformed outcome") {
 				t.Fatalf("refused body (%v) became %+v, want infrastructure saying it is malformed", err, o)
@@ -49,7 +50,7 @@ func FuzzDecodeOutcome(f *testing.F) {
 		if o.OK && !bytes.Contains(body, o.Value) {
 			t.Fatalf("value %q is not the text received", o.Value)
 		}
-		again, err := decodeOutcome(encode(t, decoded))
+		again, err := api.DecodeOutcome(encode(t, decoded))
 		if err != nil {
 			t.Fatalf("re-reading %+v: %v", decoded, err)
 		}

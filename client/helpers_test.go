@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,14 +16,15 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
-// capsDoc is a valid GET /v1/capabilities document, with members beyond the
-// contract's as the service sends them.
-var capsDoc = `{"spiVersion":"1.0.0",
- "capabilities":{"language":"javascript","network":"none","wallClock":"hard","memory":true,"cpu":true,"freshPerRun":true},
- "idempotent":true,"scriptStore":true,
- "limits":{"defaultWallClockMs":5000,"maxWallClockMs":30000,"defaultMemoryBytes":67108864,"maxMemoryBytes":268435456,
-  "maxInputBytes":1048576,"maxOutputBytes":1048576,"maxScriptBytes":1048576,"maxRequestBytes":4194304},
- "engine":{"name":"quickjs","version":"2025-04-26","wasmSha256":"` + strings.Repeat("ab", 32) + `"}}`
+// capsDoc is the GET /v1/capabilities document as the service writes it:
+// api/testdata's golden file, which the TypeScript client's tests read too.
+var capsDoc = func() string {
+	b, err := os.ReadFile("../api/testdata/capabilities/service.json")
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}()
 
 var wantCaps = effect.Capabilities{Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockHard,
 	Memory: true, CPU: true, FreshPerRun: true}
@@ -126,3 +128,6 @@ func wantInfra(t *testing.T, o effect.Outcome, fragments ...string) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// goldenSHA is the engine hash in capsDoc.
+const goldenSHA = "3da3d23368b5cc70dd37ba8e41af729b2e68142b5612cf80ddb80d8ad50c66ef"

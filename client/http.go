@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -47,15 +47,9 @@ type Error struct {
 }
 
 // Problem is an application/problem+json document (RFC 9457) with the
-// service's "retryable" member; other members are not read. Its text is the
-// service's, bounded, with the ID token redacted.
-type Problem struct {
-	Type      string `json:"type"`
-	Title     string `json:"title"`
-	Status    int    `json:"status"`
-	Detail    string `json:"detail"`
-	Retryable *bool  `json:"retryable"`
-}
+// service's extension members. Its text is the service's, bounded, with the
+// ID token redacted.
+type Problem = api.Problem
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -234,8 +228,8 @@ func readProblem(res *http.Response, redact func(string) string) *Problem {
 	if err != nil || len(data) > maxProblemBytes || !utf8.Valid(data) {
 		return nil
 	}
-	var p Problem
-	if err := json.Unmarshal(data, &p); err != nil {
+	p, err := api.DecodeProblem(data)
+	if err != nil {
 		return nil
 	}
 	p.Type, p.Title, p.Detail = redact(p.Type), redact(p.Title), redact(p.Detail)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
-	"github.com/loom-plugins/sandbox-cloudrun/effect/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // ScriptReader returns a script's bytes by content reference (the content
@@ -144,8 +144,9 @@ type Input struct {
 	// ScriptRef is the script's content reference, sha256:<64 hex>.
 	ScriptRef string
 	// Input is the value the script receives. A json.RawMessage is taken as
-	// JSON text and validated; any other value is marshalled with
-	// encoding/json. Nil is JSON null.
+	// JSON text and validated; a jsontext.Text (this module's handler reads
+	// request bodies into them) is JSON text already validated; any other
+	// value is marshalled with encoding/json. Nil is JSON null.
 	Input any
 	// Limits for the run; both must be positive.
 	Limits Limits
@@ -294,13 +295,18 @@ func (e *Effect) parseInput(in Input) (contentref.Ref, error) {
 // receives, refusing what JSON cannot carry and what is over the bound.
 func (e *Effect) serialiseInput(v any) ([]byte, error) {
 	var text []byte
-	if raw, ok := v.(json.RawMessage); ok && raw != nil {
+	checked, _ := v.(jsontext.Text)
+	raw, _ := v.(json.RawMessage)
+	switch {
+	case checked != nil:
+		text = checked // accepted by this module's JSON reader already
+	case raw != nil:
 		if err := jsontext.Validate(raw); err != nil {
 			return nil, &Failure{Channel: ChannelInputNotSerializable,
 				Message: BoundText("input is not valid JSON text: "+err.Error(), MaxMessageUnits)}
 		}
 		text = raw
-	} else {
+	default:
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)

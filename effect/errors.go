@@ -2,10 +2,11 @@ package effect
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // Channel names a typed failure (ADR 0060, ADR 0064 D3): something the script
@@ -77,38 +78,101 @@ func (f *Failure) Error() string {
 
 // MarshalJSON writes the failure as the service's API does (api/openapi.yaml):
 // {"channel": …} with the channel's own fields beside it, so that a Failure
-// can be sent, logged or stored as it is.
+// can be sent, logged or stored as it is. Strings are written as
+// JSON.stringify writes them, a lone surrogate as its escape.
 func (f *Failure) MarshalJSON() ([]byte, error) {
+	out := append([]byte(`{"channel":`), jsontext.AppendQuote(nil, string(f.Channel))...)
+	str := func(name, v string) {
+		out = append(out, ',', '"')
+		out = append(out, name...)
+		out = append(out, '"', ':')
+		out = jsontext.AppendQuote(out, v)
+	}
 	switch f.Channel {
 	case ChannelLimitExceeded:
-		return json.Marshal(struct {
-			Channel Channel   `json:"channel"`
-			Kind    LimitKind `json:"kind"`
-		}{f.Channel, f.Kind})
-	case ChannelScriptError, ChannelInputNotSerializable:
-		return json.Marshal(struct {
-			Channel Channel `json:"channel"`
-			Name    *string `json:"name,omitempty"`
-			Message string  `json:"message"`
-		}{f.Channel, f.Name, f.Message})
+		str("kind", string(f.Kind))
+	case ChannelScriptError:
+		if f.Name != nil {
+			str("name", *f.Name)
+		}
+		str("message", f.Message)
 	case ChannelShapeMismatch:
-		return json.Marshal(struct {
-			Channel  Channel `json:"channel"`
-			Expected string  `json:"expected"`
-			Observed string  `json:"observed"`
-		}{f.Channel, f.Expected, f.Observed})
+		str("expected", f.Expected)
+		str("observed", f.Observed)
 	case ChannelScriptMissing:
-		return json.Marshal(struct {
-			Channel   Channel `json:"channel"`
-			ScriptRef string  `json:"scriptRef"`
-		}{f.Channel, f.ScriptRef})
+		str("scriptRef", f.ScriptRef)
 	case ChannelInputTooLarge:
-		return json.Marshal(struct {
-			Channel    Channel `json:"channel"`
-			LimitBytes int     `json:"limitBytes"`
-		}{f.Channel, f.LimitBytes})
+		out = append(out, `,"limitBytes":`...)
+		out = strconv.AppendInt(out, int64(f.LimitBytes), 10)
+	case ChannelInputNotSerializable:
+		str("message", f.Message)
+	default:
+		return nil, fmt.Errorf("sandbox: cannot marshal a failure with unknown channel %q", BoundText(string(f.Channel), MaxNameUnits))
 	}
-	return nil, fmt.Errorf("sandbox: cannot marshal a failure with unknown channel %q", BoundText(string(f.Channel), MaxNameUnits))
+	return append(out, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, strictly: a known channel with
+// exactly its own members, each of its type.
+func (f *Failure) UnmarshalJSON(data []byte) error {
+	got, err := DecodeFailure("", data)
+	if err != nil {
+		return err
+	}
+	*f = *got
+	return nil
+}
+
+// DecodeFailure reads a failure as UnmarshalJSON does; path names the
+// failure in messages (`"failure"` for the member of an answer that holds
+// one, "" for a failure alone).
+func DecodeFailure(path string, data []byte) (*Failure, error) {
+	o, err := jsontext.ParseObject(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return readFailure(o)
+}
+
+// readFailure reads a failure object from o and reports its first problem.
+func readFailure(o *jsontext.Object) (*Failure, error) {
+	ch, _ := o.Str("channel", true)
+	out := &Failure{Channel: Channel(ch)}
+	switch out.Channel {
+	case ChannelLimitExceeded:
+		if k, ok := o.Str("kind", true); ok && o.OneOf("kind", k, string(LimitCPU), string(LimitMemory),
+			string(LimitWallClock), string(LimitOutput)) {
+			out.Kind = LimitKind(k)
+		}
+	case ChannelScriptError:
+		if n, ok := o.Str("name", false); ok {
+			out.Name = &n
+		}
+		out.Message, _ = o.Str("message", true)
+	case ChannelShapeMismatch:
+		out.Expected, _ = o.Str("expected", true)
+		out.Observed, _ = o.Str("observed", true)
+	case ChannelScriptMissing:
+		out.ScriptRef, _ = o.Str("scriptRef", true)
+	case ChannelInputTooLarge:
+		n, _ := o.Count("limitBytes", true)
+		if n > int64(^uint(0)>>1) {
+			o.Fail("limitBytes", "is too large")
+		}
+		out.LimitBytes = int(n)
+	case ChannelInputNotSerializable:
+		out.Message, _ = o.Str("message", true)
+	default:
+		if o.Err() == nil {
+			o.OneOf("channel", ch, string(ChannelLimitExceeded), string(ChannelScriptError),
+				string(ChannelShapeMismatch), string(ChannelScriptMissing), string(ChannelInputTooLarge),
+				string(ChannelInputNotSerializable))
+		}
+	}
+	if err := o.Done(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Sentinels for untyped failures, tested with errors.Is. An untyped failure

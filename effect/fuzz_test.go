@@ -9,7 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // FuzzBoundText: the result is storable, within the bound, and a prefix of

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 const shapeHashPrefix = "sha256:"

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 var fuzzLimits = Limits{
@@ -123,8 +125,7 @@ func FuzzJSONChecker(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := &jsonChecker{data: data, what: "the text"}
-		p := c.check()
+		p := jsonProblem(data, jsontext.Validate(data), "the text", "")
 		if p == nil && !json.Valid(data) {
 			t.Fatalf("checker accepted what encoding/json refuses: %q", data)
 		}
@@ -132,27 +133,6 @@ func FuzzJSONChecker(f *testing.F) {
 			t.Fatalf("checker refused valid JSON: %q: %s", data, p.detail)
 		}
 	})
-}
-
-func TestAppendJSONString(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"plain", `"plain"`},
-		{"quote \" backslash \\ nl \n tab \t cr \r nul \x00 ctl \x1f", `"quote \" backslash \\ nl \n tab \t cr \r nul \u0000 ctl \u001f"`},
-		{"<&> é 𝄞", `"<&> é 𝄞"`},
-		{"lone \xed\xa0\x80 high", `"lone \ud800 high"`},
-		{"lone \xed\xbf\xbf low", `"lone \udfff low"`},
-		{"pair \xed\xa0\xbd\xed\xb8\x80", `"pair \ud83d\ude00"`},
-		{"bad \xff byte", `"bad \ufffd byte"`},
-		{"cut \xed\xa0", `"cut \ufffd\ufffd"`},
-	} {
-		got := string(appendJSONString(nil, tc.in))
-		if got != tc.want {
-			t.Errorf("appendJSONString(%q) = %s, want %s", tc.in, got, tc.want)
-		}
-		if !json.Valid([]byte(got)) {
-			t.Errorf("%s is not JSON", got)
-		}
-	}
 }
 
 // Every problem type the handler can send has a section in

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -100,58 +100,28 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil:
 		ev.setOutcome("ok", "", len(value))
-		out := append(make([]byte, 0, len(value)+64), `{"ok":true,"value":`...)
-		out = append(out, value...)
-		s.writeEvaluation(w, ev, out)
+		s.writeEvaluation(w, r, ev, api.EvaluationResponse{OK: true, Value: value})
 	case errors.As(err, &f):
 		ev.setOutcome(string(f.Channel), string(f.Kind), 0)
-		s.writeEvaluation(w, ev, appendFailure([]byte(`{"ok":false,"failure":`), f))
+		s.writeEvaluation(w, r, ev, api.EvaluationResponse{Failure: f})
 	default:
 		writeProblem(w, r, s.effectProblem(req.ScriptRef, err))
 	}
 }
 
-// writeEvaluation closes the response object, with the logs when the
+// writeEvaluation sends the effect's decision, with the logs when the
 // request asked for them.
-func (s *server) writeEvaluation(w http.ResponseWriter, ev *evalRecord, out []byte) {
+func (s *server) writeEvaluation(w http.ResponseWriter, r *http.Request, ev *evalRecord, resp api.EvaluationResponse) {
 	if ev.wantLogs {
-		out = append(out, `,"logs":`...)
-		out = appendJSONString(out, ev.capturedLogs())
+		logs := ev.capturedLogs()
+		resp.Logs = &logs
 	}
-	out = append(out, "}\n"...)
-	writeBody(w, http.StatusOK, "application/json", out)
-}
-
-// appendFailure writes a typed failure as {"channel": …, its fields…}.
-func appendFailure(out []byte, f *effect.Failure) []byte {
-	out = append(out, `{"channel":`...)
-	out = appendJSONString(out, string(f.Channel))
-	str := func(name, v string) {
-		out = append(out, ',', '"')
-		out = append(out, name...)
-		out = append(out, '"', ':')
-		out = appendJSONString(out, v)
+	out, err := api.AppendEvaluation(make([]byte, 0, len(resp.Value)+128), resp)
+	if err != nil { // a failure of a channel the effect does not have: a bug
+		writeProblem(w, r, newProblem(pInternal, http.StatusInternalServerError, "internal error").withCause(err))
+		return
 	}
-	switch f.Channel {
-	case effect.ChannelLimitExceeded:
-		str("kind", string(f.Kind))
-	case effect.ChannelScriptError:
-		if f.Name != nil {
-			str("name", *f.Name)
-		}
-		str("message", f.Message)
-	case effect.ChannelShapeMismatch:
-		str("expected", f.Expected)
-		str("observed", f.Observed)
-	case effect.ChannelScriptMissing:
-		str("scriptRef", f.ScriptRef)
-	case effect.ChannelInputTooLarge:
-		out = append(out, `,"limitBytes":`...)
-		out = strconv.AppendInt(out, int64(f.LimitBytes), 10)
-	case effect.ChannelInputNotSerializable:
-		str("message", f.Message)
-	}
-	return append(out, '}')
+	writeBody(w, http.StatusOK, "application/json", append(out, '\n'))
 }
 
 // effectProblem maps the effect's untyped failures to problems. The detail

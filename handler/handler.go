@@ -15,7 +15,6 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -336,57 +336,29 @@ func newCaller(cfg Config) (*effect.Caller, error) {
 // capabilitiesJSON is GET /v1/capabilities' body: fixed at construction but
 // for the isolation member.
 func (s *server) capabilitiesJSON() ([]byte, error) {
-	type limitsDoc struct {
-		DefaultWallClockMs int64 `json:"defaultWallClockMs"`
-		MaxWallClockMs     int64 `json:"maxWallClockMs"`
-		DefaultMemoryBytes int64 `json:"defaultMemoryBytes"`
-		MaxMemoryBytes     int64 `json:"maxMemoryBytes"`
-		MaxInputBytes      int64 `json:"maxInputBytes"`
-		MaxOutputBytes     int64 `json:"maxOutputBytes"`
-		MaxScriptBytes     int64 `json:"maxScriptBytes"`
-		MaxRequestBytes    int64 `json:"maxRequestBytes"`
-		MaxConcurrent      int   `json:"maxConcurrent"`
-		RequestTimeoutMs   int64 `json:"requestTimeoutMs"`
-	}
 	l := s.lim
 	var isolation any
 	if s.cfg.Isolation != nil {
 		isolation = s.cfg.Isolation()
 	}
-	return json.Marshal(struct {
-		SPIVersion   string              `json:"spiVersion"`
-		Capabilities effect.Capabilities `json:"capabilities"`
-		Idempotent   bool                `json:"idempotent"`
-		ScriptStore  bool                `json:"scriptStore"`
-		Limits       limitsDoc           `json:"limits"`
-		Engine       struct {
-			Name       string `json:"name"`
-			Version    string `json:"version"`
-			WasmSHA256 string `json:"wasmSha256"`
-		} `json:"engine"`
-		Isolation any `json:"isolation,omitempty"`
-	}{
+	return api.AppendInfo(nil, api.Info{
 		SPIVersion:   effect.SPIVersion,
 		Capabilities: s.caps,
 		Idempotent:   s.caller.Idempotent(),
 		ScriptStore:  s.cfg.Scripts != nil,
-		Limits: limitsDoc{
-			DefaultWallClockMs: l.DefaultWallClock.Milliseconds(),
-			MaxWallClockMs:     l.MaxWallClock.Milliseconds(),
+		Limits: api.Limits{
+			DefaultWallClock:   l.DefaultWallClock,
+			MaxWallClock:       l.MaxWallClock,
 			DefaultMemoryBytes: l.DefaultMemoryBytes,
 			MaxMemoryBytes:     l.MaxMemoryBytes,
 			MaxInputBytes:      l.MaxInputBytes,
 			MaxOutputBytes:     l.MaxOutputBytes,
 			MaxScriptBytes:     l.MaxScriptBytes,
 			MaxRequestBytes:    l.MaxRequestBytes,
-			MaxConcurrent:      s.cfg.MaxConcurrent,
-			RequestTimeoutMs:   s.cfg.RequestTimeout.Milliseconds(),
+			MaxConcurrent:      int64(s.cfg.MaxConcurrent),
+			RequestTimeout:     s.cfg.RequestTimeout,
 		},
-		Engine: struct {
-			Name       string `json:"name"`
-			Version    string `json:"version"`
-			WasmSHA256 string `json:"wasmSha256"`
-		}{s.cfg.Engine.Name, s.cfg.Engine.Version, s.cfg.Engine.WasmSHA256},
+		Engine:    api.Engine{Name: s.cfg.Engine.Name, Version: s.cfg.Engine.Version, WasmSHA256: s.cfg.Engine.WasmSHA256},
 		Isolation: isolation,
 	})
 }

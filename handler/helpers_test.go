@@ -83,10 +83,11 @@ const (
 	scriptPanic          = "/*panic*/"
 	scriptInfrastructure = "/*infrastructure*/"
 	scriptMalformed      = "/*malformed*/"
-	scriptHang           = "/*hang*/"     // blocks until its context ends, then returns the error
-	scriptIgnore         = "/*ignore*/"   // tells the test it started, then blocks until release is closed, whatever its context
-	scriptOverlong       = "/*overlong*/" // an ok value of overlongBytes, longer than any run within 1 MiB can make
-	scriptSignal         = "/*signal*/ "  // prefix: tell the test when the run starts, then run the rest
+	scriptDuplicateKeys  = "/*duplicate-keys*/" // an ok outcome whose value has a key twice
+	scriptHang           = "/*hang*/"           // blocks until its context ends, then returns the error
+	scriptIgnore         = "/*ignore*/"         // tells the test it started, then blocks until release is closed, whatever its context
+	scriptOverlong       = "/*overlong*/"       // an ok value of overlongBytes, longer than any run within 1 MiB can make
+	scriptSignal         = "/*signal*/ "        // prefix: tell the test when the run starts, then run the rest
 )
 
 // overlongBytes is one more than effect.MaxValueBytes(1 MiB).
@@ -120,6 +121,8 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outc
 		return effect.Infrastructure("test: the machine room is on fire"), nil, true
 	case script == scriptMalformed:
 		return effect.Outcome{Kind: "bogus"}, nil, true
+	case script == scriptDuplicateKeys:
+		return effect.OK([]byte(`{"a":1,"a":2}`)), nil, true
 	case script == scriptHang:
 		<-ctx.Done()
 		return effect.Outcome{}, ctx.Err(), true

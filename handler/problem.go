@@ -1,10 +1,11 @@
 package handler
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // problemBase is where the problem types are documented; a type is this plus
@@ -150,38 +151,17 @@ func (p *problem) where() string {
 		" (line " + strconv.Itoa(p.line) + ", column " + strconv.Itoa(p.col) + ")"
 }
 
-// MarshalJSON writes the members in a fixed order.
+// MarshalJSON writes the document as api.AppendProblem does.
 func (p *problem) MarshalJSON() ([]byte, error) {
-	doc := struct {
-		Type       string `json:"type"`
-		Title      string `json:"title"`
-		Status     int    `json:"status"`
-		Detail     string `json:"detail"`
-		Retryable  bool   `json:"retryable"`
-		Limit      string `json:"limit,omitempty"`
-		LimitValue *int64 `json:"limitValue,omitempty"`
-		Field      string `json:"field,omitempty"`
-		Offset     *int64 `json:"offset,omitempty"`
-		Line       int    `json:"line,omitempty"`
-		Column     int    `json:"column,omitempty"`
-	}{
+	doc := api.Problem{
 		Type: problemBase + p.slug, Title: problemTitles[p.slug], Status: p.status,
-		Detail: p.detail, Retryable: p.retryable, Limit: p.limit, Field: p.field,
-	}
-	if p.limit != "" {
-		doc.LimitValue = &p.limitValue
+		Detail: p.detail, Retryable: &p.retryable, Limit: p.limit, LimitValue: p.limitValue, Field: p.field,
 	}
 	if p.offset >= 0 {
 		doc.Offset = &p.offset
 		doc.Line, doc.Column = p.line, p.col
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return api.AppendProblem(nil, doc), nil
 }
 
 // writeProblem sends p and notes its type for the request's log line.
@@ -217,3 +197,6 @@ func writeBody(w http.ResponseWriter, status int, contentType string, body []byt
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+// quoteField quotes a member name for a detail, cut to a readable length.
+func quoteField(s string) string { return jsontext.QuoteShort(s) }

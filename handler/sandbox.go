@@ -2,14 +2,13 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // sandboxEvaluate serves POST /v1/sandbox/evaluate: the backend SPI over HTTP
@@ -176,7 +175,7 @@ func encodeOutcome(o effect.Outcome) (body []byte, label, limit string, p *probl
 		body = appendJSONString([]byte(`{"ok":false,"kind":"infrastructure","message":`), o.Message)
 		return append(body, '}'), string(effect.KindInfrastructure), "", nil
 	}
-	if !utf8.Valid(o.Value) || !json.Valid(o.Value) {
+	if jsontext.Validate(o.Value) != nil {
 		return nil, "", "", newProblem(pMalformedOutcome, http.StatusInternalServerError,
 			"the engine returned an outcome outside ADR 0144 D2's vocabulary: an ok outcome whose value is not JSON text")
 	}

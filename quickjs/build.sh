@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds quickjs/sandbox.wasm from the pinned QuickJS 2025-04-26 tarball and our
-# shim (c/sandbox.c), with Debian's clang 14, lld, wasi-libc and
-# libclang-rt-14-dev-wasm32. Same inputs give the same bytes.
+# shim (c/sandbox.c), with our edits to QuickJS kept as patches (patches/),
+# and with Debian's clang 14, lld, wasi-libc, libclang-rt-14-dev-wasm32 and
+# binaryen (debian-packages.txt). Same inputs give the same bytes.
 #
 #   QUICKJS_TARBALL=/path/to/quickjs-2025-04-26.tar.xz quickjs/build.sh
 #
@@ -21,11 +22,34 @@ OUT=${OUT:-$here/sandbox.wasm}
 CC=${CC:-clang-14}
 WASI_SYSROOT=${WASI_SYSROOT:-/usr}
 
-# Debian's lld-14 installs wasm-ld under LLVM's own bin directory.
-export PATH="/usr/lib/llvm-14/bin:$PATH"
-for tool in "$CC" wasm-ld sha256sum tar; do
-  command -v "$tool" >/dev/null || { echo "build.sh: $tool not found (apt-get install clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32)" >&2; exit 1; }
-done
+# Every tool the build needs, each with the Debian package that installs it,
+# in the order of debian-packages.txt. A missing one stops the build before
+# anything is built, with the one line that installs all that is missing:
+# without wasm-opt in particular the build would give other bytes.
+# Debian's lld-14 and clang-14 install under LLVM's own bin directory.
+LLVM_DIR=${LLVM_DIR:-/usr/lib/llvm-14}
+export PATH="$LLVM_DIR/bin:$PATH"
+missing=()
+need() { # need PACKAGE WHAT CHECK...: records PACKAGE when CHECK fails
+  local pkg=$1 what=$2; shift 2
+  if ! "$@" >/dev/null 2>&1; then
+    echo "build.sh: $what not found (Debian package $pkg)" >&2
+    missing+=("$pkg")
+  fi
+}
+need clang-14 "$CC" command -v "$CC"
+need lld-14 wasm-ld command -v wasm-ld
+need wasi-libc "$WASI_SYSROOT/include/wasm32-wasi/stdio.h" test -f "$WASI_SYSROOT/include/wasm32-wasi/stdio.h"
+need libclang-rt-14-dev-wasm32 "$LLVM_DIR/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a" \
+  compgen -G "$LLVM_DIR/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a"
+need binaryen wasm-opt command -v wasm-opt
+need patch patch command -v patch
+need xz-utils xz command -v xz
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "build.sh: install what is missing with:" >&2
+  echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
 [ -f "$QUICKJS_TARBALL" ] || { echo "build.sh: QUICKJS_TARBALL=$QUICKJS_TARBALL does not exist" >&2; exit 1; }
 got=$(sha256sum "$QUICKJS_TARBALL" | cut -d' ' -f1)
 if [ "$got" != "$QUICKJS_SHA256" ]; then
@@ -40,55 +64,20 @@ tar -xf "$QUICKJS_TARBALL" -C "$build/src" --strip-components=1
 version=$(cat "$build/src/VERSION")
 [ "$version" = "$QUICKJS_VERSION" ] || { echo "build.sh: tarball holds QuickJS $version, want $QUICKJS_VERSION" >&2; exit 1; }
 
-# Poll the interrupt handler every 1,000 ticks (calls and backward jumps)
-# rather than QuickJS's 10,000: a tick can hide a lot of native work (a
-# builtin looping over a large array), and the deadline is only seen at a
-# poll. The edit is checked: the build stops if the line is not found.
-grep -q '^#define JS_INTERRUPT_COUNTER_INIT 10000$' "$build/src/quickjs.c" ||
-  { echo "build.sh: JS_INTERRUPT_COUNTER_INIT not found in quickjs.c" >&2; exit 1; }
-sed -i 's/^#define JS_INTERRUPT_COUNTER_INIT 10000$/#define JS_INTERRUPT_COUNTER_INIT 1000/' "$build/src/quickjs.c"
-# Building an Error's backtrace walks every frame of the stack in one tick;
-# charge a tick per frame walked, so that a script constructing errors deep
-# in the stack (or retrying after caught stack overflows) still polls soon.
-frames='    for(sf = ctx->rt->current_stack_frame; sf != NULL; sf = sf->prev_frame) {'
-[ "$(grep -cxF "$frames" "$build/src/quickjs.c")" = 1 ] ||
-  { echo "build.sh: build_backtrace's frame loop not found in quickjs.c" >&2; exit 1; }
-sed -i "s/^    for(sf = ctx->rt->current_stack_frame; sf != NULL; sf = sf->prev_frame) {\$/&\n        ctx->interrupt_counter--;/" "$build/src/quickjs.c"
-
-# The host builds each instance from a memory image taken after sb_init
-# (engine.go), so every instance would start Math.random from the image's
-# time-based seed; an added function lets the shim reseed it per instance
-# with a seed from the host. Checked: the field and the seeding function it
-# stands beside must be as expected.
-grep -q '^static void js_random_init(JSContext \*ctx)$' "$build/src/quickjs.c" &&
-  grep -q '^    uint64_t random_state;$' "$build/src/quickjs.c" ||
-  { echo "build.sh: js_random_init or JSContext.random_state not found in quickjs.c" >&2; exit 1; }
-cat >> "$build/src/quickjs.c" <<'C'
-
-/* sandbox-cloudrun (build.sh): reseed Math.random of a context restored from
- * a memory image; the state must be non-zero, as js_random_init ensures. */
-void JS_SandboxSeedRandom(JSContext *ctx, uint64_t seed)
-{
-    ctx->random_state = seed ? seed : 1;
-}
-C
-
-# The shim reports the promises rejected with no handler once the job queue
-# is empty (c/sandbox.c, report_unhandled); QuickJS's rejection tracker says
-# when one is rejected unhandled, and an added function tells whether one has
-# had a handler attached since. Checked: the flag must be as expected.
-grep -q '^    BOOL is_handled; /\* Note: only useful to debug \*/$' "$build/src/quickjs.c" ||
-  { echo "build.sh: JSPromiseData.is_handled not found in quickjs.c" >&2; exit 1; }
-cat >> "$build/src/quickjs.c" <<'C'
-
-/* sandbox-cloudrun (build.sh): whether a handler was ever attached to a
- * promise; true for anything that is not a promise. */
-int JS_SandboxPromiseIsHandled(JSValueConst promise)
-{
-    JSPromiseData *s = JS_GetOpaque(promise, JS_CLASS_PROMISE);
-    return !s || s->is_handled;
-}
-C
+# Our edits to QuickJS, one reviewable patch each (patches/NNNN-name.patch,
+# each saying why in its header), applied in order. A patch must apply
+# exactly (no fuzz, no offset, not already applied), or the build stops there,
+# naming the patch and what patch said.
+for p in "$here"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+  [ -f "$p" ] || { echo "build.sh: no patches in $here/patches" >&2; exit 1; }
+  if ! out=$(patch -d "$build/src" -p1 --forward --batch --fuzz=0 --dry-run < "$p" 2>&1) ||
+     grep -q '^Hunk' <<<"$out"; then
+    echo "build.sh: patches/$(basename "$p") does not apply cleanly to QuickJS $version:" >&2
+    echo "$out" >&2
+    exit 1
+  fi
+  patch -d "$build/src" -p1 --forward --batch --fuzz=0 --quiet < "$p"
+done
 
 # dtoa.c includes <setjmp.h> and uses none of it; wasi-libc has none.
 printf '/* stub: dtoa.c includes setjmp.h but uses none of it */\n' > "$build/include/setjmp.h"
@@ -122,10 +111,10 @@ done
   "$("$CC" -print-resource-dir)/lib/wasi/libclang_rt.builtins-wasm32.a" \
   -o "$build/sandbox.wasm"
 
-if command -v wasm-opt >/dev/null && [ "${WASM_OPT:-1}" = 1 ]; then
-  wasm-opt -O2 --strip-producers --strip-debug "$build/sandbox.wasm" -o "$build/sandbox.opt.wasm"
-  mv "$build/sandbox.opt.wasm" "$build/sandbox.wasm"
-fi
+# wasm-opt is part of the recipe, not an extra: the committed bytes are its
+# output, and it drops the producers section that names the compiler.
+wasm-opt -O2 --strip-producers --strip-debug "$build/sandbox.wasm" -o "$build/sandbox.opt.wasm"
+mv "$build/sandbox.opt.wasm" "$build/sandbox.wasm"
 
 cp "$build/sandbox.wasm" "$OUT"
 (cd "$(dirname "$OUT")" && sha256sum "$(basename "$OUT")") > "$OUT.sha256"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // ErrClosed is returned by an Engine after Close.
@@ -48,6 +50,9 @@ type Engine struct {
 	// runEnded has a token when a run ended: fill waits for it, while the
 	// pool still has an instance, rather than build beside a run.
 	runEnded chan struct{}
+	// used holds instances whose run ended, for fill to close (clearing
+	// a memory for reuse takes tens of microseconds); nil without a pool.
+	used chan *instance
 }
 
 // running is the number of runs in progress.
@@ -112,14 +117,18 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 				"overrun", s.Overrun, "cancelled", s.Cancelled)
 		}
 	}
-	return &Engine{
+	e := &Engine{
 		cfg:      cfg,
 		rt:       rt,
 		pool:     make(chan *instance, cfg.poolSize),
 		mem:      newMemoryPool(memoryKeep),
 		stop:     make(chan struct{}),
 		runEnded: make(chan struct{}, 1),
-	}, nil
+	}
+	if cfg.poolSize > 0 {
+		e.used = make(chan *instance, cfg.poolSize+1)
+	}
+	return e, nil
 }
 
 // newRuntime builds the wazero runtime with the guest's memory cap and our
@@ -232,9 +241,18 @@ func (e *Engine) compile(ctx context.Context) error {
 	return e.compileErr
 }
 
-// fill keeps the pool full of fresh instances until the engine closes.
+// fill keeps the pool full of fresh instances, and closes used ones, until
+// the engine closes. With more than one processor it keeps an OS thread of
+// its own (the goroutine never unlocks it, so the thread ends with it): the
+// thread that delivered a result then has nothing left to do, and a caller
+// woken onto the same core runs at once instead of behind the clearing of a
+// used memory. On one processor (a worker) a thread of its own would only
+// add hand-offs between threads.
 func (e *Engine) fill() {
 	defer e.filling.Done()
+	if runtime.GOMAXPROCS(0) > 1 {
+		runtime.LockOSThread()
+	}
 	backoff := 10 * time.Millisecond
 	for {
 		select {
@@ -242,11 +260,14 @@ func (e *Engine) fill() {
 			return
 		default:
 		}
+		e.closeUsed()
 		// While the pool still holds an instance, build the next one only
 		// when no run is in progress: on two cores a build beside a run
 		// slows the run and its response.
 		for len(e.pool) > 0 && e.running() > 0 {
 			select {
+			case in := <-e.used:
+				in.close()
 			case <-e.runEnded:
 			case <-e.stop:
 				return
@@ -269,6 +290,28 @@ func (e *Engine) fill() {
 		case e.pool <- in:
 		case <-e.stop:
 			in.close()
+			return
+		}
+	}
+}
+
+// discard hands an instance whose run ended to fill, or closes it now when
+// there is no pool or fill is behind.
+func (e *Engine) discard(in *instance) {
+	select {
+	case e.used <- in:
+	default:
+		in.close()
+	}
+}
+
+// closeUsed closes the instances handed to fill so far.
+func (e *Engine) closeUsed() {
+	for {
+		select {
+		case in := <-e.used:
+			in.close()
+		default:
 			return
 		}
 	}
@@ -320,6 +363,7 @@ func (e *Engine) Close(ctx context.Context) error {
 			return fmt.Errorf("quickjs: close: %d run(s) still running; the runtime is left open: %w", e.StuckRuns(), ctx.Err())
 		}
 	}
+	e.closeUsed()
 	err := e.rt.Close(ctx)
 	e.mem.close()
 	return err
@@ -429,7 +473,11 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 			kill.release() // only once the guest has really returned
 		}
 		done <- execResult{raw, err}
-		in.close() // off the request path: the result is already delivered
+		// The send readied the caller onto this goroutine's processor:
+		// yield, so that it takes the result now, not once another thread
+		// wakes to steal it.
+		runtime.Gosched()
+		e.discard(in) // off the request path: the result is delivered
 		e.end()
 	}()
 
@@ -493,39 +541,6 @@ func (e *Engine) abandon(done <-chan execResult, s StuckRun) {
 	go e.cfg.onStuck(s)
 }
 
-// MaxResultDepth is the deepest nesting of a result the engine returns, the
-// bound every JSON reader downstream applies (encoding/json's, the effect's).
-// JSON.stringify has none short of the stack, so a deeper result is the
-// script's own doing: a threw RangeError, as a cycle is a TypeError.
-const MaxResultDepth = 10000
-
-// jsonDepthOver reports whether the JSON text nests deeper than max.
-func jsonDepthOver(text []byte, max int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, c := range text {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > max {
-				return true
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return false
-}
-
 // toResult maps the shim's status to the SPI's outcome vocabulary.
 func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
 	if err := ctx.Err(); err != nil {
@@ -547,9 +562,12 @@ func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
 	res := Result{Logs: string(raw.logs), Polls: raw.polls}
 	switch raw.status {
 	case statusOK:
-		if jsonDepthOver(raw.result, MaxResultDepth) {
+		// JSON.stringify has no depth bound short of the stack, so a result
+		// deeper than every JSON reader downstream accepts is the script's
+		// own doing: a threw RangeError, as a cycle is a TypeError.
+		if jsontext.ExceedsDepth(raw.result) {
 			name := "RangeError"
-			res.Outcome = effect.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels, more than JSON consumers accept", MaxResultDepth))
+			res.Outcome = effect.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels, more than JSON consumers accept", jsontext.MaxDepth))
 			break
 		}
 		res.Outcome = effect.OK(raw.result)

@@ -622,16 +622,18 @@ func TestClose(t *testing.T) {
 }
 
 // The build is reproducible: rebuilding from the pinned tarball gives the
-// committed bytes. Needs the C toolchain; CI sets SANDBOX_REBUILD_WASM=1.
+// committed bytes. Needs the C toolchain of debian-packages.txt; CI sets
+// SANDBOX_REBUILD_WASM=1. Without the toolchain, build.sh's output (printed
+// here) ends with the apt-get line that installs what is missing.
 func TestWasmRebuildsIdentically(t *testing.T) {
 	if os.Getenv("SANDBOX_REBUILD_WASM") == "" {
-		t.Skip("set SANDBOX_REBUILD_WASM=1 to rebuild sandbox.wasm from source (needs clang-14, lld, wasi-libc)")
+		t.Skip("set SANDBOX_REBUILD_WASM=1 to rebuild sandbox.wasm from source (needs the Debian packages of quickjs/debian-packages.txt)")
 	}
 	out := t.TempDir() + "/sandbox.wasm"
 	cmd := exec.Command("./build.sh")
 	cmd.Env = append(os.Environ(), "OUT="+out)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build.sh: %v\n%s", err, b)
+		t.Fatalf("build.sh could not rebuild sandbox.wasm (%v):\n%s", err, b)
 	}
 	got, _ := os.ReadFile(out)
 	want, _ := os.ReadFile("sandbox.wasm")
@@ -716,7 +718,7 @@ func TestCloseWhileRunning(t *testing.T) {
 }
 
 // A guest trap after an allocation was refused (QuickJS aborts in some
-// allocation-failure paths, bellard/quickjs#406) is the memory limit at work:
+// allocation-failure paths, docs/security.md) is the memory limit at work:
 // reported as the limit, deterministically, never as a retryable engine
 // failure. The scripts are the security battery's proofs of concept.
 func TestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {

@@ -61,9 +61,9 @@ func checkExports(cm wazero.CompiledModule) error {
 // moduleConfig is every instance's configuration; it is never modified (the
 // With methods return copies). Instances start from a memory image, so no
 // start function runs. The guest imports no random source, but left unset
-// wazero seeds a deterministic math/rand source for every instance (13 µs in
-// the set-up profile); the system's CSPRNG costs nothing until read, and is
-// the right answer should a later build import random_get.
+// wazero seeds a deterministic math/rand source for every instance, a cost
+// in every set-up; the system's CSPRNG costs nothing until read, and is the
+// right answer should a later build import random_get.
 var moduleConfig = wazero.NewModuleConfig().
 	WithName("").
 	WithStartFunctions().

@@ -20,13 +20,13 @@ import (
 // the guest's loads and stores are bounds-checked against the current size,
 // and the host reads and writes only through the slices wazero hands out)
 // and kept for the next instance, which then starts on pages already mapped
-// instead of taking a page fault on each page it touches: about 1.25 µs a
-// page in the VMs measured here, some 400 µs for the 1.25 MiB an instance
-// starts with, against about 10 µs to clear them. A next guest therefore
-// sees exactly what a fresh mapping shows, zeros, under its own data
-// segments. The zeroing runs when the instance closes, after its result was
-// delivered. Mappings whose guest grew past recycleMaxBytes are unmapped, and
-// a kept one stays resident only over its first recycleResidentBytes.
+// instead of taking a page fault on each page it touches, which costs far
+// more than clearing the pages (docs/benchmarks.md has the figures). A next
+// guest therefore sees exactly what a fresh mapping shows, zeros, under its
+// own data segments. The zeroing runs when the instance closes, after its
+// result was delivered. Mappings whose guest grew past recycleMaxBytes are
+// unmapped, and a kept one stays resident only over its first
+// recycleResidentBytes.
 type memoryPool struct {
 	mu     sync.Mutex
 	free   []*mmapMemory

@@ -105,9 +105,10 @@ func defaultConfig() config {
 func WithMaxMemoryBytes(n int64) Option { return func(c *config) { c.maxMemory = n } }
 
 // WithCPUBudget sets the CPU budget, counted in calls of QuickJS's interrupt
-// handler (one every 1,000 function calls or backward jumps, build.sh's
-// setting); 0 disables it. Being
-// counted in operations, a CPU kill is a pure function of script and input.
+// handler (one every 1,000 function calls or backward jumps, as
+// patches/0001-interrupt-every-1000-ticks.patch sets it); 0 disables it.
+// Being counted in operations, a CPU kill is a pure function of script and
+// input.
 func WithCPUBudget(polls uint64) Option { return func(c *config) { c.cpuBudget = polls } }
 
 // WithPoolSize sets how many fresh instances are kept ready ahead of requests

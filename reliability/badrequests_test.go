@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,32 +12,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 )
 
-// capsLimits is the limits object of GET /v1/capabilities.
-type capsLimits struct {
-	DefaultWallClockMs int64 `json:"defaultWallClockMs"`
-	MaxWallClockMs     int64 `json:"maxWallClockMs"`
-	DefaultMemoryBytes int64 `json:"defaultMemoryBytes"`
-	MaxMemoryBytes     int64 `json:"maxMemoryBytes"`
-	MaxInputBytes      int64 `json:"maxInputBytes"`
-	MaxOutputBytes     int64 `json:"maxOutputBytes"`
-	MaxScriptBytes     int64 `json:"maxScriptBytes"`
-	MaxRequestBytes    int64 `json:"maxRequestBytes"`
-	MaxConcurrent      int   `json:"maxConcurrent"`
-	RequestTimeoutMs   int64 `json:"requestTimeoutMs"`
-}
-
-func (c *child) limits() capsLimits {
+// limits reads the limits of GET /v1/capabilities.
+func (c *child) limits() api.Limits {
 	c.t.Helper()
 	r := c.do(http.MethodGet, routeCaps, nil, nil)
-	var caps struct {
-		Limits capsLimits `json:"limits"`
+	info, err := api.DecodeInfo(r.body)
+	if r.status != 200 || err != nil {
+		c.t.Fatalf("capabilities: %s (%v)", r, err)
 	}
-	if r.status != 200 || json.Unmarshal(r.body, &caps) != nil {
-		c.t.Fatalf("capabilities: %s", r)
-	}
-	return caps.Limits
+	return info.Limits
 }
 
 // chunked hides a body's length so that the client sends it chunked.
@@ -202,6 +188,10 @@ func TestBadRequests(t *testing.T) {
 		{name: "truncated sequence at the end", route: routeEvaluations, body: "{\"scriptRef\":\"" + echo + "\",\"input\":\"\xe2\x82\"}", status: 400, slug: "malformed-json", detail: []string{"UTF-8"}},
 		{name: "invalid UTF-8 inside inputJson", route: routeSandbox, body: "{\"script\":\"1\",\"inputJson\":\"\\\"\xff\\\"\"}", status: 400, slug: "malformed-json", detail: []string{"UTF-8"}},
 		{name: "lone surrogate escapes are valid JSON and reach the script", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","input":"\ud800x\udfff"}`, ok: `{"ok":true,"value":"\ud800x\udfff"}`},
+		{name: "lone surrogate keys are two keys", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","input":{"\ud800":1,"\ud801":2}}`, ok: `{"ok":true,"value":{"\ud800":1,"\ud801":2}}`},
+		{name: "a lone surrogate escape in a script by value runs as sent", route: routeSandbox, body: `{"script":"'\ud800'.charCodeAt(0)","inputJson":"null"}`, ok: `{"ok":true,"value":55296}`},
+		{name: "a lone surrogate escape in inputJson's own string is refused", route: routeSandbox, body: `{"script":"input","inputJson":"\"\ud800\""}`, status: 400, slug: "malformed-json", detail: []string{"inputJson", "lone surrogate U+D800", `escape \ud800`, "byte offset 1"}, field: "inputJson"},
+		{name: "a lone surrogate escaped inside inputJson reaches the script", route: routeSandbox, body: `{"script":"input.charCodeAt(0)","inputJson":"\"\\ud800\""}`, ok: `{"ok":true,"value":55296}`},
 
 		// ---- duplicate keys, anywhere
 		{name: "duplicate top-level key", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","scriptRef":"` + length + `"}`, status: 400, slug: "duplicate-key", detail: []string{`"scriptRef"`, "twice"}, field: "scriptRef"},
@@ -240,18 +230,18 @@ func TestBadRequests(t *testing.T) {
 			ok: `{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":"` + missingRef + `"}}`},
 
 		// ---- limits: integers in digits, at most the maximum; numbers beyond float64
-		{name: "wall clock at the maximum", route: routeSandbox, body: fmt.Sprintf(`{"script":"1","inputJson":"null","limits":{"wallClockMs":%d}}`, lim.MaxWallClockMs), ok: `{"ok":true,"value":1}`},
-		{name: "wall clock one over the maximum", route: routeSandbox, body: fmt.Sprintf(`{"script":"1","inputJson":"null","limits":{"wallClockMs":%d}}`, lim.MaxWallClockMs+1),
-			status: 400, slug: "invalid-limits", detail: []string{fmt.Sprintf("maxWallClockMs of %d", lim.MaxWallClockMs)}, limit: "maxWallClockMs", limitValue: lim.MaxWallClockMs, field: "limits.wallClockMs"},
+		{name: "wall clock at the maximum", route: routeSandbox, body: fmt.Sprintf(`{"script":"1","inputJson":"null","limits":{"wallClockMs":%d}}`, lim.MaxWallClock.Milliseconds()), ok: `{"ok":true,"value":1}`},
+		{name: "wall clock one over the maximum", route: routeSandbox, body: fmt.Sprintf(`{"script":"1","inputJson":"null","limits":{"wallClockMs":%d}}`, lim.MaxWallClock.Milliseconds()+1),
+			status: 400, slug: "invalid-limits", detail: []string{fmt.Sprintf("maxWallClockMs of %d", lim.MaxWallClock.Milliseconds())}, limit: "maxWallClockMs", limitValue: lim.MaxWallClock.Milliseconds(), field: "limits.wallClockMs"},
 		{name: "memory at the maximum", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","limits":{"memoryBytes":%d}}`, echo, lim.MaxMemoryBytes), ok: `{"ok":true,"value":null}`},
 		{name: "memory one over the maximum", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","limits":{"memoryBytes":%d}}`, echo, lim.MaxMemoryBytes+1),
 			status: 400, slug: "invalid-limits", detail: []string{fmt.Sprintf("maxMemoryBytes of %d", lim.MaxMemoryBytes)}, limit: "maxMemoryBytes", limitValue: lim.MaxMemoryBytes, field: "limits.memoryBytes"},
 		{name: "limit 1e400", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"wallClockMs":1e400}}`,
-			status: 400, slug: "invalid-limits", detail: []string{"not an integer written in digits", "maxWallClockMs of 30000"}, limit: "maxWallClockMs", limitValue: lim.MaxWallClockMs},
+			status: 400, slug: "invalid-limits", detail: []string{"not an integer written in digits", "maxWallClockMs of 30000"}, limit: "maxWallClockMs", limitValue: lim.MaxWallClock.Milliseconds()},
 		{name: "limit beyond int64 and float64 precision", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","limits":{"memoryBytes":` + strings.Repeat("9", 400) + `}}`,
 			status: 400, slug: "invalid-limits", detail: []string{"above the server's maxMemoryBytes"}, limit: "maxMemoryBytes", limitValue: lim.MaxMemoryBytes},
 		{name: "limit 2^63", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","limits":{"wallClockMs":9223372036854775808}}`,
-			status: 400, slug: "invalid-limits", limit: "maxWallClockMs", limitValue: lim.MaxWallClockMs},
+			status: 400, slug: "invalid-limits", limit: "maxWallClockMs", limitValue: lim.MaxWallClock.Milliseconds()},
 		{name: "limit -0", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"memoryBytes":-0}}`, status: 400, slug: "invalid-limits", detail: []string{"negative"}, limit: "maxMemoryBytes", limitValue: lim.MaxMemoryBytes},
 		{name: "limit 0", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"wallClockMs":0}}`, status: 400, slug: "invalid-limits", detail: []string{"zero"}},
 		{name: "limit 100.0", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"wallClockMs":100.0}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},

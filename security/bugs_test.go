@@ -39,7 +39,7 @@ func TestSPIEmptyThrownMessageIs500(t *testing.T) {
 	}
 }
 
-// FIXED in 83a6f1f (quickjs/build.sh): QuickJS polled its interrupt
+// FIXED by quickjs/patches/0001 and 0002: QuickJS polled its interrupt
 // handler once every 10,000 ticks (a call or a backward jump), and building
 // an Error's backtrace walks every frame in one tick (about 10 ms at 2,000
 // frames). new Error() in a loop deep in the stack, or a recursion that

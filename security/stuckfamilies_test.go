@@ -13,7 +13,7 @@ type stuckFamily struct {
 // stuckFamilies is the battery of stuck runs: one script per family of
 // native builtin that QuickJS's interrupt handler cannot reach. The handler
 // is polled once every 1,000 ticks (function calls and backward jumps,
-// quickjs/build.sh); none of these scripts reaches a poll for at least tens
+// quickjs/patches/0001); none of these scripts reaches a poll for at least tens
 // of seconds, however short its wall clock.
 //
 // Each was measured with the engine of this commit (QuickJS 2025-04-26 on

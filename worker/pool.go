@@ -55,7 +55,7 @@ type Pool struct {
 	// removed by Close.
 	ownCache string
 
-	idle chan *proc
+	idle *idleWorkers
 
 	mu       sync.Mutex
 	cond     *sync.Cond // signalled when live drops or the pool closes
@@ -128,7 +128,7 @@ func New(opts Options) (*Pool, error) {
 		opts:   opts,
 		log:    opts.Logger,
 		want:   opts.Concurrent + opts.Spares,
-		idle:   make(chan *proc, opts.Concurrent+opts.Spares),
+		idle:   newIdleWorkers(opts.Concurrent + opts.Spares),
 		all:    map[*proc]struct{}{},
 		failed: make(chan struct{}),
 		warm:   make(chan struct{}),
@@ -226,7 +226,7 @@ func (p *Pool) supervise() {
 		}
 		p.done.Add(1)
 		go p.reap(w)
-		p.idle <- w
+		p.idle.put(w)
 		p.warmOnce.Do(func() { close(p.warm) })
 	}
 }
@@ -341,13 +341,11 @@ func (p *Pool) Run(ctx context.Context, req effect.Request, logs bool) (quickjs.
 // acquire takes a ready worker, waiting for one while workers are starting.
 func (p *Pool) acquire(ctx context.Context) (*proc, error) {
 	for {
-		select {
-		case w := <-p.idle:
+		if w := p.idle.take(); w != nil {
 			if w.alive() {
 				return w, nil
 			}
 			continue // died while idle; its successor is on its way
-		default:
 		}
 		p.mu.Lock()
 		closed, failed, startErr := p.closed, p.failed, p.startErr
@@ -359,10 +357,7 @@ func (p *Pool) acquire(ctx context.Context) (*proc, error) {
 			return nil, fmt.Errorf("no sandbox worker is ready: %w", startErr)
 		}
 		select {
-		case w := <-p.idle:
-			if w.alive() {
-				return w, nil
-			}
+		case <-p.idle.ready:
 		case <-failed:
 		case <-p.stop:
 		case <-ctx.Done():
@@ -379,7 +374,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 	id := w.nextID
 	w.wbuf = appendRun(startFrame(w.wbuf, frameRun), id, req, logs)
 	if len(w.wbuf)-frameHeader > w.maxFrame {
-		p.idle <- w
+		p.idle.put(w)
 		return quickjs.Result{Outcome: effect.Infrastructure(fmt.Sprintf(
 			"the script and input (%d bytes) exceed what a worker accepts for a memory maximum of %d bytes",
 			len(w.wbuf)-frameHeader, p.opts.Engine.MaxMemoryBytes))}, nil
@@ -441,7 +436,7 @@ func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (q
 		p.kills.Add(1)
 		w.kill()
 	} else {
-		p.idle <- w
+		p.idle.put(w)
 	}
 	if r.status == resultCancelled {
 		if err := ctx.Err(); err != nil {

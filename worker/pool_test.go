@@ -169,11 +169,11 @@ func TestHardKillKeepsThePool(t *testing.T) {
 			t.Fatalf("answered after %v, before deadline + grace", took)
 		}
 		// a spare, started before the answer, is ready at once
-		w := <-p.idle
+		w := p.idle.take()
 		if _, ok := before[w.pid]; !ok || !w.alive() {
 			t.Fatalf("the next run's worker %d was not a spare started before the answer (%v)", w.pid, before)
 		}
-		p.idle <- w
+		p.idle.put(w)
 		if got := describe(run(t, p, `1 + 1`, `null`, generous)); got != "ok 2" {
 			t.Fatalf("the run after stuck run %d: %s", i, got)
 		}
@@ -364,9 +364,9 @@ func pids(p *Pool) map[int]struct{} {
 func waitIdle(t testing.TB, p *Pool, n int) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
-	for len(p.idle) < n {
+	for p.idle.len() < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d workers ready, want %d", len(p.idle), n)
+			t.Fatalf("%d workers ready, want %d", p.idle.len(), n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -128,11 +129,27 @@ func start(ctx context.Context, h hello, log *slog.Logger) (*quickjs.Engine, Pro
 	// Compilation's garbage is most of a new worker's heap: return it to
 	// the system before serving (a worker's resident set is per process).
 	debug.FreeOSMemory()
+	if n, err := releaseExecutablePages(); err != nil {
+		log.Warn("releasing the executable's start-up pages", "err", err)
+	} else {
+		log.Debug("released the executable's start-up pages", "bytes", n)
+	}
 	// The worker's live heap is a few MB and each run allocates copies of
 	// its script, input and result; a target of 200 halves the collections
 	// on the run path (the worker's environment is empty, so GOGC cannot
 	// come from there).
 	debug.SetGCPercent(200)
+	// One processor for Go code: a worker runs one guest at a time, and
+	// with one processor each hand-off on a run's path (the channel's
+	// reader to the run loop, the run loop to the guest's goroutine and
+	// back) stays on one thread, where with more every hand-off wakes a
+	// second thread that may steal the goroutine onto a cold core. A run's
+	// answer costs less, paced and back to back (RATIONALE.md). A guest
+	// that polls yields the processor at its next poll once it has held it
+	// for the scheduler's time slice, so a cancel frame is read within
+	// milliseconds; one stuck in native code is the server's to kill, as
+	// with any number of processors.
+	runtime.GOMAXPROCS(1)
 	locked, err := lockDown(h)
 	prot.NoNewPrivs, prot.ResourceLimits, prot.Seccomp = locked.NoNewPrivs, locked.ResourceLimits, locked.Seccomp
 	if err != nil {

@@ -42,7 +42,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/effect/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // Options tune the kit. The zero value suits an in-process engine.

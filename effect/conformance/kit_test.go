@@ -12,7 +12,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/effect/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // There is no JavaScript engine in this package, so these tests stand in

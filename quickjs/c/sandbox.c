@@ -30,7 +30,7 @@
 #define EXPORT(name) __attribute__((export_name(#name)))
 #define IMPORT(mod, name) __attribute__((import_module(#mod), import_name(#name)))
 
-/* Run statuses, mirrored in Go (quickjs/shim.go). */
+/* Run statuses, mirrored in Go (quickjs/instance.go). */
 enum {
     SB_OK = 0,
     SB_THREW = 1,
@@ -253,8 +253,8 @@ static const JSCFunctionListEntry console_funcs[] = {
 
 /* ---- promise jobs: rejections nobody handles ---- */
 
-/* Defined in quickjs.c by build.sh: whether a handler was ever attached to
- * the promise (QuickJS's own is_handled flag). */
+/* Added to quickjs.c by patches/0004: whether a handler was ever attached
+ * to the promise (QuickJS's own is_handled flag). */
 int JS_SandboxPromiseIsHandled(JSValueConst promise);
 
 /* The unhandled rejections only the list holds that it keeps: about as
@@ -375,7 +375,7 @@ EXPORT(sb_init) int32_t sb_init(void)
     return 0;
 }
 
-/* Defined in quickjs.c by build.sh: sets the context's Math.random state. */
+/* Added to quickjs.c by patches/0003: sets the context's Math.random state. */
 void JS_SandboxSeedRandom(JSContext *ctx, uint64_t seed);
 
 /* sb_seed gives Math.random a state of the host's choosing. Instances start
@@ -886,5 +886,5 @@ EXPORT(sb_log_len) uint32_t sb_log_len(void) { return (uint32_t)sb.log_len; }
 EXPORT(sb_polls) uint64_t sb_polls(void) { return sb.polls; }
 /* sb_oom tells the host, after a trap, whether an allocation had been
  * refused: QuickJS has allocation-failure paths that abort or misbehave
- * (bellard/quickjs#406), and such a trap is the memory limit at work. */
+ * (docs/security.md), and such a trap is the memory limit at work. */
 EXPORT(sb_oom) int32_t sb_oom(void) { return sb.oom; }

@@ -7,7 +7,7 @@
 //
 //	go build -o bench/out/bin/ ./bench/cmd/roundtrip
 //	bench/out/bin/sandbox-cloudrun compile-cache /tmp/cache
-//	bench/out/bin/roundtrip -cache /tmp/cache -rounds 4 -n 2000 [-reshape] [-gap 3ms]
+//	bench/out/bin/roundtrip -cache /tmp/cache -rounds 4 -n 2000 [-reshape] [-gap 3ms] [-lockdown off]
 //
 // Each batch prints its p50, p90 and p99 in microseconds; pool − engine is
 // what the round trip to the worker adds to an evaluation.
@@ -45,6 +45,7 @@ func main() {
 	reshape := flag.Bool("reshape", false, "the 16 KiB reshape instead of echo")
 	workloads := flag.String("workloads", "bench/workloads", "workload scripts")
 	only := flag.String("only", "", "run only this backend: engine or pool")
+	lockdown := flag.String("lockdown", "required", "the workers' WORKER_LOCKDOWN")
 	cpuprofile := flag.String("cpuprofile", "", "CPU profile of this process (the server's side) over the first pool batch")
 	flag.Parse()
 	log.SetFlags(0)
@@ -63,7 +64,7 @@ func main() {
 	engine, err := quickjs.New(ctx, qo...)
 	check(err)
 	check(engine.Warm(ctx))
-	pool, err := worker.New(worker.Options{Engine: eo, Concurrent: 1, Spares: 1, Lockdown: worker.LockdownRequired})
+	pool, err := worker.New(worker.Options{Engine: eo, Concurrent: 1, Spares: 1, Lockdown: worker.Lockdown(*lockdown)})
 	check(err)
 	check(pool.Warm(ctx))
 	time.Sleep(time.Second) // the spare starts

@@ -593,6 +593,12 @@ class Transport {
       return undefined;
     }
     if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return undefined;
+    // The members api/testdata/problem defines, each of its type, as the Go
+    // client reads them; others are allowed (a proxy may add some).
+    const r = doc as Record<string, unknown>;
+    for (const k of ["type", "title", "detail", "limit", "field"]) if (r[k] !== undefined && typeof r[k] !== "string") return undefined;
+    for (const k of ["status", "limitValue", "offset", "line", "column"]) if (r[k] !== undefined && !(Number.isSafeInteger(r[k]) && (r[k] as number) >= 0)) return undefined;
+    if (r.retryable !== undefined && typeof r.retryable !== "boolean") return undefined;
     const p: Problem = {};
     for (const k of ["title", "detail"] as const) {
       const v = (doc as Record<string, unknown>)[k];
@@ -745,7 +751,10 @@ export class CloudRunSandboxBackend implements SandboxBackend {
     if (!(wallClockMs > 0) || !Number.isSafeInteger(wall) || !(memoryBytes > 0) || !Number.isSafeInteger(memoryBytes)) {
       return `invalid limits: wallClockMs and memoryBytes must be positive (memoryBytes an integer), got wallClockMs ${show(wallClockMs)} and memoryBytes ${show(memoryBytes)}`;
     }
-    if (!isWellFormed(script)) return "the script has a lone surrogate, which a JSON request cannot carry as UTF-8";
+    // A lone surrogate in the script is sent as its escape (JSON.stringify
+    // writes one so), and the service runs it as that code unit. Inside
+    // inputJson it would be a character of JSON text, which UTF-8 cannot
+    // carry; escaped inside that text it is fine.
     if (!isWellFormed(inputJson)) return "the input has a lone surrogate, which a JSON request cannot carry as UTF-8";
     return { body: JSON.stringify({ script, inputJson, limits: { wallClockMs: wall, memoryBytes } }), wallClockMs: wall };
   }

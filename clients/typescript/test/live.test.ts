@@ -131,6 +131,10 @@ describe("against the real service", () => {
     assert.deepEqual(effectOutput(out, maxOutputBytes), { ok: false, channel: "limitExceeded", kind: "output" });
   });
 
+  test("ok: a script with a lone surrogate runs as written", async () => {
+    assert.deepEqual(await both(svc.url, backend, { script: "'\uD800'.charCodeAt(0)" }), { ok: true, value: 55296 });
+  });
+
   test("ok: undefined completion is null", async () => {
     assert.deepEqual(await both(svc.url, backend, { script: "undefined" }), { ok: true, value: null });
   });

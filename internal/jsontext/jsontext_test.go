@@ -2,8 +2,10 @@ package jsontext
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -192,7 +194,11 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("accepted %q, which encoding/json refuses", in)
 		}
 		if err != nil {
-			if stdOK && !strings.Contains(err.Error(), "duplicate") && !strings.Contains(err.Error(), "nesting") {
+			var je *Error
+			if !errors.As(err, &je) {
+				t.Fatalf("error %v is not an *Error", err)
+			}
+			if stdOK && je.Kind != KindDuplicateKey && je.Kind != KindDepth {
 				t.Fatalf("refused %q, which encoding/json accepts: %v", in, err)
 			}
 			return
@@ -216,4 +222,158 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("JCS refused what Canonical accepted: %v", err)
 		}
 	})
+}
+
+// Keys are compared as UTF-16 code units, as JSON.parse compares them: two
+// different lone surrogates are two keys, a pair and its escape are one.
+func TestDuplicateKeysAreCodeUnits(t *testing.T) {
+	for _, tc := range []struct {
+		in  string
+		dup bool
+	}{
+		{`{"\ud800":1,"\ud801":2}`, false},
+		{`{"\ud800":1,"\udc00":2}`, false},
+		{`{"\ud800":1,"\uFFFD":2}`, false},
+		{`{"\ud800":1,"\uD800":2}`, true},
+		{"{\"\\ud83d\\ude00\":1,\"\U0001F600\":2}", true},
+		{`{"a":1,"\u0061":2}`, true},
+		{`{"x":{"a":1},"y":{"a":1}}`, false},
+	} {
+		err := Validate([]byte(tc.in))
+		var je *Error
+		gotDup := errors.As(err, &je) && je.Kind == KindDuplicateKey
+		if gotDup != tc.dup || (err != nil && !gotDup) {
+			t.Errorf("Validate(%s) = %v, want duplicate %v", tc.in, err, tc.dup)
+		}
+	}
+}
+
+// An error says what is wrong, at which byte, and in which value.
+func TestErrorPositionAndPath(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		kind    Kind
+		offset  int
+		pointer string
+		msg     string
+	}{
+		{`{"a":[1,{"b":tru}]}`, KindSyntax, 13, "/a/1/b", "has an invalid literal; expected true"},
+		{`{"a":1,"a":2}`, KindDuplicateKey, 7, "/a", `has the key "a" twice in one object`},
+		{"[\"x\xffy\"]", KindUTF8, 3, "", "is not valid UTF-8"},
+		{"[\"x\xed\xa0\x80\"]", KindUTF8, 3, "", `is not valid UTF-8: it holds the lone surrogate U+D800 as a character; write it as the escape \ud800`},
+		{`{"a/b~c":[01]}`, KindSyntax, 11, "/a~1b~0c", "has unexpected '1' where ',' or ']' was expected in an array"},
+		{`"a\qb"`, KindSyntax, 2, "", "has an invalid escape in a string"},
+		{`"a\u12x4"`, KindSyntax, 2, "", `has an invalid \u escape; expected four hex digits`},
+		{"\"a\x01\"", KindSyntax, 2, "", "has an unescaped control character 0x01 in a string"},
+		{`  "abc`, KindSyntax, 2, "", "ends inside a string"},
+		{` `, KindSyntax, 1, "", "is empty; expected a JSON value"},
+		{`1 2`, KindSyntax, 2, "", "has data after the JSON value: unexpected '2'"},
+		{`[1.]`, KindSyntax, 1, "/0", "has an invalid number (no digits after the decimal point)"},
+		{`{"a" 1}`, KindSyntax, 5, "/a", "has unexpected '1' where ':' was expected after an object key"},
+		{strings.Repeat("[", MaxDepth+1), KindDepth, MaxDepth, strings.Repeat("/0", MaxDepth), "is nested more than 10000 levels deep"},
+	} {
+		err := Validate([]byte(tc.in))
+		var je *Error
+		if !errors.As(err, &je) {
+			t.Errorf("Validate(%.40q) = %v, want an *Error", tc.in, err)
+			continue
+		}
+		if je.Kind != tc.kind || je.Offset != tc.offset || je.Path.Pointer() != tc.pointer || je.Msg != tc.msg {
+			t.Errorf("Validate(%.40q) = kind %d at %d in %.40q: %s; want kind %d at %d in %.40q: %s",
+				tc.in, je.Kind, je.Offset, je.Path.Pointer(), je.Msg, tc.kind, tc.offset, tc.pointer, tc.msg)
+		}
+	}
+}
+
+// The hooks see every member once, in order, with its path and raw value,
+// and an error of theirs ends the pass unchanged.
+func TestCheckHooks(t *testing.T) {
+	var keys, values []string
+	err := Check([]byte(`{"a": {"b" : [1, {"c":"x"}]}, "d":null}`), Options{
+		Key: func(path Path, keyAt int) error {
+			keys = append(keys, path.Pointer()+"@"+strconv.Itoa(keyAt))
+			return nil
+		},
+		Value: func(path Path, at int, raw []byte) error {
+			values = append(values, path.Pointer()+"@"+strconv.Itoa(at)+"="+string(raw))
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/a@1", "/a/b@7", "/a/b/1/c@18", "/d@30"}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("keys %q, want %q", keys, want)
+	}
+	if want := []string{`/a/b/1/c@22="x"`, `/a/b@13=[1, {"c":"x"}]`, `/a@6={"b" : [1, {"c":"x"}]}`, `/d@34=null`}; !reflect.DeepEqual(values, want) {
+		t.Errorf("values %q, want %q", values, want)
+	}
+	stop := errors.New("stop")
+	if err := Check([]byte(`{"a":1}`), Options{Key: func(Path, int) error { return stop }}); err != stop {
+		t.Errorf("a hook's error came back as %v", err)
+	}
+}
+
+func TestUnquote(t *testing.T) {
+	for raw, want := range map[string]string{
+		`"plain"`:           "plain",
+		`"a\nb\u00e9\/"`:    "a\nbé/",
+		`"\ud800"`:          "\xed\xa0\x80",
+		`"\ud83d\ude00"`:    "\U0001F600",
+		`"\udc00\ud800"`:    "\xed\xb0\x80\xed\xa0\x80",
+		`"'\ud800'.length"`: "'\xed\xa0\x80'.length",
+	} {
+		if got := Unquote([]byte(raw)); got != want {
+			t.Errorf("Unquote(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// AppendQuote writes what the engine hands over (WTF-8) so that any JSON
+// reader gets the same JavaScript string back.
+func TestAppendQuote(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", `"plain"`},
+		{"quote \" backslash \\ nl \n tab \t cr \r nul \x00 ctl \x1f bs \b ff \f", `"quote \" backslash \\ nl \n tab \t cr \r nul \u0000 ctl \u001f bs \b ff \f"`},
+		{"<&> é 𝄞", `"<&> é 𝄞"`},
+		{"lone \xed\xa0\x80 high", `"lone \ud800 high"`},
+		{"lone \xed\xbf\xbf low", `"lone \udfff low"`},
+		{"pair \xed\xa0\xbd\xed\xb8\x80", `"pair \ud83d\ude00"`},
+		{"bad \xff byte", "\"bad \uFFFD byte\""},
+	} {
+		got := string(AppendQuote(nil, tc.in))
+		if got != tc.want {
+			t.Errorf("AppendQuote(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+		if err := Validate([]byte(got)); err != nil {
+			t.Errorf("%s is not acceptable JSON: %v", got, err)
+		}
+	}
+}
+
+func TestExceedsDepth(t *testing.T) {
+	at := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	over := "[" + at + "]"
+	strs := `["` + strings.Repeat("[", MaxDepth+1) + `\"` + `"]`
+	if ExceedsDepth([]byte(at)) || !ExceedsDepth([]byte(over)) || ExceedsDepth([]byte(strs)) {
+		t.Error("ExceedsDepth disagrees with MaxDepth")
+	}
+	if (Validate([]byte(at)) != nil) || Validate([]byte(over)) == nil {
+		t.Error("Validate disagrees with MaxDepth")
+	}
+}
+
+func TestQuoteShort(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                    `"plain"`,
+		"a\"b\n":                   `"a\"b\n"`,
+		"x\xed\xa0\x80y":           `"x\ud800y"`,
+		"\xed\xb0\x80\xed\xa0\x80": `"\udc00\ud800"`,
+		"bad \xff":                 `"bad \xff"`,
+		strings.Repeat("é", 40):    `"` + strings.Repeat("é", 32) + `"…`,
+	} {
+		if got := QuoteShort(in); got != want {
+			t.Errorf("QuoteShort(%q) = %s, want %s", in, got, want)
+		}
+	}
 }

@@ -1,0 +1,18 @@
+// Package api is the service's wire format in Go, beside api/openapi.yaml,
+// its contract: the request bodies of both POST routes (the members the
+// handler accepts, and the encoders the clients send them with), the answers
+// of POST /v1/sandbox/evaluate (ADR 0144 D2's outcome) and POST
+// /v1/evaluations (the value or the typed failure), the GET /v1/capabilities
+// document and the problem document of every refusal, each with its encoder
+// and its decoder, shared by the handler, the Go client and the tests. A
+// typed failure's JSON is effect.Failure's own (MarshalJSON, UnmarshalJSON),
+// since the effect returns, logs and stores it.
+//
+// The golden files in testdata hold one document of each shape as the service
+// writes it; the Go tests and the TypeScript client's tests read the same
+// files, so that the implementations cannot drift apart.
+//
+// Every decoder reads with internal/jsontext's policy: strict RFC 8259 in
+// UTF-8, no key twice (keys compared as UTF-16 code units), strings decoded to
+// WTF-8 so that a lone surrogate survives.
+package api

@@ -1,0 +1,193 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+)
+
+// Info is the GET /v1/capabilities document: the SPI version, the backend's
+// declaration (ADR 0144 D4), the service's own promises and limits, and the
+// engine build.
+type Info struct {
+	SPIVersion   string
+	Capabilities effect.Capabilities
+	// Idempotent: a retried run gives the same outcome (no network, a fresh
+	// engine per run).
+	Idempotent bool
+	// ScriptStore: POST /v1/evaluations and scriptRef are served.
+	ScriptStore bool
+	Limits      Limits
+	Engine      Engine
+	// Isolation, when not nil, is written as the "isolation" member; a
+	// decoded document keeps it as its JSON text (json.RawMessage).
+	Isolation any
+}
+
+// Limits are the service's limits. A member the decoder does not know is
+// still readable in Raw, the whole object as received (nil when encoding).
+type Limits struct {
+	DefaultWallClock   time.Duration // defaultWallClockMs
+	MaxWallClock       time.Duration // maxWallClockMs
+	DefaultMemoryBytes int64         // defaultMemoryBytes
+	MaxMemoryBytes     int64         // maxMemoryBytes
+	MaxInputBytes      int64         // maxInputBytes
+	MaxOutputBytes     int64         // maxOutputBytes
+	MaxScriptBytes     int64         // maxScriptBytes
+	MaxRequestBytes    int64         // maxRequestBytes
+	MaxConcurrent      int64         // maxConcurrent
+	RequestTimeout     time.Duration // requestTimeoutMs
+	Raw                []byte
+}
+
+// Engine identifies the service's engine build.
+type Engine struct {
+	Name       string
+	Version    string
+	WasmSHA256 string
+}
+
+// AppendInfo writes the document after dst, its members in a fixed order.
+func AppendInfo(dst []byte, in Info) ([]byte, error) {
+	str := func(name, v string) {
+		dst = jsontext.AppendQuote(append(append(append(dst, '"'), name...), `":`...), v)
+	}
+	boolean := func(name string, v bool) {
+		dst = strconv.AppendBool(append(append(append(dst, '"'), name...), `":`...), v)
+	}
+	num := func(name string, v int64) {
+		dst = strconv.AppendInt(append(append(append(dst, '"'), name...), `":`...), v, 10)
+	}
+	c, l := in.Capabilities, in.Limits
+	dst = append(dst, '{')
+	str("spiVersion", in.SPIVersion)
+	dst = append(dst, `,"capabilities":{`...)
+	str("language", c.Language)
+	dst = append(dst, ',')
+	str("network", string(c.Network))
+	dst = append(dst, ',')
+	str("wallClock", string(c.WallClock))
+	dst = append(dst, ',')
+	boolean("memory", c.Memory)
+	dst = append(dst, ',')
+	boolean("cpu", c.CPU)
+	dst = append(dst, ',')
+	boolean("freshPerRun", c.FreshPerRun)
+	dst = append(dst, "},"...)
+	boolean("idempotent", in.Idempotent)
+	dst = append(dst, ',')
+	boolean("scriptStore", in.ScriptStore)
+	dst = append(dst, `,"limits":{`...)
+	for i, m := range []struct {
+		name string
+		v    int64
+	}{
+		{"defaultWallClockMs", l.DefaultWallClock.Milliseconds()}, {"maxWallClockMs", l.MaxWallClock.Milliseconds()},
+		{"defaultMemoryBytes", l.DefaultMemoryBytes}, {"maxMemoryBytes", l.MaxMemoryBytes},
+		{"maxInputBytes", l.MaxInputBytes}, {"maxOutputBytes", l.MaxOutputBytes}, {"maxScriptBytes", l.MaxScriptBytes},
+		{"maxRequestBytes", l.MaxRequestBytes}, {"maxConcurrent", l.MaxConcurrent}, {"requestTimeoutMs", l.RequestTimeout.Milliseconds()},
+	} {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		num(m.name, m.v)
+	}
+	dst = append(dst, `},"engine":{`...)
+	str("name", in.Engine.Name)
+	dst = append(dst, ',')
+	str("version", in.Engine.Version)
+	dst = append(dst, ',')
+	str("wasmSha256", in.Engine.WasmSHA256)
+	dst = append(dst, '}')
+	if in.Isolation != nil {
+		iso, err := json.Marshal(in.Isolation)
+		if err != nil {
+			return nil, fmt.Errorf("api: encoding isolation: %w", err)
+		}
+		dst = append(append(dst, `,"isolation":`...), iso...)
+	}
+	return append(dst, '}'), nil
+}
+
+var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// DecodeInfo reads the document. The declaration ("capabilities", ADR 0144
+// D4's closed set) and "engine" are read strictly: a member not known there
+// is refused, because a capability a client cannot vouch for must not be
+// dropped silently. The document itself and "limits" may carry members not
+// known here: a later minor SPI version may add some, and none of them
+// weakens the declaration. Whether the SPI version is one the reader
+// implements is the reader's to decide.
+func DecodeInfo(body []byte) (Info, error) {
+	obj, err := jsontext.ParseObject("", body)
+	if err != nil {
+		return Info{}, err
+	}
+	var info Info
+	info.SPIVersion, _ = obj.Str("spiVersion", true)
+	if c, ok := obj.Child("capabilities", true); ok {
+		caps := &info.Capabilities
+		caps.Language = c.NonEmpty("language")
+		if s, ok := c.Str("network", true); ok && c.OneOf("network", s, string(effect.NetworkNone), string(effect.NetworkAllowlist), string(effect.NetworkOpen)) {
+			caps.Network = effect.Network(s)
+		}
+		if s, ok := c.Str("wallClock", true); ok && c.OneOf("wallClock", s, string(effect.WallClockHard), string(effect.WallClockSoft)) {
+			caps.WallClock = effect.WallClock(s)
+		}
+		caps.Memory, _ = c.Bool("memory", true)
+		caps.CPU, _ = c.Bool("cpu", true)
+		caps.FreshPerRun, _ = c.Bool("freshPerRun", true)
+		obj.Adopt(c.Done())
+	}
+	info.Idempotent, _ = obj.Bool("idempotent", false)
+	info.ScriptStore, _ = obj.Bool("scriptStore", false)
+	if l, ok := obj.Child("limits", true); ok {
+		lim := &info.Limits
+		ms := func(key string) time.Duration {
+			n, _ := l.Count(key, false)
+			if n > int64(1<<63-1)/int64(time.Millisecond) {
+				l.Fail(key, "is too large")
+				return 0
+			}
+			return time.Duration(n) * time.Millisecond
+		}
+		lim.DefaultWallClock = ms("defaultWallClockMs")
+		lim.MaxWallClock = ms("maxWallClockMs")
+		lim.DefaultMemoryBytes, _ = l.Count("defaultMemoryBytes", false)
+		lim.MaxMemoryBytes, _ = l.Count("maxMemoryBytes", false)
+		lim.MaxInputBytes, _ = l.Count("maxInputBytes", false)
+		lim.MaxOutputBytes, _ = l.Count("maxOutputBytes", false)
+		lim.MaxScriptBytes, _ = l.Count("maxScriptBytes", false)
+		lim.MaxRequestBytes, _ = l.Count("maxRequestBytes", false)
+		lim.MaxConcurrent, _ = l.Count("maxConcurrent", false)
+		lim.RequestTimeout = ms("requestTimeoutMs")
+		l.Skip()
+		raw, _ := obj.Take("limits", false)
+		lim.Raw = append([]byte(nil), raw...)
+		obj.Adopt(l.Done())
+	}
+	if e, ok := obj.Child("engine", true); ok {
+		info.Engine.Name = e.NonEmpty("name")
+		info.Engine.Version = e.NonEmpty("version")
+		if s, ok := e.Str("wasmSha256", true); ok {
+			if !sha256RE.MatchString(s) {
+				e.Fail("wasmSha256", "must be 64 lowercase hex digits")
+			}
+			info.Engine.WasmSHA256 = s
+		}
+		obj.Adopt(e.Done())
+	}
+	if raw, ok := obj.Take("isolation", false); ok {
+		info.Isolation = json.RawMessage(raw)
+	}
+	obj.Skip()
+	if err := obj.Done(); err != nil {
+		return Info{}, err
+	}
+	return info, nil
+}

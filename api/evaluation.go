@@ -1,0 +1,71 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+)
+
+// EvaluationResponse is a 200 answer of POST /v1/evaluations, the effect's
+// decision: either OK with the value, or the typed Failure (a channel and its
+// fields, as the in-process effect returns them). Logs is set when the
+// request asked for them.
+type EvaluationResponse struct {
+	OK      bool
+	Value   json.RawMessage // JSON text, written as it is
+	Failure *effect.Failure
+	Logs    *string
+}
+
+// AppendEvaluation writes r after dst: {"ok":true,"value":…} or
+// {"ok":false,"failure":{…}}, then "logs" when set.
+func AppendEvaluation(dst []byte, r EvaluationResponse) ([]byte, error) {
+	switch {
+	case r.OK && r.Failure == nil && len(r.Value) > 0:
+		dst = append(append(dst, `{"ok":true,"value":`...), r.Value...)
+	case !r.OK && r.Failure != nil && r.Value == nil:
+		f, err := r.Failure.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		dst = append(append(dst, `{"ok":false,"failure":`...), f...)
+	default:
+		return nil, errors.New("api: an evaluation response is a value or a failure")
+	}
+	if r.Logs != nil {
+		dst = jsontext.AppendQuote(append(dst, `,"logs":`...), *r.Logs)
+	}
+	return append(dst, '}'), nil
+}
+
+// DecodeEvaluation reads a 200 body of POST /v1/evaluations strictly: ok,
+// then value or a failure whose members are exactly its channel's, and
+// optional logs.
+func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
+	obj, err := jsontext.ParseObject("", body)
+	if err != nil {
+		return EvaluationResponse{}, err
+	}
+	var r EvaluationResponse
+	r.OK, _ = obj.Bool("ok", true)
+	if logs, present := obj.Str("logs", false); present {
+		r.Logs = &logs
+	}
+	switch {
+	case obj.Err() != nil:
+	case r.OK:
+		r.Value, _ = obj.Take("value", true)
+	default:
+		if raw, ok := obj.Take("failure", true); ok {
+			f, err := effect.DecodeFailure(`"failure"`, raw)
+			obj.Adopt(err)
+			r.Failure = f
+		}
+	}
+	if err := obj.Done(); err != nil {
+		return EvaluationResponse{}, err
+	}
+	return r, nil
+}

@@ -1,0 +1,177 @@
+package api_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// golden returns the files of testdata/dir (valid documents) and of
+// testdata/dir/invalid (documents every decoder refuses), each without its
+// final newline.
+func golden(t *testing.T, dir string) (valid, invalid map[string][]byte) {
+	t.Helper()
+	read := func(d string) map[string][]byte {
+		names, err := filepath.Glob(filepath.Join("testdata", d, "*.json"))
+		if err != nil || len(names) == 0 {
+			t.Fatalf("no golden files in testdata/%s: %v", d, err)
+		}
+		m := map[string][]byte{}
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[filepath.Base(n)] = bytes.TrimSuffix(b, []byte("\n"))
+		}
+		return m
+	}
+	return read(dir), read(filepath.Join(dir, "invalid"))
+}
+
+// Every answer of POST /v1/evaluations decodes and is written again byte
+// for byte; every malformed one is refused.
+func TestGoldenEvaluations(t *testing.T) {
+	valid, invalid := golden(t, "evaluation")
+	for name, doc := range valid {
+		r, err := api.DecodeEvaluation(doc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		out, err := api.AppendEvaluation(nil, r)
+		if err != nil || !bytes.Equal(out, doc) {
+			t.Errorf("%s: written again as %s (%v), want %s", name, out, err, doc)
+		}
+	}
+	for name, doc := range invalid {
+		if r, err := api.DecodeEvaluation(doc); err == nil {
+			t.Errorf("%s: accepted as %+v", name, r)
+		}
+	}
+}
+
+// Every outcome decodes into the vocabulary; every malformed one is refused.
+// The handler's test writes the decoded outcomes again and compares bytes.
+func TestGoldenOutcomes(t *testing.T) {
+	valid, invalid := golden(t, "outcome")
+	for name, doc := range valid {
+		o, err := api.DecodeOutcome(doc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if o.OK && !bytes.Contains(doc, o.Value) {
+			t.Errorf("%s: value %s is not the text received", name, o.Value)
+		}
+	}
+	for name, doc := range invalid {
+		if o, err := api.DecodeOutcome(doc); err == nil {
+			t.Errorf("%s: accepted as %+v", name, o)
+		}
+	}
+	// Strings keep their lone surrogates, as WTF-8.
+	o, err := api.DecodeOutcome(valid["threw-lone-surrogate.json"])
+	if err != nil || o.Message != "half of \xed\xa0\xbd" {
+		t.Errorf("lone surrogate: %q, %v", o.Message, err)
+	}
+}
+
+// The capabilities document decodes and is written again byte for byte;
+// what breaks the declaration is refused.
+func TestGoldenCapabilities(t *testing.T) {
+	valid, invalid := golden(t, "capabilities")
+	doc := valid["service.json"]
+	info, err := api.DecodeInfo(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Capabilities.Network != effect.NetworkNone || !info.Idempotent || info.Limits.MaxRequestBytes != 4<<20 || info.Limits.MaxConcurrent != 1 {
+		t.Errorf("decoded %+v", info)
+	}
+	out, err := api.AppendInfo(nil, info)
+	if err != nil || !bytes.Equal(out, doc) {
+		t.Errorf("written again as %s (%v), want %s", out, err, doc)
+	}
+	for name, doc := range invalid {
+		if _, err := api.DecodeInfo(doc); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// Members this reader does not know are kept in the document and in limits.
+	more := strings.Replace(string(doc), `"limits":{`, `"later":1,"limits":{"maxSomething":2,`, 1)
+	if info, err := api.DecodeInfo([]byte(more)); err != nil || !strings.Contains(string(info.Limits.Raw), "maxSomething") {
+		t.Errorf("unknown members: %v, raw limits %s", err, info.Limits.Raw)
+	}
+}
+
+// A failure is written as effect.Failure writes itself, and a Failure of no
+// known channel is not written at all.
+func TestAppendEvaluationRefuses(t *testing.T) {
+	for _, r := range []api.EvaluationResponse{
+		{},
+		{OK: true},
+		{OK: true, Value: []byte("1"), Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge}},
+		{Failure: &effect.Failure{Channel: "made-up"}},
+	} {
+		if out, err := api.AppendEvaluation(nil, r); err == nil {
+			t.Errorf("%+v written as %s", r, out)
+		}
+	}
+}
+
+// Every problem document decodes and is written again byte for byte; what
+// is not one is refused.
+func TestGoldenProblems(t *testing.T) {
+	valid, invalid := golden(t, "problem")
+	for name, doc := range valid {
+		p, err := api.DecodeProblem(doc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if out := api.AppendProblem(nil, p); !bytes.Equal(out, doc) {
+			t.Errorf("%s: written again as %s, want %s", name, out, doc)
+		}
+	}
+	for name, doc := range invalid {
+		if p, err := api.DecodeProblem(doc); err == nil {
+			t.Errorf("%s: accepted as %+v", name, p)
+		}
+	}
+}
+
+// The encoders write the golden request bodies byte for byte; the handler's
+// test decodes the same files, and the TypeScript client's sends one.
+func TestGoldenRequests(t *testing.T) {
+	const ref = "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+	evaluations, _ := golden(t, "request/evaluation")
+	for name, r := range map[string]api.EvaluationRequest{
+		"full.json": {ScriptRef: ref, Input: []byte(`{ "a": [1, "\ud800"] }`), Limits: api.RequestLimits{WallClockMs: 250, MemoryBytes: 1 << 20},
+			ExpectedOutputShapeHash: ref, CaptureLogs: true},
+		"minimal.json": {ScriptRef: ref},
+	} {
+		out, err := api.AppendEvaluationRequest(nil, r)
+		if err != nil || !bytes.Equal(out, evaluations[name]) {
+			t.Errorf("%s: wrote %s (%v), want %s", name, out, err, evaluations[name])
+		}
+	}
+	if _, err := api.AppendEvaluationRequest(nil, api.EvaluationRequest{ScriptRef: ref, Input: []byte("{")}); err == nil {
+		t.Error("an input that is not JSON text was written")
+	}
+	sandbox, _ := golden(t, "request/sandbox")
+	script := "'\xed\xa0\x80'.charCodeAt(0) + input.n" // the lone surrogate as WTF-8
+	for name, r := range map[string]api.SandboxRequest{
+		"script.json": {Script: &script, InputJSON: `{"n":1}`, Limits: api.RequestLimits{WallClockMs: 5000, MemoryBytes: 16 << 20}},
+		"ref.json":    {ScriptRef: ref, InputJSON: "null", Limits: api.RequestLimits{WallClockMs: 1000, MemoryBytes: 32 << 20}},
+	} {
+		if out := api.AppendSandboxRequest(nil, r); !bytes.Equal(out, sandbox[name]) {
+			t.Errorf("%s: wrote %s, want %s", name, out, sandbox[name])
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package api
+
+import (
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+)
+
+// DecodeOutcome reads one outcome in ADR 0144 D2's closed vocabulary, with no
+// other members. A threw message may be empty (the script threw ""); an
+// infrastructure message may not (effect.Outcome cannot tell an empty message
+// from a missing one). The value is returned as the JSON text received.
+func DecodeOutcome(body []byte) (effect.Outcome, error) {
+	obj, err := jsontext.ParseObject("", body)
+	if err != nil {
+		return effect.Outcome{}, err
+	}
+	ok, _ := obj.Bool("ok", true)
+	var out effect.Outcome
+	switch {
+	case obj.Err() != nil:
+	case ok:
+		value, _ := obj.Take("value", true)
+		out = effect.OK(value)
+	default:
+		kind, _ := obj.Str("kind", true)
+		switch effect.OutcomeKind(kind) {
+		case effect.KindLimit:
+			limit, present := obj.Str("limit", true)
+			if present && obj.OneOf("limit", limit, string(effect.LimitCPU), string(effect.LimitMemory), string(effect.LimitWallClock)) {
+				out = effect.LimitHit(effect.LimitKind(limit))
+			}
+		case effect.KindThrew:
+			var name *string
+			if n, present := obj.Str("name", false); present {
+				name = &n
+			}
+			message, _ := obj.Str("message", true) // may be empty: `throw ""`
+			out = effect.Threw(name, message)
+		case effect.KindInputTooLarge:
+			out = effect.InputTooLarge()
+		case effect.KindInfrastructure:
+			out = effect.Infrastructure(obj.NonEmpty("message"))
+		default:
+			if obj.Err() == nil {
+				obj.OneOf("kind", kind, string(effect.KindLimit), string(effect.KindThrew), string(effect.KindInputTooLarge), string(effect.KindInfrastructure))
+			}
+		}
+	}
+	if err := obj.Done(); err != nil {
+		return effect.Outcome{}, err
+	}
+	return out, nil
+}

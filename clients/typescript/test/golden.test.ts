@@ -1,0 +1,112 @@
+// The package against the golden documents of api/testdata, which the Go
+// tests read too, so that the Go and TypeScript readers of the wire format
+// cannot drift apart: every outcome the service writes comes back as that
+// outcome, every malformed one as infrastructure saying so, and the
+// capabilities document is accepted as the service writes it.
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import { CloudRunSandboxBackend, type FetchLike, type FetchLikeResponse } from "@loom-plugins/sandbox-cloudrun";
+import { assertInfrastructure, assertOutcome } from "./vocabulary.js";
+
+const testdata = new URL("../../../api/testdata/", import.meta.url);
+
+/** The golden documents of a folder of api/testdata, by file name. */
+function golden(dir: string): [string, string][] {
+  const url = new URL(`${dir}/`, testdata);
+  return readdirSync(url)
+    .filter((n) => n.endsWith(".json"))
+    .sort()
+    .map((n) => [n, readFileSync(new URL(n, url), "utf8").replace(/\n$/, "")]);
+}
+
+const capabilities = readFileSync(new URL("capabilities/service.json", testdata), "utf8");
+
+function answer(body: string, status = 200, contentType = "application/json"): FetchLikeResponse {
+  const bytes = new TextEncoder().encode(body);
+  return {
+    status,
+    headers: { get: (name: string) => ({ "content-type": contentType, "content-length": String(bytes.length) })[name.toLowerCase()] ?? null },
+    body: (async function* () {
+      yield bytes;
+    })(),
+  };
+}
+
+/** A backend whose service answers GET /v1/capabilities with the golden document and every evaluation with outcome. */
+async function backendAnswering(outcome: string): Promise<CloudRunSandboxBackend> {
+  const fetch: FetchLike = async (url) => answer(url.endsWith("/v1/capabilities") ? capabilities : outcome);
+  return CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch });
+}
+
+const request = { script: "1", inputJson: "null", limits: { wallClockMs: 1000, memoryBytes: 1 << 24 } };
+
+describe("api/testdata", () => {
+  test("the capabilities document is accepted as the service writes it", async () => {
+    const b = await backendAnswering("{}");
+    const doc = JSON.parse(capabilities);
+    assert.deepEqual({ ...b.capabilities }, doc.capabilities);
+    assert.equal(b.spiVersion, doc.spiVersion);
+    assert.equal(b.limits.maxInputBytes, doc.limits.maxInputBytes);
+  });
+
+  for (const [name, doc] of golden("outcome")) {
+    test(`outcome ${name} comes back as written`, async () => {
+      const o = await (await backendAnswering(doc)).evaluate(request);
+      assertOutcome(o);
+      assert.deepEqual(o, JSON.parse(doc));
+    });
+  }
+
+  for (const [name, doc] of golden("outcome/invalid")) {
+    test(`outcome invalid/${name} is infrastructure`, async () => {
+      assertInfrastructure(await (await backendAnswering(doc)).evaluate(request), "malformed outcome");
+    });
+  }
+
+  /** The message of the outcome when the service answers an evaluation with a problem document. */
+  async function problemMessage(doc: string, status: number): Promise<string> {
+    const fetch: FetchLike = async (url) =>
+      url.endsWith("/v1/capabilities") ? answer(capabilities) : answer(doc, status, "application/problem+json");
+    const b = await CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch, retryBusy: false });
+    const o = await b.evaluate(request);
+    assertOutcome(o);
+    assert.equal(o.ok, false);
+    return (o as { message: string }).message;
+  }
+
+  for (const [name, doc] of golden("problem")) {
+    test(`problem ${name} is read: its title and detail reach the message`, async () => {
+      const p = JSON.parse(doc);
+      const m = await problemMessage(doc, p.status);
+      assert.ok(m.includes(`HTTP ${p.status}: ${p.title}: ${p.detail}`), `${m} lacks the problem's title and detail`);
+    });
+  }
+
+  for (const [name, doc] of golden("problem/invalid")) {
+    test(`problem invalid/${name} is not read as a problem`, async () => {
+      const m = await problemMessage(doc, 500);
+      assert.ok(!m.includes(": x"), `${m} took its title from a document that is not a problem`);
+    });
+  }
+
+  test("the request body is request/sandbox/script.json, byte for byte", async () => {
+    const sent: string[] = [];
+    const fetch: FetchLike = async (url, init) => {
+      if (url.endsWith("/v1/capabilities")) return answer(capabilities);
+      sent.push(init.body ?? "");
+      return answer('{"ok":true,"value":55297}');
+    };
+    const b = await CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch });
+    await b.evaluate({ script: "'\ud800'.charCodeAt(0) + input.n", inputJson: '{"n":1}', limits: { wallClockMs: 5000, memoryBytes: 16777216 } });
+    const [, want] = golden("request/sandbox").find(([n]) => n === "script.json")!;
+    assert.deepEqual(sent, [want]);
+  });
+
+  for (const [name, doc] of golden("capabilities/invalid")) {
+    test(`capabilities invalid/${name} is refused`, async () => {
+      const fetch: FetchLike = async () => answer(doc);
+      await assert.rejects(CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch }), /invalid capabilities document/);
+    });
+  }
+});

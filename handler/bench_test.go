@@ -1,0 +1,80 @@
+package handler_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
+)
+
+// constBackend answers every run with the value 1 at once, so that a
+// request's time is the handler's and the effect's own.
+type constBackend struct{}
+
+func (constBackend) Capabilities() effect.Capabilities {
+	return effect.Capabilities{Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockHard, Memory: true, CPU: true, FreshPerRun: true}
+}
+
+func (constBackend) Evaluate(context.Context, effect.Request) (effect.Outcome, error) {
+	return effect.OK([]byte(`1`)), nil
+}
+
+func (b constBackend) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+	out, err := b.Evaluate(ctx, req)
+	return out, "", err
+}
+
+// BenchmarkRequestPath is POST /v1/evaluations with a 16 KiB input through
+// the handler and the effect, without the network or an engine: reading the
+// body, its checks, the effect's, and the answer.
+//
+//	go test ./handler -run '^$' -bench RequestPath -benchtime 2000x -count 6
+func BenchmarkRequestPath(b *testing.B) {
+	mem, err := contentstore.NewMemStore(contentstore.Options{MaxScriptBytes: 1 << 20, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ref, err := mem.Put(context.Background(), []byte("input"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lim := handler.Limits{
+		DefaultWallClock: 5 * time.Second, MaxWallClock: 30 * time.Second,
+		DefaultMemoryBytes: 64 << 20, MaxMemoryBytes: 256 << 20,
+		MaxInputBytes: 1 << 20, MaxOutputBytes: 1 << 20, MaxScriptBytes: 1 << 20, MaxRequestBytes: 4 << 20,
+	}
+	eff, err := handler.NewEffect(mem, constBackend{}, lim, effect.Options{BackendGrace: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := handler.New(handler.Config{
+		Backend: constBackend{}, Scripts: mem, Effect: eff, Limits: lim, MaxConcurrent: 1,
+		RequestTimeout: time.Minute, HardKillGrace: time.Second,
+		Engine: handler.EngineInfo{Name: "const", Version: "1", WasmSHA256: fmt.Sprintf("%064d", 0)},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(fmt.Sprintf(`{"scriptRef":%q,"input":%s}`, ref, mcpdoc.Document(16<<10)))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/v1/evaluations", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %.300s", w.Code, w.Body)
+		}
+	}
+}

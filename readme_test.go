@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// shLines returns the lines of README.md's ```sh blocks.
+func shLines(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+		for _, l := range strings.Split(m[1], "\n") {
+			lines[strings.TrimSpace(l)] = true
+		}
+	}
+	return lines
+}
+
+// README's set-up is what CI does: its apt-get line installs the packages
+// .ci/run installs (quickjs/debian-packages.txt), and its test command is the
+// one .ci/run runs, each as a line of a sh block that a reader can paste.
+func TestReadmeSetUp(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run .ci/run")
+	}
+	readme := shLines(t)
+	want := map[string]string{}
+	for _, arg := range []string{"--install-line", "--test-command"} {
+		out, err := exec.Command("bash", ".ci/run", arg).Output()
+		if err != nil {
+			t.Fatalf(".ci/run %s: %v", arg, err)
+		}
+		line := strings.TrimSpace(string(out))
+		if line == "" || strings.Contains(line, "\n") {
+			t.Fatalf(".ci/run %s printed %q, want one line", arg, out)
+		}
+		if !readme[line] {
+			t.Errorf("README.md has no sh line %q (.ci/run %s)", line, arg)
+		}
+		want[arg] = line
+	}
+	// and no other: an install line or test command of its own would be stale
+	for l := range readme {
+		if strings.Contains(l, "apt-get install") && l != want["--install-line"] {
+			t.Errorf("README.md installs %q, not .ci/run's %q", l, want["--install-line"])
+		}
+		if strings.HasPrefix(l, "SANDBOX_REBUILD_WASM=1 go test") && l != want["--test-command"] {
+			t.Errorf("README.md runs %q, not .ci/run's %q", l, want["--test-command"])
+		}
+	}
+}
