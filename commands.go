@@ -14,6 +14,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
@@ -25,15 +26,15 @@ func versionCmd(stdout io.Writer) error {
 }
 
 // openStore opens STORE_URL for the CLI verbs.
-func openStore(ctx context.Context) (contentstore.Store, Config, error) {
-	cfg, err := loadConfig()
+func openStore(ctx context.Context) (contentstore.Store, service.Config, error) {
+	cfg, err := service.LoadConfig()
 	if err != nil {
 		return nil, cfg, err
 	}
 	if cfg.StoreURL == "none" {
 		return nil, cfg, fmt.Errorf("STORE_URL=none: no script store is configured")
 	}
-	s, err := contentstore.Open(ctx, cfg.StoreURL, contentstore.Options{MaxScriptBytes: cfg.MaxScriptBytes})
+	s, err := service.OpenStore(ctx, cfg.StoreURL, contentstore.Options{MaxScriptBytes: cfg.MaxScriptBytes})
 	return s, cfg, err
 }
 
@@ -134,13 +135,11 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	defer store.Close()
 
 	// the script runs as the service's do: in a locked-down worker process
+	eo := service.Defaults().EngineOptions()
+	eo.MaxMemoryBytes = max(*mem, eo.MaxMemoryBytes)
+	eo.ProcessKill = runtime.GOOS == "linux"
 	pool, err := worker.New(worker.Options{
-		Engine: worker.EngineOptions{
-			MaxMemoryBytes: max(*mem, quickjs.DefaultMaxMemoryBytes),
-			CPUBudget:      quickjs.DefaultCPUBudget,
-			HardKillGrace:  quickjs.DefaultHardKillGrace,
-			ProcessKill:    runtime.GOOS == "linux",
-		},
+		Engine:     eo,
 		Concurrent: 1,
 		Lockdown:   worker.LockdownRequired,
 	})

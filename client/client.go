@@ -23,11 +23,20 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
-// DefaultMaxResponseBytes bounds a response body unless WithMaxResponseBytes
-// says otherwise. It is sized for a run's value or thrown message under the
-// service's largest memory limit; the effect applies its own, smaller output
-// bound afterwards.
+// DefaultMaxResponseBytes is the least bound on a response body unless
+// WithMaxResponseBytes says otherwise: the bound is the larger of this and
+// what a run under the service's memory maximum can make (see
+// defaultMaxResponse), so that any value the service returns reaches the
+// caller's effect, which applies its own, smaller output bound afterwards.
 const DefaultMaxResponseBytes = 64 << 20
+
+// defaultMaxResponse is the bound on a response body for a service whose
+// maxMemoryBytes is maxMemory, unless WithMaxResponseBytes sets one: the
+// longest value the SPI route returns (effect.MaxValueBytes) and a MiB for
+// the outcome around it, at least DefaultMaxResponseBytes.
+func defaultMaxResponse(maxMemory int64) int64 {
+	return max(DefaultMaxResponseBytes, effect.MaxValueBytes(maxMemory)+1<<20)
+}
 
 // Bounds the client applies whatever the options say.
 const (
@@ -59,7 +68,9 @@ type config struct {
 	idToken     func(ctx context.Context, audience string) (string, error)
 	audience    string
 	maxResponse int64
-	retryBusy   bool
+	// maxResponseSet: WithMaxResponseBytes chose maxResponse
+	maxResponseSet bool
+	retryBusy      bool
 }
 
 // WithHTTPClient sends requests through hc. The client keeps a copy that does
@@ -82,9 +93,12 @@ func WithIDToken(f func(ctx context.Context, audience string) (string, error)) O
 // expects for a service URL.
 func WithAudience(audience string) Option { return func(c *config) { c.audience = audience } }
 
-// WithMaxResponseBytes bounds the body of a successful response (default
+// WithMaxResponseBytes bounds the body of a successful response (default:
+// what a run under the service's memory maximum can make, at least
 // DefaultMaxResponseBytes). A longer body is an infrastructure outcome.
-func WithMaxResponseBytes(n int64) Option { return func(c *config) { c.maxResponse = n } }
+func WithMaxResponseBytes(n int64) Option {
+	return func(c *config) { c.maxResponse, c.maxResponseSet = n, true }
+}
 
 // WithRetryBusy says whether a 429 (the service is running another
 // evaluation) is retried after its Retry-After, within the context's life
@@ -153,6 +167,9 @@ func Dial(ctx context.Context, baseURL string, opts ...Option) (*Client, error) 
 		return nil, err
 	}
 	c.info = info
+	if !cfg.maxResponseSet {
+		c.cfg.maxResponse = defaultMaxResponse(info.Limits.MaxMemoryBytes)
+	}
 	return c, nil
 }
 

@@ -489,6 +489,19 @@ func TestIDToken(t *testing.T) {
 	}
 }
 
+// Without WithMaxResponseBytes, the client reads any value the service can
+// return (up to effect.MaxValueBytes of the advertised maxMemoryBytes), even
+// one over DefaultMaxResponseBytes, so that the caller's effect bounds the
+// output (limitExceeded output) instead of the transport failing untyped.
+func TestEvaluateReadsAnyValueTheServiceCanMake(t *testing.T) {
+	value := `"` + strings.Repeat("v", client.DefaultMaxResponseBytes) + `"`
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":`+value+`}`) })
+	o := evalT(t, dial(t, f.URL)) // capsDoc's maxMemoryBytes is 256 MiB
+	if !o.OK || len(o.Value) != len(value) {
+		t.Fatalf("a %d-byte value: ok=%v kind=%q, %d bytes", len(value), o.OK, o.Kind, len(o.Value))
+	}
+}
+
 // The client reads outcomes with the service's JSON policy: keys are UTF-16
 // code units (two lone surrogates are two keys), a key twice is refused at
 // any depth, and a string keeps its lone surrogates.

@@ -89,7 +89,7 @@ func (c *Cache) Len() (scripts int, bytes int64) {
 // Get implements Store. The returned slice is a copy the caller may keep and
 // change.
 func (c *Cache) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
-	if err := checkRef(ref); err != nil {
+	if err := CheckRef(ref); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -220,9 +220,9 @@ func (c *Cache) Close() error {
 	return c.store.Close()
 }
 
-func (c *Cache) maxScriptBytes() int64 {
+func (c *Cache) MaxScriptBytes() int64 {
 	if m, ok := c.store.(maxSizer); ok {
-		return m.maxScriptBytes()
+		return m.MaxScriptBytes()
 	}
 	return DefaultMaxScriptBytes
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -161,39 +160,6 @@ func TestCacheSingleFetchForConcurrentReaders(t *testing.T) {
 	}
 	if _, err := c.Get(ctx, ref); err != nil || store.gets.Load() != 1 {
 		t.Errorf("the next Get should be a hit: %v, %d fetches", err, store.gets.Load())
-	}
-}
-
-// The same over the real GCS client: one media request for 8 readers.
-func TestCacheSingleFetchOverGCS(t *testing.T) {
-	f := newFakeGCS(t, testBucket)
-	opts, _ := fastOpts(t)
-	c := NewCache(openT(t, "gs://"+testBucket, opts), DefaultCacheBytes, nil)
-	ref := contentref.RefOf(script)
-	f.putObject(testBucket, ref.ObjectName(""), script)
-	release := make(chan struct{})
-	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
-		<-release
-		return false
-	})
-	ctx := ctxT(t)
-	var wg sync.WaitGroup
-	var failures atomic.Int32
-	for range 8 {
-		wg.Go(func() {
-			if got, err := c.Get(ctx, ref); err != nil || !bytes.Equal(got, script) {
-				failures.Add(1)
-			}
-		})
-	}
-	waitFor(t, func() bool { _, m := c.Stats(); return m == 8 })
-	close(release)
-	wg.Wait()
-	if failures.Load() != 0 {
-		t.Fatalf("%d readers failed", failures.Load())
-	}
-	if n, _ := f.mediaRequests(); n != 1 {
-		t.Errorf("%d media requests for 8 readers, want 1", n)
 	}
 }
 

@@ -35,7 +35,7 @@ const tempPrefix = ".tmp-"
 // system: Put creates the directory when needed, and Check reports whether
 // it exists.
 func NewDirStore(dir string, opts Options) (*DirStore, error) {
-	o, err := opts.withDefaults()
+	o, err := opts.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (s *DirStore) path(ref contentref.Ref) string {
 
 // Get implements Store. It checks the file's size before reading it.
 func (s *DirStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
-	if err := checkRef(ref); err != nil {
+	if err := CheckRef(ref); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -87,9 +87,9 @@ func (s *DirStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) 
 	}
 	max := s.opts.MaxScriptBytes
 	if fi.Size() > max {
-		return nil, tooLarge(p, fi.Size(), max)
+		return nil, TooLarge(p, fi.Size(), max)
 	}
-	data, err := readVerified(f, ref, max, p, s.opts.Logger)
+	data, err := ReadVerified(f, ref, max, p, s.opts.Logger)
 	if err != nil && !errors.Is(err, contentref.ErrIntegrity) && !errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("contentstore: reading %s: %w", p, err)
 	}
@@ -107,7 +107,7 @@ func (s *DirStore) fsError(p string, err error) error {
 		} else if _, err := os.Stat(s.objectDir()); errors.Is(err, fs.ErrNotExist) {
 			why = fmt.Sprintf("no script stored in %s yet", s.root)
 		}
-		return notFound(p, why)
+		return NotFound(p, why)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%w: %w", ErrPermission, err)
 	default:
@@ -117,7 +117,7 @@ func (s *DirStore) fsError(p string, err error) error {
 
 // Put implements Store. An existing file is not rewritten.
 func (s *DirStore) Put(ctx context.Context, data []byte) (contentref.Ref, error) {
-	if err := checkPutSize(data, s.opts.MaxScriptBytes); err != nil {
+	if err := CheckPutSize(data, s.opts.MaxScriptBytes); err != nil {
 		return contentref.Ref{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -200,7 +200,7 @@ func (s *DirStore) Check(ctx context.Context) error {
 	fi, err := os.Stat(s.root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return notFound(s.String(), fmt.Sprintf("store directory %s does not exist", s.root))
+		return NotFound(s.String(), fmt.Sprintf("store directory %s does not exist", s.root))
 	case err != nil:
 		return s.fsError(s.root, err)
 	case !fi.IsDir():
@@ -212,4 +212,4 @@ func (s *DirStore) Check(ctx context.Context) error {
 // Close implements Store; a directory store holds no resources.
 func (s *DirStore) Close() error { return nil }
 
-func (s *DirStore) maxScriptBytes() int64 { return s.opts.MaxScriptBytes }
+func (s *DirStore) MaxScriptBytes() int64 { return s.opts.MaxScriptBytes }

@@ -4,17 +4,17 @@
 //
 // A [Ref] is the parsed form of "sha256:<64 lowercase hex digits>"; every
 // store keeps the bytes of a reference under the object name
-// <prefix>sha256/<hex> ([Ref.ObjectName]). Three stores implement [Store]:
+// <prefix>sha256/<hex> ([Ref.ObjectName]). Two stores here implement
+// [Store], and package gcsstore a third (Google Cloud Storage,
+// gs://bucket/optional/prefix), kept apart so that this package links no GCS
+// client and no gRPC:
 //
-//   - [GCSStore], Google Cloud Storage (gs://bucket/optional/prefix), with
-//     Application Default Credentials; STORAGE_EMULATOR_HOST points the
-//     client at an emulator as the client library documents.
 //   - [DirStore], a local directory (file:///path or a plain path), the
 //     default on a laptop. Writes are atomic: a crash never leaves a partial
 //     script under a valid name.
 //   - [MemStore], in memory, for tests and one-shot commands.
 //
-// [Open] picks one from a URL. Every Get checks the object's size before
+// [Open] picks one from a URL (gcsstore.Open also takes gs:// URLs). Every Get checks the object's size before
 // reading it, reads through a limit, and verifies that the bytes hash to the
 // reference; bytes that do not are never returned. Failures are reported
 // with the sentinels in errors.go, tested with errors.Is: [ErrNotFound] is

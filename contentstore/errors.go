@@ -21,6 +21,9 @@ var (
 	// value. It is a bug in the store, not a fault of the script or a
 	// transient failure.
 	ErrPanicked = errors.New("contentstore: the store panicked")
+	// ErrUnsupportedStore: Open was given a gs:// URL, which gcsstore.Open
+	// opens (this package links no GCS client).
+	ErrUnsupportedStore = errors.New("contentstore: unsupported store")
 )
 
 // TooLargeError is the error of a Get refused because the object is over the
@@ -49,9 +52,9 @@ func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 // errClosed is returned by a store used after Close.
 var errClosed = errors.New("contentstore: store is closed")
 
-// notFound wraps ErrNotFound with where the script was looked for and why it
+// NotFound wraps ErrNotFound with where the script was looked for and why it
 // is missing, so that a missing bucket or directory reads differently from a
 // missing script.
-func notFound(loc, why string) error {
+func NotFound(loc, why string) error {
 	return fmt.Errorf("%w: %s: %s", contentref.ErrNotFound, loc, why)
 }

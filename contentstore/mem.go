@@ -21,7 +21,7 @@ var _ Store = (*MemStore)(nil)
 
 // NewMemStore returns an empty memory store.
 func NewMemStore(opts Options) (*MemStore, error) {
-	o, err := opts.withDefaults()
+	o, err := opts.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func NewMemStore(opts Options) (*MemStore, error) {
 
 // Get implements Store.
 func (s *MemStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
-	if err := checkRef(ref); err != nil {
+	if err := CheckRef(ref); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -45,9 +45,9 @@ func (s *MemStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) 
 	case closed:
 		return nil, errClosed
 	case !ok:
-		return nil, notFound(loc, "no such script")
+		return nil, NotFound(loc, "no such script")
 	case int64(len(stored)) > s.opts.MaxScriptBytes:
-		return nil, tooLarge(loc, int64(len(stored)), s.opts.MaxScriptBytes)
+		return nil, TooLarge(loc, int64(len(stored)), s.opts.MaxScriptBytes)
 	}
 	// Stored bytes are never shared, so they cannot have changed; verifying
 	// anyway keeps one Get contract for every store.
@@ -62,7 +62,7 @@ func (s *MemStore) Put(ctx context.Context, data []byte) (contentref.Ref, error)
 	if err := ctx.Err(); err != nil {
 		return contentref.Ref{}, err
 	}
-	if err := checkPutSize(data, s.opts.MaxScriptBytes); err != nil {
+	if err := CheckPutSize(data, s.opts.MaxScriptBytes); err != nil {
 		return contentref.Ref{}, err
 	}
 	ref := contentref.RefOf(data)
@@ -96,4 +96,4 @@ func (s *MemStore) Close() error {
 	return nil
 }
 
-func (s *MemStore) maxScriptBytes() int64 { return s.opts.MaxScriptBytes }
+func (s *MemStore) MaxScriptBytes() int64 { return s.opts.MaxScriptBytes }

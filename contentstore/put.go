@@ -32,7 +32,7 @@ func PutFiles(ctx context.Context, s Store, args []string, stdin io.Reader, stdo
 	}
 	max := DefaultMaxScriptBytes
 	if m, ok := s.(maxSizer); ok {
-		max = m.maxScriptBytes()
+		max = m.MaxScriptBytes()
 	}
 	var errs []error
 	for _, name := range args {

@@ -90,9 +90,9 @@ type Options struct {
 	AttemptTimeout time.Duration
 }
 
-// withDefaults returns o with zero fields set to their defaults, or an error
+// WithDefaults returns o with zero fields set to their defaults, or an error
 // naming every invalid field.
-func (o Options) withDefaults() (Options, error) {
+func (o Options) WithDefaults() (Options, error) {
 	var errs []error
 	if o.MaxScriptBytes < 0 || o.MaxScriptBytes > maxMaxScriptBytes {
 		errs = append(errs, fmt.Errorf("MaxScriptBytes %d is outside [0, %d]", o.MaxScriptBytes, maxMaxScriptBytes))
@@ -138,11 +138,10 @@ func (o Options) withDefaults() (Options, error) {
 
 // Open returns the store a URL names:
 //
-//   - gs://bucket or gs://bucket/prefix: Google Cloud Storage, objects named
-//     <prefix>/sha256/<hex>, credentials from Application Default
-//     Credentials (or the emulator in STORAGE_EMULATOR_HOST);
 //   - file:///path, or a plain path such as ./scripts: a local directory;
-//   - mem: a fresh in-memory store.
+//   - mem: a fresh in-memory store;
+//   - gs://bucket or gs://bucket/prefix is checked and refused with
+//     ErrUnsupportedStore: gcsstore.Open opens it (Google Cloud Storage).
 //
 // Open checks the URL, not the store: use Check for reachability.
 func Open(ctx context.Context, rawURL string, opts Options) (Store, error) {
@@ -156,8 +155,22 @@ func Open(ctx context.Context, rawURL string, opts Options) (Store, error) {
 	case kindDir:
 		return NewDirStore(loc.path, opts)
 	default:
-		return openGCS(ctx, loc.bucket, loc.prefix, opts)
+		return nil, fmt.Errorf("%w: %s names a GCS bucket, which gcsstore.Open opens (this package links no GCS client)", ErrUnsupportedStore, rawURL)
 	}
+}
+
+// ParseGSURL parses a gs://bucket/prefix URL as Open's parser does: the
+// bucket, and the prefix "" or ending in "/". Another kind of URL is an
+// error.
+func ParseGSURL(rawURL string) (bucket, prefix string, err error) {
+	loc, err := parseStoreURL(rawURL)
+	if err != nil {
+		return "", "", err
+	}
+	if loc.kind != kindGCS {
+		return "", "", fmt.Errorf("contentstore: %q is not a gs:// URL", rawURL)
+	}
+	return loc.bucket, loc.prefix, nil
 }
 
 type storeKind int
@@ -308,23 +321,23 @@ func validBucketName(b string) error {
 	return nil
 }
 
-// maxSizer is implemented by the stores of this package so that PutFiles can
-// bound what it reads before handing it to Put.
+// maxSizer is implemented by the stores (this package's and gcsstore's) so
+// that PutFiles can bound what it reads before handing it to Put.
 type maxSizer interface {
-	maxScriptBytes() int64
+	MaxScriptBytes() int64
 }
 
-// readVerified reads one script from r, whose size the caller has already
+// ReadVerified reads one script from r, whose size the caller has already
 // checked against max: it reads at most max+1 bytes, refuses more than max,
 // and returns the bytes only if they hash to ref. loc names the object in
 // errors and logs.
-func readVerified(r io.Reader, ref contentref.Ref, max int64, loc string, log *slog.Logger) ([]byte, error) {
+func ReadVerified(r io.Reader, ref contentref.Ref, max int64, loc string, log *slog.Logger) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, tooLarge(loc, -1, max)
+		return nil, TooLarge(loc, -1, max)
 	}
 	if err := verify(data, ref, loc, log); err != nil {
 		return nil, err
@@ -347,25 +360,25 @@ func verify(data []byte, ref contentref.Ref, loc string, log *slog.Logger) error
 	return fmt.Errorf("%w: %s holds %d bytes hashing to %s, not %s", contentref.ErrIntegrity, loc, len(data), got, ref)
 }
 
-// tooLarge is the error for an object over the limit; size < 0 means the
+// TooLarge is the error for an object over the limit; size < 0 means the
 // size was found by reading past the limit.
-func tooLarge(loc string, size, limit int64) error {
+func TooLarge(loc string, size, limit int64) error {
 	if size < 0 {
 		size = -1
 	}
 	return &TooLargeError{Object: loc, Size: size, Limit: limit}
 }
 
-// checkRef refuses the zero Ref before any store is asked for it.
-func checkRef(ref contentref.Ref) error {
+// CheckRef refuses the zero Ref before any store is asked for it.
+func CheckRef(ref contentref.Ref) error {
 	if ref.IsZero() {
 		return fmt.Errorf("%w: zero contentref.Ref", contentref.ErrInvalidRef)
 	}
 	return nil
 }
 
-// checkPutSize refuses data over max before anything is written.
-func checkPutSize(data []byte, max int64) error {
+// CheckPutSize refuses data over max before anything is written.
+func CheckPutSize(data []byte, max int64) error {
 	if int64(len(data)) > max {
 		return fmt.Errorf("%w: script is %d bytes, over the limit of %d bytes", ErrTooLarge, len(data), max)
 	}

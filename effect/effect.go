@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
@@ -73,11 +70,9 @@ var (
 // way the service uses a backend. An Effect is safe for concurrent use.
 type Effect struct {
 	scripts   ScriptReader
-	backend   Backend
-	caps      Capabilities
+	caller    *Caller
 	maxInput  int
 	maxOutput int
-	grace     time.Duration
 	log       *slog.Logger
 }
 
@@ -90,15 +85,10 @@ func New(scripts ScriptReader, backend Backend, opts Options) (*Effect, error) {
 	if scripts == nil {
 		problems = append(problems, fmt.Errorf("%w: nil ScriptReader", ErrInvalidOptions))
 	}
-	if backend == nil {
-		problems = append(problems, fmt.Errorf("%w: nil Backend", ErrInvalidOptions))
-	}
 	e := &Effect{
 		scripts:   scripts,
-		backend:   backend,
 		maxInput:  opts.MaxInputBytes,
 		maxOutput: opts.MaxOutputBytes,
-		grace:     opts.BackendGrace,
 		log:       opts.Logger,
 	}
 	switch {
@@ -113,108 +103,41 @@ func New(scripts ScriptReader, backend Backend, opts Options) (*Effect, error) {
 	case e.maxOutput < 0:
 		problems = append(problems, fmt.Errorf("%w: MaxOutputBytes must be >= 0, got %d", ErrInvalidOptions, e.maxOutput))
 	}
-	switch {
-	case e.grace == 0:
-		e.grace = DefaultBackendGrace
-	case e.grace < 0:
-		problems = append(problems, fmt.Errorf("%w: BackendGrace must be >= 0, got %v", ErrInvalidOptions, e.grace))
-	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	if backend != nil {
-		caps, err := readCapabilities(backend)
-		if err != nil {
-			problems = append(problems, err)
-		} else {
-			problems = append(problems, validateCapabilities(caps)...)
-			if caps.Network != NetworkNone && !opts.AllowNetwork {
-				problems = append(problems, fmt.Errorf("%w (network: %q)", ErrNetworkRefused, caps.Network))
-			}
-			if !caps.FreshPerRun && !opts.AllowReusedEnvironment {
-				problems = append(problems, ErrReusedEnvironmentRefused)
-			}
-			e.caps = caps
-		}
+	c, err := NewCaller(backend, opts)
+	if err != nil {
+		problems = append(problems, err)
 	}
+	e.caller = c
 	if err := errors.Join(problems...); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-// readCapabilities calls backend.Capabilities once, turning a panic into an
-// error: a third-party backend must not take the service down at start-up.
-func readCapabilities(backend Backend) (caps Capabilities, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: Capabilities panicked: %s", ErrInvalidCapabilities, BoundText(fmt.Sprint(p), MaxMessageUnits))
-		}
-	}()
-	return backend.Capabilities(), nil
-}
-
-func validateCapabilities(c Capabilities) []error {
-	var problems []error
-	if !validLanguage(c.Language) {
-		problems = append(problems, fmt.Errorf("%w: language must be 1 to 64 ASCII letters, digits or ._+-, got %s",
-			ErrInvalidCapabilities, quoteBounded(c.Language)))
-	}
-	switch c.Network {
-	case NetworkNone, NetworkAllowlist, NetworkOpen:
-	default:
-		problems = append(problems, fmt.Errorf("%w: network must be none, allowlist or open, got %s",
-			ErrInvalidCapabilities, quoteBounded(string(c.Network))))
-	}
-	switch c.WallClock {
-	case WallClockHard, WallClockSoft:
-	default:
-		problems = append(problems, fmt.Errorf("%w: wallClock must be hard or soft, got %s",
-			ErrInvalidCapabilities, quoteBounded(string(c.WallClock))))
-	}
-	return problems
-}
-
-func validLanguage(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._+-", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
-
 // Capabilities returns the vetted copy of the backend's declaration taken at
 // construction.
-func (e *Effect) Capabilities() Capabilities { return e.caps }
+func (e *Effect) Capabilities() Capabilities { return e.caller.Capabilities() }
 
 // Idempotent reports whether an evaluation is a pure function of (script,
 // input), so that an at-least-once re-run is safe by construction: only when
 // the backend has no network and a fresh environment per run (ADR 0144 D4).
-func (e *Effect) Idempotent() bool {
-	return e.caps.Network == NetworkNone && e.caps.FreshPerRun
-}
+func (e *Effect) Idempotent() bool { return e.caller.Idempotent() }
+
+// Caller is the effect's own call of its backend (the race, the deadline,
+// the outcome's validation), for a route that returns the backend's outcome
+// rather than a channel.
+func (e *Effect) Caller() *Caller { return e.caller }
 
 // Warm asks the backend to do its cold-start work ahead of traffic, when it
 // can (ADR 0064 D1). It is advisory: a backend without Warm returns nil.
-func (e *Effect) Warm(ctx context.Context) error {
-	if w, ok := e.backend.(Warmer); ok {
-		return w.Warm(ctx)
-	}
-	return nil
-}
+func (e *Effect) Warm(ctx context.Context) error { return e.caller.Warm(ctx) }
 
 // Close releases the backend's pools, connections or instances, when it has
 // any.
-func (e *Effect) Close(ctx context.Context) error {
-	if c, ok := e.backend.(Closer); ok {
-		return c.Close(ctx)
-	}
-	return nil
-}
+func (e *Effect) Close(ctx context.Context) error { return e.caller.Close(ctx) }
 
 // Input is one evaluation as a caller asks for it (SandboxEvalInput).
 type Input struct {
@@ -230,6 +153,16 @@ type Input struct {
 	// ExpectedOutputShapeHash, when set, is the ShapeHash the output must
 	// have.
 	ExpectedOutputShapeHash string
+	// FetchDeadline, when set, is when fetching the script must end (before
+	// ctx's deadline, so that the run still fits): a store that has not
+	// delivered by then is a retryable untyped ErrScriptFetch, not the
+	// caller's deadline.
+	FetchDeadline time.Time
+	// Finished, when set, is called once, when nothing this evaluation
+	// started is still running: as Evaluate returns, or later, when the
+	// backend call that Evaluate stopped waiting for (cancellation, the
+	// deadline) returns.
+	Finished func()
 }
 
 // Evaluate runs one script on one input and returns the script's result as
@@ -243,13 +176,15 @@ type Input struct {
 // with bounded text (see Retryable). Cancellation of ctx wins over every
 // outcome: once ctx is done, Evaluate returns an error matching ctx.Err().
 func (e *Effect) Evaluate(ctx context.Context, in Input) (json.RawMessage, error) {
+	running := newRunning(in.Finished)
+	defer running.done()
 	if ctx.Err() != nil {
-		return nil, cancelled(ctx)
+		return nil, cancelled(ctx, true)
 	}
 	start := time.Now()
-	out, err := e.evaluate(ctx, in)
+	out, err := e.evaluate(ctx, in, running)
 	if ctx.Err() != nil {
-		return nil, cancelled(ctx)
+		return nil, cancelled(ctx, !running.called())
 	}
 	if e.log.Enabled(ctx, slog.LevelDebug) {
 		e.log.DebugContext(ctx, "sandbox evaluation", "scriptRef", quoteBounded(in.ScriptRef),
@@ -270,7 +205,7 @@ func resultLabel(err error) string {
 	}
 }
 
-func (e *Effect) evaluate(ctx context.Context, in Input) (json.RawMessage, error) {
+func (e *Effect) evaluate(ctx context.Context, in Input, running *running) (json.RawMessage, error) {
 	// 1. Parse the evaluation input.
 	ref, err := e.parseInput(in)
 	if err != nil {
@@ -282,17 +217,31 @@ func (e *Effect) evaluate(ctx context.Context, in Input) (json.RawMessage, error
 		return nil, err
 	}
 	// 3. Fetch the script and verify its bytes against its address.
-	script, err := e.fetch(ctx, ref)
+	fctx := ctx
+	if !in.FetchDeadline.IsZero() {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithDeadline(ctx, in.FetchDeadline)
+		defer cancel()
+	}
+	script, err := e.Fetch(fctx, ref)
+	var missing *missingError
+	if errors.As(err, &missing) {
+		return nil, missing.failure // the typed failure alone: the caller may store it
+	}
+	if err != nil && ctx.Err() == nil && fctx.Err() != nil {
+		return nil, newUntyped(ErrScriptFetch, ref.String()+": the store did not deliver by the fetch deadline", context.Cause(fctx), true)
+	}
 	if err != nil {
 		return nil, err
 	}
-	// 4. Call the backend, racing the caller and the deadline.
-	outcome, err := e.call(ctx, Request{Script: string(script), InputJSON: string(inputJSON), Limits: in.Limits}, ref)
+	// 4, 5. Call the backend, racing the caller and the deadline, and
+	// validate the outcome.
+	outcome, err := e.caller.call(ctx, Request{Script: string(script), InputJSON: string(inputJSON), Limits: in.Limits}, ref.String(), running)
 	if err != nil {
 		return nil, err
 	}
-	// 5, 6. Validate the outcome and map it to a channel.
-	value, err := e.interpret(ctx, outcome, ref)
+	// 6. Map the outcome to a channel.
+	value, err := e.interpret(outcome)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +282,7 @@ func (e *Effect) parseInput(in Input) (contentref.Ref, error) {
 	if in.Limits.MemoryBytes <= 0 {
 		problems = append(problems, fmt.Sprintf("limits.memoryBytes must be > 0, got %d", in.Limits.MemoryBytes))
 	}
-	if h := in.ExpectedOutputShapeHash; h != "" && !validShapeHash(h) {
+	if h := in.ExpectedOutputShapeHash; h != "" && !ValidShapeHash(h) {
 		problems = append(problems, fmt.Sprintf("expectedOutputShapeHash must be sha256: and 64 lowercase hex digits, got %s", quoteBounded(h)))
 	}
 	if len(problems) > 0 {
@@ -378,15 +327,18 @@ func (e *Effect) serialiseInput(v any) ([]byte, error) {
 	return text, nil
 }
 
-// fetch reads the script and checks that its bytes hash to ref.
-func (e *Effect) fetch(ctx context.Context, ref contentref.Ref) ([]byte, error) {
+// Fetch reads the script and checks that its bytes hash to ref: step 3 of
+// Evaluate. A script the reader does not have is an error that is the typed
+// scriptMissing (errors.As) and wraps the reader's own; any other failure is an untyped ErrScriptFetch (retryable when the store
+// was unavailable or slow); once ctx is done, a cancellation.
+func (e *Effect) Fetch(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	script, err := e.scripts.Get(ctx, ref)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			return nil, cancelled(ctx)
+			return nil, cancelled(ctx, true)
 		case errors.Is(err, contentref.ErrNotFound):
-			return nil, &Failure{Channel: ChannelScriptMissing, ScriptRef: ref.String()}
+			return nil, &missingError{&Failure{Channel: ChannelScriptMissing, ScriptRef: ref.String()}, err}
 		case errors.Is(err, contentref.ErrIntegrity):
 			e.log.ErrorContext(ctx, "sandbox script store reported an integrity mismatch", "scriptRef", ref.String(), "error", err)
 			return nil, newUntyped(ErrScriptFetch, ref.String(), err, false)
@@ -403,169 +355,34 @@ func (e *Effect) fetch(ctx context.Context, ref contentref.Ref) ([]byte, error) 
 	return script, nil
 }
 
-// callResult is what the backend goroutine hands back.
-type callResult struct {
-	outcome  Outcome
-	err      error
-	panicked bool
-	panicVal any
-	stack    []byte
+// missingError is Fetch's scriptMissing: the typed failure, and the
+// reader's error that says why (for a log line).
+type missingError struct {
+	failure *Failure
+	cause   error
 }
 
-// errDeadline is the cause of the combined context when the deadline passes.
-var errDeadline = errors.New("sandbox: backend deadline (wall clock + grace) passed")
+func (e *missingError) Error() string   { return e.failure.Error() + ": " + e.cause.Error() }
+func (e *missingError) Unwrap() []error { return []error{e.failure, e.cause} }
 
-// call runs the backend in its own goroutine with a context that ends on the
-// caller's cancellation or at wall clock + grace, and waits for whichever
-// comes first. The goroutine always finishes once the backend honours its
-// context: the result channel is buffered, so nothing waits for a reader.
-func (e *Effect) call(ctx context.Context, req Request, ref contentref.Ref) (Outcome, error) {
-	budget := req.Limits.WallClock + e.grace
-	if budget < req.Limits.WallClock { // overflow
-		budget = math.MaxInt64
-	}
-	callCtx, cancel := context.WithTimeoutCause(ctx, budget, errDeadline)
-	defer cancel() // releases the timer and tells the backend to stop, on every path
-
-	results := make(chan callResult, 1)
-	var abandoned atomic.Bool
-	start := time.Now()
-	go func() {
-		var r callResult
-		defer func() {
-			if p := recover(); p != nil {
-				r = callResult{panicked: true, panicVal: p, stack: debug.Stack()}
-			}
-			results <- r
-			if abandoned.Load() {
-				e.log.Warn("sandbox backend returned after the effect stopped waiting",
-					"scriptRef", ref.String(), "after", time.Since(start))
-			}
-		}()
-		r.outcome, r.err = e.backend.Evaluate(callCtx, req)
-	}()
-
-	var r callResult
-	select {
-	case r = <-results:
-	case <-callCtx.Done():
-		select {
-		case r = <-results: // settled in the same instant: use it
-		default:
-			abandoned.Store(true)
-			if ctx.Err() != nil {
-				return Outcome{}, cancelled(ctx)
-			}
-			e.log.WarnContext(ctx, "sandbox backend did not settle", "scriptRef", ref.String(),
-				"wallClock", req.Limits.WallClock, "grace", e.grace)
-			return Outcome{}, didNotSettle(budget, req.Limits.WallClock, e.grace, nil)
-		}
-	}
-	switch {
-	case ctx.Err() != nil:
-		return Outcome{}, cancelled(ctx)
-	case r.panicked:
-		e.log.ErrorContext(ctx, "sandbox backend panicked", "scriptRef", ref.String(),
-			"panic", BoundText(fmt.Sprint(r.panicVal), MaxMessageUnits), "stack", string(r.stack))
-		return Outcome{}, newUntyped(ErrBackendPanicked, BoundText(fmt.Sprint(r.panicVal), MaxMessageUnits), nil, false)
-	case r.err != nil && callCtx.Err() != nil:
-		// The backend stopped because the deadline told it to.
-		return Outcome{}, didNotSettle(budget, req.Limits.WallClock, e.grace, r.err)
-	case r.err != nil:
-		var f *Failure
-		if errors.As(r.err, &f) {
-			e.log.WarnContext(ctx, "sandbox backend returned a typed failure as an error", "scriptRef", ref.String())
-			return Outcome{}, newUntyped(ErrBackendFailed, "returned a typed failure as an error (only the effect maps outcomes to channels)", r.err, false)
-		}
-		return Outcome{}, newUntyped(ErrBackendFailed, "", r.err, true)
-	}
-	return r.outcome, nil
-}
-
-// didNotSettle is the untyped, retryable failure of a backend that was still
-// running at the deadline (ADR 0144 D2's "sandbox backend did not settle
-// within …").
-func didNotSettle(budget, wallClock, grace time.Duration, cause error) error {
-	return newUntypedText(ErrBackendDidNotSettle,
-		fmt.Sprintf("%v within %v (wall clock %v + grace %v)", ErrBackendDidNotSettle, budget, wallClock, grace), cause, true)
-}
-
-// interpret validates an outcome against ADR 0144 D2's closed vocabulary and
-// maps it to a channel. Each field is read once into a local, and only the
-// locals are checked and used.
-func (e *Effect) interpret(ctx context.Context, o Outcome, ref contentref.Ref) ([]byte, error) {
-	ok, value, kind, limit, namePtr, message := o.OK, o.Value, o.Kind, o.Limit, o.Name, o.Message
-	hasName := namePtr != nil
-	var name string
-	if hasName {
-		name = *namePtr
-	}
-
-	var problems []string
-	unexpected := func(field string, present bool) {
-		if present {
-			problems = append(problems, field+" is not allowed here")
-		}
-	}
-	var mapped error
-	switch {
-	case ok:
-		unexpected("kind", kind != "")
-		unexpected("limit", limit != "")
-		unexpected("name", hasName)
-		unexpected("message", message != "")
-		if len(value) == 0 {
-			problems = append(problems, "an ok outcome needs a value")
-		}
-	case kind == KindLimit:
-		unexpected("value", value != nil)
-		unexpected("name", hasName)
-		unexpected("message", message != "")
-		switch limit {
-		case LimitCPU, LimitMemory, LimitWallClock:
-			mapped = &Failure{Channel: ChannelLimitExceeded, Kind: limit}
-		default:
-			problems = append(problems, "limit must be cpu, memory or wallClock, got "+quoteBounded(string(limit)))
-		}
-	case kind == KindThrew:
-		// An empty message is not malformed: Go cannot tell it from a
-		// missing one, and `throw ""` is the script's own outcome.
-		unexpected("value", value != nil)
-		unexpected("limit", limit != "")
-		f := &Failure{Channel: ChannelScriptError, Message: BoundText(message, MaxMessageUnits)}
-		if hasName {
-			n := BoundText(name, MaxNameUnits)
+// interpret maps a validated outcome (Caller.call) to a channel: step 6.
+func (e *Effect) interpret(o Outcome) ([]byte, error) {
+	switch o.Kind {
+	case KindLimit:
+		return nil, &Failure{Channel: ChannelLimitExceeded, Kind: o.Limit}
+	case KindThrew:
+		f := &Failure{Channel: ChannelScriptError, Message: BoundText(o.Message, MaxMessageUnits)}
+		if o.Name != nil {
+			n := BoundText(*o.Name, MaxNameUnits)
 			f.Name = &n
 		}
-		mapped = f
-	case kind == KindInputTooLarge:
-		unexpected("value", value != nil)
-		unexpected("limit", limit != "")
-		unexpected("name", hasName)
-		unexpected("message", message != "")
-		mapped = &Failure{Channel: ChannelInputTooLarge, LimitBytes: e.maxInput}
-	case kind == KindInfrastructure:
-		unexpected("value", value != nil)
-		unexpected("limit", limit != "")
-		unexpected("name", hasName)
-		if message == "" {
-			problems = append(problems, "an infrastructure outcome needs a message")
-		}
-		mapped = newUntyped(ErrBackendFailed, message, nil, true)
-	case kind == "":
-		problems = append(problems, "a failed outcome needs a kind")
-	default:
-		problems = append(problems, "unknown kind "+quoteBounded(string(kind)))
+		return nil, f
+	case KindInputTooLarge:
+		return nil, &Failure{Channel: ChannelInputTooLarge, LimitBytes: e.maxInput}
+	case KindInfrastructure:
+		return nil, newUntyped(ErrBackendFailed, o.Message, nil, true)
 	}
-	if len(problems) > 0 {
-		detail := strings.Join(problems, "; ")
-		e.log.WarnContext(ctx, "sandbox backend returned a malformed outcome", "scriptRef", ref.String(), "problems", BoundText(detail, MaxMessageUnits))
-		return nil, newUntyped(ErrMalformedOutcome, detail, nil, false)
-	}
-	if mapped != nil {
-		return nil, mapped
-	}
-	return value, nil
+	return o.Value, nil // ok
 }
 
 // quoteBounded quotes backend- or caller-controlled text for an error

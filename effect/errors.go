@@ -198,6 +198,10 @@ var (
 	ErrMalformedOutcome = errors.New("sandbox backend returned a malformed outcome")
 	// ErrBackendPanicked: the backend panicked. Not retryable.
 	ErrBackendPanicked = errors.New("sandbox backend panicked")
+	// ErrNotRun: beside a cancellation, the evaluation ended before the
+	// backend was called (the script was being fetched): the script did
+	// not run.
+	ErrNotRun = errors.New("sandbox: the script was not run")
 )
 
 // untypedError is every failure that is not a Failure. Its text is bounded and
@@ -254,8 +258,8 @@ func newUntypedText(kind error, text string, cause error, retryable bool) error 
 
 // cancelled is the error for a caller who cancelled or whose deadline passed.
 // It matches ctx.Err() (context.Canceled or context.DeadlineExceeded) and the
-// context's cause.
-func cancelled(ctx context.Context) error {
+// context's cause, and ErrNotRun when notRun (the backend was never called).
+func cancelled(ctx context.Context, notRun bool) error {
 	err := ctx.Err()
 	cause := context.Cause(ctx)
 	text := "sandbox: cancelled: " + err.Error()
@@ -264,7 +268,11 @@ func cancelled(ctx context.Context) error {
 	} else {
 		cause = nil
 	}
-	return &untypedError{text: BoundText(text, MaxMessageUnits), kind: err, cause: cause}
+	kind := err
+	if notRun {
+		kind = errors.Join(err, ErrNotRun)
+	}
+	return &untypedError{text: BoundText(text, MaxMessageUnits), kind: kind, cause: cause}
 }
 
 // Retryable reports whether err is an untyped infrastructure failure that may

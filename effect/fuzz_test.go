@@ -48,7 +48,7 @@ func FuzzShapeHash(f *testing.F) {
 			}
 			return
 		}
-		if !validShapeHash(h) {
+		if !ValidShapeHash(h) {
 			t.Fatalf("malformed hash %q", h)
 		}
 		skel, err := jsontext.Skeleton(in)

@@ -27,8 +27,10 @@ func ShapeHash(text []byte) (string, error) {
 	return shapeHashPrefix + hex.EncodeToString(sum[:]), nil
 }
 
-// validShapeHash reports whether s has the form ShapeHash returns.
-func validShapeHash(s string) bool {
+// ValidShapeHash reports whether s has the form ShapeHash returns
+// ("sha256:" and 64 lowercase hex digits): what an expectedOutputShapeHash
+// must be, wherever it is checked.
+func ValidShapeHash(s string) bool {
 	if len(s) != len(shapeHashPrefix)+2*sha256.Size || s[:len(shapeHashPrefix)] != shapeHashPrefix {
 		return false
 	}

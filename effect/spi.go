@@ -123,6 +123,15 @@ func Infrastructure(message string) Outcome {
 	return Outcome{Kind: KindInfrastructure, Message: message}
 }
 
+// MaxValueBytes is the longest ok value (its JSON text) the service's SPI
+// route returns for an engine whose memory maximum is maxMemoryBytes: twice
+// the memory (a string the guest holds in n bytes is at most 2n bytes of
+// UTF-8) and a MiB. The route has no output bound of its own: ADR 0144 D2
+// leaves bounding the output to the caller's effect (limitExceeded{output}),
+// so a caller reads any value up to this length and lets its effect judge
+// it. The service's maxOutputBytes bounds /v1/evaluations only.
+func MaxValueBytes(maxMemoryBytes int64) int64 { return 2*maxMemoryBytes + 1<<20 }
+
 // Network is what a backend lets a script reach.
 type Network string
 

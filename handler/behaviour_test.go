@@ -233,12 +233,17 @@ func TestStoreStallEndsTheFetch(t *testing.T) {
 		"/v1/evaluations":      {"scriptRef": ref, "limits": map[string]any{"wallClockMs": 500}},
 		"/v1/sandbox/evaluate": {"scriptRef": ref, "inputJson": "null", "limits": map[string]any{"wallClockMs": 500}},
 	}
-	for _, bare := range []bool{false, true} {
+	for i, bare := range []bool{false, true, false} {
 		store := &stallingStore{bare: bare}
 		// request timeout 3 s, wall clock 0.5 s, grace 1 s: the fetch has 1.5 s
-		v := newEnv(t, withConfig(func(c *handler.Config) { c.RequestTimeout = 3 * time.Second; c.Scripts = store }))
+		opts := []option{withConfig(func(c *handler.Config) { c.RequestTimeout = 3 * time.Second; c.Scripts = store })}
+		observed := i < 2
+		if !observed {
+			opts = append(opts, unobserved()) // the deadline is not the observer's
+		}
+		v := newEnv(t, opts...)
 		for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
-			t.Run(fmt.Sprintf("%s bare=%v", route, bare), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s bare=%v observed=%v", route, bare, observed), func(t *testing.T) {
 				start := time.Now()
 				r := v.post(route, bodies[route])
 				took := time.Since(start)
@@ -259,23 +264,29 @@ func TestStoreStallEndsTheFetch(t *testing.T) {
 		}
 		store.mu.Unlock()
 	}
-	t.Run("wall clock leaving no time", func(t *testing.T) {
-		v := newEnv(t, withConfig(func(c *handler.Config) { c.RequestTimeout = 600 * time.Millisecond; c.Scripts = &stallingStore{} }))
-		for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
-			body := map[string]any{"scriptRef": ref} // the default 5 s wall clock
-			if route == "/v1/sandbox/evaluate" {
-				body["inputJson"] = "null"
+	for _, observed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("wall clock leaving no time observed=%v", observed), func(t *testing.T) {
+			opts := []option{withConfig(func(c *handler.Config) { c.RequestTimeout = 600 * time.Millisecond; c.Scripts = &stallingStore{} })}
+			if !observed {
+				opts = append(opts, unobserved()) // 503, not 504, is not the observer's decision
 			}
-			start := time.Now()
-			r := v.post(route, body)
-			took := time.Since(start)
-			t.Logf("%s: %s", route, r.body)
-			wantProblem(t, r, 503, "store-unavailable", true, ref, "request timeout of 600ms", "not run")
-			if took > 2*time.Second {
-				t.Errorf("%s: answered after %v", route, took)
+			v := newEnv(t, opts...)
+			for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
+				body := map[string]any{"scriptRef": ref} // the default 5 s wall clock
+				if route == "/v1/sandbox/evaluate" {
+					body["inputJson"] = "null"
+				}
+				start := time.Now()
+				r := v.post(route, body)
+				took := time.Since(start)
+				t.Logf("%s: %s", route, r.body)
+				wantProblem(t, r, 503, "store-unavailable", true, ref, "request timeout of 600ms", "not run")
+				if took > 2*time.Second {
+					t.Errorf("%s: answered after %v", route, took)
+				}
 			}
-		}
-	})
+		})
+	}
 }
 
 // A body that arrives too slowly is cut at the server's read timeout: a
@@ -408,7 +419,7 @@ func TestNewValidatesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := handler.Config{Backend: newTestBackend(defaultEngine()), Limits: testLimits}
+	good := handler.Config{Backend: newTestBackend(defaultEngine()), Limits: testLimits, MaxConcurrent: 1, RequestTimeout: time.Minute, HardKillGrace: time.Second}
 	if _, err := handler.New(good); err != nil {
 		t.Fatalf("credential-free config refused: %v", err)
 	}
@@ -425,6 +436,9 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"memory over the engine's", func(c *handler.Config) { c.Limits.MaxMemoryBytes = 4 << 30 }, "engine's maximum"},
 		{"negative concurrency", func(c *handler.Config) { c.MaxConcurrent = -1 }, "MaxConcurrent"},
 		{"negative timeout", func(c *handler.Config) { c.RequestTimeout = -time.Second }, "RequestTimeout"},
+		{"no timeout", func(c *handler.Config) { c.RequestTimeout = 0 }, "RequestTimeout must be positive"},
+		{"no grace", func(c *handler.Config) { c.HardKillGrace = 0 }, "HardKillGrace must be positive"},
+		{"no concurrency", func(c *handler.Config) { c.MaxConcurrent = 0 }, "MaxConcurrent must be positive"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

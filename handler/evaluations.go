@@ -16,13 +16,33 @@ import (
 // startEval creates the evaluation's record and attaches it to the
 // request's log record.
 func (s *server) startEval(r *http.Request) *evalRecord {
-	ev := &evalRecord{tracer: s.tracer, backendDone: make(chan struct{})}
+	ev := &evalRecord{tracer: s.tracer}
 	if rec := recordFrom(r.Context()); rec != nil {
 		rec.mu.Lock()
 		rec.eval = ev
 		rec.mu.Unlock()
 	}
 	return ev
+}
+
+// awaitEngine waits, at most HardKillGrace, for an evaluation's backend
+// call that was given up on (cancellation, deadline) to return: finished is
+// closed when nothing of the evaluation runs. The concurrency gate admits
+// the next request only once the engine has stopped, or the grace passed.
+func (s *server) awaitEngine(ctx context.Context, finished <-chan struct{}, script string) {
+	select {
+	case <-finished:
+		return
+	default:
+	}
+	t := time.NewTimer(s.cfg.HardKillGrace)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		s.log.WarnContext(ctx, "the engine had not stopped a grace after the effect gave up on it; admitting the next request anyway",
+			"script", script, "grace", s.cfg.HardKillGrace)
+	}
 }
 
 func (s *server) noStore() *problem {
@@ -52,24 +72,26 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, s.noStore())
 		return
 	}
-	ev.fetchDeadline = s.fetchDeadline(ctx, req.Limits.WallClock) // applied by ObserveScripts
-
 	start := time.Now()
+	finished := make(chan struct{})
 	value, err := s.cfg.Effect.Evaluate(withEval(ctx, ev), effect.Input{
 		ScriptRef:               req.ScriptRef.String(),
 		Input:                   req.Input,
 		Limits:                  req.Limits,
 		ExpectedOutputShapeHash: req.ExpectedOutputShapeHash,
+		FetchDeadline:           s.fetchDeadline(ctx, req.Limits.WallClock),
+		Finished:                func() { close(finished) },
 	})
 	if !ev.stepsObserved() {
 		// an effect not built by NewEffect: its steps cannot be told apart
 		ev.setTimes(0, time.Since(start))
 	}
-	if !ev.waitBackend(s.cfg.HardKillGrace) {
-		s.log.WarnContext(ctx, "the engine had not stopped a grace after the effect gave up on it; admitting the next request anyway",
-			"scriptRef", ev.script, "grace", s.cfg.HardKillGrace)
-	}
+	s.awaitEngine(ctx, finished, ev.script)
 	if err != nil && ctx.Err() != nil {
+		if errors.Is(err, effect.ErrNotRun) {
+			s.stoppedFetching(w, r, ctx, ev.script)
+			return
+		}
 		s.stopped(w, r, ctx)
 		return
 	}
@@ -157,7 +179,7 @@ func (s *server) storeProblem(ref contentref.Ref, err error) *problem {
 // storedScriptTooLarge is the 413 for a script the store refused as over its
 // maximum size. It names the server's maxScriptBytes (the limit member and
 // the number) when that bound applied: when the store's own maximum is the
-// same or larger (serve.go opens the store with MAX_SCRIPT_BYTES), or is not
+// same or larger (the service opens the store with MAX_SCRIPT_BYTES), or is not
 // known. A store whose maximum is below the server's is named as such.
 func (s *server) storedScriptTooLarge(ref contentref.Ref, err error) *problem {
 	head := fmt.Sprintf("the script stored under %s is", ref)

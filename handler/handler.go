@@ -58,7 +58,8 @@ type Limits struct {
 	// /v1/evaluations (typed limitExceeded output, applied by the effect;
 	// NewEffect passes it on). The SPI route returns the value whole: the
 	// caller's effect bounds it (ADR 0144 D2: a backend never reports the
-	// output limit), and the memory limit bounds what the engine can make.
+	// output limit), and the memory limit bounds what the engine can make,
+	// at most effect.MaxValueBytes(MaxMemoryBytes), which the route enforces.
 	MaxOutputBytes int64
 	// MaxScriptBytes bounds a script: an inline one on the SPI route (413
 	// problem) and a stored one fetched by reference (413 problem, or the
@@ -93,20 +94,18 @@ var (
 	ErrForbidden       = errors.New("handler: forbidden")
 )
 
-// Defaults for Config's zero fields.
-const (
-	DefaultMaxConcurrent  = 1
-	DefaultRequestTimeout = 5 * time.Minute
-	DefaultHardKillGrace  = 2 * time.Second
-	// ReadyTimeout bounds one call of Config.Ready from GET /readyz.
-	ReadyTimeout = 5 * time.Second
-)
+// ReadyTimeout bounds one call of Config.Ready from GET /readyz.
+const ReadyTimeout = 5 * time.Second
 
-// Config is what New needs. Backend and Limits are required; the rest have
-// defaults.
+// Config is what New needs. Backend, Limits, MaxConcurrent, RequestTimeout
+// and HardKillGrace are required (the service's configuration owns their
+// defaults); the rest may be zero.
 type Config struct {
-	// Backend is the engine. The SPI route calls it directly (no effect);
-	// its capabilities are read once, in New, unless Effect is set.
+	// Backend is the engine. The SPI route calls it through the effect's
+	// own Caller (Effect.Caller), or, when Effect is nil, through a Caller
+	// New builds over it with the effect's default options (its
+	// capabilities read once, in New; a backend with network access or
+	// reused environments refused, as the effect refuses it).
 	Backend LogBackend
 	// Scripts reads scripts by reference for the SPI route's scriptRef.
 	// Nil means no store is configured (credential-free mode):
@@ -126,7 +125,7 @@ type Config struct {
 	Limits Limits
 	// MaxConcurrent is how many evaluations run at once (both evaluation
 	// routes together); the next request gets 429 with Retry-After at once.
-	// Zero selects DefaultMaxConcurrent (1: one request per instance).
+	// It must be positive.
 	MaxConcurrent int
 	// RequestTimeout is the server's own deadline for an evaluation request,
 	// counted from when it passes the concurrency gate; set it to the Cloud
@@ -135,17 +134,19 @@ type Config struct {
 	// this deadline minus the run's wall clock and HardKillGrace (at least
 	// a second after it starts), so that the run still fits: a store that
 	// has not delivered by then is a retryable 503 store-unavailable (on
-	// /v1/evaluations through the reader NewEffect installs). Zero selects
-	// DefaultRequestTimeout.
+	// /v1/evaluations through the reader NewEffect installs). It must be
+	// positive.
 	RequestTimeout time.Duration
-	// HardKillGrace is added to the run's wall clock to give the SPI route's
-	// deadline for the backend call (the effect has its own,
-	// effect.Options.BackendGrace). It should exceed the engine's own
-	// hard-kill grace, so that the engine reports the wall-clock limit
-	// itself; a backend still running at the deadline is a retryable 503.
-	// It also bounds how long a request waits, after the effect gave up on
-	// a run, for the engine to stop before the next request is admitted.
-	// Zero selects DefaultHardKillGrace.
+	// HardKillGrace bounds how long a request waits, after the effect gave
+	// up on a run, for the engine to stop before the next request is
+	// admitted, and it sets the fetch deadline (see RequestTimeout). Without
+	// an Effect it is also the SPI route's backend grace (with one, the
+	// effect's BackendGrace is, as on /v1/evaluations): added to the run's
+	// wall clock, it gives the deadline of the backend call. It should
+	// exceed the engine's own hard-kill grace, so that the engine reports
+	// the wall-clock limit itself; a backend still running at the deadline
+	// is a retryable 503.
+	// It must be positive.
 	HardKillGrace time.Duration
 	// Auth authenticates a request to /v1/...; nil turns it off. It returns
 	// the caller's identity (logged) or an error wrapping ErrUnauthenticated
@@ -193,6 +194,7 @@ var allowedMethods = map[string]string{
 type server struct {
 	cfg      Config
 	lim      Limits
+	caller   *effect.Caller
 	caps     effect.Capabilities
 	capsJSON []byte
 	gate     chan struct{}
@@ -216,9 +218,10 @@ func New(cfg Config) (http.Handler, error) {
 		log:  cfg.Logger,
 	}
 	var err error
-	if s.caps, err = readCapabilities(cfg); err != nil {
+	if s.caller, err = newCaller(cfg); err != nil {
 		return nil, err
 	}
+	s.caps = s.caller.Capabilities()
 	if s.capsJSON, err = s.capabilitiesJSON(); err != nil {
 		return nil, err
 	}
@@ -251,7 +254,8 @@ func New(cfg Config) (http.Handler, error) {
 	), nil
 }
 
-// withDefaults fills zero fields and reports every invalid one at once.
+// withDefaults fills the optional zero fields and reports every invalid one
+// at once.
 func (c *Config) withDefaults() error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
@@ -291,23 +295,14 @@ func (c *Config) withDefaults() error {
 	positive("MaxOutputBytes", l.MaxOutputBytes)
 	positive("MaxScriptBytes", l.MaxScriptBytes)
 	positive("MaxRequestBytes", l.MaxRequestBytes)
-	switch {
-	case c.MaxConcurrent == 0:
-		c.MaxConcurrent = DefaultMaxConcurrent
-	case c.MaxConcurrent < 0:
-		bad("MaxConcurrent must be >= 0, got %d", c.MaxConcurrent)
+	if c.MaxConcurrent <= 0 {
+		bad("MaxConcurrent must be positive, got %d", c.MaxConcurrent)
 	}
-	switch {
-	case c.RequestTimeout == 0:
-		c.RequestTimeout = DefaultRequestTimeout
-	case c.RequestTimeout < 0:
-		bad("RequestTimeout must be >= 0, got %v", c.RequestTimeout)
+	if c.RequestTimeout <= 0 {
+		bad("RequestTimeout must be positive, got %v", c.RequestTimeout)
 	}
-	switch {
-	case c.HardKillGrace == 0:
-		c.HardKillGrace = DefaultHardKillGrace
-	case c.HardKillGrace < 0:
-		bad("HardKillGrace must be >= 0, got %v", c.HardKillGrace)
+	if c.HardKillGrace <= 0 {
+		bad("HardKillGrace must be positive, got %v", c.HardKillGrace)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -324,18 +319,18 @@ func (c *Config) withDefaults() error {
 	return nil
 }
 
-// readCapabilities takes the effect's vetted copy when there is an effect,
-// else reads the backend's declaration once, turning a panic into an error.
-func readCapabilities(cfg Config) (caps effect.Capabilities, err error) {
+// newCaller is the SPI route's call of the backend: the effect's own when
+// there is an effect, so that both routes share one vetted copy of the
+// backend's declaration, else one over Backend with HardKillGrace.
+func newCaller(cfg Config) (*effect.Caller, error) {
 	if cfg.Effect != nil {
-		return cfg.Effect.Capabilities(), nil
+		return cfg.Effect.Caller(), nil
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("handler: backend Capabilities panicked: %s", effect.BoundText(fmt.Sprint(p), effect.MaxMessageUnits))
-		}
-	}()
-	return cfg.Backend.Capabilities(), nil
+	c, err := effect.NewCaller(CaptureLogs(cfg.Backend), effect.Options{BackendGrace: cfg.HardKillGrace, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("handler: %w", err)
+	}
+	return c, nil
 }
 
 // capabilitiesJSON is GET /v1/capabilities' body: fixed at construction but
@@ -349,7 +344,7 @@ func (s *server) capabilitiesJSON() ([]byte, error) {
 	return api.AppendInfo(nil, api.Info{
 		SPIVersion:   effect.SPIVersion,
 		Capabilities: s.caps,
-		Idempotent:   s.caps.Network == effect.NetworkNone && s.caps.FreshPerRun,
+		Idempotent:   s.caller.Idempotent(),
 		ScriptStore:  s.cfg.Scripts != nil,
 		Limits: api.Limits{
 			DefaultWallClock:   l.DefaultWallClock,

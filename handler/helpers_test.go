@@ -85,14 +85,20 @@ const (
 	scriptMalformed      = "/*malformed*/"
 	scriptDuplicateKeys  = "/*duplicate-keys*/" // an ok outcome whose value has a key twice
 	scriptHang           = "/*hang*/"           // blocks until its context ends, then returns the error
+	scriptIgnore         = "/*ignore*/"         // tells the test it started, then blocks until release is closed, whatever its context
+	scriptOverlong       = "/*overlong*/"       // an ok value of overlongBytes, longer than any run within 1 MiB can make
 	scriptSignal         = "/*signal*/ "        // prefix: tell the test when the run starts, then run the rest
 )
+
+// overlongBytes is one more than effect.MaxValueBytes(1 MiB).
+const overlongBytes = 3<<20 + 1
 
 // testBackend is the real engine with a few scripts that make it misbehave,
 // and a record of how runs ended.
 type testBackend struct {
 	*quickjs.Engine
-	started chan struct{} // receives when a scriptSignal run starts
+	started chan struct{} // receives when a scriptSignal or scriptIgnore run starts
+	release chan struct{} // closed to end the scriptIgnore runs
 	mu      sync.Mutex
 	runs    []run // how each run of the real engine ended
 }
@@ -104,7 +110,7 @@ type run struct {
 }
 
 func newTestBackend(e *quickjs.Engine) *testBackend {
-	return &testBackend{Engine: e, started: make(chan struct{}, 16)}
+	return &testBackend{Engine: e, started: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
 func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outcome, error, bool) {
@@ -120,6 +126,14 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outc
 	case script == scriptHang:
 		<-ctx.Done()
 		return effect.Outcome{}, ctx.Err(), true
+	case script == scriptOverlong:
+		v := bytes.Repeat([]byte("x"), overlongBytes)
+		v[0], v[len(v)-1] = '"', '"'
+		return effect.OK(v), nil, true
+	case script == scriptIgnore:
+		b.started <- struct{}{}
+		<-b.release
+		return effect.OK([]byte(`"released"`)), nil, true
 	case strings.HasPrefix(script, scriptSignal):
 		b.started <- struct{}{}
 	}
@@ -240,6 +254,7 @@ type env struct {
 	raw     bool
 
 	readTimeout time.Duration
+	unobserved  bool
 }
 
 type option func(*env)
@@ -253,6 +268,11 @@ func withConfig(f func(*handler.Config)) option { return func(v *env) { f(&v.cfg
 // unvalidated serves the handler without the OpenAPI check, whose reading
 // of the whole body first would hide how the handler reads it.
 func unvalidated() option { return func(v *env) { v.raw = true } }
+
+// unobserved builds the effect with effect.New over the bare store and
+// backend (none of NewEffect's timing and tracing wrappers) and discards the
+// logs: what the handler decides must not change.
+func unobserved() option { return func(v *env) { v.unobserved = true } }
 
 // withReadTimeout sets the test server's http.Server.ReadTimeout.
 func withReadTimeout(d time.Duration) option { return func(v *env) { v.readTimeout = d } }
@@ -269,6 +289,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	v.backend = newTestBackend(defaultEngine())
 	v.cfg = handler.Config{
 		Limits:         testLimits,
+		MaxConcurrent:  1,
 		RequestTimeout: time.Minute,
 		HardKillGrace:  time.Second,
 		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
@@ -280,8 +301,19 @@ func newEnv(t *testing.T, opts ...option) *env {
 		o(v)
 	}
 	v.cfg.Backend = v.backend
+	if v.unobserved {
+		v.cfg.Logger = nil
+	}
 	if v.cfg.Scripts != nil && v.cfg.Effect == nil {
-		eff, err := handler.NewEffect(v.cfg.Scripts, v.backend, v.cfg.Limits, effect.Options{BackendGrace: time.Second})
+		newEffect := func() (*effect.Effect, error) {
+			return handler.NewEffect(v.cfg.Scripts, v.backend, v.cfg.Limits, effect.Options{BackendGrace: time.Second, Logger: v.cfg.Logger})
+		}
+		if v.unobserved {
+			newEffect = func() (*effect.Effect, error) {
+				return effect.New(v.cfg.Scripts, v.backend, effect.Options{BackendGrace: time.Second})
+			}
+		}
+		eff, err := newEffect()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -377,10 +377,25 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	writeProblem(w, r, p)
 }
 
+// stoppedFetching is stopped for an evaluation whose context ended while its
+// script was being fetched: the server's request timeout is then a 503
+// store-unavailable (the fetch's own deadline is later only when the wall
+// clock leaves it less than minFetchTime): the script never ran, and the
+// wall clock is not to blame.
+func (s *server) stoppedFetching(w http.ResponseWriter, r *http.Request, ctx context.Context, script string) {
+	if errors.Is(context.Cause(ctx), errRequestTimeout) {
+		writeProblem(w, r, storeUnavailable(fmt.Sprintf(
+			"the script store did not answer for %s within the server's request timeout of %v; the script was not run, and a retry may succeed",
+			script, s.cfg.RequestTimeout)))
+		return
+	}
+	s.stopped(w, r, ctx)
+}
+
 // stopped classifies an evaluation whose context ended: the server's
-// request timeout is a 504 problem (503 store-unavailable when it passed
-// while the script was being fetched: the script never ran); a client that
-// went away gets nothing (there is no one to read it), and the log says so.
+// request timeout is a 504 problem (stoppedFetching when it passed while
+// the script was being fetched); a client that went away gets nothing
+// (there is no one to read it), and the log says so.
 //
 // "Nothing" is an aborted response: stopped panics with http.ErrAbortHandler
 // (recoverPanics lets it through, requestLog logs the request on the way
@@ -392,15 +407,6 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 func (s *server) stopped(w http.ResponseWriter, r *http.Request, ctx context.Context) {
 	rec := recordFrom(r.Context())
 	if errors.Is(context.Cause(ctx), errRequestTimeout) {
-		if ev := rec.evaluation(); ev != nil && ev.stoppedInFetch() {
-			// The fetch took the request's time (its own deadline is later
-			// only when the wall clock leaves it less than minFetchTime): the
-			// script never ran, and the wall clock is not to blame.
-			writeProblem(w, r, storeUnavailable(fmt.Sprintf(
-				"the script store did not answer for %s within the server's request timeout of %v; the script was not run, and a retry may succeed",
-				ev.script, s.cfg.RequestTimeout)))
-			return
-		}
 		writeProblem(w, r, newProblem(pRequestTimeout, http.StatusGatewayTimeout,
 			fmt.Sprintf("the server's request timeout of %v passed before the evaluation finished; the run was stopped. Ask for a shorter wall clock, or retry where the timeout is longer", s.cfg.RequestTimeout)).
 			withLimit("requestTimeoutMs", s.cfg.RequestTimeout.Milliseconds()))

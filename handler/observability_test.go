@@ -92,9 +92,14 @@ func TestServerErrorsAreLogged(t *testing.T) {
 	if len(lines) != 2 || lines[0]["level"] != "ERROR" || !strings.Contains(lines[0]["error"].(string), "store unavailable") {
 		t.Fatalf("lines: %v", lines)
 	}
-	panics := v.logs.lines(t, "handler panicked")
+	// the engine's panic is recovered by the effect's call, which logs it
+	// with its stack; the request's line carries its text
+	panics := v.logs.lines(t, "sandbox backend panicked")
 	if len(panics) != 1 || !strings.Contains(panics[0]["panic"].(string), "secret panic detail") || panics[0]["stack"] == "" {
 		t.Fatalf("panic lines: %v", panics)
+	}
+	if !strings.Contains(lines[1]["error"].(string), "secret panic detail") {
+		t.Errorf("the SPI request's line does not carry the panic: %v", lines[1])
 	}
 }
 

@@ -83,10 +83,9 @@ func (c *logCapture) Evaluate(ctx context.Context, req effect.Request) (out effe
 }
 
 // ObserveScripts wraps a script reader so that each fetch made for a request
-// is timed and traced (a "fetch" span), and ends by the request's fetch
-// deadline (see server.fetchDeadline), so that a store that stalls or keeps
-// failing ends the fetch as a retryable failure, not the request. It changes
-// nothing else: the effect still verifies the bytes itself.
+// is timed and traced (a "fetch" span). It only records: the fetch's
+// deadline is the effect's (effect.Input.FetchDeadline), and the effect
+// verifies the bytes itself.
 func ObserveScripts(r effect.ScriptReader) effect.ScriptReader { return &scriptObserver{r: r} }
 
 type scriptObserver struct{ r effect.ScriptReader }
@@ -96,12 +95,6 @@ func (o *scriptObserver) Get(ctx context.Context, ref contentref.Ref) ([]byte, e
 	if ev == nil {
 		return o.r.Get(ctx, ref)
 	}
-	if !ev.fetchDeadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, ev.fetchDeadline)
-		defer cancel()
-	}
-	ev.beginFetch()
 	ctx, span := ev.tracer.Start(ctx, "fetch", trace.WithAttributes(attribute.String("sandbox.script_ref", ref.String())))
 	start := time.Now()
 	b, err := o.r.Get(ctx, ref)
@@ -121,7 +114,7 @@ func (o *scriptObserver) Get(ctx context.Context, ref contentref.Ref) ([]byte, e
 type evalKey struct{}
 
 // evalRecord is what one evaluation reports for its log line, its metrics
-// and its spans. The effect calls the backend on its own goroutine, so the
+// and its spans; nothing the handler decides reads it. The effect calls the backend on its own goroutine, so the
 // fields the wrappers set are guarded by mu.
 type evalRecord struct {
 	tracer trace.Tracer
@@ -131,18 +124,14 @@ type evalRecord struct {
 	inlineSHA  string // the inline script's reference
 	inputBytes int
 	wantLogs   bool
-	// fetchDeadline bounds the effect's script fetch (zero: none).
-	fetchDeadline time.Time
 
 	mu                   sync.Mutex
 	outcome, limit       string // outcome kind, channel or problem type; limit kind
 	outputBytes          int
 	fetchStart, fetchEnd time.Time
 	fetched              bool
-	fetchBegun, runBegun bool // a fetch, a run (either route) was started
 	evalStart, evalEnd   time.Time
 	backendCalled        bool
-	backendDone          chan struct{}
 	logs                 string
 	// Durations measured by the handler: the SPI route's fetch and
 	// evaluation, or the effect's whole run when its steps are not observed.
@@ -157,28 +146,6 @@ func withEval(ctx context.Context, ev *evalRecord) context.Context {
 func evalFrom(ctx context.Context) *evalRecord {
 	ev, _ := ctx.Value(evalKey{}).(*evalRecord)
 	return ev
-}
-
-// beginFetch notes that the script fetch started.
-func (ev *evalRecord) beginFetch() {
-	ev.mu.Lock()
-	ev.fetchBegun = true
-	ev.mu.Unlock()
-}
-
-// beginRun notes that the engine was called.
-func (ev *evalRecord) beginRun() {
-	ev.mu.Lock()
-	ev.runBegun = true
-	ev.mu.Unlock()
-}
-
-// stoppedInFetch reports whether the evaluation started fetching its script
-// and never reached the engine: what ended it was the store, not the run.
-func (ev *evalRecord) stoppedInFetch() bool {
-	ev.mu.Lock()
-	defer ev.mu.Unlock()
-	return ev.fetchBegun && !ev.runBegun && !ev.backendCalled
 }
 
 // backendStarted notes the start of the backend call and opens its span;
@@ -201,11 +168,6 @@ func (ev *evalRecord) backendFinished(span trace.Span, out effect.Outcome, err e
 	now := time.Now()
 	ev.mu.Lock()
 	ev.evalEnd = now
-	select {
-	case <-ev.backendDone: // a second call; the effect makes one
-	default:
-		close(ev.backendDone)
-	}
 	ev.mu.Unlock()
 	annotateOutcome(span, out, err)
 	span.End(trace.WithTimestamp(now))
@@ -260,32 +222,6 @@ func (ev *evalRecord) setTimes(fetch, evaluate time.Duration) {
 	ev.mu.Lock()
 	ev.fetchDur, ev.evaluateDur, ev.measured = fetch, evaluate, true
 	ev.mu.Unlock()
-}
-
-// waitBackend waits, at most grace, for a backend call the effect stopped
-// waiting for (cancellation, deadline) to return, so that the concurrency
-// gate admits the next request only once the engine has stopped. It reports
-// false when the backend is still running.
-func (ev *evalRecord) waitBackend(grace time.Duration) bool {
-	ev.mu.Lock()
-	called := ev.backendCalled
-	ev.mu.Unlock()
-	if !called {
-		return true
-	}
-	select {
-	case <-ev.backendDone:
-		return true
-	default:
-	}
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-ev.backendDone:
-		return true
-	case <-t.C:
-		return false
-	}
 }
 
 // durations returns the fetch and evaluate times: measured by the handler,

@@ -2,27 +2,24 @@ package handler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
-// errBackendDeadline is the cause of the SPI route's backend context when
-// the run's wall clock plus HardKillGrace passes.
-var errBackendDeadline = errors.New("handler: the backend deadline (wall clock + grace) passed")
-
 // sandboxEvaluate serves POST /v1/sandbox/evaluate: the backend SPI over HTTP
 // (ADR 0144 D1), for loom's effect using this service as its backend. There
-// is no effect here: the answer is the engine's outcome object (D2), exactly.
+// is no effect here, only its steps that a backend's caller owns: the answer
+// is the engine's outcome object (D2), exactly, from the effect's own fetch
+// and verification (Effect.Fetch) and its own call of the backend, raced
+// against wall clock + grace and validated (effect.Caller). The route
+// decodes, calls and encodes. Its value is returned whole: maxOutputBytes
+// bounds /v1/evaluations only, and here the caller's effect bounds the
+// output (ADR 0144 D2); effect.MaxValueBytes is the longest value it returns.
 func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ev := s.startEval(r)
@@ -37,27 +34,24 @@ func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	}
 	ev.inputBytes = len(req.InputJSON)
 
-	var fetchDur time.Duration
+	start := time.Now()
 	script := req.Script
 	if req.HasScript {
 		ev.script = "inline"
 		ev.inlineSHA = contentref.RefOf([]byte(req.Script)).String()
 	} else {
 		ev.script = req.ScriptRef.String()
-		if s.cfg.Scripts == nil {
+		if s.cfg.Effect == nil {
 			writeProblem(w, r, s.noStore())
 			return
 		}
-		start := time.Now()
-		fctx, cancel := s.fetchContext(ctx, req.Limits.WallClock)
-		ev.beginFetch()
-		b, p := s.fetchVerified(fctx, req.ScriptRef)
-		cancel()
-		fetchDur = time.Since(start)
-		if p != nil {
-			ev.setTimes(fetchDur, 0)
+		b, p := s.fetch(withEval(ctx, ev), req.ScriptRef, req.Limits.WallClock)
+		if p != nil || ctx.Err() != nil {
+			if !ev.stepsObserved() {
+				ev.setTimes(time.Since(start), 0)
+			}
 			if ctx.Err() != nil {
-				s.stopped(w, r, ctx)
+				s.stoppedFetching(w, r, ctx, ev.script)
 				return
 			}
 			writeProblem(w, r, p)
@@ -66,22 +60,27 @@ func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 		script = string(b)
 	}
 
-	start := time.Now()
-	ev.beginRun()
-	out, err, deadlinePassed := s.callBackend(ctx, effect.Request{Script: script, InputJSON: req.InputJSON, Limits: req.Limits})
-	ev.setTimes(fetchDur, time.Since(start))
+	runStart := time.Now()
+	finished := make(chan struct{})
+	out, err := s.caller.Call(withEval(ctx, ev), effect.Request{Script: script, InputJSON: req.InputJSON, Limits: req.Limits},
+		ev.script, func() { close(finished) })
+	if !ev.stepsObserved() {
+		ev.setTimes(runStart.Sub(start), time.Since(runStart))
+	}
+	s.awaitEngine(ctx, finished, ev.script)
 	switch {
 	case ctx.Err() != nil:
 		s.stopped(w, r, ctx)
 		return
-	case err != nil && deadlinePassed:
-		writeProblem(w, r, newProblem(pBackendDidNotSettle, http.StatusServiceUnavailable,
-			fmt.Sprintf("the engine did not stop within the wall clock of %v plus the grace of %v; a retry may succeed", req.Limits.WallClock, s.cfg.HardKillGrace)).
-			retry().withCause(err))
-		return
 	case err != nil:
-		writeProblem(w, r, newProblem(pBackendUnavailable, http.StatusServiceUnavailable,
-			"the engine returned an error instead of an outcome; a retry may succeed").retry().withCause(err))
+		writeProblem(w, r, s.effectProblem(req.ScriptRef, err))
+		return
+	}
+	if n, max := int64(len(out.Value)), effect.MaxValueBytes(s.lim.MaxMemoryBytes); n > max {
+		// The route's only bound on a value (see effect.MaxValueBytes); an
+		// engine within its memory cannot reach it.
+		writeProblem(w, r, newProblem(pMalformedOutcome, http.StatusInternalServerError,
+			fmt.Sprintf("the engine returned a value of %d bytes, over the %d bytes a run within maxMemoryBytes can make", n, max)))
 		return
 	}
 	resp, label, limit, p := encodeOutcome(out)
@@ -95,6 +94,24 @@ func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	}
 	ev.setOutcome(label, limit, outBytes)
 	writeBody(w, http.StatusOK, "application/json", append(resp, '\n'))
+}
+
+// fetch reads the script of a run with this wall clock through the
+// effect's own fetch and verification, by fetchDeadline, and bounds it by
+// MaxScriptBytes.
+func (s *server) fetch(ctx context.Context, ref contentref.Ref, wall time.Duration) ([]byte, *problem) {
+	fctx, cancel := s.fetchContext(ctx, wall)
+	defer cancel()
+	b, err := s.cfg.Effect.Fetch(fctx, ref)
+	if err != nil {
+		return nil, s.storeProblem(ref, err) // scriptMissing wraps the store's not-found
+	}
+	if n := int64(len(b)); n > s.lim.MaxScriptBytes {
+		return nil, newProblem(pScriptTooLarge, http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("the script stored under %s is %d bytes, over the server's maxScriptBytes of %d", ref, n, s.lim.MaxScriptBytes)).
+			withLimit("maxScriptBytes", s.lim.MaxScriptBytes).withField("scriptRef")
+	}
+	return b, nil
 }
 
 // minFetchTime is the least a script fetch is given when the run's wall
@@ -135,106 +152,33 @@ func (s *server) fetchContext(ctx context.Context, wall time.Duration) (context.
 	return context.WithDeadline(ctx, d)
 }
 
-// fetchVerified reads the script and checks its bytes against the reference
-// (the store is not trusted to have done so), each step in its own span.
-func (s *server) fetchVerified(ctx context.Context, ref contentref.Ref) ([]byte, *problem) {
-	fctx, span := s.tracer.Start(ctx, "fetch", trace.WithAttributes(attribute.String("sandbox.script_ref", ref.String())))
-	b, err := s.cfg.Scripts.Get(fctx, ref)
-	if err != nil {
-		span.SetStatus(codes.Error, "fetch failed")
-		span.End()
-		return nil, s.storeProblem(ref, err)
-	}
-	span.SetAttributes(attribute.Int("sandbox.script_bytes", len(b)))
-	span.End()
-
-	_, span = s.tracer.Start(ctx, "verify")
-	defer span.End()
-	if !ref.Matches(b) {
-		span.SetStatus(codes.Error, "integrity mismatch")
-		return nil, s.storeProblem(ref, fmt.Errorf("%w: got %s", contentref.ErrIntegrity, contentref.RefOf(b)))
-	}
-	if n := int64(len(b)); n > s.lim.MaxScriptBytes {
-		return nil, newProblem(pScriptTooLarge, http.StatusRequestEntityTooLarge,
-			fmt.Sprintf("the script stored under %s is %d bytes, over the server's maxScriptBytes of %d", ref, n, s.lim.MaxScriptBytes)).
-			withLimit("maxScriptBytes", s.lim.MaxScriptBytes).withField("scriptRef")
-	}
-	return b, nil
-}
-
-// callBackend runs the engine under a deadline of wall clock + grace, in an
-// "evaluate" span. A panic propagates to recoverPanics (after the span ends).
-func (s *server) callBackend(ctx context.Context, req effect.Request) (out effect.Outcome, err error, deadlinePassed bool) {
-	budget := req.Limits.WallClock + s.cfg.HardKillGrace
-	bctx, cancel := context.WithTimeoutCause(ctx, budget, errBackendDeadline)
-	defer cancel()
-	bctx, span := s.tracer.Start(bctx, "evaluate")
-	defer func() {
-		if v := recover(); v != nil {
-			span.SetStatus(codes.Error, "backend panicked")
-			span.End()
-			panic(v)
-		}
-		annotateOutcome(span, out, err)
-		span.End()
-	}()
-	out, err = s.cfg.Backend.Evaluate(bctx, req)
-	return out, err, errors.Is(context.Cause(bctx), errBackendDeadline)
-}
-
-// encodeOutcome writes ADR 0144 D2's outcome object and nothing else. An
-// outcome outside the vocabulary is a 500 problem, never a guess.
+// encodeOutcome writes ADR 0144 D2's outcome object and nothing else, for
+// an outcome effect.Caller validated. An ok value that is not JSON text is a
+// 500 problem, never a guess.
 func encodeOutcome(o effect.Outcome) (body []byte, label, limit string, p *problem) {
-	malformed := func(why string) ([]byte, string, string, *problem) {
-		return nil, "", "", newProblem(pMalformedOutcome, http.StatusInternalServerError,
-			"the engine returned an outcome outside ADR 0144 D2's vocabulary: "+why)
-	}
-	switch {
-	case o.OK:
-		if o.Kind != "" || o.Limit != "" || o.Name != nil || o.Message != "" {
-			return malformed("an ok outcome with failure fields")
-		}
-		if len(o.Value) == 0 || jsontext.Validate(o.Value) != nil {
-			return malformed("an ok outcome whose value is not JSON text")
-		}
-		body = append([]byte(`{"ok":true,"value":`), o.Value...)
-		return append(body, '}'), "ok", "", nil
-	case o.Value != nil:
-		return malformed("a failed outcome with a value")
-	case o.Kind == effect.KindLimit:
-		switch o.Limit {
-		case effect.LimitCPU, effect.LimitMemory, effect.LimitWallClock:
-		default:
-			return malformed(fmt.Sprintf("limit %s", quoteField(string(o.Limit))))
-		}
-		if o.Name != nil || o.Message != "" {
-			return malformed("a limit outcome with a name or message")
-		}
+	switch o.Kind {
+	case effect.KindLimit:
 		body = append([]byte(`{"ok":false,"kind":"limit","limit":`), appendJSONString(nil, string(o.Limit))...)
 		return append(body, '}'), string(effect.KindLimit), string(o.Limit), nil
-	case o.Kind == effect.KindThrew:
+	case effect.KindThrew:
 		// The message may be empty (throw new Error(), throw ""): it is the
 		// script's own outcome (effect/spi.go; ADR 0144 D2 types it string).
-		if o.Limit != "" {
-			return malformed("a threw outcome with a limit")
-		}
 		body = []byte(`{"ok":false,"kind":"threw"`)
 		if o.Name != nil {
 			body = appendJSONString(append(body, `,"name":`...), *o.Name)
 		}
 		body = appendJSONString(append(body, `,"message":`...), o.Message)
 		return append(body, '}'), string(effect.KindThrew), "", nil
-	case o.Kind == effect.KindInputTooLarge:
-		if o.Limit != "" || o.Name != nil || o.Message != "" {
-			return malformed("an inputTooLarge outcome with other fields")
-		}
+	case effect.KindInputTooLarge:
 		return []byte(`{"ok":false,"kind":"inputTooLarge"}`), string(effect.KindInputTooLarge), "", nil
-	case o.Kind == effect.KindInfrastructure:
-		if o.Limit != "" || o.Name != nil || o.Message == "" {
-			return malformed("an infrastructure outcome needs a message and nothing else")
-		}
+	case effect.KindInfrastructure:
 		body = appendJSONString([]byte(`{"ok":false,"kind":"infrastructure","message":`), o.Message)
 		return append(body, '}'), string(effect.KindInfrastructure), "", nil
 	}
-	return malformed(fmt.Sprintf("kind %s", quoteField(string(o.Kind))))
+	if jsontext.Validate(o.Value) != nil {
+		return nil, "", "", newProblem(pMalformedOutcome, http.StatusInternalServerError,
+			"the engine returned an outcome outside ADR 0144 D2's vocabulary: an ok outcome whose value is not JSON text")
+	}
+	body = append([]byte(`{"ok":true,"value":`), o.Value...)
+	return append(body, '}'), "ok", "", nil
 }

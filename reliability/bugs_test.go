@@ -166,7 +166,7 @@ func TestHalfClosedClientNeverGetsEmpty200(t *testing.T) {
 
 // A panic in the store must become an untyped 500 and leave the instance
 // serving, as a panic in the handler or the engine does. Behind
-// contentstore.Cache (which serve.go always puts in front of the store) the
+// contentstore.Cache (which service.New always puts in front of the store) the
 // read runs on the cache's own goroutine. Run in a child copy of the test
 // binary.
 //

@@ -11,18 +11,17 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
-	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
-	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // inprocConfig configures an in-process server; zero fields take the
-// binary's defaults (config.go).
+// binary's defaults (service.Defaults).
 type inprocConfig struct {
 	store          contentstore.Store // default: a fresh memory store
-	cacheBytes     int64              // SCRIPT_CACHE_BYTES; -1 disables, 0 is the default 64 MiB
+	cacheBytes     int64              // SCRIPT_CACHE_BYTES; -1 disables, 0 is the default
 	maxConcurrent  int
-	cpuBudget      uint64
+	cpuBudget      uint64 // default: inprocCPUBudget
 	poolSize       int
 	grace          time.Duration // HARD_KILL_GRACE
 	requestTimeout time.Duration
@@ -33,134 +32,100 @@ type inprocConfig struct {
 	wrapBackend func(handler.LogBackend) handler.LogBackend
 }
 
-// inproc is the service wired in this process as serve.go wires it (store
-// behind contentstore.Cache, the quickjs engine, the effect from
-// handler.NewEffect, handler.New, an http.Server with the binary's
-// timeouts), on a loopback port. The process kill is off: it would end the
-// test binary.
+// inprocCPUBudget is the in-process server's CPU budget: a tenth of the
+// binary's, so that a runaway ends on its CPU budget in well under a second.
+const inprocCPUBudget = 100000
+
+// inproc is the service built by service.New, as the binary builds it, on a
+// loopback port, with the engine in this process (service.InProcess): the
+// process kill is off, as it would end the test binary.
 type inproc struct {
 	t      *testing.T
 	url    string
 	store  contentstore.Store
-	engine *quickjs.Engine
-	http   *http.Server
 	client *http.Client
 	logs   *servicetest.Logs
 }
 
-func defaultLimits() handler.Limits {
-	return handler.Limits{
-		DefaultWallClock: 5 * time.Second, MaxWallClock: 30 * time.Second,
-		DefaultMemoryBytes: 64 << 20, MaxMemoryBytes: 256 << 20,
-		MaxInputBytes: 1 << 20, MaxOutputBytes: 1 << 20, MaxScriptBytes: 1 << 20, MaxRequestBytes: 4 << 20,
-	}
-}
+func defaultLimits() handler.Limits { return service.Defaults().Limits() }
 
 // newInproc starts the server; everything is closed when the test ends.
 func newInproc(t testing.TB, cfg inprocConfig) *inproc {
 	t.Helper()
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
 	logs := &servicetest.Logs{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if cfg.maxConcurrent == 0 {
-		cfg.maxConcurrent = 1
+	c := service.Defaults()
+	c.ProcessKill = false
+	c.CompilationCacheDir = cacheDir
+	c.CPUBudget = inprocCPUBudget
+	if cfg.maxConcurrent != 0 {
+		c.MaxConcurrentEvaluations = cfg.maxConcurrent
 	}
-	if cfg.cpuBudget == 0 {
-		cfg.cpuBudget = 100000
+	if cfg.cpuBudget != 0 {
+		c.CPUBudget = cfg.cpuBudget
 	}
-	if cfg.poolSize == 0 {
-		cfg.poolSize = 2
+	if cfg.poolSize != 0 {
+		c.PoolSize = cfg.poolSize
 	}
-	if cfg.grace == 0 {
-		cfg.grace = 500 * time.Millisecond
+	if cfg.grace != 0 {
+		c.HardKillGrace = cfg.grace
 	}
-	if cfg.requestTimeout == 0 {
-		cfg.requestTimeout = 60 * time.Second
+	if cfg.requestTimeout != 0 {
+		c.RequestTimeout = cfg.requestTimeout
 	}
-	if cfg.limits == (handler.Limits{}) {
-		cfg.limits = defaultLimits()
+	if l := cfg.limits; l != (handler.Limits{}) {
+		c.DefaultWallClock, c.MaxWallClock = l.DefaultWallClock, l.MaxWallClock
+		c.DefaultMemoryBytes, c.MaxMemoryBytes = l.DefaultMemoryBytes, l.MaxMemoryBytes
+		c.MaxInputBytes, c.MaxOutputBytes = l.MaxInputBytes, l.MaxOutputBytes
+		c.MaxScriptBytes, c.MaxRequestBytes = l.MaxScriptBytes, l.MaxRequestBytes
 	}
 	switch cfg.cacheBytes {
 	case 0:
-		cfg.cacheBytes = 64 << 20
 	case -1:
-		cfg.cacheBytes = 0
+		c.ScriptCacheBytes = 0
+	default:
+		c.ScriptCacheBytes = cfg.cacheBytes
 	}
 	if cfg.store == nil {
-		st, err := contentstore.NewMemStore(contentstore.Options{MaxScriptBytes: cfg.limits.MaxScriptBytes, Logger: log})
+		st, err := contentstore.NewMemStore(contentstore.Options{MaxScriptBytes: c.MaxScriptBytes, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.store = st
 	}
-	cache := contentstore.NewCache(cfg.store, cfg.cacheBytes, log)
-	var scripts effect.ScriptReader = cache
-	if cfg.wrapScripts != nil {
-		scripts = cfg.wrapScripts(scripts)
-	}
-	engine, err := quickjs.New(ctx,
-		quickjs.WithMaxMemoryBytes(cfg.limits.MaxMemoryBytes),
-		quickjs.WithCPUBudget(cfg.cpuBudget),
-		quickjs.WithPoolSize(cfg.poolSize),
-		quickjs.WithHardKill(quickjs.HardKillWatchdog, cfg.grace),
-		quickjs.WithProcessKill(false),
-		quickjs.WithLogger(log),
-		quickjs.WithCompilationCache(cacheDir),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := engine.Warm(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var backend handler.LogBackend = engine
-	if cfg.wrapBackend != nil {
-		backend = cfg.wrapBackend(engine)
-	}
-	eff, err := handler.NewEffect(scripts, backend, cfg.limits, effect.Options{BackendGrace: worker.CallerGrace(cfg.grace), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := handler.New(handler.Config{
-		Backend: backend, Scripts: scripts, Effect: eff,
-		Limits: cfg.limits, MaxConcurrent: cfg.maxConcurrent,
-		RequestTimeout: cfg.requestTimeout, HardKillGrace: worker.CallerGrace(cfg.grace),
-		Engine:     handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
-		Logger:     log,
-		CacheStats: cache.Stats,
+	svc, err := service.New(ctx, c, service.Options{
+		Logger: log, Store: cfg.store, Backend: service.InProcess(),
+		WrapScripts: cfg.wrapScripts, WrapBackend: cfg.wrapBackend,
 	})
 	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if err := svc.Warm(ctx); err != nil {
+		cancel()
+		svc.Close(ctx)
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		cancel()
+		svc.Close(ctx)
 		t.Fatal(err)
 	}
 	s := &inproc{
-		url: "http://" + ln.Addr().String(), store: cfg.store, engine: engine, logs: logs,
-		http: &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      cfg.requestTimeout + 10*time.Second,
-			IdleTimeout:       2 * time.Minute,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		},
+		url: "http://" + ln.Addr().String(), store: cfg.store, logs: logs,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
 	}
 	if tt, ok := t.(*testing.T); ok {
 		s.t = tt
 	}
 	served := make(chan struct{})
-	go func() { _ = s.http.Serve(ln); close(served) }()
+	go func() { _ = svc.Serve(ctx, ln); close(served) }()
 	t.Cleanup(func() {
 		s.client.CloseIdleConnections()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.http.Shutdown(sctx)
+		cancel() // Serve drains, then closes the engine and the store
 		<-served
-		_ = engine.Close(sctx)
-		_ = cache.Close()
 	})
 	return s
 }

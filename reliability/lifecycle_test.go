@@ -85,8 +85,8 @@ func goroutinesSettle(max int, timeout time.Duration) int {
 // untyped 500 "internal error" that leaks nothing of the panic; the panic is
 // logged with its stack; the next request works; nothing is left running.
 // (handler/evaluations_test.go and sandbox_test.go cover the engine panic
-// with the handler's test backend; this is the same through the wiring of
-// serve.go, with the real engine behind the panicking wrapper.)
+// with the handler's test backend; this is the same through the binary's
+// wiring, service.New, with the real engine behind the panicking wrapper.)
 func TestPanicsBecomeInternal(t *testing.T) {
 	poison := contentref.RefOf([]byte("/* the store panics on this one */")).String()
 	s := newInproc(t, inprocConfig{

@@ -1,12 +1,11 @@
 package security
 
 import (
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // The tests in this file whose names start with TestBug fail on purpose:
@@ -58,7 +57,7 @@ func TestInterruptNotStarvedByBacktraces(t *testing.T) {
 		t.Skip("a regression waits for a 2 s hard-kill grace")
 	}
 	const engineGrace = 2 * time.Second
-	s, stop := newServiceGrace(engineGrace+2*time.Second, func(o *worker.EngineOptions) { o.HardKillGrace = engineGrace })
+	s, stop := newService(func(c *sandboxsvc.Config) { c.HardKillGrace = engineGrace })
 	defer stop()
 	for _, tc := range []struct{ name, script string }{
 		{"new Error() in a loop 2000 frames deep", `function f(n) { if (n === 0) { for (;;) new Error() } return f(n - 1) } f(2000)`},

@@ -2,11 +2,10 @@ package security
 
 import (
 	"fmt"
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // hostile is one case of the resource battery.
@@ -196,7 +195,7 @@ func TestHostileScripts(t *testing.T) {
 // function of script and input) the same runaways end as limit cpu, long
 // before their generous wall clock, on both routes and every time.
 func TestCPUBudgetThroughTheService(t *testing.T) {
-	s, stop := newService(func(o *worker.EngineOptions) { o.CPUBudget = 200 })
+	s, stop := newService(func(c *sandboxsvc.Config) { c.CPUBudget = 200 })
 	defer stop()
 	for _, script := range []string{
 		`for (;;) {}`,

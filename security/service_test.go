@@ -16,40 +16,26 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
-	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
-// The in-process service is wired like serve.go wires the binary (the same
-// worker options, limits and graces as the defaults in README.md): the real
-// handler over a pool of real worker processes (this test binary, started
-// with the worker verb), locked down as in production. A run the pool had to
-// kill is counted, because no case of the shared service may ever be stuck
-// (those are stuck_test.go's, which checks the kills themselves).
-const (
-	grace          = quickjs.DefaultHardKillGrace // HARD_KILL_GRACE
-	requestTimeout = 60 * time.Second             // REQUEST_TIMEOUT
-	// slack is what a shared, loaded 2-core CI machine may add to a
-	// response beyond the bound the service promises.
-	slack = 1500 * time.Millisecond
+// The in-process service is the binary's (service.New over the defaults of
+// README.md): the real handler over a pool of real worker processes (this
+// test binary, started with the worker verb), locked down as in production.
+// A run the pool had to kill is counted, because no case of the shared
+// service may ever be stuck (those are stuck_test.go's, which checks the
+// kills themselves).
+var (
+	defaults      = sandboxsvc.Defaults()
+	grace         = defaults.HardKillGrace // HARD_KILL_GRACE
+	serviceLimits = defaults.Limits()
 )
 
-// handlerGrace is serve.go's handler and effect grace.
-var handlerGrace = worker.CallerGrace(grace)
-
-var serviceLimits = handler.Limits{
-	DefaultWallClock:   5 * time.Second,
-	MaxWallClock:       30 * time.Second,
-	DefaultMemoryBytes: 64 << 20,
-	MaxMemoryBytes:     256 << 20,
-	MaxInputBytes:      1 << 20,
-	MaxOutputBytes:     1 << 20,
-	MaxScriptBytes:     1 << 20,
-	MaxRequestBytes:    4 << 20,
-}
+// slack is what a shared, loaded 2-core CI machine may add to a response
+// beyond the bound the service promises.
+const slack = 1500 * time.Millisecond
 
 // cacheDir holds wazero's compiled engine across the workers this package
 // starts.
@@ -83,67 +69,36 @@ type service struct {
 // stuck is how many runs the pool had to kill.
 func (s *service) stuck() int64 { return s.workers.Kills() }
 
-// newService starts a service; opts adjust the workers' engine (a small CPU
+// newService starts a service; opts adjust its configuration (a small CPU
 // budget, say) after the defaults.
-func newService(opts ...func(*worker.EngineOptions)) (*service, func()) {
-	return newServiceGrace(handlerGrace, opts...)
-}
-
-// newServiceGrace is newService with the handler's and the effect's grace
-// given: it must exceed the workers' hard-kill grace.
-func newServiceGrace(hgrace time.Duration, opts ...func(*worker.EngineOptions)) (*service, func()) {
+func newService(opts ...func(*sandboxsvc.Config)) (*service, func()) {
 	s := &service{logs: &servicetest.Logs{}}
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	eo := worker.EngineOptions{
-		MaxMemoryBytes:      serviceLimits.MaxMemoryBytes,
-		CPUBudget:           quickjs.DefaultCPUBudget,
-		PoolSize:            quickjs.DefaultPoolSize,
-		HardKillGrace:       grace,
-		ProcessKill:         true,
-		CompilationCacheDir: cacheDir,
-	}
+	cfg := sandboxsvc.Defaults()
+	cfg.CompilationCacheDir = cacheDir
 	for _, o := range opts {
-		o(&eo)
+		o(&cfg)
 	}
-	pool, err := worker.New(worker.Options{Engine: eo, Concurrent: 1, Spares: 1, Lockdown: worker.LockdownRequired, Logger: log})
-	if err != nil {
-		panic(err)
-	}
-	if err := pool.Warm(context.Background()); err != nil {
-		panic(err)
-	}
-	s.workers = pool
-	st, err := contentstore.NewMemStore(contentstore.Options{MaxScriptBytes: serviceLimits.MaxScriptBytes, Logger: log})
+	st, err := contentstore.NewMemStore(contentstore.Options{MaxScriptBytes: cfg.MaxScriptBytes, Logger: log})
 	if err != nil {
 		panic(err)
 	}
 	s.store = st
-	eff, err := handler.NewEffect(st, pool, serviceLimits, effect.Options{BackendGrace: hgrace, Logger: log})
+	svc, err := sandboxsvc.New(context.Background(), cfg, sandboxsvc.Options{Logger: log, Store: st})
 	if err != nil {
 		panic(err)
 	}
-	h, err := handler.New(handler.Config{
-		Backend:        pool,
-		Scripts:        st,
-		Effect:         eff,
-		Limits:         serviceLimits,
-		MaxConcurrent:  1,
-		RequestTimeout: requestTimeout,
-		HardKillGrace:  hgrace,
-		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
-		Isolation:      func() any { return pool.Protections() },
-		Logger:         log,
-	})
-	if err != nil {
+	if err := svc.Warm(context.Background()); err != nil {
 		panic(err)
 	}
-	srv := httptest.NewServer(h)
+	s.workers = svc.Workers
+	srv := httptest.NewServer(svc.Handler)
 	s.url = srv.URL
 	return s, func() {
 		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = pool.Close(ctx)
+		svc.Close(ctx)
 	}
 }
 

@@ -2,7 +2,10 @@ package worker
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
 // Verb is the hidden subcommand of the service's binary that runs a worker.
@@ -50,6 +53,23 @@ type EngineOptions struct {
 	// CompilationCacheDir is wazero's compilation cache, read (and filled)
 	// before lock-down.
 	CompilationCacheDir string
+}
+
+// QuickJSOptions are the engine's constructor options for e, logging to log:
+// what a worker builds its engine with.
+func (e EngineOptions) QuickJSOptions(log *slog.Logger) []quickjs.Option {
+	opts := []quickjs.Option{
+		quickjs.WithMaxMemoryBytes(e.MaxMemoryBytes),
+		quickjs.WithCPUBudget(e.CPUBudget),
+		quickjs.WithPoolSize(e.PoolSize),
+		quickjs.WithHardKill(quickjs.HardKillWatchdog, e.HardKillGrace),
+		quickjs.WithProcessKill(e.ProcessKill),
+		quickjs.WithLogger(log),
+	}
+	if e.CompilationCacheDir != "" {
+		opts = append(opts, quickjs.WithCompilationCache(e.CompilationCacheDir))
+	}
+	return opts
 }
 
 // hello is the server's first frame: everything the worker needs. A worker

@@ -53,9 +53,10 @@ const maxControlFrame = 64 << 10
 
 // maxDataFrame bounds run and result frames for an engine whose memory
 // maximum is maxMemory: a script and an input that fit in the guest's memory,
-// or a value and the capped console output that came out of it.
+// or a value (at most effect.MaxValueBytes) and the capped console output
+// that came out of it.
 func maxDataFrame(maxMemory int64) int {
-	return int(2*maxMemory) + 1<<20
+	return int(effect.MaxValueBytes(maxMemory)) + 1<<20
 }
 
 var errFrameTooLarge = errors.New("worker: frame too large")

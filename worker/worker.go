@@ -112,21 +112,12 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afte
 func start(ctx context.Context, h hello, log *slog.Logger) (*quickjs.Engine, Protections, error) {
 	prot := Protections{Process: true, EmptyEnvironment: len(os.Environ()) == 0}
 	e := h.Engine
-	opts := []quickjs.Option{
-		quickjs.WithMaxMemoryBytes(e.MaxMemoryBytes),
-		quickjs.WithCPUBudget(e.CPUBudget),
-		quickjs.WithPoolSize(e.PoolSize),
-		quickjs.WithHardKill(quickjs.HardKillWatchdog, e.HardKillGrace),
-		quickjs.WithProcessKill(e.ProcessKill),
-		quickjs.WithLogger(log),
+	opts := append(e.QuickJSOptions(log),
 		quickjs.WithOnStuck(func(s quickjs.StuckRun) {
 			log.Error("a run did not stop one grace after its deadline; abandoned inside the guest",
 				"overrun", s.Overrun.String(), "cancelled", s.Cancelled)
 		}),
-	}
-	if e.CompilationCacheDir != "" {
-		opts = append(opts, quickjs.WithCompilationCache(e.CompilationCacheDir))
-	}
+	)
 	engine, err := quickjs.New(ctx, opts...)
 	if err != nil {
 		return nil, prot, err

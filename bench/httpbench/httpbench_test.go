@@ -1,7 +1,7 @@
 // Package httpbench profiles the service's request path in one process: the
-// handler, effect, script cache and engine wired as serve.go wires them (the
-// service's defaults: one evaluation at a time, the watchdog with the kernel
-// kill timer, a pool of two, JSON logs), behind a real HTTP server on
+// service as service.New builds it from its defaults (one evaluation at a
+// time, the watchdog with the kernel kill timer, a pool of two, JSON logs),
+// with the engine in this process (service.InProcess), behind a real HTTP server on
 // loopback, driven by a client in the same process. It exists for
 // `go test -cpuprofile`, since the service itself has no pprof endpoint:
 //
@@ -19,15 +19,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
-	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // service starts the wired handler on loopback and returns its URL and the
@@ -52,39 +49,17 @@ func service(b *testing.B, opts ...quickjs.Option) (url string, refs map[string]
 		refs[name] = ref.String()
 	}
 	log := telemetry.NewLogger(io.Discard, slog.LevelInfo, "")
-	cache := contentstore.NewCache(st, 64<<20, log)
-	grace := quickjs.DefaultHardKillGrace
-	engine, err := quickjs.New(ctx, append([]quickjs.Option{
-		quickjs.WithPoolSize(quickjs.DefaultPoolSize),
-		quickjs.WithHardKill(quickjs.HardKillWatchdog, grace),
-		quickjs.WithProcessKill(true),
-		quickjs.WithLogger(log),
-	}, opts...)...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = engine.Close(context.Background()) })
-	if err := engine.Warm(ctx); err != nil {
-		b.Fatal(err)
-	}
-	limits := handler.Limits{
-		DefaultWallClock: 5 * time.Second, MaxWallClock: 30 * time.Second,
-		DefaultMemoryBytes: 64 << 20, MaxMemoryBytes: 256 << 20,
-		MaxInputBytes: 1 << 20, MaxOutputBytes: 1 << 20, MaxScriptBytes: 1 << 20, MaxRequestBytes: 4 << 20,
-	}
-	eff, err := handler.NewEffect(cache, engine, limits, effect.Options{BackendGrace: worker.CallerGrace(grace), Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := handler.New(handler.Config{
-		Backend: engine, Scripts: cache, Effect: eff, Limits: limits, MaxConcurrent: 1,
-		RequestTimeout: 60 * time.Second, HardKillGrace: worker.CallerGrace(grace),
-		Engine: handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
-		Logger: log, CacheStats: cache.Stats,
+	svc, err := sandboxsvc.New(ctx, sandboxsvc.Defaults(), sandboxsvc.Options{
+		Logger: log, Store: st, Backend: sandboxsvc.InProcess(opts...),
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { svc.Close(context.Background()) })
+	if err := svc.Warm(ctx); err != nil {
+		b.Fatal(err)
+	}
+	h := svc.Handler
 	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
 	return srv.URL, refs

@@ -27,8 +27,26 @@ import { boundText, isWellFormed, MAX_MESSAGE_UNITS, quote } from "./text.js";
 
 /** The default of timeoutGraceMs: how long past the run's wall clock an evaluation may take. */
 export const DEFAULT_TIMEOUT_GRACE_MS = 30_000;
-/** The default of maxResponseBytes. */
+/**
+ * The least default of maxResponseBytes: the default is the larger of this and
+ * what a run under the service's maxMemoryBytes can make (responseBoundFor).
+ */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 << 20;
+
+/**
+ * The default of maxResponseBytes for a service whose maxMemoryBytes is
+ * maxMemory: the longest value its SPI route returns (2 × maxMemoryBytes + 1
+ * MiB, api/openapi.yaml) and a MiB for the outcome around it, at least
+ * DEFAULT_MAX_RESPONSE_BYTES. The service does not bound the value by its
+ * maxOutputBytes on this route (ADR 0144 D2 has no output limit), so this
+ * backend reads any value the service can make and loom's effect, which bounds
+ * the output, reports limitExceeded { kind: "output" } rather than an
+ * infrastructure failure of the transport.
+ */
+export function responseBoundFor(maxMemory: number | undefined): number {
+  if (typeof maxMemory !== "number" || !Number.isSafeInteger(maxMemory) || maxMemory < 0) return DEFAULT_MAX_RESPONSE_BYTES;
+  return Math.max(DEFAULT_MAX_RESPONSE_BYTES, Math.min(2 * maxMemory + (2 << 20), Number.MAX_SAFE_INTEGER));
+}
 
 const MAX_PROBLEM_BYTES = 64 << 10;
 const MAX_CAPABILITIES_BYTES = 1 << 20;
@@ -101,7 +119,11 @@ export interface CloudRunSandboxBackendOptions {
    * true), or reported at once as infrastructure.
    */
   retryBusy?: boolean;
-  /** The largest outcome body accepted; default 64 MiB. A longer one is infrastructure. */
+  /**
+   * The largest outcome body accepted; default: what a run under the service's
+   * maxMemoryBytes can make (responseBoundFor), at least 64 MiB. A longer one is
+   * infrastructure.
+   */
   maxResponseBytes?: number;
   /** Cancels create(): it rejects with the signal's reason. */
   signal?: AbortSignal;
@@ -662,6 +684,7 @@ export class CloudRunSandboxBackend implements SandboxBackend {
         }
         return info;
       });
+      if (options.maxResponseBytes === undefined) cfg.maxResponseBytes = responseBoundFor(info.limits.maxMemoryBytes);
       return new CloudRunSandboxBackend(t, info);
     } catch (err) {
       if (err instanceof Failure) throw new CloudRunSandboxError(err.message, err.code ?? "unavailable", err.status);

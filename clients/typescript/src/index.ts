@@ -10,6 +10,7 @@ export {
   CloudRunSandboxError,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_GRACE_MS,
+  responseBoundFor,
   type CloudRunSandboxBackendOptions,
   type CloudRunSandboxErrorCode,
   type FetchLike,

@@ -8,10 +8,13 @@ import { after, describe, test } from "node:test";
 import {
   CloudRunSandboxBackend,
   CloudRunSandboxError,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  responseBoundFor,
   type CloudRunSandboxBackendOptions,
   type SandboxOutcome,
   type SandboxRequest,
 } from "@loom-plugins/sandbox-cloudrun";
+import { effectOutput } from "./effect.js";
 import { assertInfrastructure, assertOutcome } from "./vocabulary.js";
 
 /** The capabilities document as the service writes it: the golden file the Go tests read too. */
@@ -264,6 +267,26 @@ describe("answers other than a 200 outcome", () => {
       res.end();
     });
     assertInfrastructure(await evaluate(await backendFor(chunked, { maxResponseBytes: 1024 })), "response body exceeds the client's limit of 1024 bytes");
+  });
+
+  test("by default, any value the service can make is read, even one over 64 MiB", async () => {
+    // The service returns an SPI value whole (its maxOutputBytes bounds
+    // /v1/evaluations only); a value of up to 2 × maxMemoryBytes + 1 MiB is
+    // read, so that loom's effect bounds it as limitExceeded output.
+    assert.equal(responseBoundFor(268435456), 2 * 268435456 + (2 << 20));
+    assert.equal(responseBoundFor(1 << 20), DEFAULT_MAX_RESPONSE_BYTES);
+    assert.equal(responseBoundFor(undefined), DEFAULT_MAX_RESPONSE_BYTES);
+    const value = "x".repeat(DEFAULT_MAX_RESPONSE_BYTES);
+    const f = await fake(answer(200, JSON.stringify({ ok: true, value })));
+    const out = await evaluate(await backendFor(f));
+    assert.ok(out.ok && out.value === value, "the value did not come back whole");
+    assert.deepEqual(effectOutput(out, 1 << 20), { ok: false, channel: "limitExceeded", kind: "output" });
+    // a service whose memory cannot make such a value keeps the least default
+    const small = await fake(answer(200, JSON.stringify({ ok: true, value })), {
+      ...CAPABILITIES,
+      limits: { ...CAPABILITIES.limits, maxMemoryBytes: 1 << 20, defaultMemoryBytes: 1 << 20 },
+    });
+    assertInfrastructure(await evaluate(await backendFor(small)), `exceeds the client's limit of ${DEFAULT_MAX_RESPONSE_BYTES} bytes`);
   });
 
   test("an oversized problem is reported without its text", async () => {

@@ -10,6 +10,7 @@ import {
   type SandboxRequest,
 } from "@loom-plugins/sandbox-cloudrun";
 import { buildService, freePort, startService, type Build, type Service } from "./service.js";
+import { effectOutput } from "./effect.js";
 import { assertInfrastructure, assertOutcome } from "./vocabulary.js";
 
 const MiB = 1 << 20;
@@ -116,6 +117,18 @@ describe("against the real service", () => {
     const input = { s: "naïve ☃ 😀 \"q\" \\ \n", n: [1, -2.5, 2 ** 40], deep: { a: { b: { c: [null, true, false] } } } };
     const out = await both(svc.url, backend, { script: "({ echo: input, sum: input.n[0] + 1 })", inputJson: JSON.stringify(input) });
     assert.deepEqual(out, { ok: true, value: { echo: input, sum: 2 } });
+  });
+
+  test("ok: a value over the service's maxOutputBytes comes back whole, and loom's effect bounds it as limitExceeded output", async () => {
+    // maxOutputBytes bounds /v1/evaluations; the SPI returns the value whole
+    // (ADR 0144 D2 has no output limit), and this backend reads it whole, so
+    // the bound is loom's effect's to apply: never an untyped failure.
+    const maxOutputBytes = backend.limits.maxOutputBytes;
+    assert.equal(maxOutputBytes, 1048576);
+    const out = await run(backend, { script: `"x".repeat(5000021)`, limits: { wallClockMs: 10000, memoryBytes: 64 * MiB } });
+    assert.ok(out.ok, `not ok: ${JSON.stringify(out).slice(0, 300)}`);
+    assert.equal(JSON.stringify(out.value).length, 5000023);
+    assert.deepEqual(effectOutput(out, maxOutputBytes), { ok: false, channel: "limitExceeded", kind: "output" });
   });
 
   test("ok: a script with a lone surrogate runs as written", async () => {

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"errors"
@@ -12,59 +12,98 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
-// Config is the service's whole configuration, read from the environment.
-// Every variable, with its default, is listed in README.md.
+// Config is the service's whole configuration, read from the environment by
+// LoadConfig. Every variable, with its default (Defaults), is listed in
+// README.md's configuration table.
 type Config struct {
-	Port string `envconfig:"PORT" default:"8080"`
+	Port string `envconfig:"PORT"`
 
 	// StoreURL: gs://bucket/prefix, file:///path, a plain path, mem:, or none.
-	StoreURL         string `envconfig:"STORE_URL" default:"examples/store"`
-	MaxScriptBytes   int64  `envconfig:"MAX_SCRIPT_BYTES" default:"1048576"`
-	ScriptCacheBytes int64  `envconfig:"SCRIPT_CACHE_BYTES" default:"67108864"`
+	StoreURL         string `envconfig:"STORE_URL"`
+	MaxScriptBytes   int64  `envconfig:"MAX_SCRIPT_BYTES"`
+	ScriptCacheBytes int64  `envconfig:"SCRIPT_CACHE_BYTES"`
 
-	DefaultWallClock   time.Duration `envconfig:"DEFAULT_WALL_CLOCK" default:"5s"`
-	MaxWallClock       time.Duration `envconfig:"MAX_WALL_CLOCK" default:"30s"`
-	DefaultMemoryBytes int64         `envconfig:"DEFAULT_MEMORY_BYTES" default:"67108864"`
-	MaxMemoryBytes     int64         `envconfig:"MAX_MEMORY_BYTES" default:"268435456"`
-	MaxInputBytes      int64         `envconfig:"MAX_INPUT_BYTES" default:"1048576"`
-	MaxOutputBytes     int64         `envconfig:"MAX_OUTPUT_BYTES" default:"1048576"`
-	MaxRequestBytes    int64         `envconfig:"MAX_REQUEST_BYTES" default:"4194304"`
+	DefaultWallClock   time.Duration `envconfig:"DEFAULT_WALL_CLOCK"`
+	MaxWallClock       time.Duration `envconfig:"MAX_WALL_CLOCK"`
+	DefaultMemoryBytes int64         `envconfig:"DEFAULT_MEMORY_BYTES"`
+	MaxMemoryBytes     int64         `envconfig:"MAX_MEMORY_BYTES"`
+	MaxInputBytes      int64         `envconfig:"MAX_INPUT_BYTES"`
+	MaxOutputBytes     int64         `envconfig:"MAX_OUTPUT_BYTES"`
+	MaxRequestBytes    int64         `envconfig:"MAX_REQUEST_BYTES"`
 
-	MaxConcurrentEvaluations int           `envconfig:"MAX_CONCURRENT_EVALUATIONS" default:"1"`
-	RequestTimeout           time.Duration `envconfig:"REQUEST_TIMEOUT" default:"60s"`
-	HardKillGrace            time.Duration `envconfig:"HARD_KILL_GRACE" default:"500ms"`
-	ProcessKill              bool          `envconfig:"PROCESS_KILL" default:"true"`
-	CPUBudget                uint64        `envconfig:"CPU_BUDGET" default:"1000000"`
-	PoolSize                 int           `envconfig:"POOL_SIZE" default:"2"`
+	MaxConcurrentEvaluations int           `envconfig:"MAX_CONCURRENT_EVALUATIONS"`
+	RequestTimeout           time.Duration `envconfig:"REQUEST_TIMEOUT"`
+	HardKillGrace            time.Duration `envconfig:"HARD_KILL_GRACE"`
+	ProcessKill              bool          `envconfig:"PROCESS_KILL"`
+	CPUBudget                uint64        `envconfig:"CPU_BUDGET"`
+	PoolSize                 int           `envconfig:"POOL_SIZE"`
 	CompilationCacheDir      string        `envconfig:"COMPILATION_CACHE_DIR"`
-	WorkerSpares             int           `envconfig:"WORKER_SPARES" default:"1"`
-	WorkerLockdown           string        `envconfig:"WORKER_LOCKDOWN" default:"required"`
-	MaxHeaderBytes           int           `envconfig:"MAX_HEADER_BYTES" default:"32768"`
+	WorkerSpares             int           `envconfig:"WORKER_SPARES"`
+	WorkerLockdown           string        `envconfig:"WORKER_LOCKDOWN"`
+	MaxHeaderBytes           int           `envconfig:"MAX_HEADER_BYTES"`
 
 	AuthAudience       string   `envconfig:"AUTH_AUDIENCE"`
 	AuthAllowedCallers []string `envconfig:"AUTH_ALLOWED_CALLERS"`
 
-	OTelExporter    string        `envconfig:"OTEL_EXPORTER" default:"none"`
-	LogLevel        string        `envconfig:"LOG_LEVEL" default:"info"`
-	ShutdownTimeout time.Duration `envconfig:"SHUTDOWN_TIMEOUT" default:"10s"`
+	OTelExporter    string        `envconfig:"OTEL_EXPORTER"`
+	LogLevel        string        `envconfig:"LOG_LEVEL"`
+	ShutdownTimeout time.Duration `envconfig:"SHUTDOWN_TIMEOUT"`
 	GoogleProject   string        `envconfig:"GOOGLE_CLOUD_PROJECT"`
 }
 
-// loadConfig reads the environment and validates the result, reporting every
-// problem at once. envconfig stops at the first variable it cannot parse, so
-// each field is read on its own (a struct of that field alone, with its
-// tags), and Validate's checks run on the fields that parsed.
-func loadConfig() (Config, error) {
-	var c Config
+// Defaults is the configuration of an empty environment: the one home of
+// every default. Where a package's own default is the same setting (the
+// engine's memory maximum, CPU budget, pool size and hard-kill grace, the
+// effect's byte bounds, the store's script size and cache), it is taken as
+// it is, so that the two cannot disagree.
+func Defaults() Config {
+	return Config{
+		Port:                     "8080",
+		StoreURL:                 "examples/store",
+		MaxScriptBytes:           contentstore.DefaultMaxScriptBytes,
+		ScriptCacheBytes:         contentstore.DefaultCacheBytes,
+		DefaultWallClock:         5 * time.Second,
+		MaxWallClock:             30 * time.Second,
+		DefaultMemoryBytes:       64 << 20,
+		MaxMemoryBytes:           quickjs.DefaultMaxMemoryBytes,
+		MaxInputBytes:            effect.DefaultMaxInputBytes,
+		MaxOutputBytes:           effect.DefaultMaxOutputBytes,
+		MaxRequestBytes:          4 << 20,
+		MaxConcurrentEvaluations: 1,
+		RequestTimeout:           60 * time.Second,
+		HardKillGrace:            quickjs.DefaultHardKillGrace,
+		ProcessKill:              true,
+		CPUBudget:                quickjs.DefaultCPUBudget,
+		PoolSize:                 quickjs.DefaultPoolSize,
+		WorkerSpares:             1,
+		WorkerLockdown:           string(worker.LockdownRequired),
+		MaxHeaderBytes:           32 << 10,
+		OTelExporter:             "none",
+		LogLevel:                 "info",
+		ShutdownTimeout:          10 * time.Second,
+	}
+}
+
+// LoadConfig reads the environment over Defaults and validates the result,
+// reporting every problem at once. envconfig stops at the first variable it
+// cannot parse, so each field is read on its own (a struct of that field
+// alone, with its tag, holding its default, which envconfig leaves when the
+// variable is unset), and Validate's checks run on the fields that parsed.
+func LoadConfig() (Config, error) {
+	c := Defaults()
 	var errs []error
 	var unparsed []string
 	v := reflect.ValueOf(&c).Elem()
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
 		one := reflect.New(reflect.StructOf([]reflect.StructField{{Name: f.Name, Type: f.Type, Tag: f.Tag}}))
+		one.Elem().Field(0).Set(v.Field(i))
 		if err := envconfig.Process("", one.Interface()); err != nil {
 			var pe *envconfig.ParseError
 			if errors.As(err, &pe) {
@@ -78,7 +117,7 @@ func loadConfig() (Config, error) {
 	}
 	// a check that involves a variable that did not parse would only
 	// repeat that failure in other words
-	for _, err := range c.validate() {
+	for _, err := range c.Validate() {
 		if !slices.ContainsFunc(unparsed, func(name string) bool { return strings.Contains(err.Error(), name) }) {
 			errs = append(errs, err)
 		}
@@ -89,8 +128,8 @@ func loadConfig() (Config, error) {
 	return c, nil
 }
 
-// validate reports every problem with the parsed configuration.
-func (c Config) validate() []error {
+// Validate reports every problem with the configuration.
+func (c Config) Validate() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if p, err := strconv.Atoi(c.Port); err != nil || p < 1 || p > 65535 {
@@ -154,7 +193,7 @@ func (c Config) validate() []error {
 	default:
 		bad("OTEL_EXPORTER must be none, stdout or otlp, got %q", c.OTelExporter)
 	}
-	if _, err := c.level(); err != nil {
+	if _, err := c.Level(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.AuthAudience != "" && len(c.AuthAllowedCallers) == 0 {
@@ -166,7 +205,8 @@ func (c Config) validate() []error {
 	return errs
 }
 
-func (c Config) level() (slog.Level, error) {
+// Level is LOG_LEVEL as a slog level.
+func (c Config) Level() (slog.Level, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(strings.ToUpper(c.LogLevel))); err != nil {
 		return l, fmt.Errorf("LOG_LEVEL %q: want debug, info, warn or error", c.LogLevel)

@@ -1,4 +1,4 @@
-package contentstore
+package gcsstore
 
 import (
 	"bytes"
@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
 // These tests run the real storage client, built by Open from
@@ -165,11 +169,11 @@ func TestGCSOversizedRefusedUnread(t *testing.T) {
 	f.resetRequests()
 
 	_, err := s.Get(ctx, ref)
-	if !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("Get = %v, want ErrTooLarge", err)
+	if !errors.Is(err, contentstore.ErrTooLarge) {
+		t.Fatalf("Get = %v, want contentstore.ErrTooLarge", err)
 	}
-	if tl := (*TooLargeError)(nil); !errors.As(err, &tl) || tl.Size != 1<<20 || tl.Limit != 1024 {
-		t.Errorf("Get = %#v, want a *TooLargeError of 1048576 bytes over 1024", err)
+	if tl := (*contentstore.TooLargeError)(nil); !errors.As(err, &tl) || tl.Size != 1<<20 || tl.Limit != 1024 {
+		t.Errorf("Get = %#v, want a *contentstore.TooLargeError of 1048576 bytes over 1024", err)
 	}
 	for _, want := range []string{"limit of 1024 bytes", "1048576 bytes"} {
 		if !strings.Contains(err.Error(), want) {
@@ -182,8 +186,8 @@ func TestGCSOversizedRefusedUnread(t *testing.T) {
 
 	// Put refuses it before any request.
 	f.resetRequests()
-	if _, err := s.Put(ctx, huge); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "limit of 1024 bytes") {
-		t.Errorf("Put of an oversized script = %v, want ErrTooLarge naming the limit", err)
+	if _, err := s.Put(ctx, huge); !errors.Is(err, contentstore.ErrTooLarge) || !strings.Contains(err.Error(), "limit of 1024 bytes") {
+		t.Errorf("Put of an oversized script = %v, want contentstore.ErrTooLarge naming the limit", err)
 	}
 	if n := len(f.requests()); n != 0 {
 		t.Errorf("Put of an oversized script made %d requests", n)
@@ -379,17 +383,17 @@ func TestGCSPermissionDenied(t *testing.T) {
 			})
 			ctx := ctxT(t)
 			_, err := s.Get(ctx, contentref.RefOf(script))
-			if !errors.Is(err, ErrPermission) || errors.Is(err, contentref.ErrNotFound) || errors.Is(err, contentref.ErrUnavailable) {
-				t.Fatalf("Get = %v, want only ErrPermission", err)
+			if !errors.Is(err, contentstore.ErrPermission) || errors.Is(err, contentref.ErrNotFound) || errors.Is(err, contentref.ErrUnavailable) {
+				t.Fatalf("Get = %v, want only contentstore.ErrPermission", err)
 			}
 			if n := len(f.requests()); n != 1 {
 				t.Errorf("permission denied was retried: %d requests", n)
 			}
-			if _, err := s.Put(ctx, script); !errors.Is(err, ErrPermission) {
-				t.Errorf("Put = %v, want ErrPermission", err)
+			if _, err := s.Put(ctx, script); !errors.Is(err, contentstore.ErrPermission) {
+				t.Errorf("Put = %v, want contentstore.ErrPermission", err)
 			}
-			if err := s.Check(ctx); !errors.Is(err, ErrPermission) {
-				t.Errorf("Check = %v, want ErrPermission", err)
+			if err := s.Check(ctx); !errors.Is(err, contentstore.ErrPermission) {
+				t.Errorf("Check = %v, want contentstore.ErrPermission", err)
 			}
 		})
 	}
@@ -440,4 +444,89 @@ func TestGCSZeroRef(t *testing.T) {
 	if _, err := s.Get(ctxT(t), contentref.Ref{}); !errors.Is(err, contentref.ErrInvalidRef) {
 		t.Errorf("Get(zero contentref.Ref) = %v, want contentref.ErrInvalidRef", err)
 	}
+}
+
+// The same over the real GCS client: one media request for 8 readers.
+func TestCacheSingleFetchOverGCS(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	c := contentstore.NewCache(openT(t, "gs://"+testBucket, opts), contentstore.DefaultCacheBytes, nil)
+	ref := contentref.RefOf(script)
+	f.putObject(testBucket, ref.ObjectName(""), script)
+	release := make(chan struct{})
+	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		<-release
+		return false
+	})
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	var failures atomic.Int32
+	for range 8 {
+		wg.Go(func() {
+			if got, err := c.Get(ctx, ref); err != nil || !bytes.Equal(got, script) {
+				failures.Add(1)
+			}
+		})
+	}
+	waitFor(t, func() bool { _, m := c.Stats(); return m == 8 })
+	close(release)
+	wg.Wait()
+	if failures.Load() != 0 {
+		t.Fatalf("%d readers failed", failures.Load())
+	}
+	if n, _ := f.mediaRequests(); n != 1 {
+		t.Errorf("%d media requests for 8 readers, want 1", n)
+	}
+}
+
+// contentstore.PutFiles into the GCS emulator, the way the verb will run.
+func TestPutFilesIntoGCS(t *testing.T) {
+	newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	file := writeFileT(t, t.TempDir(), "s.js", script)
+	want := contentref.RefOf(script).String() + "  " + file + "\n"
+	for _, url := range []string{"gs://" + testBucket + "/cli"} {
+		s := openT(t, url, opts)
+		var out bytes.Buffer
+		if err := contentstore.PutFiles(ctxT(t), s, []string{file}, nil, &out); err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		if out.String() != want {
+			t.Errorf("%s: output %q, want %q", url, out.String(), want)
+		}
+		if got, err := s.Get(ctxT(t), contentref.RefOf(script)); err != nil || !bytes.Equal(got, script) {
+			t.Errorf("%s: Get = %q, %v", url, got, err)
+		}
+	}
+}
+
+// Open builds a store over a client of its own for a gs:// URL, and passes
+// any other to contentstore.Open.
+func TestOpen(t *testing.T) {
+	// The emulator variable keeps the client from looking for credentials.
+	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:1")
+	s, err := Open(ctxT(t), "gs://my-bucket/p", contentstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if g, ok := s.(*GCSStore); !ok || g.bucketName != "my-bucket" || g.prefix != "p/" || !g.ownsClient {
+		t.Errorf("Open(gs://my-bucket/p) = %#v", s)
+	}
+	m, err := Open(ctxT(t), "mem:", contentstore.Options{})
+	if _, ok := m.(*contentstore.MemStore); err != nil || !ok {
+		t.Errorf("Open(mem:) = %#v, %v", m, err)
+	}
+	if _, err := Open(ctxT(t), "gs://My-Bucket", contentstore.Options{}); err == nil {
+		t.Error("a bad bucket name accepted")
+	}
+}
+
+func writeFileT(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -1,4 +1,8 @@
-package contentstore
+// Package gcsstore is the script store in a Google Cloud Storage bucket. It
+// is apart from contentstore so that a program using the directory, memory
+// or cached stores (or the effect, or the client) links neither the GCS
+// client library nor gRPC.
+package gcsstore
 
 import (
 	"context"
@@ -18,6 +22,7 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
 // GCSStore keeps scripts in a Google Cloud Storage bucket under
@@ -28,7 +33,7 @@ import (
 // (roles/storage.objectCreator) to Put. It never needs to delete or
 // overwrite: Put uses a does-not-exist precondition.
 //
-// Retries are this store's own (see Options), not the client library's, so
+// Retries are this store's own (see contentstore.Options), not the client library's, so
 // that one policy covers the whole read (metadata, body and verification)
 // and stays inside the caller's deadline.
 type GCSStore struct {
@@ -37,17 +42,27 @@ type GCSStore struct {
 	bucketName string
 	bucket     *storage.BucketHandle
 	prefix     string
-	opts       Options
+	opts       contentstore.Options
 }
 
-var _ Store = (*GCSStore)(nil)
+var _ contentstore.Store = (*GCSStore)(nil)
+
+// Open opens the store a URL names: a gs:// URL here, any other through
+// contentstore.Open.
+func Open(ctx context.Context, rawURL string, opts contentstore.Options) (contentstore.Store, error) {
+	bucket, prefix, err := contentstore.ParseGSURL(rawURL)
+	if err != nil {
+		return contentstore.Open(ctx, rawURL, opts) // not gs://
+	}
+	return openGCS(ctx, bucket, prefix, opts)
+}
 
 // openGCS creates a client from Application Default Credentials (the client
 // library honours STORAGE_EMULATOR_HOST) and a store that owns it.
-func openGCS(ctx context.Context, bucket, prefix string, opts Options) (*GCSStore, error) {
+func openGCS(ctx context.Context, bucket, prefix string, opts contentstore.Options) (*GCSStore, error) {
 	client, err := storage.NewClient(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("contentstore: creating the GCS client: %w", err)
+		return nil, fmt.Errorf("gcsstore: creating the GCS client: %w", err)
 	}
 	s, err := NewGCSStore(client, bucket, prefix, opts)
 	if err != nil {
@@ -61,11 +76,11 @@ func openGCS(ctx context.Context, bucket, prefix string, opts Options) (*GCSStor
 // NewGCSStore returns a store over bucket with a caller-owned client; Close
 // leaves the client open. prefix is "" or a path such as "scripts/" (a
 // missing trailing slash is added).
-func NewGCSStore(client *storage.Client, bucket, prefix string, opts Options) (*GCSStore, error) {
+func NewGCSStore(client *storage.Client, bucket, prefix string, opts contentstore.Options) (*GCSStore, error) {
 	if client == nil {
-		return nil, errors.New("contentstore: NewGCSStore: nil client")
+		return nil, errors.New("gcsstore: NewGCSStore: nil client")
 	}
-	o, err := opts.withDefaults()
+	o, err := opts.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -73,17 +88,17 @@ func NewGCSStore(client *storage.Client, bucket, prefix string, opts Options) (*
 	if prefix != "" {
 		u += "/" + prefix
 	}
-	loc, err := parseStoreURL(u)
+	bucket, prefix, err = contentstore.ParseGSURL(u)
 	if err != nil {
 		return nil, err
 	}
 	return &GCSStore{
 		client:     client,
-		bucketName: loc.bucket,
+		bucketName: bucket,
 		// The client library's retries would nest inside ours and ignore
 		// our backoff settings.
-		bucket: client.Bucket(loc.bucket).Retryer(storage.WithPolicy(storage.RetryNever)),
-		prefix: loc.prefix,
+		bucket: client.Bucket(bucket).Retryer(storage.WithPolicy(storage.RetryNever)),
+		prefix: prefix,
 		opts:   o,
 	}, nil
 }
@@ -101,11 +116,11 @@ func (s *GCSStore) loc(ref contentref.Ref) string {
 // object over the limit without requesting its body; it then reads that
 // generation through a limit and verifies it.
 func (s *GCSStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
-	if err := checkRef(ref); err != nil {
+	if err := contentstore.CheckRef(ref); err != nil {
 		return nil, err
 	}
 	var data []byte
-	err := retry(ctx, s.opts, "get", func(ctx context.Context) error {
+	err := contentstore.Retry(ctx, s.opts, "get", func(ctx context.Context) error {
 		d, err := s.getOnce(ctx, ref)
 		data = d
 		return err
@@ -122,13 +137,13 @@ func (s *GCSStore) getOnce(ctx context.Context, ref contentref.Ref) ([]byte, err
 	attrs, err := obj.Attrs(ctx)
 	if err != nil {
 		if errors.Is(gcsError(err), contentref.ErrNotFound) {
-			return nil, notFound(loc, s.whyMissing(ctx))
+			return nil, contentstore.NotFound(loc, s.whyMissing(ctx))
 		}
 		return nil, fmt.Errorf("reading the metadata of %s: %w", loc, gcsError(err))
 	}
 	max := s.opts.MaxScriptBytes
 	if attrs.Size > max {
-		return nil, tooLarge(loc, attrs.Size, max)
+		return nil, contentstore.TooLarge(loc, attrs.Size, max)
 	}
 	// Read the generation whose size was checked, not whatever is there now,
 	// with one request for its bytes (see oneBodyRequest).
@@ -139,18 +154,18 @@ func (s *GCSStore) getOnce(ctx context.Context, ref contentref.Ref) ([]byte, err
 		err = gcsError(err)
 		if errors.Is(err, contentref.ErrNotFound) {
 			// Replaced or deleted since the metadata read: start over.
-			return nil, transient(fmt.Errorf("%s generation %d vanished while being read: %w", loc, attrs.Generation, err))
+			return nil, contentstore.Transient(fmt.Errorf("%s generation %d vanished while being read: %w", loc, attrs.Generation, err))
 		}
 		return nil, fmt.Errorf("opening %s: %w", loc, err)
 	}
 	defer r.Close()
 	if r.Attrs.Size > max {
-		return nil, tooLarge(loc, r.Attrs.Size, max)
+		return nil, contentstore.TooLarge(loc, r.Attrs.Size, max)
 	}
 	data, err := readVerifiedGCS(r, ref, max, loc, attrs.Size, s.opts.Logger)
 	if err != nil {
 		if bodyCut() {
-			return nil, transient(fmt.Errorf("reading %s: the body was cut short and the reader would request it again: %w", loc, err))
+			return nil, contentstore.Transient(fmt.Errorf("reading %s: the body was cut short and the reader would request it again: %w", loc, err))
 		}
 		return nil, err
 	}
@@ -159,7 +174,7 @@ func (s *GCSStore) getOnce(ctx context.Context, ref contentref.Ref) ([]byte, err
 
 // errBodyRequests is the cause of a reader's context when the reader starts
 // a second request for the object's bytes.
-var errBodyRequests = errors.New("contentstore: a second request for the object's bytes in one attempt")
+var errBodyRequests = errors.New("gcsstore: a second request for the object's bytes in one attempt")
 
 // oneBodyRequest returns the context for a storage.Reader that lets it make
 // one HTTP request: the first. The client library's reader reopens the object
@@ -190,8 +205,8 @@ func oneBodyRequest(ctx context.Context) (rctx context.Context, bodyCut func() b
 // readVerifiedGCS is readVerified that also treats a body shorter than the
 // object as a truncated (transient) read rather than as tampering.
 func readVerifiedGCS(r *storage.Reader, ref contentref.Ref, max int64, loc string, size int64, log *slog.Logger) ([]byte, error) {
-	data, err := readVerified(&shortReadGuard{r: r, size: size, decompressed: r.Attrs.Decompressed}, ref, max, loc, log)
-	if err != nil && !errors.Is(err, contentref.ErrIntegrity) && !errors.Is(err, ErrTooLarge) {
+	data, err := contentstore.ReadVerified(&shortReadGuard{r: r, size: size, decompressed: r.Attrs.Decompressed}, ref, max, loc, log)
+	if err != nil && !errors.Is(err, contentref.ErrIntegrity) && !errors.Is(err, contentstore.ErrTooLarge) {
 		return nil, fmt.Errorf("reading %s: %w", loc, gcsError(err))
 	}
 	return data, err
@@ -238,16 +253,16 @@ func (s *GCSStore) whyMissing(ctx context.Context) string {
 	}
 }
 
-// Put implements Store with a does-not-exist precondition: an existing
+// Put implements contentstore.Store with a does-not-exist precondition: an existing
 // object (HTTP 412) means the script is already stored.
 func (s *GCSStore) Put(ctx context.Context, data []byte) (contentref.Ref, error) {
-	if err := checkPutSize(data, s.opts.MaxScriptBytes); err != nil {
+	if err := contentstore.CheckPutSize(data, s.opts.MaxScriptBytes); err != nil {
 		return contentref.Ref{}, err
 	}
 	ref := contentref.RefOf(data)
 	loc := s.loc(ref)
 	crc := crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))
-	err := retry(ctx, s.opts, "put", func(ctx context.Context) error {
+	err := contentstore.Retry(ctx, s.opts, "put", func(ctx context.Context) error {
 		// Canceling ctx is how a failed upload is abandoned.
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -279,7 +294,7 @@ func (s *GCSStore) Put(ctx context.Context, data []byte) (contentref.Ref, error)
 	return ref, nil
 }
 
-// Check implements Store: it lists at most one name under the prefix, which
+// Check implements contentstore.Store: it lists at most one name under the prefix, which
 // proves that the bucket exists and that the credentials can read it.
 func (s *GCSStore) Check(ctx context.Context) error {
 	q := &storage.Query{Prefix: s.prefix + "sha256/"}
@@ -293,16 +308,16 @@ func (s *GCSStore) Check(ctx context.Context) error {
 		return nil
 	}
 	if errors.Is(err, storage.ErrBucketNotExist) {
-		return notFound(s.String(), fmt.Sprintf("bucket %q does not exist", s.bucketName))
+		return contentstore.NotFound(s.String(), fmt.Sprintf("bucket %q does not exist", s.bucketName))
 	}
 	err = gcsError(err)
-	if isTransient(err) || ctx.Err() != nil {
-		return fmt.Errorf("%w: checking %s: %w", contentref.ErrUnavailable, s, unwrapTransient(err))
+	if contentstore.IsTransient(err) || ctx.Err() != nil {
+		return fmt.Errorf("%w: checking %s: %w", contentref.ErrUnavailable, s, contentstore.UnwrapTransient(err))
 	}
 	return fmt.Errorf("checking %s: %w", s, err)
 }
 
-// Close implements Store; it closes the client only if Open created it.
+// Close implements contentstore.Store; it closes the client only if Open created it.
 func (s *GCSStore) Close() error {
 	if s.ownsClient {
 		return s.client.Close()
@@ -310,10 +325,10 @@ func (s *GCSStore) Close() error {
 	return nil
 }
 
-func (s *GCSStore) maxScriptBytes() int64 { return s.opts.MaxScriptBytes }
+func (s *GCSStore) MaxScriptBytes() int64 { return s.opts.MaxScriptBytes }
 
 // gcsError maps a client library error to this package's sentinels: 404 to
-// ErrNotFound, 401 and 403 to ErrPermission, and failures worth retrying
+// ErrNotFound, 401 and 403 to contentstore.ErrPermission, and failures worth retrying
 // (408, 429, 5xx, timeouts, resets, truncated bodies) to a transient error.
 // Other errors are returned as they are.
 func gcsError(err error) error {
@@ -329,9 +344,9 @@ func gcsError(err error) error {
 		case gerr.Code == http.StatusNotFound:
 			return fmt.Errorf("%w (%v)", contentref.ErrNotFound, err)
 		case gerr.Code == http.StatusUnauthorized || gerr.Code == http.StatusForbidden:
-			return fmt.Errorf("%w: %w", ErrPermission, err)
+			return fmt.Errorf("%w: %w", contentstore.ErrPermission, err)
 		case gerr.Code == http.StatusRequestTimeout || gerr.Code == http.StatusTooManyRequests || gerr.Code >= 500 && gerr.Code <= 599:
-			return transient(err)
+			return contentstore.Transient(err)
 		default:
 			return err
 		}
@@ -346,7 +361,7 @@ func gcsError(err error) error {
 		errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
 		errors.As(err, &nerr) && nerr.Timeout() {
-		return transient(err)
+		return contentstore.Transient(err)
 	}
 	return err
 }

@@ -1,0 +1,364 @@
+package effect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Caller is how the effect calls its backend, and the only way: the
+// declaration read once and vetted (ADR 0144 D4), the call raced against the
+// caller and a deadline of wall clock + grace, a panic or an error turned
+// into an untyped failure, and the outcome validated against D2's closed
+// vocabulary (D2). The Effect calls through one; a route that returns the
+// backend's own outcome (the SPI over HTTP) calls through the Effect's
+// (Effect.Caller), or through one of its own when there is no script store.
+// A Caller is safe for concurrent use.
+type Caller struct {
+	backend Backend
+	caps    Capabilities
+	grace   time.Duration
+	log     *slog.Logger
+}
+
+// NewCaller builds a Caller over backend with opts' BackendGrace,
+// AllowNetwork, AllowReusedEnvironment and Logger (the byte bounds are the
+// Effect's). It reads the backend's capabilities exactly once, validates
+// them and refuses the ones the options do not accept, joining every
+// problem.
+func NewCaller(backend Backend, opts Options) (*Caller, error) {
+	var problems []error
+	c := &Caller{backend: backend, grace: opts.BackendGrace, log: opts.Logger}
+	if backend == nil {
+		problems = append(problems, fmt.Errorf("%w: nil Backend", ErrInvalidOptions))
+	}
+	switch {
+	case c.grace == 0:
+		c.grace = DefaultBackendGrace
+	case c.grace < 0:
+		problems = append(problems, fmt.Errorf("%w: BackendGrace must be >= 0, got %v", ErrInvalidOptions, c.grace))
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if backend != nil {
+		caps, err := readCapabilities(backend)
+		if err != nil {
+			problems = append(problems, err)
+		} else {
+			problems = append(problems, validateCapabilities(caps)...)
+			if caps.Network != NetworkNone && !opts.AllowNetwork {
+				problems = append(problems, fmt.Errorf("%w (network: %q)", ErrNetworkRefused, caps.Network))
+			}
+			if !caps.FreshPerRun && !opts.AllowReusedEnvironment {
+				problems = append(problems, ErrReusedEnvironmentRefused)
+			}
+			c.caps = caps
+		}
+	}
+	if err := errors.Join(problems...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Capabilities returns the vetted copy of the backend's declaration taken at
+// construction.
+func (c *Caller) Capabilities() Capabilities { return c.caps }
+
+// Idempotent reports whether a run is a pure function of (script, input):
+// only when the backend has no network and a fresh environment per run
+// (ADR 0144 D4).
+func (c *Caller) Idempotent() bool {
+	return c.caps.Network == NetworkNone && c.caps.FreshPerRun
+}
+
+// Warm asks the backend to do its cold-start work, when it can.
+func (c *Caller) Warm(ctx context.Context) error {
+	if w, ok := c.backend.(Warmer); ok {
+		return w.Warm(ctx)
+	}
+	return nil
+}
+
+// Close releases the backend's pools, connections or instances, when it has
+// any.
+func (c *Caller) Close(ctx context.Context) error {
+	if cl, ok := c.backend.(Closer); ok {
+		return cl.Close(ctx)
+	}
+	return nil
+}
+
+// Call runs req on the backend as the effect does (steps 4 and 5 of
+// Evaluate) and returns the backend's outcome, validated: a malformed one is
+// an untyped ErrMalformedOutcome, a backend still running at wall clock +
+// grace is an untyped, retryable ErrBackendDidNotSettle, and once ctx is
+// done the answer is a cancellation. The outcome is the backend's own (its
+// text is not bounded here, nor is an ok value checked to be JSON text).
+// finished, when set, is called once, when the backend call has returned:
+// before Call returns, or later when Call stopped waiting for it. label
+// names the script in log lines.
+func (c *Caller) Call(ctx context.Context, req Request, label string, finished func()) (Outcome, error) {
+	running := newRunning(finished)
+	defer running.done()
+	if ctx.Err() != nil {
+		return Outcome{}, cancelled(ctx, true)
+	}
+	o, err := c.call(ctx, req, label, running)
+	if ctx.Err() != nil {
+		return Outcome{}, cancelled(ctx, !running.called())
+	}
+	return o, err
+}
+
+// running counts what an evaluation has still running (itself, and a
+// backend call it may have stopped waiting for) and calls finished when
+// the count reaches zero.
+type running struct {
+	n        atomic.Int32
+	backend  atomic.Bool
+	finished func()
+}
+
+func newRunning(finished func()) *running {
+	r := &running{finished: finished}
+	r.n.Store(1)
+	return r
+}
+
+// start notes a backend call; its goroutine calls done when it returns.
+func (r *running) start() {
+	r.backend.Store(true)
+	r.n.Add(1)
+}
+
+func (r *running) called() bool { return r.backend.Load() }
+
+func (r *running) done() {
+	if r.n.Add(-1) == 0 && r.finished != nil {
+		r.finished()
+	}
+}
+
+// callResult is what the backend goroutine hands back.
+type callResult struct {
+	outcome  Outcome
+	err      error
+	panicked bool
+	panicVal any
+	stack    []byte
+}
+
+// errDeadline is the cause of the combined context when the deadline passes.
+var errDeadline = errors.New("sandbox: backend deadline (wall clock + grace) passed")
+
+// call runs the backend in its own goroutine with a context that ends on the
+// caller's cancellation or at wall clock + grace, and waits for whichever
+// comes first, then validates the outcome. The goroutine always finishes
+// once the backend honours its context: the result channel is buffered, so
+// nothing waits for a reader.
+func (c *Caller) call(ctx context.Context, req Request, label string, running *running) (Outcome, error) {
+	budget := req.Limits.WallClock + c.grace
+	if budget < req.Limits.WallClock { // overflow
+		budget = math.MaxInt64
+	}
+	callCtx, cancel := context.WithTimeoutCause(ctx, budget, errDeadline)
+	defer cancel() // releases the timer and tells the backend to stop, on every path
+
+	results := make(chan callResult, 1)
+	var abandoned atomic.Bool
+	start := time.Now()
+	running.start()
+	go func() {
+		var r callResult
+		defer func() {
+			if p := recover(); p != nil {
+				r = callResult{panicked: true, panicVal: p, stack: debug.Stack()}
+			}
+			// done before the result is handed over: a call that settled
+			// leaves the last count to Call or Evaluate, which then calls
+			// finished before it returns
+			running.done()
+			results <- r
+			if abandoned.Load() {
+				c.log.Warn("sandbox backend returned after the effect stopped waiting",
+					"scriptRef", label, "after", time.Since(start))
+			}
+		}()
+		r.outcome, r.err = c.backend.Evaluate(callCtx, req)
+	}()
+
+	var r callResult
+	select {
+	case r = <-results:
+	case <-callCtx.Done():
+		select {
+		case r = <-results: // settled in the same instant: use it
+		default:
+			abandoned.Store(true)
+			if ctx.Err() != nil {
+				return Outcome{}, cancelled(ctx, false)
+			}
+			c.log.WarnContext(ctx, "sandbox backend did not settle", "scriptRef", label,
+				"wallClock", req.Limits.WallClock, "grace", c.grace)
+			return Outcome{}, didNotSettle(budget, req.Limits.WallClock, c.grace, nil)
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		return Outcome{}, cancelled(ctx, false)
+	case r.panicked:
+		c.log.ErrorContext(ctx, "sandbox backend panicked", "scriptRef", label,
+			"panic", BoundText(fmt.Sprint(r.panicVal), MaxMessageUnits), "stack", string(r.stack))
+		return Outcome{}, newUntyped(ErrBackendPanicked, BoundText(fmt.Sprint(r.panicVal), MaxMessageUnits), nil, false)
+	case r.err != nil && callCtx.Err() != nil:
+		// The backend stopped because the deadline told it to.
+		return Outcome{}, didNotSettle(budget, req.Limits.WallClock, c.grace, r.err)
+	case r.err != nil:
+		var f *Failure
+		if errors.As(r.err, &f) {
+			c.log.WarnContext(ctx, "sandbox backend returned a typed failure as an error", "scriptRef", label)
+			return Outcome{}, newUntyped(ErrBackendFailed, "returned a typed failure as an error (only the effect maps outcomes to channels)", r.err, false)
+		}
+		return Outcome{}, newUntyped(ErrBackendFailed, "", r.err, true)
+	}
+	o, err := ValidateOutcome(r.outcome)
+	if err != nil {
+		c.log.WarnContext(ctx, "sandbox backend returned a malformed outcome", "scriptRef", label, "problems", err.Error())
+		return Outcome{}, err
+	}
+	return o, nil
+}
+
+// didNotSettle is the untyped, retryable failure of a backend that was still
+// running at the deadline (ADR 0144 D2's "sandbox backend did not settle
+// within …").
+func didNotSettle(budget, wallClock, grace time.Duration, cause error) error {
+	return newUntypedText(ErrBackendDidNotSettle,
+		fmt.Sprintf("%v within %v (wall clock %v + grace %v)", ErrBackendDidNotSettle, budget, wallClock, grace), cause, true)
+}
+
+// ValidateOutcome checks an outcome against ADR 0144 D2's closed vocabulary
+// and returns a copy of it holding only its kind's fields, or an untyped
+// ErrMalformedOutcome that names every problem. Each field is read once
+// into a local, and only the locals are checked and returned. An empty
+// threw message is not malformed (`throw ""` is the script's own outcome);
+// an ok value is checked to be present, not to be JSON text.
+func ValidateOutcome(o Outcome) (Outcome, error) {
+	ok, value, kind, limit, namePtr, message := o.OK, o.Value, o.Kind, o.Limit, o.Name, o.Message
+	hasName := namePtr != nil
+	var name string
+	if hasName {
+		name = *namePtr
+	}
+
+	var problems []string
+	unexpected := func(field string, present bool) {
+		if present {
+			problems = append(problems, field+" is not allowed here")
+		}
+	}
+	var valid Outcome
+	switch {
+	case ok:
+		unexpected("kind", kind != "")
+		unexpected("limit", limit != "")
+		unexpected("name", hasName)
+		unexpected("message", message != "")
+		if len(value) == 0 {
+			problems = append(problems, "an ok outcome needs a value")
+		}
+		valid = OK(value)
+	case kind == KindLimit:
+		unexpected("value", value != nil)
+		unexpected("name", hasName)
+		unexpected("message", message != "")
+		switch limit {
+		case LimitCPU, LimitMemory, LimitWallClock:
+			valid = LimitHit(limit)
+		default:
+			problems = append(problems, "limit must be cpu, memory or wallClock, got "+quoteBounded(string(limit)))
+		}
+	case kind == KindThrew:
+		unexpected("value", value != nil)
+		unexpected("limit", limit != "")
+		if hasName {
+			valid = Threw(&name, message)
+		} else {
+			valid = Threw(nil, message)
+		}
+	case kind == KindInputTooLarge:
+		unexpected("value", value != nil)
+		unexpected("limit", limit != "")
+		unexpected("name", hasName)
+		unexpected("message", message != "")
+		valid = InputTooLarge()
+	case kind == KindInfrastructure:
+		unexpected("value", value != nil)
+		unexpected("limit", limit != "")
+		unexpected("name", hasName)
+		if message == "" {
+			problems = append(problems, "an infrastructure outcome needs a message")
+		}
+		valid = Infrastructure(message)
+	case kind == "":
+		problems = append(problems, "a failed outcome needs a kind")
+	default:
+		problems = append(problems, "unknown kind "+quoteBounded(string(kind)))
+	}
+	if len(problems) > 0 {
+		return Outcome{}, newUntyped(ErrMalformedOutcome, BoundText(strings.Join(problems, "; "), MaxMessageUnits), nil, false)
+	}
+	return valid, nil
+}
+
+// readCapabilities calls backend.Capabilities once, turning a panic into an
+// error: a third-party backend must not take the service down at start-up.
+func readCapabilities(backend Backend) (caps Capabilities, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: Capabilities panicked: %s", ErrInvalidCapabilities, BoundText(fmt.Sprint(p), MaxMessageUnits))
+		}
+	}()
+	return backend.Capabilities(), nil
+}
+
+func validateCapabilities(c Capabilities) []error {
+	var problems []error
+	if !validLanguage(c.Language) {
+		problems = append(problems, fmt.Errorf("%w: language must be 1 to 64 ASCII letters, digits or ._+-, got %s",
+			ErrInvalidCapabilities, quoteBounded(c.Language)))
+	}
+	switch c.Network {
+	case NetworkNone, NetworkAllowlist, NetworkOpen:
+	default:
+		problems = append(problems, fmt.Errorf("%w: network must be none, allowlist or open, got %s",
+			ErrInvalidCapabilities, quoteBounded(string(c.Network))))
+	}
+	switch c.WallClock {
+	case WallClockHard, WallClockSoft:
+	default:
+		problems = append(problems, fmt.Errorf("%w: wallClock must be hard or soft, got %s",
+			ErrInvalidCapabilities, quoteBounded(string(c.WallClock))))
+	}
+	return problems
+}
+
+func validLanguage(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._+-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,92 @@
+package service
+
+import (
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigValidation(t *testing.T) {
+	t.Setenv("STORE_URL", "none")
+	c, err := LoadConfig()
+	if err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	if c.Port != "8080" || c.MaxConcurrentEvaluations != 1 || c.RequestTimeout != time.Minute || !c.ProcessKill {
+		t.Fatalf("defaults: %+v", c)
+	}
+	t.Setenv("MAX_WALL_CLOCK", "2m")
+	t.Setenv("MAX_CONCURRENT_EVALUATIONS", "2")
+	t.Setenv("OTEL_EXPORTER", "zipkin")
+	t.Setenv("AUTH_AUDIENCE", "https://x")
+	t.Setenv("WORKER_LOCKDOWN", "sometimes")
+	t.Setenv("MAX_HEADER_BYTES", "100")
+	_, err = LoadConfig()
+	if err == nil {
+		t.Fatal("bad configuration accepted")
+	}
+	for _, want := range []string{"REQUEST_TIMEOUT", "WORKER_LOCKDOWN", "MAX_HEADER_BYTES", "OTEL_EXPORTER", "AUTH_ALLOWED_CALLERS"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+	// every variable that does not parse is reported, beside every check
+	// that fails
+	t.Setenv("MAX_INPUT_BYTES", "nope")
+	t.Setenv("MAX_WALL_CLOCK", "abc")
+	t.Setenv("DEFAULT_WALL_CLOCK", "xyz")
+	t.Setenv("PORT", "-1")
+	_, err = LoadConfig()
+	for _, want := range []string{"MAX_INPUT_BYTES", "MAX_WALL_CLOCK", "DEFAULT_WALL_CLOCK", "PORT", "OTEL_EXPORTER", "WORKER_LOCKDOWN"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not mention %s:\n%v", want, err)
+		}
+	}
+}
+
+// README.md's configuration table is the defaults: every variable of Config
+// is a row, and setting each row's default explicitly loads the same
+// configuration as an empty environment (Defaults). A default restated
+// differently in the README, or a variable missing from it, fails here.
+func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\| ([^|]*) \\|")
+	rows := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
+		rows[m[1]] = strings.TrimSpace(m[2])
+	}
+	typ := reflect.TypeOf(Config{})
+	for i := range typ.NumField() {
+		name := typ.Field(i).Tag.Get("envconfig")
+		def, ok := rows[name]
+		if !ok {
+			t.Errorf("README's configuration table has no row for %s", name)
+			continue
+		}
+		delete(rows, name)
+		if v, ok := strings.CutPrefix(def, "`"); ok {
+			t.Setenv(name, strings.TrimSuffix(v, "`"))
+		} else if !strings.HasPrefix(def, "(none") {
+			t.Errorf("%s: README's default %q is neither a `value` nor (none)", name, def)
+		}
+	}
+	for name := range rows {
+		t.Errorf("README's configuration table has %s, which Config does not read", name)
+	}
+	got, err := LoadConfig()
+	if err != nil {
+		t.Fatalf("README's defaults: %v", err)
+	}
+	if want := Defaults(); !reflect.DeepEqual(got, want) {
+		t.Errorf("README's defaults load as\n%+v\nDefaults() is\n%+v", got, want)
+	}
+	if errs := Defaults().Validate(); len(errs) != 0 {
+		t.Errorf("the defaults do not validate: %v", errs)
+	}
+}

@@ -1,0 +1,343 @@
+// Package service builds the whole service from a Config: the script store
+// behind its cache, the worker pool (or an in-process engine), the effect,
+// the handler, telemetry and the HTTP server. The binary's serve verb, the
+// reliability and security tests and the HTTP benchmarks build it here and
+// nowhere else, so that what they test is what runs.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/auth"
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore/gcsstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
+)
+
+// Backend is the engine the service runs guests on: the worker pool, or an
+// in-process engine (InProcess).
+type Backend interface {
+	handler.LogBackend
+	Warm(ctx context.Context) error
+	Close(ctx context.Context) error
+}
+
+// Options are what a Config does not say: where the logs go, and the parts a
+// test or benchmark puts in place of the configured ones.
+type Options struct {
+	// Logger receives the service's log lines; nil discards.
+	Logger *slog.Logger
+	// TelemetryOut is the stdout exporter's output (OTEL_EXPORTER=stdout);
+	// nil discards.
+	TelemetryOut io.Writer
+	// Version is the service's version, in its telemetry.
+	Version string
+	// Store, when set, is the script store in place of STORE_URL's. The
+	// service closes it.
+	Store contentstore.Store
+	// Backend, when set, builds the engine in place of the worker pool,
+	// from the engine options the configuration gives (InProcess).
+	Backend func(ctx context.Context, eo worker.EngineOptions, log *slog.Logger) (Backend, error)
+	// WrapScripts and WrapBackend put a test's misbehaviour between the
+	// handler and the real store or engine.
+	WrapScripts func(effect.ScriptReader) effect.ScriptReader
+	WrapBackend func(handler.LogBackend) handler.LogBackend
+}
+
+// Service is the wired service.
+type Service struct {
+	Config Config
+	// Handler is the HTTP API; Server serves it with the service's timeouts.
+	Handler http.Handler
+	Server  *http.Server
+	// Backend is the engine; Workers is the same pool when the engine is
+	// the worker pool, else nil.
+	Backend Backend
+	Workers *worker.Pool
+	// Store is the script store behind its cache (Cache); both nil when
+	// STORE_URL is none.
+	Store contentstore.Store
+	Cache *contentstore.Cache
+
+	log     *slog.Logger
+	version string
+	tel     telemetry.Providers
+	ready   atomic.Bool
+}
+
+// Limits are the handler's bounds of an evaluation, from the configuration.
+func (c Config) Limits() handler.Limits {
+	return handler.Limits{
+		DefaultWallClock: c.DefaultWallClock, MaxWallClock: c.MaxWallClock,
+		DefaultMemoryBytes: c.DefaultMemoryBytes, MaxMemoryBytes: c.MaxMemoryBytes,
+		MaxInputBytes: c.MaxInputBytes, MaxOutputBytes: c.MaxOutputBytes,
+		MaxScriptBytes: c.MaxScriptBytes, MaxRequestBytes: c.MaxRequestBytes,
+	}
+}
+
+// EngineOptions are the engine's options, from the configuration.
+func (c Config) EngineOptions() worker.EngineOptions {
+	return worker.EngineOptions{
+		MaxMemoryBytes:      c.MaxMemoryBytes,
+		CPUBudget:           c.CPUBudget,
+		PoolSize:            c.PoolSize,
+		HardKillGrace:       c.HardKillGrace,
+		ProcessKill:         c.ProcessKill,
+		CompilationCacheDir: c.CompilationCacheDir,
+	}
+}
+
+// CallerGrace is how long past a run's wall clock the effect and the SPI
+// route wait for the engine's answer.
+func (c Config) CallerGrace() time.Duration { return worker.CallerGrace(c.HardKillGrace) }
+
+// InProcess is an Options.Backend that runs guests in this process, on one
+// quickjs.Engine, without worker processes or their lock-down: for tests of
+// the HTTP layer and for benchmarks. extra options apply after the
+// configuration's.
+func InProcess(extra ...quickjs.Option) func(context.Context, worker.EngineOptions, *slog.Logger) (Backend, error) {
+	return func(ctx context.Context, eo worker.EngineOptions, log *slog.Logger) (Backend, error) {
+		return quickjs.New(ctx, append(eo.QuickJSOptions(log), extra...)...)
+	}
+}
+
+// New validates cfg, reporting every problem at once, and wires the parts.
+// It starts no worker until Warm or Serve; the service is ready once the
+// first is warm. Close releases what New built, on every path.
+func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) {
+	if err := errors.Join(cfg.Validate()...); err != nil {
+		return nil, fmt.Errorf("configuration:\n%w", err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.TelemetryOut == nil {
+		opts.TelemetryOut = io.Discard
+	}
+	s = &Service{Config: cfg, log: log, version: opts.Version}
+	defer func() {
+		if err != nil {
+			s.Close(ctx)
+			s = nil
+		}
+	}()
+	if s.tel, err = telemetry.Setup(ctx, cfg.OTelExporter, "sandbox-cloudrun", opts.Version, opts.TelemetryOut); err != nil {
+		return s, err
+	}
+
+	var scripts effect.ScriptReader
+	switch {
+	case opts.Store != nil:
+		s.Store = opts.Store
+	case cfg.StoreURL != "none":
+		if s.Store, err = OpenStore(ctx, cfg.StoreURL, contentstore.Options{MaxScriptBytes: cfg.MaxScriptBytes, Logger: log}); err != nil {
+			return s, fmt.Errorf("script store %s: %w", cfg.StoreURL, err)
+		}
+	}
+	if s.Store != nil {
+		s.Cache = contentstore.NewCache(s.Store, cfg.ScriptCacheBytes, log)
+		scripts = s.Cache
+		if opts.WrapScripts != nil {
+			scripts = opts.WrapScripts(scripts)
+		}
+	}
+
+	if opts.Backend != nil {
+		if s.Backend, err = opts.Backend(ctx, cfg.EngineOptions(), log); err != nil {
+			return s, err
+		}
+	} else {
+		s.Workers, err = worker.New(worker.Options{
+			Engine:     cfg.EngineOptions(),
+			Concurrent: cfg.MaxConcurrentEvaluations,
+			Spares:     cfg.WorkerSpares,
+			Lockdown:   worker.Lockdown(cfg.WorkerLockdown),
+			Logger:     log,
+			LogLevel:   cfg.LogLevel,
+		})
+		if err != nil {
+			return s, err
+		}
+		s.Backend = s.Workers
+	}
+	var backend handler.LogBackend = s.Backend
+	if opts.WrapBackend != nil {
+		backend = opts.WrapBackend(backend)
+	}
+
+	limits := cfg.Limits()
+	var eff *effect.Effect
+	if scripts != nil {
+		// the grace covers waiting for a worker, and the hard kill
+		if eff, err = handler.NewEffect(scripts, backend, limits, effect.Options{BackendGrace: cfg.CallerGrace(), Logger: log}); err != nil {
+			return s, err
+		}
+	}
+	authFn, err := authenticator(ctx, cfg)
+	if err != nil {
+		return s, err
+	}
+	hcfg := handler.Config{
+		Backend:        backend,
+		Scripts:        scripts,
+		Effect:         eff,
+		Ready:          s.readiness,
+		Limits:         limits,
+		MaxConcurrent:  cfg.MaxConcurrentEvaluations,
+		RequestTimeout: cfg.RequestTimeout,
+		HardKillGrace:  cfg.CallerGrace(),
+		Auth:           authFn,
+		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
+		Logger:         log,
+		Tracer:         s.tel.Tracer,
+		Meter:          s.tel.Meter,
+	}
+	if s.Workers != nil {
+		hcfg.Isolation = func() any { return s.Workers.Protections() }
+	}
+	if s.Cache != nil {
+		hcfg.CacheStats = s.Cache.Stats
+	}
+	if s.Handler, err = handler.New(hcfg); err != nil {
+		return s, err
+	}
+	s.Server = &http.Server{
+		Handler:           s.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      cfg.RequestTimeout + 10*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+// OpenStore opens the script store a STORE_URL names, GCS included.
+func OpenStore(ctx context.Context, rawURL string, opts contentstore.Options) (contentstore.Store, error) {
+	return gcsstore.Open(ctx, rawURL, opts)
+}
+
+// authenticator is the handler's Auth hook when AUTH_AUDIENCE is set.
+func authenticator(ctx context.Context, cfg Config) (func(*http.Request) (string, error), error) {
+	if cfg.AuthAudience == "" {
+		return nil, nil
+	}
+	v, err := auth.NewVerifier(ctx, cfg.AuthAudience, cfg.AuthAllowedCallers)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *http.Request) (string, error) {
+		p, err := v.Verify(r)
+		switch {
+		case errors.Is(err, auth.ErrForbidden):
+			return p, fmt.Errorf("%w: %w", handler.ErrForbidden, err)
+		case errors.Is(err, auth.ErrUnauthenticated):
+			return p, fmt.Errorf("%w: %w", handler.ErrUnauthenticated, err)
+		}
+		return p, err // auth.ErrUnavailable and the like: a retryable 503
+	}, nil
+}
+
+// readiness: the first worker is warm, workers are starting, and the store
+// answers.
+func (s *Service) readiness(ctx context.Context) error {
+	if !s.ready.Load() {
+		return errors.New("the sandbox workers are starting")
+	}
+	if s.Workers != nil {
+		if err := s.Workers.Healthy(); err != nil {
+			return err
+		}
+	}
+	if s.Store != nil {
+		if err := s.Store.Check(ctx); err != nil {
+			return fmt.Errorf("script store: %w", err)
+		}
+	}
+	return nil
+}
+
+// Warm starts the engine (the first worker process, or the in-process
+// engine's compilation); the service is ready when it returns nil.
+func (s *Service) Warm(ctx context.Context) error {
+	start := time.Now()
+	if err := s.Backend.Warm(ctx); err != nil {
+		return err
+	}
+	attrs := []any{"took", time.Since(start).String()}
+	if s.Workers != nil {
+		attrs = append(attrs, "protections", s.Workers.Protections().String())
+	}
+	if !s.ready.Swap(true) {
+		s.log.Info("engine warm", attrs...)
+	}
+	return nil
+}
+
+// Serve serves on ln until ctx ends, warming the engine in the background,
+// then drains: no new requests, the running evaluation finishes or hits its
+// deadline, all within SHUTDOWN_TIMEOUT, and the service is closed.
+func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
+	s.log.Info("serving", "addr", ln.Addr().String(), "version", s.version, "engine", quickjs.EngineVersion,
+		"store", s.Config.StoreURL, "processKill", s.Config.ProcessKill, "workerLockdown", s.Config.WorkerLockdown)
+	if !s.ready.Load() {
+		go func() {
+			if err := s.Warm(ctx); err != nil {
+				s.log.Error("the sandbox workers failed to start", "err", err)
+			}
+		}()
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Server.Serve(ln) }()
+
+	var err error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down: draining")
+	case err = <-served:
+	}
+	s.ready.Store(false)
+	sctx, cancel := context.WithTimeout(context.Background(), s.Config.ShutdownTimeout)
+	defer cancel()
+	if serr := s.Server.Shutdown(sctx); serr != nil {
+		s.log.Warn("drain did not finish in time", "err", serr)
+		_ = s.Server.Close()
+	}
+	s.Close(sctx)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Close stops the engine, closes the store and flushes telemetry.
+func (s *Service) Close(ctx context.Context) {
+	if s.Backend != nil {
+		if err := s.Backend.Close(ctx); err != nil {
+			s.log.Warn("sandbox workers close", "err", err)
+		}
+	}
+	switch {
+	case s.Cache != nil:
+		_ = s.Cache.Close() // and the store
+	case s.Store != nil:
+		_ = s.Store.Close()
+	}
+	if s.tel.Shutdown != nil {
+		_ = s.tel.Shutdown(ctx)
+	}
+}
