@@ -56,8 +56,8 @@ func TestGoldenEvaluations(t *testing.T) {
 	}
 }
 
-// Every outcome decodes into the vocabulary; every malformed one is refused.
-// The handler's test writes the decoded outcomes again and compares bytes.
+// Every outcome decodes into the vocabulary and is written again byte for
+// byte; every malformed one is refused.
 func TestGoldenOutcomes(t *testing.T) {
 	valid, invalid := golden(t, "outcome")
 	for name, doc := range valid {
@@ -69,6 +69,13 @@ func TestGoldenOutcomes(t *testing.T) {
 		if o.OK && !bytes.Contains(doc, o.Value) {
 			t.Errorf("%s: value %s is not the text received", name, o.Value)
 		}
+		out, err := api.AppendOutcome(nil, o)
+		if err != nil || !bytes.Equal(out, doc) {
+			t.Errorf("%s: written again as %s (%v), want %s", name, out, err, doc)
+		}
+	}
+	if out, err := api.AppendOutcome(nil, effect.OK([]byte(`{"a":`))); err == nil {
+		t.Errorf("an ok outcome with a value that is not JSON was written as %s", out)
 	}
 	for name, doc := range invalid {
 		if o, err := api.DecodeOutcome(doc); err == nil {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"errors"
+
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
@@ -50,4 +52,38 @@ func DecodeOutcome(body []byte) (effect.Outcome, error) {
 		return effect.Outcome{}, err
 	}
 	return out, nil
+}
+
+// ErrValueNotJSON is AppendOutcome's error for an ok outcome whose value is
+// not JSON text.
+var ErrValueNotJSON = errors.New("an ok outcome whose value is not JSON text")
+
+// AppendOutcome appends o as ADR 0144 D2's outcome object and nothing else,
+// the document DecodeOutcome reads: an ok outcome's value as its JSON text,
+// strings as JSON.stringify writes them (a lone surrogate the engine wrote
+// stays the same JavaScript string). A threw message may be empty (throw
+// new Error(), throw "": the script's own outcome).
+func AppendOutcome(dst []byte, o effect.Outcome) ([]byte, error) {
+	switch o.Kind {
+	case effect.KindLimit:
+		dst = jsontext.AppendQuote(append(dst, `{"ok":false,"kind":"limit","limit":`...), string(o.Limit))
+		return append(dst, '}'), nil
+	case effect.KindThrew:
+		dst = append(dst, `{"ok":false,"kind":"threw"`...)
+		if o.Name != nil {
+			dst = jsontext.AppendQuote(append(dst, `,"name":`...), *o.Name)
+		}
+		dst = jsontext.AppendQuote(append(dst, `,"message":`...), o.Message)
+		return append(dst, '}'), nil
+	case effect.KindInputTooLarge:
+		return append(dst, `{"ok":false,"kind":"inputTooLarge"}`...), nil
+	case effect.KindInfrastructure:
+		dst = jsontext.AppendQuote(append(dst, `{"ok":false,"kind":"infrastructure","message":`...), o.Message)
+		return append(dst, '}'), nil
+	}
+	if jsontext.Validate(o.Value) != nil {
+		return dst, ErrValueNotJSON
+	}
+	dst = append(append(dst, `{"ok":true,"value":`...), o.Value...)
+	return append(dst, '}'), nil
 }

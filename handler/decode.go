@@ -246,7 +246,7 @@ func decodeEvaluation(body []byte, lim Limits) (evaluationRequest, *problem) {
 		return evaluationRequest{}, p
 	}
 	if h, ok := b.str("expectedOutputShapeHash"); ok {
-		if !validShapeHash(h) {
+		if !effect.ValidShapeHash(h) {
 			return evaluationRequest{}, newProblem(pBadShapeHash, 400,
 				fmt.Sprintf(`expectedOutputShapeHash must be "sha256:" and 64 lowercase hex digits (see docs/shape-hash.md), got %s`, quoteField(h))).
 				withField("expectedOutputShapeHash")
@@ -357,20 +357,6 @@ func positiveInt(field string, raw []byte, maxName string, max int64, unit strin
 		return bad("zero")
 	}
 	return n, nil
-}
-
-// validShapeHash reports whether s has the form effect.ShapeHash returns.
-func validShapeHash(s string) bool {
-	const prefix = "sha256:"
-	if len(s) != len(prefix)+64 || s[:len(prefix)] != prefix {
-		return false
-	}
-	for _, c := range []byte(s[len(prefix):]) {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // readBody reads the request body, already capped by capBody. How long the

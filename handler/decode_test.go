@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
@@ -68,7 +69,7 @@ func FuzzDecodeEvaluation(f *testing.F) {
 			checkProblem(t, p)
 			return
 		}
-		if req.ScriptRef.IsZero() || !json.Valid(req.Input) || (req.ExpectedOutputShapeHash != "" && !validShapeHash(req.ExpectedOutputShapeHash)) {
+		if req.ScriptRef.IsZero() || !json.Valid(req.Input) || (req.ExpectedOutputShapeHash != "" && !effect.ValidShapeHash(req.ExpectedOutputShapeHash)) {
 			t.Fatalf("accepted an invalid request: %+v", req)
 		}
 		checkLimits(t, struct {

@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // sandboxEvaluate serves POST /v1/sandbox/evaluate: the backend SPI over HTTP
@@ -152,33 +152,16 @@ func (s *server) fetchContext(ctx context.Context, wall time.Duration) (context.
 	return context.WithDeadline(ctx, d)
 }
 
-// encodeOutcome writes ADR 0144 D2's outcome object and nothing else, for
-// an outcome effect.Caller validated. An ok value that is not JSON text is a
-// 500 problem, never a guess.
+// encodeOutcome writes the outcome object (api.AppendOutcome) and says
+// how the request log labels it.
 func encodeOutcome(o effect.Outcome) (body []byte, label, limit string, p *problem) {
-	switch o.Kind {
-	case effect.KindLimit:
-		body = append([]byte(`{"ok":false,"kind":"limit","limit":`), appendJSONString(nil, string(o.Limit))...)
-		return append(body, '}'), string(effect.KindLimit), string(o.Limit), nil
-	case effect.KindThrew:
-		// The message may be empty (throw new Error(), throw ""): it is the
-		// script's own outcome (effect/spi.go; ADR 0144 D2 types it string).
-		body = []byte(`{"ok":false,"kind":"threw"`)
-		if o.Name != nil {
-			body = appendJSONString(append(body, `,"name":`...), *o.Name)
-		}
-		body = appendJSONString(append(body, `,"message":`...), o.Message)
-		return append(body, '}'), string(effect.KindThrew), "", nil
-	case effect.KindInputTooLarge:
-		return []byte(`{"ok":false,"kind":"inputTooLarge"}`), string(effect.KindInputTooLarge), "", nil
-	case effect.KindInfrastructure:
-		body = appendJSONString([]byte(`{"ok":false,"kind":"infrastructure","message":`), o.Message)
-		return append(body, '}'), string(effect.KindInfrastructure), "", nil
-	}
-	if jsontext.Validate(o.Value) != nil {
+	body, err := api.AppendOutcome(nil, o)
+	if err != nil {
 		return nil, "", "", newProblem(pMalformedOutcome, http.StatusInternalServerError,
-			"the engine returned an outcome outside ADR 0144 D2's vocabulary: an ok outcome whose value is not JSON text")
+			"the engine returned an outcome outside ADR 0144 D2's vocabulary: "+err.Error())
 	}
-	body = append([]byte(`{"ok":true,"value":`), o.Value...)
-	return append(body, '}'), "ok", "", nil
+	if o.OK {
+		return body, "ok", "", nil
+	}
+	return body, string(o.Kind), string(o.Limit), nil
 }

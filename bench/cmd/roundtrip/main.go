@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
@@ -52,15 +54,10 @@ func main() {
 	log.SetPrefix("roundtrip: ")
 	ctx := context.Background()
 
-	// the service's defaults (config.go)
-	eo := worker.EngineOptions{MaxMemoryBytes: 256 << 20, CPUBudget: 1_000_000, PoolSize: 2,
-		HardKillGrace: 500 * time.Millisecond, ProcessKill: true, CompilationCacheDir: *cache}
-	qo := []quickjs.Option{quickjs.WithMaxMemoryBytes(eo.MaxMemoryBytes), quickjs.WithCPUBudget(eo.CPUBudget),
-		quickjs.WithPoolSize(eo.PoolSize), quickjs.WithHardKill(quickjs.HardKillWatchdog, eo.HardKillGrace),
-		quickjs.WithProcessKill(eo.ProcessKill)}
-	if *cache != "" {
-		qo = append(qo, quickjs.WithCompilationCache(*cache))
-	}
+	// the service's defaults
+	eo := service.Defaults().EngineOptions()
+	eo.CompilationCacheDir = *cache
+	qo := eo.QuickJSOptions(slog.New(slog.DiscardHandler))
 	engine, err := quickjs.New(ctx, qo...)
 	check(err)
 	check(engine.Warm(ctx))
