@@ -72,115 +72,27 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/bench/loadresult"
 )
 
-// Summary is the whole output, written as JSON to OUT/service.json: the
-// figures of the -bin binary and, with -baseline, those of the baseline.
-type Summary struct {
-	Label           string       `json:"label,omitempty"`
-	Version         string       `json:"version,omitempty"` // the binary's `version` output
-	Binary          string       `json:"binary"`
-	Started         string       `json:"started"`
-	Rounds          int          `json:"rounds"`
-	HTTP            []*Cell      `json:"http,omitempty"`
-	Servers         []ServerInfo `json:"servers,omitempty"`
-	CompileCacheMs  float64      `json:"compileCacheMs,omitempty"`
-	Cold            []ColdRun    `json:"cold,omitempty"`
-	Memory          *MemoryRun   `json:"memory,omitempty"`
-	MemoryWithCache bool         `json:"memoryWithCache,omitempty"`
-	Seconds         float64      `json:"seconds"`
-	// LoadAvg is /proc/loadavg's first three fields at the start and at
-	// the end of the run.
-	LoadAvg []string `json:"loadAvg,omitempty"`
-	// Baseline is the -baseline binary, measured in the same run.
-	Baseline *Summary `json:"baseline,omitempty"`
-}
+// The summary's types (bench/loadresult), by their short names.
+type (
+	Summary    = loadresult.Summary
+	Cell       = loadresult.Cell
+	ServerInfo = loadresult.ServerInfo
+	ColdRun    = loadresult.ColdRun
+	MemoryRun  = loadresult.MemoryRun
+	MemPoint   = loadresult.MemPoint
+	ProcMem    = loadresult.ProcMem
+	TreeMem    = loadresult.TreeMem
+)
 
-// Cell is one configuration and workload of the http phase, over all rounds.
-type Cell struct {
-	Config        string    `json:"config"`
-	MaxConcurrent int       `json:"maxConcurrent"`
-	ProcessKill   bool      `json:"processKill"`
-	Clients       int       `json:"clients"`
-	Workload      string    `json:"workload"`
-	GapMs         float64   `json:"gapMs,omitempty"`
-	InputBytes    int       `json:"inputBytes"`
-	Requests      int       `json:"requests"`
-	Errors        int       `json:"errors"`
-	Refused       int       `json:"refused"` // 429 busy, retried
-	Seconds       float64   `json:"seconds"`
-	RPS           float64   `json:"rps"`
-	RoundRPS      []float64 `json:"roundRps"`
-	RoundP50      []float64 `json:"roundP50"`
-	P50           float64   `json:"p50"`
-	P90           float64   `json:"p90"`
-	P99           float64   `json:"p99"`
-	P999          float64   `json:"p999"`
-	Max           float64   `json:"max"`
-	// From the service's log lines (evaluations only): medians.
-	Logged      int     `json:"logged"`
-	TotalP50    float64 `json:"totalP50"`
-	FetchP50    float64 `json:"fetchP50"`
-	EvaluateP50 float64 `json:"evaluateP50"`
-	EvaluateP90 float64 `json:"evaluateP90"`
-	HandlerP50  float64 `json:"handlerP50"` // median of totalMs - fetchMs - evaluateMs per line
-	TotalP99    float64 `json:"totalP99"`
-
+// cellRun is a Cell with what its figures are computed from.
+type cellRun struct {
+	*Cell
 	latencies []float64
 	lines     []logLine
-}
-
-// ServerInfo is a server of the http phase: its memory at the end. RSSIdle,
-// RSSEnd and HWM are the server process's; the trees are the server and its
-// workers.
-type ServerInfo struct {
-	Config   string   `json:"config"`
-	RSSIdle  int64    `json:"rssIdleKiB"`
-	RSSEnd   int64    `json:"rssEndKiB"`
-	HWM      int64    `json:"hwmKiB"`
-	TreeIdle *TreeMem `json:"treeIdle,omitempty"`
-	TreeEnd  *TreeMem `json:"treeEnd,omitempty"`
-}
-
-// ColdRun is one start of the process.
-type ColdRun struct {
-	Cache        bool     `json:"cache"`
-	FirstEvalMs  float64  `json:"firstEvalMs"`
-	ListenMs     float64  `json:"listenMs"`
-	Attempts     int      `json:"attempts"`
-	RSSIdleKiB   int64    `json:"rssIdleKiB"` // the server process's
-	WarmLoggedMs float64  `json:"warmLoggedMs"`
-	Tree         *TreeMem `json:"tree,omitempty"` // 1 s after the first evaluation
-}
-
-// MemoryRun is the memory phase.
-type MemoryRun struct {
-	Evaluations int   `json:"evaluations"`
-	RSSIdleKiB  int64 `json:"rssIdleKiB"` // the server process, 1 s after ready
-	HWMIdleKiB  int64 `json:"hwmIdleKiB"`
-	// Start is the tree 1 s after ready; Idle after IdleEvals more
-	// evaluations (half echo, half the 16 KiB reshape), settled; End
-	// after the Evaluations.
-	Start     *TreeMem   `json:"start,omitempty"`
-	IdleEvals int        `json:"idleEvals,omitempty"`
-	Idle      *TreeMem   `json:"idle,omitempty"`
-	End       *TreeMem   `json:"end,omitempty"`
-	Samples   []MemPoint `json:"samples"`
-	Seconds   float64    `json:"seconds"`
-	Errors    int        `json:"errors"`
-}
-
-// MemPoint is the memory after a number of evaluations: RSSKiB and HWMKiB
-// the server process's, the Tree fields the totals over the server and its
-// workers.
-type MemPoint struct {
-	After      int   `json:"after"`
-	RSSKiB     int64 `json:"rssKiB"`
-	HWMKiB     int64 `json:"hwmKiB"`
-	Procs      int   `json:"procs"`
-	TreeRSSKiB int64 `json:"treeRssKiB"`
-	TreePSSKiB int64 `json:"treePssKiB"`
-	TreeHWMKiB int64 `json:"treeHwmKiB"`
 }
 
 type logLine struct {
@@ -740,16 +652,16 @@ func (b *bench) httpPhase() error {
 		idle[k] = procTree(s.cmd.Process.Pid)
 	}
 
-	newCells := func() []*Cell {
-		cells := make([]*Cell, len(specs))
+	newCells := func() []*cellRun {
+		cells := make([]*cellRun, len(specs))
 		for i, sp := range specs {
 			wl := strings.Fields(sp.workload)[0]
-			cells[i] = &Cell{Config: sp.cfg.name, MaxConcurrent: sp.cfg.maxConcurrent, ProcessKill: sp.cfg.processKill,
-				Clients: sp.cfg.clients, Workload: sp.workload, GapMs: float64(sp.gap.Microseconds()) / 1000, InputBytes: b.inputBytes[wl]}
+			cells[i] = &cellRun{Cell: &Cell{Config: sp.cfg.name, MaxConcurrent: sp.cfg.maxConcurrent, ProcessKill: sp.cfg.processKill,
+				Clients: sp.cfg.clients, Workload: sp.workload, GapMs: float64(sp.gap.Microseconds()) / 1000, InputBytes: b.inputBytes[wl]}}
 		}
 		return cells
 	}
-	cells := map[*target][]*Cell{}
+	cells := map[*target][]*cellRun{}
 	for _, t := range b.targets {
 		cells[t] = newCells()
 	}
@@ -820,10 +732,11 @@ func (b *bench) httpPhase() error {
 	defer f.Close()
 	for _, t := range b.targets {
 		sort.Slice(t.sum.Servers, func(i, j int) bool { return t.sum.Servers[i].Config < t.sum.Servers[j].Config })
+		t.sum.HTTP = nil
 		for _, cell := range cells[t] {
 			cell.finish()
+			t.sum.HTTP = append(t.sum.HTTP, cell.Cell)
 		}
-		t.sum.HTTP = cells[t]
 		for _, cell := range cells[t] {
 			rec := map[string]any{"config": cell.Config, "workload": cell.Workload, "gapMs": cell.GapMs, "ms": cell.latencies}
 			if t.label != "" {
@@ -836,7 +749,7 @@ func (b *bench) httpPhase() error {
 	return nil
 }
 
-func (cell *Cell) finish() {
+func (cell *cellRun) finish() {
 	l := cell.latencies
 	cell.Requests = len(l)
 	if cell.Seconds > 0 {

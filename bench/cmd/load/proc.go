@@ -11,33 +11,6 @@ import (
 	"time"
 )
 
-// ProcMem is the memory of one process of a server's tree.
-type ProcMem struct {
-	Pid  int    `json:"pid"`
-	Role string `json:"role"` // "server", "worker" (the __sandbox-worker verb), or the process's first argument
-	// VmRSS and VmHWM from /proc/PID/status; Pss, Pss_Anon and Pss_File
-	// from /proc/PID/smaps_rollup (0 when it cannot be read). RSS counts
-	// every resident page the process maps, so the binary's text, shared
-	// by the server and its workers, is counted once per process; PSS
-	// divides each shared page among the processes that map it.
-	RSSKiB     int64 `json:"rssKiB"`
-	HWMKiB     int64 `json:"hwmKiB"`
-	PSSKiB     int64 `json:"pssKiB"`
-	PSSAnonKiB int64 `json:"pssAnonKiB"`
-	PSSFileKiB int64 `json:"pssFileKiB"`
-}
-
-// TreeMem is a server and all its descendants at one moment, and their
-// totals.
-type TreeMem struct {
-	Procs      []ProcMem `json:"procs"`
-	RSSKiB     int64     `json:"rssKiB"`
-	HWMKiB     int64     `json:"hwmKiB"`
-	PSSKiB     int64     `json:"pssKiB"`
-	PSSAnonKiB int64     `json:"pssAnonKiB"`
-	PSSFileKiB int64     `json:"pssFileKiB"`
-}
-
 // descendants lists pid's children, recursively, from
 // /proc/PID/task/TID/children (a child belongs to the thread that forked
 // it, so every thread's list is read).

@@ -7,98 +7,14 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/loom-plugins/sandbox-cloudrun/bench/loadresult"
 )
 
-// The summary bench/cmd/load writes (the fields the report uses).
-type serviceSummary struct {
-	Label   string   `json:"label"`
-	Version string   `json:"version"`
-	LoadAvg []string `json:"loadAvg"`
-	Rounds  int      `json:"rounds"`
-	HTTP    []struct {
-		Config        string    `json:"config"`
-		MaxConcurrent int       `json:"maxConcurrent"`
-		ProcessKill   bool      `json:"processKill"`
-		Clients       int       `json:"clients"`
-		Workload      string    `json:"workload"`
-		GapMs         float64   `json:"gapMs"`
-		Requests      int       `json:"requests"`
-		Errors        int       `json:"errors"`
-		Refused       int       `json:"refused"`
-		RPS           float64   `json:"rps"`
-		RoundRPS      []float64 `json:"roundRps"`
-		RoundP50      []float64 `json:"roundP50"`
-		P50           float64   `json:"p50"`
-		P90           float64   `json:"p90"`
-		P99           float64   `json:"p99"`
-		P999          float64   `json:"p999"`
-		Max           float64   `json:"max"`
-		Logged        int       `json:"logged"`
-		TotalP50      float64   `json:"totalP50"`
-		FetchP50      float64   `json:"fetchP50"`
-		EvaluateP50   float64   `json:"evaluateP50"`
-		EvaluateP90   float64   `json:"evaluateP90"`
-		HandlerP50    float64   `json:"handlerP50"`
-	} `json:"http"`
-	Servers []struct {
-		Config   string   `json:"config"`
-		RSSIdle  int64    `json:"rssIdleKiB"`
-		RSSEnd   int64    `json:"rssEndKiB"`
-		HWM      int64    `json:"hwmKiB"`
-		TreeIdle *treeMem `json:"treeIdle"`
-		TreeEnd  *treeMem `json:"treeEnd"`
-	} `json:"servers"`
-	CompileCacheMs float64 `json:"compileCacheMs"`
-	Cold           []struct {
-		Cache        bool     `json:"cache"`
-		FirstEvalMs  float64  `json:"firstEvalMs"`
-		ListenMs     float64  `json:"listenMs"`
-		RSSIdleKiB   int64    `json:"rssIdleKiB"`
-		WarmLoggedMs float64  `json:"warmLoggedMs"`
-		Tree         *treeMem `json:"tree"`
-	} `json:"cold"`
-	Memory *struct {
-		Evaluations int      `json:"evaluations"`
-		RSSIdleKiB  int64    `json:"rssIdleKiB"`
-		HWMIdleKiB  int64    `json:"hwmIdleKiB"`
-		Start       *treeMem `json:"start"`
-		IdleEvals   int      `json:"idleEvals"`
-		Idle        *treeMem `json:"idle"`
-		End         *treeMem `json:"end"`
-		Seconds     float64  `json:"seconds"`
-		Errors      int      `json:"errors"`
-		Samples     []struct {
-			After      int   `json:"after"`
-			RSSKiB     int64 `json:"rssKiB"`
-			HWMKiB     int64 `json:"hwmKiB"`
-			Procs      int   `json:"procs"`
-			TreeRSSKiB int64 `json:"treeRssKiB"`
-			TreePSSKiB int64 `json:"treePssKiB"`
-			TreeHWMKiB int64 `json:"treeHwmKiB"`
-		} `json:"samples"`
-	} `json:"memory"`
-	MemoryWithCache bool            `json:"memoryWithCache"`
-	Seconds         float64         `json:"seconds"`
-	Baseline        *serviceSummary `json:"baseline"`
-}
-
-// treeMem is a server's process tree (bench/cmd/load's TreeMem).
-type treeMem struct {
-	Procs []struct {
-		Pid        int    `json:"pid"`
-		Role       string `json:"role"`
-		RSSKiB     int64  `json:"rssKiB"`
-		HWMKiB     int64  `json:"hwmKiB"`
-		PSSKiB     int64  `json:"pssKiB"`
-		PSSAnonKiB int64  `json:"pssAnonKiB"`
-		PSSFileKiB int64  `json:"pssFileKiB"`
-	} `json:"procs"`
-	RSSKiB     int64 `json:"rssKiB"`
-	HWMKiB     int64 `json:"hwmKiB"`
-	PSSKiB     int64 `json:"pssKiB"`
-	PSSAnonKiB int64 `json:"pssAnonKiB"`
-	PSSFileKiB int64 `json:"pssFileKiB"`
-}
+type (
+	serviceSummary = loadresult.Summary
+	treeMem        = loadresult.TreeMem
+)
 
 func mib(kib int64) string { return fmt.Sprintf("%.1f", float64(kib)/1024) }
 
