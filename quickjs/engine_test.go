@@ -556,9 +556,11 @@ func TestHardKill(t *testing.T) {
 		if !strings.Contains(string(out), "child: evaluating") {
 			t.Fatalf("child did not reach the evaluation:\n%s", out)
 		}
-		// start-up (compile) + deadline + 2 x grace, with slack for a loaded machine
-		if took > 10*time.Second {
-			t.Fatalf("child killed after %v", took)
+		// The child outlives the Go watchdog's answer by 10 s and then says
+		// so; SIGKILL before that is the kernel timer's, armed for deadline
+		// + 2 x grace, however long the machine took to get there.
+		if strings.Contains(string(out), "child: survived") {
+			t.Fatalf("the child survived its run and was killed only afterwards:\n%s", out)
 		}
 		t.Logf("child killed by SIGKILL after %v (deadline %v, grace %v)", took, childDeadline, childGrace)
 	})
