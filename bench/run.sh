@@ -60,7 +60,9 @@ done
 
 echo "== building" >&2
 mkdir -p "$bin"
-go build -o "$bin/" . ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gendocs ./bench/cmd/load ./bench/cmd/plot
+go build -o "$bin/" . ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gendocs ./bench/cmd/load
+# the plot is a module of its own (gonum/plot is a tool's dependency only)
+(dest=$(pwd)/$bin; cd bench/cmd/plot && go build -o "$dest/" .)
 bench/native/build.sh
 (cd bench && npm ci --no-audit --no-fund --loglevel=error >&2)
 "$bin/gendocs" -out "$out/inputs"
