@@ -2,10 +2,10 @@ package reliability
 
 // Bugs found by these batteries in code outside reliability/ (which this
 // package does not change). Each test states what the service should do and
-// fails until the bug is fixed; docs/reliability.md lists them with their
-// causes and suggested fixes. Run the batteries without them with
-// -skip '^TestBug'. A bug once fixed keeps its test here as a regression
-// test, renamed without the TestBug prefix.
+// fails until the bug is fixed; docs/reliability.md lists them and what
+// each guards. Run the batteries without them with -skip '^TestBug'. A bug
+// once fixed keeps its test here as a regression test, renamed without the
+// TestBug prefix.
 
 import (
 	"bufio"
@@ -64,9 +64,9 @@ func TestStoreStall(t *testing.T) {
 // Fixed: the Go storage library's httpReader.Read reopens the object on
 // any non-EOF read error in a loop (http_client.go), at once and without
 // bound, and the bucket's Retryer(storage.WithPolicy(storage.RetryNever)) in
-// contentstore/gcs.go covers each reopen request, not the loop: thousands
+// contentstore/gcsstore/gcs.go covers each reopen request, not the loop: thousands
 // of GCS requests per second until REQUEST_TIMEOUT, then 504
-// request-timeout. contentstore/gcs.go now lets the reader make one request
+// request-timeout. contentstore/gcsstore/gcs.go now lets the reader make one request
 // for the bytes per attempt (oneBodyRequest), so the store's retry and its
 // backoff decide.
 func TestTruncatedBodyEveryTime(t *testing.T) {
@@ -86,12 +86,12 @@ func TestTruncatedBodyEveryTime(t *testing.T) {
 	wantJSON(t, c.post(routeSandbox, refBody(routeSandbox, ref)), `{"ok":true,"value":"truncated"}`)
 }
 
-// Fixed (was bug 3, fixed in 9018e1e): a script whose result nests deeper
-// than 10,000 levels is the script's doing and gets a typed outcome, the
-// script's RangeError. It used to be a 500 malformed-outcome blaming the
-// engine, because JSON.stringify in the guest has no depth limit short of the
-// stack while every JSON reader downstream stops at 10,000. Kept as a
-// regression test.
+// A script whose result nests deeper than 10,000 levels is the script's
+// doing and gets a typed outcome, the script's RangeError.
+//
+// Fixed: it was a 500 malformed-outcome blaming the engine, because
+// JSON.stringify in the guest has no depth limit short of the stack while
+// every JSON reader downstream stops at 10,000.
 func TestDeeplyNestedResultIsTyped(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()

@@ -94,7 +94,7 @@ func TestStoreFaults(t *testing.T) {
 		{name: "503 until the retries run out", fault: failAlways(503, "backend error"),
 			want: expect{status: 503, slug: "store-unavailable", retry: true, detail: []string{"did not answer", "retry may succeed"}, minRequests: 5, maxRequests: 5}},
 		// (a truncated body every time, and a stalled body:
-		// TestBugTruncatedBodyEveryTime and TestBugStoreStall)
+		// TestTruncatedBodyEveryTime and TestStoreStall)
 		{name: "tampered object", script: func(ref contentref.Ref) {
 			f.put(faultBucket, faultPrefix, ref, []byte(`"EVIL: this is not the script its name says"`))
 		}, want: expect{status: 500, slug: "script-integrity", detail: []string{"do not hash to that reference", "was not run"}, minRequests: 2, maxRequests: 2}},

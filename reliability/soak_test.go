@@ -21,8 +21,8 @@ import (
 )
 
 // The soak's configuration of the service (beyond the defaults): a small CPU
-// budget, so that the cpu limit is reached in about 0.1 s of a tight loop
-// (the budget counts interrupt polls, one per 1,000 ticks since 83a6f1f;
+// budget, so that the cpu limit is reached in a fraction of a second of a
+// tight loop (the budget counts interrupt polls, one per 1,000 ticks;
 // calibrateCPU checks the figure); and 64 KiB input and output caps, so that
 // the inputTooLarge and output cases stay small.
 const (
@@ -49,8 +49,9 @@ func calibrateCPU(t *testing.T, url string) {
 // soakGrace is the hard-kill grace of the soak's service: 2 s instead of
 // 0.5 s. The shared test machine can starve the process for more than half a
 // second (at load average 9 to 10 on 2 cores a 40 ms run was answered 544 ms
-// past its deadline), and then the watchdog ends the process, as designed;
-// the soak is about everything else.
+// past its deadline), and then the pool kills the run's worker and answers
+// wallClock, as designed, whatever the run's own answer would have been; the
+// soak is about everything else.
 const soakGrace = 2 * time.Second
 
 var soakEnv = []string{
