@@ -632,8 +632,8 @@ func soakChild(t *testing.T, maxConcurrent int, phases []int, extraEnv ...string
 	if after.threads > base.threads+4 {
 		t.Errorf("threads: %d after, %d at the baseline", after.threads, base.threads)
 	}
-	if strings.Contains(c.Logs.String(), "ending the process") {
-		t.Error("a run was stuck in native code")
+	if kills := hardKills(c.Logs); len(kills) > 0 {
+		t.Errorf("a run was stuck in native code and its worker killed: %v", kills)
 	}
 	// the gate is whole: one request at a time is never refused
 	st := runSoak(t, c.URL, cases, everyCase(cases, 2), 1, maxConcurrent)
