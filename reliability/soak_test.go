@@ -648,10 +648,10 @@ func TestSoakBinaryOneAtATime(t *testing.T) {
 	soakChild(t, 1, []int{1, 4})
 }
 
-// 4 clients against MAX_CONCURRENT_EVALUATIONS=2 (which needs
-// PROCESS_KILL=false).
+// 4 clients against MAX_CONCURRENT_EVALUATIONS=2, the process kill armed
+// in each worker as deployed.
 func TestSoakBinaryTwoAtATime(t *testing.T) {
-	soakChild(t, 2, []int{4}, "PROCESS_KILL=false")
+	soakChild(t, 2, []int{4})
 }
 
 // The same mix in-process, to count goroutines: 4 clients against
