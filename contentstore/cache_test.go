@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
@@ -318,7 +320,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // every waiter ErrPanicked (without the panic's value); the fetch is over, so
 // the next Get reads afresh.
 func TestCacheStorePanicIsAnError(t *testing.T) {
-	var logs syncBuffer
+	var logs servicetest.Logs
 	store := &panickyStore{Store: memT(t), gate: make(chan struct{})}
 	c := NewCache(store, DefaultCacheBytes, slog.New(slog.NewTextHandler(&logs, nil)))
 	ref := putT(t, c, script)

@@ -1,20 +1,20 @@
 package contentstore
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
 var script = []byte("export default (input) => ({ n: input.n + 1 });\n")
 
 // fastOpts keeps retries quick in tests and logs to the returned buffer.
-func fastOpts(t *testing.T) (Options, *syncBuffer) {
+func fastOpts(t *testing.T) (Options, *servicetest.Logs) {
 	t.Helper()
-	var buf syncBuffer
+	var buf servicetest.Logs
 	return Options{
 		Logger:              slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		RetryAttempts:       5,
@@ -22,25 +22,6 @@ func fastOpts(t *testing.T) (Options, *syncBuffer) {
 		RetryMaxBackoff:     5 * time.Millisecond,
 		AttemptTimeout:      5 * time.Second,
 	}, &buf
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger used from several
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func openT(t *testing.T, url string, opts Options) Store {

@@ -1,7 +1,6 @@
 package effect_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -169,7 +170,7 @@ func TestNeverSettles(t *testing.T) {
 	})
 	t.Run("backend that ignores its context", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			var logs syncBuffer
+			var logs servicetest.Logs
 			release := make(chan struct{})
 			b := &fakeBackend{eval: func(context.Context, effect.Request) (effect.Outcome, error) {
 				<-release
@@ -256,23 +257,4 @@ func TestNoGoroutinesLeftBehind(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a late backend goroutine may write to
-// while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

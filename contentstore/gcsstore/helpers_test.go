@@ -1,13 +1,14 @@
 package gcsstore
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
@@ -16,9 +17,9 @@ import (
 )
 
 // fastOpts keeps retries quick in tests and logs to the returned buffer.
-func fastOpts(t *testing.T) (contentstore.Options, *syncBuffer) {
+func fastOpts(t *testing.T) (contentstore.Options, *servicetest.Logs) {
 	t.Helper()
-	var buf syncBuffer
+	var buf servicetest.Logs
 	return contentstore.Options{
 		Logger:              slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		RetryAttempts:       5,
@@ -26,25 +27,6 @@ func fastOpts(t *testing.T) (contentstore.Options, *syncBuffer) {
 		RetryMaxBackoff:     5 * time.Millisecond,
 		AttemptTimeout:      5 * time.Second,
 	}, &buf
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger used from several
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fakeGCS is the in-process GCS emulator served over real HTTP, with a hook
