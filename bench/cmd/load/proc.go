@@ -73,28 +73,32 @@ func procMem(pid int) (ProcMem, error) {
 			m.Role = "worker"
 		}
 	}
-	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid)); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			k, v, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
-			}
-			f := strings.Fields(v)
-			if len(f) == 0 {
-				continue
-			}
-			n, _ := strconv.ParseInt(f[0], 10, 64)
-			switch k {
-			case "Pss":
-				m.PSSKiB = n
-			case "Pss_Anon":
-				m.PSSAnonKiB = n
-			case "Pss_File":
-				m.PSSFileKiB = n
+	if f, err := procFields(fmt.Sprintf("/proc/%d/smaps_rollup", pid)); err == nil {
+		m.PSSKiB, m.PSSAnonKiB, m.PSSFileKiB = f["Pss"], f["Pss_Anon"], f["Pss_File"]
+	}
+	return m, nil
+}
+
+// procFields reads a /proc file of "Key:   value kB" lines (status,
+// smaps_rollup) into the first number of each key's value.
+func procFields(path string) (map[string]int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		if f := strings.Fields(v); len(f) > 0 {
+			if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				out[k] = n
 			}
 		}
 	}
-	return m, nil
+	return out, nil
 }
 
 // settledTree waits until the tree has settled (the same processes, and a
@@ -122,26 +126,9 @@ func abs64(x int64) int64 {
 
 // procStatus reads VmRSS and VmHWM (KiB) of a process.
 func procStatus(pid int) (rss, hwm int64, err error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	f, err := procFields(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0, err
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			continue
-		}
-		n, _ := strconv.ParseInt(f[0], 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
-		}
-	}
-	return rss, hwm, nil
+	return f["VmRSS"], f["VmHWM"], nil
 }
