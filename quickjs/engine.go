@@ -242,17 +242,15 @@ func (e *Engine) compile(ctx context.Context) error {
 }
 
 // fill keeps the pool full of fresh instances, and closes used ones, until
-// the engine closes. With more than one processor it keeps an OS thread of
-// its own (the goroutine never unlocks it, so the thread ends with it): the
-// thread that delivered a result then has nothing left to do, and a caller
-// woken onto the same core runs at once instead of behind the clearing of a
-// used memory. On one processor (a worker) a thread of its own would only
-// add hand-offs between threads.
+// the engine closes. It keeps an OS thread of its own (the goroutine never
+// unlocks it, so the thread ends with it): the thread that delivered a
+// result then has nothing left to do, and a caller woken onto the same core
+// runs at once instead of behind the clearing of a used memory. That holds
+// on one processor too (a worker), where the thread's own wake-up is off the
+// answer's path.
 func (e *Engine) fill() {
 	defer e.filling.Done()
-	if runtime.GOMAXPROCS(0) > 1 {
-		runtime.LockOSThread()
-	}
+	runtime.LockOSThread()
 	backoff := 10 * time.Millisecond
 	for {
 		select {
