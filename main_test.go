@@ -376,3 +376,47 @@ func TestDependenciesPointInward(t *testing.T) {
 		}
 	}
 }
+
+// The server's Go code gets one processor per evaluation at once unless
+// GOMAXPROCS says otherwise, and its start-up log says which and why.
+func TestServerProcessors(t *testing.T) {
+	cases := []struct {
+		name   string
+		env    []string
+		want   func(n int) bool
+		source string
+	}{
+		{"one evaluation at a time", []string{"GOMAXPROCS=", "MAX_CONCURRENT_EVALUATIONS=1"},
+			func(n int) bool { return n == 1 }, ""},
+		{"the operator's GOMAXPROCS wins", []string{"GOMAXPROCS=2", "MAX_CONCURRENT_EVALUATIONS=1"},
+			func(n int) bool { return n == 2 }, "GOMAXPROCS"},
+		{"as many evaluations as cores", []string{"GOMAXPROCS=", fmt.Sprintf("MAX_CONCURRENT_EVALUATIONS=%d", runtime.NumCPU())},
+			func(n int) bool { return n >= 1 && n <= runtime.NumCPU() }, "the Go runtime"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := startService(t, c.env...)
+			var line struct {
+				Msg        string `json:"message"`
+				GOMAXPROCS int    `json:"GOMAXPROCS"`
+				Source     string `json:"source"`
+			}
+			found := false
+			for _, l := range strings.Split(s.Logs.String(), "\n") {
+				if json.Unmarshal([]byte(l), &line) == nil && line.Msg == "processors" {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Fatalf("no processors line in the start-up log:\n%s", s.Logs.String())
+			}
+			if !c.want(line.GOMAXPROCS) || (c.source != "" && line.Source != c.source) {
+				t.Errorf("processors: GOMAXPROCS %d from %q", line.GOMAXPROCS, line.Source)
+			}
+			if c.source == "" && runtime.NumCPU() > 1 && line.Source != "MAX_CONCURRENT_EVALUATIONS" {
+				t.Errorf("processors on %d CPUs: source %q, want MAX_CONCURRENT_EVALUATIONS", runtime.NumCPU(), line.Source)
+			}
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"runtime"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
@@ -21,6 +23,7 @@ func serve(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	level, _ := cfg.Level()
 	log := telemetry.NewLogger(stdout, level, cfg.GoogleProject)
+	limitProcessors(cfg.MaxConcurrentEvaluations, log)
 	srv, err := service.New(ctx, cfg, service.Options{Logger: log, TelemetryOut: stdout, Version: version})
 	if err != nil {
 		log.Error("start-up failed", "err", err.Error())
@@ -33,4 +36,28 @@ func serve(ctx context.Context, stdout, stderr io.Writer) error {
 		return exitError{1, errSilent}
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// limitProcessors gives the server's Go code at most one processor per
+// evaluation that may run at once, unless GOMAXPROCS is set. The server runs
+// no guest code: an evaluation's work here is one request's HTTP and JSON,
+// done serially, while the guest runs in a worker process with a processor
+// of its own. A spare processor in the server did no work of its own: every
+// hand-off (the worker's answer to the waiting handler, the handler to the
+// connection's writer) woke an idle thread on the other core, which took
+// that core from the worker and the client (RATIONALE.md, "A worker's run
+// path"). One processor is also what the Go runtime chooses on Cloud Run's
+// default of one CPU.
+func limitProcessors(maxRuns int, log *slog.Logger) {
+	have := runtime.GOMAXPROCS(0)
+	if os.Getenv("GOMAXPROCS") != "" {
+		log.Info("processors", "GOMAXPROCS", have, "source", "GOMAXPROCS")
+		return
+	}
+	if have <= maxRuns {
+		log.Info("processors", "GOMAXPROCS", have, "source", "the Go runtime")
+		return
+	}
+	runtime.GOMAXPROCS(maxRuns)
+	log.Info("processors", "GOMAXPROCS", runtime.GOMAXPROCS(0), "source", "MAX_CONCURRENT_EVALUATIONS", "from", have)
 }
