@@ -33,8 +33,8 @@ func Main() int { return mainWith(nil) }
 func mainWith(afterLockdown func(*slog.Logger)) int {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	// Non-blocking before os.NewFile, so that reads wait in Go's network
-	// poller rather than in a thread blocked in read: the hand-off of a run
-	// frame to the run loop drops from about 20 to 4 µs (docs/benchmarks.md).
+	// poller rather than in a thread blocked in read, whose return needs a
+	// hand-off to a processor (RATIONALE.md, "A worker's run path").
 	// An error here means fd 3 is not there; Stat below says so.
 	_ = syscall.SetNonblock(channelFD, true)
 	ch := os.NewFile(channelFD, "channel")
