@@ -2,14 +2,15 @@
 // root of the repository. The Terraform module in terraform/ is checked by the
 // real tool: tofu-check.sh, beside this file, runs tofu validate, fmt -check
 // and test (terraform/tests, with a mock provider) on the module and its
-// examples. The package's tests check what tofu cannot: that every resource
-// of the module is named by a tofu test and its grants are exactly the ones
-// intended, that variables and outputs are documented, and that
-// docs/deploy.md and terraform/examples/basic agree; and the Dockerfile (the
-// final stage runs as non-root with the compilation cache set) and
-// cloudbuild.yaml (every substitution it uses is defined), each check also run
-// against weakened copies of the artifact, to prove it fails when a property
-// is missing or weakened.
+// examples, and tofu-check-selftest.sh runs it on broken copies of the module
+// to show that each of those steps fails when it should. The package's tests
+// check what tofu cannot: that every resource of the module is named by a tofu
+// test and its grants are exactly the ones intended, that variables and
+// outputs are documented, and that docs/deploy.md and terraform/examples/basic
+// agree; and the Dockerfile (the final stage runs as non-root with the
+// compilation cache set) and cloudbuild.yaml (every substitution it uses is
+// defined), each check also run against weakened copies of the artifact, to
+// prove it fails when a property is missing or weakened.
 //
 // image-smoke.sh, beside this file, is the smoke test the Dockerfile's build
 // stage runs against the binary it built.

@@ -16,8 +16,25 @@
 # temporary directory, reused while its hashes match); nothing is written
 # beside them.
 #
+# Two variables point the check elsewhere, for deploy/tofu-check-selftest.sh,
+# which runs it on broken copies of the module to see it fail:
+#
+#   TOFU_CHECK_SRC   a directory holding a terraform/ tree, copied whole
+#                    instead of the checkout's files (default: the checkout)
+#   TOFU_CHECK_DIRS  the directories to check, space-separated, relative to
+#                    the copy's root (default: terraform and every example)
+#
 #   bash deploy/tofu-check.sh
+#   TOFU_CHECK_SRC=/tmp/copy TOFU_CHECK_DIRS=terraform bash deploy/tofu-check.sh
 set -euo pipefail
+src=
+if [ -n "${TOFU_CHECK_SRC:-}" ]; then
+  src=$(cd "$TOFU_CHECK_SRC" && pwd) || { echo "tofu-check: TOFU_CHECK_SRC=$TOFU_CHECK_SRC is not a directory" >&2; exit 1; }
+  if [ ! -d "$src/terraform" ]; then
+    echo "tofu-check: TOFU_CHECK_SRC=$TOFU_CHECK_SRC holds no terraform/ directory" >&2
+    exit 1
+  fi
+fi
 cd "$(dirname "$0")/.."
 start=$SECONDS
 
@@ -38,19 +55,38 @@ unset TF_DATA_DIR TF_WORKSPACE
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-git ls-files -z --cached --others --exclude-standard -- terraform |
-  while IFS= read -r -d '' f; do
-    [ -f "$f" ] || continue # deleted but not yet staged
-    mkdir -p "$work/$(dirname "$f")"
-    cp "$f" "$work/$f"
-  done
+if [ -n "$src" ]; then
+  cp -R "$src/terraform" "$work/terraform"
+else
+  git ls-files -z --cached --others --exclude-standard -- terraform |
+    while IFS= read -r -d '' f; do
+      [ -f "$f" ] || continue # deleted but not yet staged
+      mkdir -p "$work/$(dirname "$f")"
+      cp "$f" "$work/$f"
+    done
+fi
 
 # Each directory with its own tofu test arguments: an example plans with the
 # values of its terraform.tfvars.example, as an operator's first plan would.
-dirs=(terraform)
-for d in terraform/examples/*/; do
-  dirs+=("${d%/}")
-done
+if [ -n "${TOFU_CHECK_DIRS:-}" ]; then
+  read -r -a dirs <<<"$TOFU_CHECK_DIRS"
+  if [ ${#dirs[@]} = 0 ]; then
+    echo "tofu-check: TOFU_CHECK_DIRS names no directory" >&2
+    exit 1
+  fi
+  for d in "${dirs[@]}"; do
+    if [[ "$d/" != terraform/* || "/$d/" == */../* || ! -d "$work/$d" ]]; then
+      echo "tofu-check: TOFU_CHECK_DIRS names $d, not terraform or a directory under it in the copy" >&2
+      exit 1
+    fi
+  done
+else
+  dirs=(terraform)
+  for d in "${src:-.}"/terraform/examples/*/; do
+    d=${d#"${src:-.}"/}
+    dirs+=("${d%/}")
+  done
+fi
 
 failed=0
 for d in "${dirs[@]}"; do
