@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"syscall"
@@ -171,6 +172,8 @@ type runner struct {
 	mu      sync.Mutex
 	current uint64 // id of the run in progress, 0 if none
 	cancel  context.CancelFunc
+
+	allocs uint64 // heapAllocs after the last run
 }
 
 func (rn *runner) limit(t frameType) int {
@@ -178,6 +181,37 @@ func (rn *runner) limit(t frameType) int {
 		return rn.max
 	}
 	return maxControlFrame
+}
+
+// releaseAfterBytes is how much a run may allocate in the worker's Go heap
+// before the worker collects and returns the garbage to the operating
+// system right after the run's answer, rather than keeping the pages for
+// later allocations.
+const releaseAfterBytes = 16 << 20
+
+// heapAllocs is the worker's cumulative Go heap allocation in bytes.
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// releaseAfterRun returns a large run's garbage to the operating system. A
+// run allocates a few KiB of Go heap, and its input, value and logs; but a
+// guest that recurses deeply (a stack overflow, a backtracking regular
+// expression) makes wazero grow the guest's native call stack, in Go's heap,
+// by tens of MiB per run, and the runtime would keep those pages resident
+// for later allocations, in every worker such a run reached. The collection
+// and release take milliseconds, after the answer was sent, and only after
+// such a run.
+func (rn *runner) releaseAfterRun() {
+	if heapAllocs()-rn.allocs > releaseAfterBytes {
+		debug.FreeOSMemory()
+	}
+	rn.allocs = heapAllocs()
 }
 
 func (rn *runner) loop(ctx context.Context) error {
@@ -219,6 +253,7 @@ func (rn *runner) loop(ctx context.Context) error {
 	}()
 
 	var out []byte
+	rn.allocs = heapAllocs()
 	for f := range runs {
 		runCtx, cancel := context.WithCancel(ctx)
 		rn.mu.Lock()
@@ -243,6 +278,7 @@ func (rn *runner) loop(ctx context.Context) error {
 		if err := sendFrame(rn.w, out); err != nil {
 			return fmt.Errorf("worker: writing a result: %w", err)
 		}
+		rn.releaseAfterRun()
 		if res.retire {
 			return exitCode(ExitRetired)
 		}
