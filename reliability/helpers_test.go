@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,30 +80,6 @@ func startChild(t *testing.T, o startOpts) *child {
 }
 
 func tail(s string, n int) string { return servicetest.Tail(s, n) }
-
-// procStatus reads a field of /proc/<pid>/status in its unit (kB for VmRSS).
-func procStatus(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, field+":"); ok {
-			f := strings.Fields(v)
-			if len(f) == 0 {
-				break
-			}
-			return strconv.ParseInt(f[0], 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
-}
-
-// procFDs counts the open file descriptors of pid.
-func procFDs(pid int) (int, error) {
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	return len(ents), err
-}
 
 // response is what the tests keep of an HTTP response.
 type response struct {

@@ -289,6 +289,11 @@ func TestSIGTERMMidRun(t *testing.T) {
 			if res.err == nil {
 				t.Errorf("the cut run was answered: %s", res.r)
 			}
+			// the stop was asked for and happened in time: exit 0; the cut
+			// run is in the log
+			if err != nil {
+				t.Errorf("exit after a cut drain: %v, want 0", err)
+			}
 			if took > 1*time.Second+3*time.Second {
 				t.Fatalf("exit took %v with SHUTDOWN_TIMEOUT=1s", took)
 			}
