@@ -9,7 +9,8 @@
 // since the effect returns, logs and stores it.
 //
 // The golden files in testdata hold one document of each shape as the service
-// writes it; the Go tests and the TypeScript client's tests read the same
+// writes it, and testdata/bounds the value and response bounds for a memory
+// maximum; the Go tests and the TypeScript client's tests read the same
 // files, so that the implementations cannot drift apart.
 //
 // Every decoder reads with internal/jsontext's policy: strict RFC 8259 in

@@ -33,7 +33,9 @@ const DefaultMaxResponseBytes = 64 << 20
 // defaultMaxResponse is the bound on a response body for a service whose
 // maxMemoryBytes is maxMemory, unless WithMaxResponseBytes sets one: the
 // longest value the SPI route returns (effect.MaxValueBytes) and a MiB for
-// the outcome around it, at least DefaultMaxResponseBytes.
+// the outcome around it, at least DefaultMaxResponseBytes. The tests check
+// it, and the TypeScript client's bound, against one table:
+// api/testdata/bounds/response-bounds.json.
 func defaultMaxResponse(maxMemory int64) int64 {
 	return max(DefaultMaxResponseBytes, effect.MaxValueBytes(maxMemory)+1<<20)
 }

@@ -37,7 +37,8 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 64 << 20;
  * The default of maxResponseBytes for a service whose maxMemoryBytes is
  * maxMemory: the longest value its SPI route returns (2 × maxMemoryBytes + 1
  * MiB, api/openapi.yaml) and a MiB for the outcome around it, at least
- * DEFAULT_MAX_RESPONSE_BYTES. The service does not bound the value by its
+ * DEFAULT_MAX_RESPONSE_BYTES. The tests check it, and the Go client's bound,
+ * against one table: api/testdata/bounds/response-bounds.json. The service does not bound the value by its
  * maxOutputBytes on this route (ADR 0144 D2 has no output limit), so this
  * backend reads any value the service can make and loom's effect, which bounds
  * the output, reports limitExceeded { kind: "output" } rather than an
