@@ -14,6 +14,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 // problemBase is the start of every problem's type; the slug follows.
@@ -31,6 +32,11 @@ const (
 var cacheDir string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == worker.Verb {
+		// a worker of an in-process service (inprocConfig.workers): the
+		// test binary is its own worker, as the service's binary is
+		os.Exit(worker.Main())
+	}
 	if dir := os.Getenv(helperEnv); dir != "" {
 		// a helper process (see helperProcess): the parent owns the cache
 		cacheDir = dir

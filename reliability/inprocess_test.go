@@ -5,12 +5,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
@@ -26,6 +29,10 @@ type inprocConfig struct {
 	grace          time.Duration // HARD_KILL_GRACE
 	requestTimeout time.Duration
 	limits         handler.Limits
+	// workers runs guests in the worker pool, as the binary does (this test
+	// binary is its own worker), with the process kill armed in each worker;
+	// otherwise the engine runs in this process, without it.
+	workers bool
 	// wrapScripts and wrapBackend put a test's misbehaviour between the
 	// handler and the real store or engine.
 	wrapScripts func(effect.ScriptReader) effect.ScriptReader
@@ -37,8 +44,9 @@ type inprocConfig struct {
 const inprocCPUBudget = 100000
 
 // inproc is the service built by service.New, as the binary builds it, on a
-// loopback port, with the engine in this process (service.InProcess): the
-// process kill is off, as it would end the test binary.
+// loopback port, with the engine in this process (service.InProcess; the
+// process kill off, as it would end the test binary) or, with
+// inprocConfig.workers, in the worker pool.
 type inproc struct {
 	t      *testing.T
 	url    string
@@ -56,7 +64,7 @@ func newInproc(t testing.TB, cfg inprocConfig) *inproc {
 	logs := &servicetest.Logs{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c := service.Defaults()
-	c.ProcessKill = false
+	c.ProcessKill = cfg.workers // in this process it would end the test binary
 	c.CompilationCacheDir = cacheDir
 	c.CPUBudget = inprocCPUBudget
 	if cfg.maxConcurrent != 0 {
@@ -94,10 +102,11 @@ func newInproc(t testing.TB, cfg inprocConfig) *inproc {
 		}
 		cfg.store = st
 	}
-	svc, err := service.New(ctx, c, service.Options{
-		Logger: log, Store: cfg.store, Backend: service.InProcess(),
-		WrapScripts: cfg.wrapScripts, WrapBackend: cfg.wrapBackend,
-	})
+	opts := service.Options{Logger: log, Store: cfg.store, WrapScripts: cfg.wrapScripts, WrapBackend: cfg.wrapBackend}
+	if !cfg.workers {
+		opts.Backend = service.InProcess()
+	}
+	svc, err := service.New(ctx, c, opts)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -106,6 +115,30 @@ func newInproc(t testing.TB, cfg inprocConfig) *inproc {
 		cancel()
 		svc.Close(ctx)
 		t.Fatal(err)
+	}
+	if cfg.workers {
+		// Warm returns with the first worker; the tests count goroutines
+		// from a full pool
+		want := c.MaxConcurrentEvaluations + c.WorkerSpares
+		deadline := time.Now().Add(20 * time.Second)
+		for len(proctree.Descendants(os.Getpid())) < want && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := len(proctree.Descendants(os.Getpid())); n < want {
+			cancel()
+			svc.Close(ctx)
+			t.Fatalf("%d workers started, want %d", n, want)
+		}
+		// and the last one's start-up (its hello and ready, then its
+		// reader) is over: the goroutine count holds still
+		for last, still := -1, 0; still < 10 && time.Now().Before(deadline); {
+			if n := runtime.NumGoroutine(); n == last {
+				still++
+			} else {
+				last, still = n, 0
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -88,8 +88,14 @@ func goroutinesSettle(max int, timeout time.Duration) int {
 // with the handler's test backend; this is the same through the binary's
 // wiring, service.New, with the real engine behind the panicking wrapper.)
 func TestPanicsBecomeInternal(t *testing.T) {
+	t.Run("engine in process", func(t *testing.T) { panicsBecomeInternal(t, false) })
+	t.Run("worker pool", func(t *testing.T) { panicsBecomeInternal(t, true) })
+}
+
+func panicsBecomeInternal(t *testing.T, workers bool) {
 	poison := contentref.RefOf([]byte("/* the store panics on this one */")).String()
 	s := newInproc(t, inprocConfig{
+		workers:     workers,
 		wrapBackend: func(b handler.LogBackend) handler.LogBackend { return panicky{b} },
 		wrapScripts: func(r effect.ScriptReader) effect.ScriptReader { return panickyReader{r, poison} },
 	})
@@ -128,7 +134,8 @@ func TestPanicsBecomeInternal(t *testing.T) {
 	}
 	s.client.CloseIdleConnections()
 	if n := goroutinesSettle(before+2, 5*time.Second); n > before+2 {
-		t.Errorf("goroutines %d after the panics, %d before", n, before)
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines %d after the panics, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
 

@@ -683,9 +683,16 @@ func TestSoakBinaryTwoAtATime(t *testing.T) {
 }
 
 // The same mix in-process, to count goroutines: 4 clients against
-// MaxConcurrent 2; the goroutines come back to their baseline.
+// MaxConcurrent 2; the goroutines come back to their baseline. With the
+// engine in this process and with the worker pool (whose goroutines, a
+// reader, a waiter and a log relay per worker, are the server's).
 func TestSoakInProcessGoroutines(t *testing.T) {
-	s := newInproc(t, inprocConfig{maxConcurrent: 2, cpuBudget: soakCPUBudget, grace: soakGrace, limits: func() handler.Limits {
+	t.Run("engine in process", func(t *testing.T) { soakInProcess(t, false) })
+	t.Run("worker pool", func(t *testing.T) { soakInProcess(t, true) })
+}
+
+func soakInProcess(t *testing.T, workers bool) {
+	s := newInproc(t, inprocConfig{workers: workers, maxConcurrent: 2, cpuBudget: soakCPUBudget, grace: soakGrace, limits: func() handler.Limits {
 		l := defaultLimits()
 		l.MaxInputBytes, l.MaxOutputBytes = soakMaxIO, soakMaxIO
 		return l
@@ -725,7 +732,7 @@ func TestSoakInProcessGoroutines(t *testing.T) {
 	st := runSoak(t, s.url, cases, schedule(cases, n, 200), 4, 2)
 	close(stopPeak)
 	after := goroutinesSettle(base+3, 5*time.Second)
-	t.Logf("in-process, 4 clients, MaxConcurrent 2: %v; goroutines %d before, peak %d, %d after", st, base, peak.Load(), after)
+	t.Logf("in-process, 4 clients, MaxConcurrent 2, workers %v: %v; goroutines %d before, peak %d, %d after", workers, st, base, peak.Load(), after)
 	if after > base+3 {
 		buf := make([]byte, 1<<20)
 		t.Errorf("goroutines: %d after, %d before\n%s", after, base, buf[:runtime.Stack(buf, true)])
