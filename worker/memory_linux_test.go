@@ -5,9 +5,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
@@ -99,52 +97,5 @@ Shared_Dirty:          4 kB
 	// one, the writable one, another file's and anonymous memory are kept
 	if len(got) != 1 || got[0].start != 0x400000 || got[0].end != 0x1458000 || got[0].rss != 14048<<10 {
 		t.Fatalf("got %+v, want the text mapping 0x400000-0x1458000 with 14048 KiB resident", got)
-	}
-}
-
-// A run that makes wazero grow the guest's native stack in the worker's Go
-// heap (a stack overflow: tens of MiB per run) does not leave the worker
-// holding that garbage: after the answer the worker returns it to the
-// operating system, so its resident set comes back to near where it was
-// before such runs.
-func TestDeepRecursionLeavesNoResidentGarbage(t *testing.T) {
-	p := newPool(t, func(o *Options) { o.Spares = 0 })
-	var pid int
-	p.dispatched = func(w *proc) { pid = w.pid }
-	// settled is the worker's RSS once it stops moving: the release runs
-	// after the answer is sent
-	settled := func() int64 {
-		t.Helper()
-		prev := int64(-1 << 40)
-		for range 50 {
-			procs, err := proctree.Tree(pid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cur := procs[0].RSSKiB
-			if cur-prev < 256 && prev-cur < 256 {
-				return cur
-			}
-			prev = cur
-			time.Sleep(100 * time.Millisecond)
-		}
-		return prev
-	}
-	if got := describe(run(t, p, `input.n + 1`, `{"n":41}`, generous)); got != "ok 42" {
-		t.Fatalf("a run in the worker: %s", got)
-	}
-	before := settled()
-	for range 20 {
-		const want = "threw InternalError: stack overflow"
-		if got := describe(run(t, p, `function f(n) { return f(n + 1) + 1 } f(0)`, `null`, generous)); got != want {
-			t.Fatalf("deep recursion: %s, want %s", got, want)
-		}
-	}
-	after := settled()
-	t.Logf("worker %d: RSS %d MiB before 20 deep recursions, %d MiB after", pid, before>>10, after>>10)
-	// one run grows the stack by about 50 MiB: kept, that would show; the
-	// worker may keep some heap for its next runs, not a stack's worth
-	if after > before+40<<10 {
-		t.Errorf("RSS %d MiB before 20 deep recursions, %d MiB after", before>>10, after>>10)
 	}
 }
