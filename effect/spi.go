@@ -11,6 +11,7 @@ package effect
 import (
 	"context"
 	"encoding/json"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"time"
 )
 
@@ -131,6 +132,12 @@ func Infrastructure(message string) Outcome {
 // so a caller reads any value up to this length and lets its effect judge
 // it. The service's maxOutputBytes bounds /v1/evaluations only.
 func MaxValueBytes(maxMemoryBytes int64) int64 { return 2*maxMemoryBytes + 1<<20 }
+
+// MaxValueDepth is the deepest an ok value (its JSON text) may nest: the
+// answer that carries it, on either route, adds one level, and every JSON
+// reader downstream (this module's, encoding/json, the clients') stops at
+// jsontext.MaxDepth. A request's input obeys the same rule inside its body.
+const MaxValueDepth = jsontext.MaxDepth - 1
 
 // Network is what a backend lets a script reach.
 type Network string

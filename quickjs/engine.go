@@ -561,11 +561,13 @@ func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
 	switch raw.status {
 	case statusOK:
 		// JSON.stringify has no depth bound short of the stack, so a result
-		// deeper than every JSON reader downstream accepts is the script's
-		// own doing: a threw RangeError, as a cycle is a TypeError.
-		if jsontext.ExceedsDepth(raw.result) {
+		// whose answer would be deeper than every JSON reader downstream
+		// accepts is the script's own doing: a threw RangeError, as a cycle
+		// is a TypeError.
+		if jsontext.ExceedsDepth(raw.result, effect.MaxValueDepth) {
 			name := "RangeError"
-			res.Outcome = effect.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels, more than JSON consumers accept", jsontext.MaxDepth))
+			res.Outcome = effect.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels: the answer around it would be deeper than the %d levels JSON readers accept",
+				effect.MaxValueDepth, jsontext.MaxDepth))
 			break
 		}
 		res.Outcome = effect.OK(raw.result)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
@@ -87,28 +88,40 @@ func TestTruncatedBodyEveryTime(t *testing.T) {
 	wantJSON(t, c.post(routeSandbox, refBody(routeSandbox, ref)), `{"ok":true,"value":"truncated"}`)
 }
 
-// A script whose result nests deeper than 10,000 levels is the script's
-// doing and gets a typed outcome, the script's RangeError.
+// A script whose result nests deeper than effect.MaxValueDepth (9,999)
+// levels is the script's doing and gets a typed outcome, the script's
+// RangeError; a result at 9,999 levels is returned, in an answer of 10,000
+// levels that every JSON reader downstream, the Go client's among them,
+// reads.
 //
-// Fixed: it was a 500 malformed-outcome blaming the engine, because
+// Fixed twice: it was a 500 malformed-outcome blaming the engine, because
 // JSON.stringify in the guest has no depth limit short of the stack while
-// every JSON reader downstream stops at 10,000.
+// every JSON reader downstream stops at 10,000; then a result of 10,000
+// levels was returned in an answer of 10,001, which the Go client, like
+// encoding/json, refused as not JSON.
 func TestDeeplyNestedResultIsTyped(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	deep := putScripts(t, store, 1<<20, "let a = []; for (let i = 0; i < input; i++) a = [a]; a")[0]
 	c := startChild(t, startOpts{env: []string{"STORE_URL=" + store}})
-	// 9,999 wraps: 10,000 levels, accepted
-	r := c.post(routeEvaluations, `{"scriptRef":"`+deep+`","input":9999,"limits":{"wallClockMs":30000}}`)
+	// 9,998 wraps: 9,999 levels, accepted, and read by the clients' decoders
+	r := c.post(routeEvaluations, `{"scriptRef":"`+deep+`","input":9998,"limits":{"wallClockMs":30000}}`)
 	if r.status != 200 || !strings.HasPrefix(string(r.body), `{"ok":true,"value":[[[[`) {
-		t.Fatalf("10,000 levels: %s", r)
+		t.Fatalf("9,999 levels: %s", r)
+	}
+	if _, err := api.DecodeEvaluation(r.body); err != nil {
+		t.Fatalf("the Go client's decoder refuses the answer of a 9,999-level value: %v", err)
+	}
+	r = c.post(routeSandbox, `{"scriptRef":"`+deep+`","inputJson":"9998","limits":{"wallClockMs":30000}}`)
+	if o, err := api.DecodeOutcome(r.body); err != nil || !o.OK {
+		t.Fatalf("the SPI's answer of a 9,999-level value: %v, %v: %s", o, err, r)
 	}
 	// The runs must not end on their wall clock: serialising 20,000
 	// levels is quadratic and takes seconds on a loaded machine.
-	const msg = `"name":"RangeError","message":"the result nests deeper than 10000 levels, more than JSON consumers accept"}`
+	const msg = `"name":"RangeError","message":"the result nests deeper than 9999 levels: the answer around it would be deeper than the 10000 levels JSON readers accept"}`
 	for _, tc := range []struct{ route, body, want string }{
-		{routeEvaluations, `{"scriptRef":"` + deep + `","input":10000,"limits":{"wallClockMs":30000}}`, `{"ok":false,"failure":{"channel":"scriptError",` + msg + `}`},
-		{routeSandbox, `{"scriptRef":"` + deep + `","inputJson":"10000","limits":{"wallClockMs":30000}}`, `{"ok":false,"kind":"threw",` + msg},
+		{routeEvaluations, `{"scriptRef":"` + deep + `","input":9999,"limits":{"wallClockMs":30000}}`, `{"ok":false,"failure":{"channel":"scriptError",` + msg + `}`},
+		{routeSandbox, `{"scriptRef":"` + deep + `","inputJson":"9999","limits":{"wallClockMs":30000}}`, `{"ok":false,"kind":"threw",` + msg},
 		{routeSandbox, `{"script":"let a = []; for (let i = 0; i < 20000; i++) a = [a]; a","inputJson":"null","limits":{"wallClockMs":30000}}`, `{"ok":false,"kind":"threw",` + msg},
 	} {
 		wantJSON(t, c.post(tc.route, tc.body), tc.want)

@@ -130,9 +130,9 @@ func Canonical(text []byte, max int) (out []byte, over bool, err error) {
 }
 
 // ExceedsDepth reports whether text, which a JSON serialiser wrote (so its
-// strings are well formed), nests deeper than MaxDepth. It follows only
+// strings are well formed), nests deeper than max levels. It follows only
 // brackets and string quotes, for a bound checked on every result.
-func ExceedsDepth(text []byte) bool {
+func ExceedsDepth(text []byte, max int) bool {
 	depth, inString, escaped := 0, false, false
 	for _, c := range text {
 		switch {
@@ -148,7 +148,7 @@ func ExceedsDepth(text []byte) bool {
 		case c == '"':
 			inString = true
 		case c == '[' || c == '{':
-			if depth++; depth > MaxDepth {
+			if depth++; depth > max {
 				return true
 			}
 		case c == ']' || c == '}':
