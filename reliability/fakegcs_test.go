@@ -3,7 +3,6 @@ package reliability
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -167,14 +166,7 @@ func truncate(n int) fault {
 		if !media || n >= 0 && c.media > n {
 			return false
 		}
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		body := rec.Body.Bytes()
-		_, _ = w.Write(body[:len(body)/2])
+		gcsfake.WriteHalf(w, r, next)
 		return true
 	}
 }
@@ -185,14 +177,7 @@ func stall(w http.ResponseWriter, r *http.Request, next http.Handler, _ objectCo
 	if !media {
 		return false
 	}
-	rec := httptest.NewRecorder()
-	next.ServeHTTP(rec, r)
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(rec.Code)
-	body := rec.Body.Bytes()
-	_, _ = w.Write(body[:len(body)/2])
+	gcsfake.WriteHalf(w, r, next)
 	_ = http.NewResponseController(w).Flush()
 	<-r.Context().Done()
 	return true

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/gcsfake"
 )
 
 // These tests run the real storage client, built by Open from
@@ -267,14 +267,7 @@ func TestGCSTruncatedBodyRetried(t *testing.T) {
 		}
 		// Serve the real response, cut in the middle of its body: the
 		// server then drops the connection.
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		body := rec.Body.Bytes()
-		w.Write(body[:len(body)/2])
+		gcsfake.WriteHalf(w, r, next)
 		return true
 	})
 	got, err := s.Get(ctxT(t), ref)
@@ -303,14 +296,7 @@ func TestGCSTruncatedBodyEveryTimeBounded(t *testing.T) {
 		if r.URL.Query().Get("alt") == "json" || strings.HasPrefix(r.URL.Path, "/storage/") {
 			return false
 		}
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		body := rec.Body.Bytes()
-		w.Write(body[:len(body)/2])
+		gcsfake.WriteHalf(w, r, next)
 		return true
 	})
 	start := time.Now()

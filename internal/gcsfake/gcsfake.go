@@ -59,3 +59,18 @@ func IsMedia(r *http.Request) bool {
 	return r.Method == http.MethodGet && (r.URL.Query().Get("alt") == "media" ||
 		!strings.HasPrefix(r.URL.Path, "/storage/") && !strings.HasPrefix(r.URL.Path, "/upload/") && !strings.HasPrefix(r.URL.Path, "/_internal/"))
 }
+
+// WriteHalf serves next's response to r with its headers and status (the
+// whole Content-Length promised) but only the first half of its body, for
+// the faults a test puts in front of the emulator: the caller then drops
+// the connection (by returning) or holds it.
+func WriteHalf(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, r)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	body := rec.Body.Bytes()
+	_, _ = w.Write(body[:len(body)/2])
+}
