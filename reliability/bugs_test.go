@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -22,7 +23,6 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
 )
 
 // A stalled store (headers and half the body, then nothing) must be cut
@@ -282,27 +282,12 @@ func TestStoredScriptOverCapNamesTheLimit(t *testing.T) {
 func TestDeepRecursionLeavesNoResidentGarbage(t *testing.T) {
 	t.Parallel()
 	c := startChild(t, startOpts{env: []string{"STORE_URL=none", "WORKER_SPARES=0"}})
-	// workers is the resident memory of the server's workers once it stops
-	// moving: the release runs after the answer is sent
+	// workers is the resident memory of the server's workers once the tree
+	// has settled: the release runs after the answer is sent
 	workers := func() int64 {
 		t.Helper()
-		prev := int64(-1 << 40)
-		for range 100 {
-			procs, err := proctree.Tree(c.Pid())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cur int64
-			for _, p := range procs[1:] {
-				cur += p.RSSKiB
-			}
-			if cur-prev < 256 && prev-cur < 256 {
-				return cur
-			}
-			prev = cur
-			time.Sleep(100 * time.Millisecond)
-		}
-		return prev
+		r := settle(t, c.Pid(), math.MaxInt)
+		return r.rssKiB - r.server.RSSKiB
 	}
 	wantJSON(t, c.post(routeSandbox, `{"script":"input.n + 1","inputJson":"{\"n\":41}"}`), `{"ok":true,"value":42}`)
 	before := workers()

@@ -208,10 +208,12 @@ func heapAllocs() uint64 {
 // and release take milliseconds, after the answer was sent, and only after
 // such a run.
 func (rn *runner) releaseAfterRun() {
-	if heapAllocs()-rn.allocs > releaseAfterBytes {
+	allocs := heapAllocs()
+	if allocs-rn.allocs > releaseAfterBytes {
 		debug.FreeOSMemory()
+		allocs = heapAllocs()
 	}
-	rn.allocs = heapAllocs()
+	rn.allocs = allocs
 }
 
 func (rn *runner) loop(ctx context.Context) error {
