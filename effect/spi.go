@@ -11,8 +11,9 @@ package effect
 import (
 	"context"
 	"encoding/json"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // SPIVersion is the version of the backend SPI this package implements
