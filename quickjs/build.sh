@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
-# Builds quickjs/sandbox.wasm from the pinned QuickJS 2025-04-26 tarball and our
-# shim (c/sandbox.c), with our edits to QuickJS kept as patches (patches/),
-# and with Debian's clang 14, lld, wasi-libc, libclang-rt-14-dev-wasm32 and
-# binaryen (debian-packages.txt). Same inputs give the same bytes.
+# Builds quickjs/sandbox.wasm from the pinned QuickJS tarball (upstream at
+# commit d73189dd of 2026-05-21) and our shim (c/sandbox.c), with our edits to
+# QuickJS kept as patches (patches/), and with Debian's clang 14, lld,
+# wasi-libc, libclang-rt-14-dev-wasm32 and binaryen (debian-packages.txt).
+# Same inputs give the same bytes.
 #
-#   QUICKJS_TARBALL=/path/to/quickjs-2025-04-26.tar.xz quickjs/build.sh
+#   QUICKJS_TARBALL=/path/to/quickjs-2026-05-21-d73189dd.tar.xz quickjs/build.sh
 #
-# QUICKJS_TARBALL defaults to ../shared/quickjs/quickjs_2025.04.26.orig.tar.xz
-# beside the checkout. Its sha256 must be QUICKJS_SHA256 (Debian's orig tarball
-# of the release); pass QUICKJS_SHA256 for the upstream tarball of the same
-# release. The output is written to $OUT (default: sandbox.wasm beside this
-# script) and its hash to sandbox.wasm.sha256.
+# QUICKJS_TARBALL defaults to ../shared/quickjs/quickjs-2026-05-21-d73189dd.tar.xz
+# beside the checkout: upstream's repository at that commit, made with
+# `git archive --prefix=quickjs-2026-05-21-d73189dd/ d73189dd`. Its sha256
+# must be QUICKJS_SHA256. The output is written to $OUT (default: sandbox.wasm
+# beside this script) and its hash to sandbox.wasm.sha256.
 set -euo pipefail
 cd "$(dirname "$0")"
 here=$(pwd)
 
-QUICKJS_TARBALL=${QUICKJS_TARBALL:-$here/../../shared/quickjs/quickjs_2025.04.26.orig.tar.xz}
-QUICKJS_SHA256=${QUICKJS_SHA256:-ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe}
-QUICKJS_VERSION=2025-04-26
+QUICKJS_TARBALL=${QUICKJS_TARBALL:-$here/../../shared/quickjs/quickjs-2026-05-21-d73189dd.tar.xz}
+QUICKJS_SHA256=${QUICKJS_SHA256:-935ca091896cb5d3a1f3523b3e9edf53e3f19080041b7c2edfbb9ecfb7690f2f}
+# The engine's name (quickjs.EngineVersion): the upstream commit's date and
+# hash. The tree's own VERSION file names the last release before it,
+# QUICKJS_RELEASE, and is checked as a guard against a wrong tarball.
+QUICKJS_VERSION="2026-05-21 (d73189dd)"
+QUICKJS_RELEASE=2025-09-13
 OUT=${OUT:-$here/sandbox.wasm}
 CC=${CC:-clang-14}
 WASI_SYSROOT=${WASI_SYSROOT:-/usr}
@@ -61,8 +66,9 @@ build=$here/build
 rm -rf "$build"
 mkdir -p "$build/src" "$build/include" "$build/obj"
 tar -xf "$QUICKJS_TARBALL" -C "$build/src" --strip-components=1
-version=$(cat "$build/src/VERSION")
-[ "$version" = "$QUICKJS_VERSION" ] || { echo "build.sh: tarball holds QuickJS $version, want $QUICKJS_VERSION" >&2; exit 1; }
+release=$(cat "$build/src/VERSION")
+[ "$release" = "$QUICKJS_RELEASE" ] || { echo "build.sh: tarball holds QuickJS $release, want $QUICKJS_RELEASE" >&2; exit 1; }
+version=$QUICKJS_VERSION
 
 # Our edits to QuickJS, one reviewable patch each (patches/NNNN-name.patch,
 # each saying why in its header), applied in order. A patch must apply
@@ -87,9 +93,9 @@ cflags=(
   --target=wasm32-wasi -O2 -nostdinc
   -isystem "$build/include" -isystem "$clang_inc" -isystem "$WASI_SYSROOT/include/wasm32-wasi"
   -D_GNU_SOURCE -DCONFIG_VERSION="\"$version\""
-  # EMSCRIPTEN turns off atomics and threads; it also turns off the stack check,
-  # which we turn back on: without it deep recursion corrupts memory.
-  -DEMSCRIPTEN -DCONFIG_STACK_CHECK
+  # __EMSCRIPTEN__ turns off atomics and threads; it also turns off the stack
+  # check, which we turn back on: without it deep recursion corrupts memory.
+  -D__EMSCRIPTEN__ -DCONFIG_STACK_CHECK
   -fwrapv -fno-ident -ffile-prefix-map="$build"=. -ffile-prefix-map="$here"=.
   -Wall -Wno-unused-function -Wno-unused-variable -Wno-unused-but-set-variable
   -Wno-sign-compare -Wno-missing-braces

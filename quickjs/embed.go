@@ -17,7 +17,7 @@ import (
 // EngineName and EngineVersion identify the embedded engine.
 const (
 	EngineName    = "quickjs"
-	EngineVersion = "2025-04-26"
+	EngineVersion = "2026-05-21 (d73189dd)"
 )
 
 //go:embed sandbox.wasm

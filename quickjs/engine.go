@@ -146,7 +146,7 @@ func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime
 		rc = rc.WithCompilationCache(cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	if err := instantiateHost(ctx, rt); err != nil {
+	if err := instantiateHost(ctx, rt, poll); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("quickjs: host functions: %w", err)
 	}

@@ -78,8 +78,13 @@ func TestEmbeddedWasmMatchesRecord(t *testing.T) {
 	if got := quickjs.WasmSHA256(); got != f[0] {
 		t.Fatalf("embedded wasm sha256 %s, record says %s", got, f[0])
 	}
-	if quickjs.EngineVersion != "2025-04-26" {
-		t.Fatalf("EngineVersion = %q", quickjs.EngineVersion)
+	// the version the service reports is the one build.sh builds
+	b, err := os.ReadFile("build.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("\nQUICKJS_VERSION=%q\n", quickjs.EngineVersion); !strings.Contains(string(b), want) {
+		t.Fatalf("EngineVersion = %q, but build.sh does not set %s", quickjs.EngineVersion, strings.TrimSpace(want))
 	}
 }
 
@@ -719,18 +724,20 @@ func TestCloseWhileRunning(t *testing.T) {
 	}
 }
 
-// A guest trap after an allocation was refused (QuickJS aborts in some
-// allocation-failure paths, docs/security.md) is the memory limit at work:
-// reported as the limit, deterministically, never as a retryable engine
-// failure. The scripts are the security battery's proofs of concept.
-func TestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {
+// The security battery's memory-pressure scripts, which made the guest
+// trap in an allocation-failure path of QuickJS 2025-04-26, end as a typed
+// outcome: the memory limit, or their own value once QuickJS unwinds the
+// failed allocation and the script catches it; never an engine failure.
+// (TestTrapAfterRefusedAllocationIsTheMemoryLimit forces such a trap, which
+// the engine reports as the memory limit.)
+func TestMemoryPressureScriptsEndTyped(t *testing.T) {
 	for _, f := range []string{"../security/testdata/quickjs-pocs/bellard-406-compile-under-memory-pressure.js", "../security/testdata/memory-pressure-out-of-bounds.js"} {
 		script, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := eval(t, shared(), string(script), "null", effect.Limits{WallClock: 10 * time.Second, MemoryBytes: 16 << 20})
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitMemory {
+		if !out.OK && (out.Kind != effect.KindLimit || out.Limit != effect.LimitMemory) {
 			t.Errorf("%s: %s", filepath.Base(f), describe(out))
 		}
 	}

@@ -51,15 +51,16 @@ func poll(ctx context.Context, _ api.Module, stack []uint64) {
 }
 
 // instantiateHost defines the only functions the guest can import: our
-// sandbox.poll and four WASI functions wasi-libc links against, implemented
-// here rather than by wazero's WASI so that nothing else (files, environment,
-// arguments, random, sockets) exists to be reached. Output is swallowed:
-// console output goes through the shim's own buffer.
-func instantiateHost(ctx context.Context, r wazero.Runtime) error {
+// sandbox.poll, served by pollFn (poll, but for tests), and four WASI
+// functions wasi-libc links against, implemented here rather than by
+// wazero's WASI so that nothing else (files, environment, arguments, random,
+// sockets) exists to be reached. Output is swallowed: console output goes
+// through the shim's own buffer.
+func instantiateHost(ctx context.Context, r wazero.Runtime, pollFn api.GoModuleFunc) error {
 	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
 	_, err := r.NewHostModuleBuilder("sandbox").
 		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(poll), nil, []api.ValueType{i32}).
+		WithGoModuleFunction(pollFn, nil, []api.ValueType{i32}).
 		Export("poll").
 		Instantiate(ctx)
 	if err != nil {

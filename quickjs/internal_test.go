@@ -3,8 +3,15 @@ package quickjs
 import (
 	"bytes"
 	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
 // The wasm linear memory is capped whatever the guest asks for, so the host's
@@ -139,5 +146,63 @@ func TestImageMatchesFreshSetUp(t *testing.T) {
 		if got[0].status != got[1].status || !bytes.Equal(got[0].result, got[1].result) || !bytes.Equal(got[0].logs, got[1].logs) {
 			t.Errorf("%s:\nfresh    %d %s %q\nrestored %d %s %q", script, got[0].status, got[0].result, got[0].logs, got[1].status, got[1].result, got[1].logs)
 		}
+	}
+}
+
+// A guest that traps after an allocation was refused reached the memory
+// limit through one of QuickJS's allocation-failure paths (an abort, a wild
+// pointer: docs/security.md): the run is the memory limit, deterministically,
+// never a retryable engine failure. A trap with no refused allocation is an
+// engine failure. The engine at its pinned commit has no known script that
+// traps so, so the test forces the trap: its sandbox.poll panics during a
+// run (once an allocation was refused, when the case asks for one), which
+// wazero turns into a trap of the guest.
+func TestTrapAfterRefusedAllocationIsTheMemoryLimit(t *testing.T) {
+	ctx := context.Background()
+	e, err := New(ctx, WithPoolSize(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	_ = e.rt.Close(ctx)
+	e.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(uint32((e.cfg.maxMemory+wasmHeadroom+65535)/65536)))
+	var afterOOM atomic.Bool
+	trapping := func(ctx context.Context, mod api.Module, stack []uint64) {
+		if ctx.Value(runStateKey{}) != nil {
+			if !afterOOM.Load() {
+				panic("a trap forced by the test")
+			}
+			if o, err := mod.ExportedFunction("sb_oom").Call(ctx); err == nil && o[0] != 0 {
+				panic("a trap forced by the test")
+			}
+		}
+		poll(ctx, mod, stack)
+	}
+	if err := instantiateHost(ctx, e.rt, trapping); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, script string
+		afterOOM     bool
+		want         effect.Outcome
+	}{
+		{"after a refused allocation", `try { new Uint8Array(1 << 30) } catch (e) {} for (;;) {}`, true, effect.LimitHit(effect.LimitMemory)},
+		{"with no refused allocation", `for (;;) {}`, false, effect.Infrastructure("")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			afterOOM.Store(tc.afterOOM)
+			out, err := e.Evaluate(ctx, effect.Request{Script: tc.script, InputJSON: "null",
+				Limits: effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Kind != tc.want.Kind || out.Limit != tc.want.Limit {
+				t.Fatalf("got %+v, want %+v", out, tc.want)
+			}
+			if out.Kind == effect.KindInfrastructure && !strings.Contains(out.Message, "a trap forced by the test") {
+				t.Fatalf("the engine failure does not say why: %q", out.Message)
+			}
+		})
 	}
 }

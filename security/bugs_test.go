@@ -82,10 +82,9 @@ func TestInterruptNotStarvedByBacktraces(t *testing.T) {
 	}
 }
 
-// FIXED in f6b4f2b (quickjs/engine.go, quickjs/c/sandbox.c): a run that
-// exhausts its memory at the wrong moment makes QuickJS fail inside the
-// guest, and the guest traps. Two scripts show it, deterministically at
-// memoryBytes 16 MiB:
+// A run that exhausts its memory at the wrong moment made QuickJS 2025-04-26
+// fail inside the guest, and the guest trapped. Two scripts showed it,
+// deterministically at memoryBytes 16 MiB:
 //   - testdata/quickjs-pocs/bellard-406-compile-under-memory-pressure.js:
 //     an allocation fails while the compiler emits a function with labels
 //     (eval, Function, or the script itself near its limit); update_label's
@@ -94,16 +93,16 @@ func TestInterruptNotStarvedByBacktraces(t *testing.T) {
 //   - testdata/memory-pressure-out-of-bounds.js (found here): an allocation
 //     fails while a closure runs, and JS_DefineProperty, called from the
 //     interpreter, touches an address outside the guest's memory: "wasm
-//     error: out of bounds memory access". A wild pointer: confined by the
-//     wasm sandbox to this run's own memory, but a memory-safety bug in
-//     QuickJS, not yet reported upstream.
+//     error: out of bounds memory access". A wild pointer, confined by the
+//     wasm sandbox to this run's own memory.
 //
-// The engine reported every trap as infrastructure: the SPI route answered
-// {"kind":"infrastructure"} with the wasm stack trace in its message, and
-// /v1/evaluations a retryable 503, although every retry traps again. The
-// shim now exports its out-of-memory flag, and a trap after a refused
-// allocation is the memory limit. A QuickJS that unwinds the failed
-// allocation itself would let the script catch it and finish: also fine.
+// Neither traps with QuickJS 2026-05-21 (d73189dd). Should a trap come
+// back, the engine reports a trap after a refused allocation as the memory
+// limit (the shim exports its out-of-memory flag; quickjs's
+// TestTrapAfterRefusedAllocationIsTheMemoryLimit forces one), never a
+// retryable engine failure that every retry would meet again. A QuickJS
+// that unwinds the failed allocation lets the script catch it and finish:
+// also a defined outcome.
 func TestGuestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {
 	scripts := map[string]poc{}
 	for _, c := range readPoCs(t) {

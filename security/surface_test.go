@@ -20,18 +20,20 @@ const allowListHeader = `# The guest's reachable surface: every own property (na
 # (security/testdata/surface.js), one "<first path>.<key> value|accessor"
 # line each. TestReachableSurfaceIsAllowListed fails on any difference.
 #
-# Reviewed 2026-11-30 against QuickJS 2025-04-26 (sandbox.wasm 3da3d233...):
-# ECMAScript built-ins and Annex B (escape, unescape, __proto__,
-# __defineGetter__ and friends, String.prototype.anchor and friends,
-# Date.prototype.getYear/setYear/toGMTString, RegExp.prototype.compile),
-# QuickJS's InternalError, our input and console (log, info, warn, error:
-# they write to the run's own 64 KiB buffer), and five QuickJS extensions,
-# each a pure function of its arguments that reaches nothing of the host:
-#   Object.__getClass(v)           the engine's class name of v
-#   String.prototype.__quote()     the string as a JSON string literal
+# Reviewed 2026-12-01 against QuickJS 2026-05-21 (d73189dd) (sandbox.wasm df496d94...):
+# ECMAScript built-ins to ES2025 and the finished proposals QuickJS has
+# (Iterator helpers and Iterator.concat, Set methods, Map and WeakMap
+# getOrInsert, Promise.try, Error.isError, Math.sumPrecise, Math.f16round,
+# Float16Array, resizable ArrayBuffers and transfer, RegExp.escape and the v
+# flag, Uint8Array base64 and hex, JSON.rawJSON and isRawJSON), Annex B
+# (escape, unescape, __proto__, __defineGetter__ and friends,
+# String.prototype.anchor and friends, Date.prototype.getYear/setYear/
+# toGMTString, RegExp.prototype.compile), QuickJS's InternalError, our input
+# and console (log, info, warn, error: they write to the run's own 64 KiB
+# buffer), and one QuickJS extension, pure functions of their function that
+# reach nothing of the host:
 #   Function.prototype.fileName    "<script>", "<input>" or undefined
 #   Function.prototype.lineNumber, columnNumber   the function's position
-#   Set.groupBy                    Map.groupBy, shared by mistake upstream
 # Absent on purpose: SharedArrayBuffer (the shim deletes it), Atomics
 # (compiled out), std, os, any module loader, WebAssembly, timers.
 #

@@ -1,14 +1,15 @@
-// source: found by this battery (security/bugs_test.go, 2026-11-30), QuickJS
-//   2025-04-26 as built by quickjs/build.sh; not reported upstream yet.
+// source: found by this battery (security/bugs_test.go) in QuickJS
+//   2025-04-26 as built by quickjs/build.sh; it does not reproduce with
+//   QuickJS 2026-05-21 (d73189dd), whose allocation-failure paths unwind.
 // bug: running out of memory at the wrong moment while a function runs
-//   leaves an invalid object behind: JS_DefineProperty, called from the
-//   interpreter, reads or writes outside the guest's memory. wasm turns it
+//   left an invalid object behind: JS_DefineProperty, called from the
+//   interpreter, read or wrote outside the guest's memory. wasm turned it
 //   into a trap ("out of bounds memory access"); a native build would use a
 //   wild pointer. Debug-build stack: JS_DefineProperty <- (static) <-
 //   JS_CallInternal <- JS_CallInternal <- ... <- JS_Eval <- sb_run.
 // here: fill the memory, then free it 64 bytes at a time and run a closure
-//   that sorts a small array after each step; at 16 MiB the trap is
-//   deterministic.
+//   that sorts a small array after each step; at 16 MiB the old engine
+//   trapped deterministically, and the run was reported as the memory limit.
 // memory: 16777216
 // expect: limit memory (or ok, once QuickJS unwinds the failed allocation)
 let keep = [];

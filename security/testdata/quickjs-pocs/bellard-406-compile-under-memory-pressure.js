@@ -5,8 +5,9 @@
 //   the run ends as an engine failure instead of the memory limit it hit.
 // here: fill the memory to the brim, then free it 64 bytes at a time and
 //   compile the same labelled function after each step, so that compilation
-//   runs out of memory at every point of its work in turn. Until f6b4f2b the
-//   trap was reported as a retryable infrastructure failure.
+//   runs out of memory at every point of its work in turn. The assertion is
+//   still in QuickJS 2026-05-21 (d73189dd), but this script no longer
+//   reaches it there: the run ends as the memory limit without a trap.
 // memory: 16777216
 // expect: limit memory (or ok, once QuickJS unwinds the failed allocation)
 const body = "if (a) { a++ } else { a-- } for (;;) { break } while (a) { continue } " +
