@@ -24,6 +24,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
 func mustBinary(t *testing.T) string {
@@ -281,7 +282,7 @@ func TestVersionAndUsage(t *testing.T) {
 	if err := run(context.Background(), []string{"version"}, nil, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "engine quickjs 2025-04-26") {
+	if !strings.Contains(out.String(), "engine quickjs "+quickjs.EngineVersion+"\n") {
 		t.Fatalf("version: %s", out.String())
 	}
 	err := run(context.Background(), []string{"frobnicate"}, nil, &out, &errOut)
