@@ -1,28 +1,23 @@
 #!/usr/bin/env bash
-# Builds quickjs/sandbox.wasm from the pinned QuickJS tarball (upstream at
-# commit d73189dd of 2026-05-21) and our shim (c/sandbox.c), with our edits to
+# Builds quickjs/sandbox.wasm from the pinned QuickJS tarball (quickjs.pin:
+# upstream at one commit) and our shim (c/sandbox.c), with our edits to
 # QuickJS kept as patches (patches/), and with Debian's clang 14, lld,
 # wasi-libc, libclang-rt-14-dev-wasm32 and binaryen (debian-packages.txt).
 # Same inputs give the same bytes.
 #
 #   QUICKJS_TARBALL=/path/to/quickjs-2026-05-21-d73189dd.tar.xz quickjs/build.sh
 #
-# QUICKJS_TARBALL defaults to ../shared/quickjs/quickjs-2026-05-21-d73189dd.tar.xz
-# beside the checkout: upstream's repository at that commit, made with
-# `git archive --prefix=quickjs-2026-05-21-d73189dd/ d73189dd`. Its sha256
-# must be QUICKJS_SHA256. The output is written to $OUT (default: sandbox.wasm
-# beside this script) and its hash to sandbox.wasm.sha256.
+# QUICKJS_TARBALL defaults to ../shared/quickjs/$QUICKJS_TARBALL_NAME beside
+# the checkout. Its sha256 must be QUICKJS_SHA256, by default the pinned
+# one. The output is written to $OUT (default: sandbox.wasm beside this
+# script) and its hash to sandbox.wasm.sha256.
 set -euo pipefail
 cd "$(dirname "$0")"
 here=$(pwd)
 
-QUICKJS_TARBALL=${QUICKJS_TARBALL:-$here/../../shared/quickjs/quickjs-2026-05-21-d73189dd.tar.xz}
-QUICKJS_SHA256=${QUICKJS_SHA256:-935ca091896cb5d3a1f3523b3e9edf53e3f19080041b7c2edfbb9ecfb7690f2f}
-# The engine's name (quickjs.EngineVersion): the upstream commit's date and
-# hash. The tree's own VERSION file names the last release before it,
-# QUICKJS_RELEASE, and is checked as a guard against a wrong tarball.
-QUICKJS_VERSION="2026-05-21 (d73189dd)"
-QUICKJS_RELEASE=2025-09-13
+. "$here/quickjs.pin"
+QUICKJS_TARBALL=${QUICKJS_TARBALL:-$here/../../shared/quickjs/$QUICKJS_TARBALL_NAME}
+QUICKJS_SHA256=${QUICKJS_SHA256:-$QUICKJS_PINNED_SHA256}
 OUT=${OUT:-$here/sandbox.wasm}
 CC=${CC:-clang-14}
 WASI_SYSROOT=${WASI_SYSROOT:-/usr}

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # Builds bench/out/native/runner: bench/native/runner.c against native QuickJS
-# from the same pinned tarball that quickjs/build.sh compiles to wasm, at -O2
-# with the flags of the tarball's Makefile (-fwrapv, -D_GNU_SOURCE,
-# CONFIG_VERSION; no LTO, which the Makefile leaves off by default).
+# from the same pinned tarball that quickjs/build.sh compiles to wasm
+# (quickjs/quickjs.pin), at -O2 with the flags of the tarball's Makefile
+# (-fwrapv, -D_GNU_SOURCE, CONFIG_VERSION; no LTO, which the Makefile leaves
+# off by default).
 #
-#   QUICKJS_TARBALL=/path/to/quickjs_2025.04.26.orig.tar.xz CC=gcc bench/native/build.sh
+#   QUICKJS_TARBALL=/path/to/quickjs-2026-05-21-d73189dd.tar.xz CC=gcc bench/native/build.sh
 #
-# QUICKJS_TARBALL defaults to ../shared/quickjs/quickjs_2025.04.26.orig.tar.xz
-# beside the checkout; its sha256 must be QUICKJS_SHA256. CC defaults to
-# clang-14 (the compiler of the wasm build) when present, else cc.
+# QUICKJS_TARBALL defaults to ../shared/quickjs/$QUICKJS_TARBALL_NAME beside
+# the checkout; its sha256 must be QUICKJS_SHA256 (default: the pinned one).
+# CC defaults to clang-14 (the compiler of the wasm build) when present, else
+# cc.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-QUICKJS_TARBALL=${QUICKJS_TARBALL:-$repo/../shared/quickjs/quickjs_2025.04.26.orig.tar.xz}
-QUICKJS_SHA256=${QUICKJS_SHA256:-ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe}
-QUICKJS_VERSION=2025-04-26
+. "$repo/quickjs/quickjs.pin"
+QUICKJS_TARBALL=${QUICKJS_TARBALL:-$repo/../shared/quickjs/$QUICKJS_TARBALL_NAME}
+QUICKJS_SHA256=${QUICKJS_SHA256:-$QUICKJS_PINNED_SHA256}
 if [ -z "${CC:-}" ]; then
   if command -v clang-14 >/dev/null; then CC=clang-14; else CC=cc; fi
 fi
@@ -37,8 +39,10 @@ fi
 rm -rf "$out"
 mkdir -p "$out/src" "$out/obj"
 tar -xf "$QUICKJS_TARBALL" -C "$out/src" --strip-components=1
-version=$(cat "$out/src/VERSION")
-[ "$version" = "$QUICKJS_VERSION" ] || { echo "native/build.sh: tarball holds QuickJS $version, want $QUICKJS_VERSION" >&2; exit 1; }
+release=$(cat "$out/src/VERSION")
+[ "$release" = "$QUICKJS_RELEASE" ] || { echo "native/build.sh: tarball holds QuickJS $release, want $QUICKJS_RELEASE" >&2; exit 1; }
+version=$QUICKJS_VERSION
+echo "$version" > "$out/version"
 
 cflags=(-O2 -fwrapv -D_GNU_SOURCE -DCONFIG_VERSION="\"$version\"" -w)
 for src in quickjs libregexp libunicode cutils dtoa; do
