@@ -26,6 +26,13 @@
 #   bench/run.sh                  # the full run (about 10 minutes on 2 cores)
 #   ROUNDS=1 SCALE=0.1 HARDKILL=0 LOAD_ROUNDS=1 LOAD_SCALE=0.1 bench/run.sh   # a smoke run
 #
+# With BASELINE=REV, a fifth engine runs beside them: engine-baseline, the
+# engine of git revision REV (built in a temporary worktree) with its pool
+# warm, for the engine of two builds side by side in the same table, e.g.
+# the engine before and after an upgrade of QuickJS:
+#
+#   BASELINE=HEAD~1 bench/run.sh
+#
 # To measure the service of two builds side by side (a git revision against
 # the working tree) in one run: bench/compare.sh REV.
 #
@@ -49,6 +56,7 @@ SERVICE=${SERVICE:-1}
 LOAD_ROUNDS=${LOAD_ROUNDS:-3}
 LOAD_SCALE=${LOAD_SCALE:-1}
 COLD=${COLD:-7}
+BASELINE=${BASELINE:-}
 out=bench/out
 bin=$out/bin
 start=$SECONDS
@@ -66,6 +74,16 @@ go build -o "$bin/" . ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gen
 bench/native/build.sh
 (cd bench && npm ci --no-audit --no-fund --loglevel=error >&2)
 "$bin/gendocs" -out "$out/inputs"
+baseline_rev=""
+if [ -n "$BASELINE" ]; then
+  baseline_rev=$(git rev-parse --short "$BASELINE^{commit}")
+  echo "== building the engine of $BASELINE ($baseline_rev) in a temporary worktree" >&2
+  wt=$(mktemp -d "${TMPDIR:-/tmp}/sandbox-baseline-XXXXXX")
+  git worktree add --detach --quiet "$wt" "$baseline_rev"
+  (cd "$wt" && go build -o "$repo/$bin/enginebench-baseline" ./bench/cmd/enginebench &&
+    echo "$(cut -c1-12 quickjs/sandbox.wasm.sha256), QuickJS $(sed -n 's/^\tEngineVersion *= "\(.*\)"$/\1/p' quickjs/embed.go)" > "$repo/$out/baseline-engine")
+  git worktree remove --force "$wt"
+fi
 
 results=$out/results.jsonl
 log=$out/runners.log
@@ -82,9 +100,14 @@ workloads=(
   "reshape-4MiB|reshape.js|mcp-4MiB.json|67108864|8"
   "strings|strings.js|null.json|67108864|60"
   "regexp|regexp.js|null.json|67108864|40"
+  "loop|loop.js|null.json|67108864|8"
+  "objects|objects.js|null.json|67108864|10"
+  "json|json.js|null.json|67108864|10"
+  "sort|sort.js|null.json|67108864|10"
   "alloc-bomb-16MiB|alloc-bomb.js|null.json|16777216|12"
 )
 engines=(engine engine-pool0 native quickjs-emscripten)
+[ -z "$baseline_rev" ] || engines+=(engine-baseline)
 
 batch() { # engine workload script input mem runs round
   local engine=$1 args=(-workload "$2" -script "bench/workloads/$3" -input "$out/inputs/$4"
@@ -93,6 +116,7 @@ batch() { # engine workload script input mem runs round
     # -process-kill: the service's default (PROCESS_KILL=true, docs/hard-kill.md)
     engine) "$bin/enginebench" -cache "$out/wazero-cache" -process-kill "${args[@]}" ;;
     engine-pool0) "$bin/enginebench" -cache "$out/wazero-cache" -process-kill -pool 0 "${args[@]}" ;;
+    engine-baseline) "$bin/enginebench-baseline" -engine engine-baseline -cache "$out/wazero-cache-baseline" -process-kill "${args[@]}" ;;
     native) "$out/native/runner" -engine native "${args[@]}" ;;
     quickjs-emscripten) node bench/node/runner.mjs -engine quickjs-emscripten "${args[@]}" ;;
   esac >> "$results" 2>> "$log"
@@ -136,7 +160,8 @@ qe_dir=bench/node_modules/@jitl/quickjs-wasmfile-release-sync
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "machine: $(nproc) cores ($(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(uname -sr)"
   echo "this engine: $(go version | cut -d' ' -f3-), wazero $(go list -m -f '{{.Version}}' github.com/tetratelabs/wazero), sandbox.wasm $(cut -c1-12 quickjs/sandbox.wasm.sha256)"
-  echo "native QuickJS: $(cat "$out/native/src/VERSION"), built at -O2 with $(cat "$out/native/compiler")"
+  echo "native QuickJS: $(cat "$out/native/version"), built at -O2 with $(cat "$out/native/compiler")"
+  [ -z "$baseline_rev" ] || echo "baseline engine: $BASELINE ($baseline_rev): sandbox.wasm $(cat "$out/baseline-engine")"
   echo "quickjs-emscripten: $(node -p "require('./bench/node_modules/quickjs-emscripten/package.json').version") (QuickJS $(grep -m1 -o 'Version \[[^]]*\]' "$qe_dir/README.md" | sed 's/Version \[\(.*\)\]/\1/'), release-sync variant), Node $(node --version)"
   echo "rounds: $ROUNDS, runs scale: $SCALE, warm-up runs per batch: $WARMUP; service: $([ "$SERVICE" != 0 ] && echo "$LOAD_ROUNDS rounds, scale $LOAD_SCALE, $COLD cold starts each way" || echo skipped)"
   echo "load average (1, 5, 15 min) at start: $load_start; at end: $(cut -d' ' -f1-3 /proc/loadavg)"

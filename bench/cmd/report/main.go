@@ -38,12 +38,15 @@ import (
 	"strings"
 )
 
-// Engine names as the runners write them, in column order.
+// Engine names as the runners write them, in column order. The baseline is
+// the engine of another build (bench/run.sh with BASELINE=REV); its column
+// and ratio appear when the results have it.
 const (
-	engineWarm  = "engine"
-	enginePool0 = "engine-pool0"
-	native      = "native"
-	emscripten  = "quickjs-emscripten"
+	engineBaseline = "engine-baseline"
+	engineWarm     = "engine"
+	enginePool0    = "engine-pool0"
+	native         = "native"
+	emscripten     = "quickjs-emscripten"
 )
 
 type record struct {
@@ -204,8 +207,17 @@ func ratio(a, b float64) string {
 
 func table(w io.Writer, workloads []string, cells map[string]map[string]*cell) bool {
 	engines := []string{engineWarm, enginePool0, native, emscripten}
-	fmt.Fprintln(w, "| workload | outcome | runs | this engine, pool warm | this engine, pool=0 | native QuickJS | quickjs-emscripten | warm / native | warm / q-e | pool=0 / native | pool=0 / q-e |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	ratios := [][2]string{{engineWarm, native}, {engineWarm, emscripten}, {enginePool0, native}, {enginePool0, emscripten}}
+	head := "| workload | outcome | runs | this engine, pool warm | this engine, pool=0 | native QuickJS | quickjs-emscripten | warm / native | warm / q-e | pool=0 / native | pool=0 / q-e |"
+	rule := "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+	if hasEngine(cells, engineBaseline) {
+		engines = append([]string{engineBaseline}, engines...)
+		ratios = append([][2]string{{engineWarm, engineBaseline}}, ratios...)
+		head = "| workload | outcome | runs | baseline engine, pool warm | this engine, pool warm | this engine, pool=0 | native QuickJS | quickjs-emscripten | warm / baseline | warm / native | warm / q-e | pool=0 / native | pool=0 / q-e |"
+		rule = "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, rule)
 	agree := true
 	for _, wl := range workloads {
 		byEngine := cells[wl]
@@ -249,7 +261,7 @@ func table(w io.Writer, workloads []string, cells map[string]map[string]*cell) b
 			runs = 0
 		}
 		row[2] = strconv.Itoa(runs)
-		for _, pair := range [][2]string{{engineWarm, native}, {engineWarm, emscripten}, {enginePool0, native}, {enginePool0, emscripten}} {
+		for _, pair := range ratios {
 			a, okA := med[pair[0]]
 			b, okB := med[pair[1]]
 			if okA && okB {
@@ -264,6 +276,16 @@ func table(w io.Writer, workloads []string, cells map[string]map[string]*cell) b
 	fmt.Fprintln(w, "Milliseconds per evaluation: median (p90), over `runs` timed runs per engine (the fewest of any engine).")
 	fmt.Fprintln(w, "Ratios are of medians; below 1× this engine is faster. q-e is quickjs-emscripten.")
 	return agree
+}
+
+// hasEngine reports whether any workload has results of engine e.
+func hasEngine(cells map[string]map[string]*cell, e string) bool {
+	for _, byEngine := range cells {
+		if byEngine[e] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // benchLine matches a line of `go test -bench` output.
