@@ -16,15 +16,14 @@ type stuckFamily struct {
 // quickjs/patches/0001); none of these scripts reaches a poll for at least tens
 // of seconds, however short its wall clock.
 //
-// Each was measured with the engine of this commit (QuickJS 2025-04-26 on
-// wazero, HardKillWatchdog, 500 ms grace) at a 1 ms wall clock and the
-// memory limit given, in its own process on a shared 2-core machine: the
-// run was abandoned at deadline + grace (OnStuck), and its guest stayed
-// inside native code for at least 26 s, so it outlives deadline + grace by
-// far even on a machine 5x faster. Most were still there when the
-// measurement stopped at 30 s; the loops of Array.from, toUpperCase and
-// padStart returned after 27.7, 26.4 and 29.4 s, the deep completion value
-// after 32.3 s (then refused for its depth).
+// Each was measured with the engine of this commit (QuickJS 2026-05-21 on
+// wazero, HardKillWatchdog) by TestMeasureStuckCases, at the battery's
+// longest wall clock (maxStuckWall) and the memory limit given, in its own
+// process, two at a time on a shared 2-core machine: every family's guest
+// was still inside native code when the measurement stopped at 30 s, so it
+// outlives deadline + grace by far even on a machine five times faster.
+// (Of the stuck cases of stuck_test.go, the loop over indexOf returned
+// after 22.3 s; the others were still there at 30 and 45 s.)
 // None ends early with a memory or CPU limit or a throw; its memory limit is
 // the smallest of 1, 4, 16 and 64 MiB at which it stays stuck: at the next
 // smaller one it runs out of memory at once (a memory limit hit in time is
@@ -83,6 +82,23 @@ var stuckFamilies = []stuckFamily{
 	// parsing generated text
 	{name: "a loop of JSON.parse of a million-element array text", script: `for(s='['+'0,'.repeat(1e6)+'0]';;)JSON.parse(s).length`, memory: 16 << 20},
 	{name: "a loop of eval of 1e5 generated statements", script: `for(s='x=1;'.repeat(1e5);;)eval(s)`, memory: 16 << 20},
+	// iterators: the built-in iterators' next runs natively, without a call
+	{name: "Iterator drop of 2^32 values of a 2^32-1 sparse array", script: `Array(2**32-1).values().drop(2**32).next()`, memory: 1 << 20},
+	{name: "Iterator.concat of a 2^32-1 sparse array's values, drained by drop", script: `Iterator.concat(Array(2**32-1).values()).drop(2**32).next()`, memory: 1 << 20},
+	{name: "Math.sumPrecise of the 2^32-1 keys of a sparse array", script: `Math.sumPrecise(Array(2**32-1).keys())`, memory: 1 << 20},
+	// Set methods and the Set constructor over a huge iterable
+	{name: "Set union with a set-like whose keys are 2^32-1 values", script: `new Set().union({size:1,has(){},keys:()=>Array(2**32-1).values()}).size`, memory: 1 << 20},
+	{name: "Set isSupersetOf a set-like whose keys are 2^32-1 values", script: `new Set([undefined]).isSupersetOf({size:1,has(){},keys:()=>Array(2**32-1).values()})`, memory: 1 << 20},
+	// the RegExp v flag: class set operations are computed at compile time
+	{name: "a v-flag class of 4e5 nested set differences", script: `new RegExp('['+'[\\p{L}--[a-z]]'.repeat(4e5)+']','v')`, memory: 16 << 20},
+	// base64 and hex of a large buffer, and other linear string builtins
+	{name: "a loop of toBase64 of 10 MB", script: `for(a=new Uint8Array(1e7);;)a.toBase64().length`, memory: 64 << 20},
+	{name: "a loop of toHex of 5 MB", script: `for(a=new Uint8Array(5e6);;)a.toHex().length`, memory: 64 << 20},
+	{name: "a loop of fromBase64 of 12 MB of text", script: `for(s='AAAA'.repeat(3e6);;)Uint8Array.fromBase64(s).length`, memory: 64 << 20},
+	{name: "a loop of fromHex of 10 MB of text", script: `for(s='00'.repeat(5e6);;)Uint8Array.fromHex(s).length`, memory: 64 << 20},
+	{name: "a loop of RegExp.escape of 5e6 characters", script: `for(s='.'.repeat(5e6);;)RegExp.escape(s).length`, memory: 64 << 20},
+	{name: "a loop of sorts of a 1e7-element Float16Array", script: `for(a=new Float16Array(1e7);;)a.sort()`, memory: 64 << 20},
+	{name: "a loop of toWellFormed of 5e6 lone surrogates", script: `for(s='\ud800'.repeat(5e6);;)s.toWellFormed().length`, memory: 64 << 20},
 }
 
 // The battery is at least 35 distinct families of scripts short enough to
