@@ -8,7 +8,11 @@
 #                          instances warm between runs, and with WithPoolSize(0)
 #                          (the instance built on the request path);
 #   native                 QuickJS built natively from the same tarball;
-#   quickjs-emscripten     quickjs-emscripten 0.32 on Node, loom's reference.
+#   quickjs-emscripten     quickjs-emscripten 0.32 on Node, loom's reference;
+#   engine-on-v8           this engine's own quickjs/sandbox.wasm on Node's
+#                          WebAssembly (V8): the same wasm on another runtime,
+#                          which splits the gap to quickjs-emscripten into the
+#                          runtime's share and the build's.
 #
 # Then, unless SERVICE=0, the service itself over HTTP on loopback
 # (bench/cmd/load: the binary's `serve` against a temporary store; throughput
@@ -106,7 +110,7 @@ workloads=(
   "sort|sort.js|null.json|67108864|10"
   "alloc-bomb-16MiB|alloc-bomb.js|null.json|16777216|12"
 )
-engines=(engine engine-pool0 native quickjs-emscripten)
+engines=(engine engine-pool0 native quickjs-emscripten engine-on-v8)
 [ -z "$baseline_rev" ] || engines+=(engine-baseline)
 
 batch() { # engine workload script input mem runs round
@@ -119,6 +123,7 @@ batch() { # engine workload script input mem runs round
     engine-baseline) "$bin/enginebench-baseline" -engine engine-baseline -cache "$out/wazero-cache-baseline" -process-kill "${args[@]}" ;;
     native) "$out/native/runner" -engine native "${args[@]}" ;;
     quickjs-emscripten) node bench/node/runner.mjs -engine quickjs-emscripten "${args[@]}" ;;
+    engine-on-v8) node bench/node/sandbox-wasm.mjs -engine engine-on-v8 "${args[@]}" ;;
   esac >> "$results" 2>> "$log"
 }
 

@@ -5,10 +5,11 @@
  *   runner -engine NAME -workload NAME -script FILE -input FILE
  *          -mem BYTES -warmup N -runs N -round N
  *
- * A run is: JS_NewRuntime, JS_NewContext, JS_SetMemoryLimit, JS_ParseJSON of
- * the input, the global `input`, JS_Eval of the script as global code,
+ * A run is: JS_NewRuntime2 (QuickJS's default allocator, with a flag for a
+ * refused allocation), JS_NewContext, JS_SetMemoryLimit, JS_ParseJSON of the
+ * input, the global `input`, JS_Eval of the script as global code,
  * JSON.stringify of the completion value, and freeing everything. It is timed
- * with clock_gettime(CLOCK_MONOTONIC) from before JS_NewRuntime to after
+ * with clock_gettime(CLOCK_MONOTONIC) from before JS_NewRuntime2 to after
  * JS_FreeRuntime. Like the engine's shim, the memory limit is set after the
  * context exists, and an interrupt handler checks a wall-clock deadline (30 s)
  * so that a runaway cannot hang the benchmark.
@@ -22,7 +23,73 @@
 #include <string.h>
 #include <time.h>
 
+#include <malloc.h>
+
 #include "quickjs.h"
+
+/* refused is set when an allocation is refused for the memory limit. Under
+ * that limit QuickJS may fail to allocate the InternalError it throws for
+ * it and throw something else (null): the flag, not the error, says that
+ * the run hit the limit, as the engine's shim decides it (sb.oom). The
+ * allocator is QuickJS's default one (js_def_malloc and friends) plus the
+ * flag. */
+static int refused;
+
+static void *counted_malloc(JSMallocState *s, size_t size)
+{
+    void *p;
+    if (s->malloc_size + size > s->malloc_limit) {
+        refused = 1;
+        return NULL;
+    }
+    p = malloc(size);
+    if (!p) {
+        refused = 1;
+        return NULL;
+    }
+    s->malloc_count++;
+    s->malloc_size += malloc_usable_size(p) + 8;
+    return p;
+}
+
+static void counted_free(JSMallocState *s, void *p)
+{
+    if (!p)
+        return;
+    s->malloc_count--;
+    s->malloc_size -= malloc_usable_size(p) + 8;
+    free(p);
+}
+
+static void *counted_realloc(JSMallocState *s, void *p, size_t size)
+{
+    size_t old;
+    void *q;
+    if (!p)
+        return size ? counted_malloc(s, size) : NULL;
+    if (size == 0) {
+        counted_free(s, p);
+        return NULL;
+    }
+    old = malloc_usable_size(p);
+    if (s->malloc_size + size - old > s->malloc_limit) {
+        refused = 1;
+        return NULL;
+    }
+    q = realloc(p, size);
+    if (!q) {
+        refused = 1;
+        return NULL;
+    }
+    s->malloc_size += malloc_usable_size(q) - old;
+    return q;
+}
+
+static size_t counted_usable_size(const void *p) { return malloc_usable_size((void *)p); }
+
+static const JSMallocFunctions counted_malloc_funcs = {
+    counted_malloc, counted_free, counted_realloc, counted_usable_size,
+};
 
 static double now_ms(void)
 {
@@ -93,8 +160,9 @@ static void set_kind(struct outcome *o, const char *kind, const char *text, size
     o->bytes = n;
 }
 
-/* describe_exception classifies the pending exception: QuickJS's own
- * InternalError "out of memory" is the memory limit; anything else threw. */
+/* describe_exception classifies the pending exception: after a refused
+ * allocation, or QuickJS's own InternalError "out of memory", the memory
+ * limit; anything else threw. */
 static void describe_exception(JSContext *ctx, JSRuntime *rt, struct outcome *o)
 {
     JSValue exc, name, msg;
@@ -109,7 +177,7 @@ static void describe_exception(JSContext *ctx, JSRuntime *rt, struct outcome *o)
         n = JS_ToCString(ctx, name);
     if (JS_IsString(msg))
         m = JS_ToCString(ctx, msg);
-    if (n && m && strcmp(n, "InternalError") == 0 && strcmp(m, "out of memory") == 0) {
+    if (refused || (n && m && strcmp(n, "InternalError") == 0 && strcmp(m, "out of memory") == 0)) {
         set_kind(o, "limit:memory", "limit:memory", strlen("limit:memory"));
     } else {
         int len = snprintf(text, sizeof text, "threw:%s: %s", n ? n : "", m ? m : "");
@@ -133,7 +201,8 @@ static void run(const char *script, size_t script_len, const char *input, size_t
     JSContext *ctx;
     JSValue in, global, val, json;
 
-    rt = JS_NewRuntime();
+    refused = 0;
+    rt = JS_NewRuntime2(&counted_malloc_funcs, NULL);
     if (!rt) {
         fprintf(stderr, "runner: JS_NewRuntime failed\n");
         exit(1);

@@ -47,6 +47,10 @@ const (
 	enginePool0    = "engine-pool0"
 	native         = "native"
 	emscripten     = "quickjs-emscripten"
+	// engineOnV8 is this engine's own sandbox.wasm on Node's WebAssembly
+	// (bench/node/sandbox-wasm.mjs): with it the gap to quickjs-emscripten
+	// splits into the runtime's share and the build's (splitTable).
+	engineOnV8 = "engine-on-v8"
 )
 
 type record struct {
@@ -104,6 +108,10 @@ func main() {
 	ok := true
 	if *results != "" {
 		ok = table(w, workloads, cells)
+		if hasEngine(cells, engineOnV8) {
+			fmt.Fprintln(w)
+			splitTable(w, workloads, cells)
+		}
 	}
 	if *gobench != "" {
 		if err := goBenchCompare(w, *gobench); err != nil {
@@ -240,7 +248,7 @@ func table(w io.Writer, workloads []string, cells map[string]map[string]*cell) b
 			}
 		}
 		for e := range byEngine {
-			if !slices.Contains(engines, e) {
+			if !slices.Contains(engines, e) && e != engineOnV8 {
 				fmt.Fprintf(os.Stderr, "report: ignoring unknown engine %q\n", e)
 			}
 		}
@@ -276,6 +284,43 @@ func table(w io.Writer, workloads []string, cells map[string]map[string]*cell) b
 	fmt.Fprintln(w, "Milliseconds per evaluation: median (p90), over `runs` timed runs per engine (the fewest of any engine).")
 	fmt.Fprintln(w, "Ratios are of medians; below 1× this engine is faster. q-e is quickjs-emscripten.")
 	return agree
+}
+
+// splitTable splits this engine's gap to quickjs-emscripten in two: the
+// same sandbox.wasm on wazero against on V8 is the runtime's share, and on
+// V8 against quickjs-emscripten (also on V8) the build's (QuickJS's
+// version, the shim, the compiler and its flags). The V8 runs instantiate
+// and set up the module in the timed region, as pool=0 does, so they are
+// set beside pool=0.
+func splitTable(w io.Writer, workloads []string, cells map[string]map[string]*cell) {
+	fmt.Fprintln(w, "| workload | this engine, pool=0 (wazero) | its sandbox.wasm on V8 | quickjs-emscripten (V8) | wazero / V8: the runtime | V8 / q-e: the build | pool=0 / q-e |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
+	for _, wl := range workloads {
+		med := map[string]float64{}
+		row := []string{wl}
+		for _, e := range []string{enginePool0, engineOnV8, emscripten} {
+			c := cells[wl][e]
+			if c == nil {
+				row = append(row, "–")
+				continue
+			}
+			m, p := quantiles(c.ms)
+			med[e] = m
+			row = append(row, fmt.Sprintf("%s (%s)", ms(m), ms(p)))
+		}
+		for _, pair := range [][2]string{{enginePool0, engineOnV8}, {engineOnV8, emscripten}, {enginePool0, emscripten}} {
+			a, okA := med[pair[0]]
+			b, okB := med[pair[1]]
+			if okA && okB {
+				row = append(row, ratio(a, b))
+			} else {
+				row = append(row, "–")
+			}
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Milliseconds per evaluation: median (p90). The two parts multiply to the last column.")
 }
 
 // hasEngine reports whether any workload has results of engine e.
