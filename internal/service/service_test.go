@@ -14,15 +14,16 @@ import (
 )
 
 // The service built from an empty environment (Defaults) advertises the
-// limits README's GET /v1/capabilities example shows, so that a default
-// restated differently anywhere on the way (the configuration, the handler,
-// the effect, the engine) fails here.
+// limits and the engine README's GET /v1/capabilities example shows, so that
+// a default restated differently anywhere on the way (the configuration, the
+// handler, the effect, the engine) fails here, and so does an example left
+// behind by an engine upgrade.
 func TestServiceFromDefaultsAdvertisesREADMELimits(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^\{"spiVersion".*"limits":(\{[^}]*\}).*$`).FindSubmatch(readme)
+	m := regexp.MustCompile(`(?m)^\{"spiVersion".*"limits":(\{[^}]*\}).*"engine":(\{[^}]*\}).*$`).FindSubmatch(readme)
 	if m == nil {
 		t.Fatal("README has no capabilities example")
 	}
@@ -30,6 +31,7 @@ func TestServiceFromDefaultsAdvertisesREADMELimits(t *testing.T) {
 	if err := json.Unmarshal(m[1], &want); err != nil {
 		t.Fatal(err)
 	}
+	wantEngine := string(m[2])
 
 	ctx := context.Background()
 	store, err := contentstore.NewMemStore(contentstore.Options{})
@@ -53,6 +55,7 @@ func TestServiceFromDefaultsAdvertisesREADMELimits(t *testing.T) {
 	resp.Body.Close()
 	var got struct {
 		Limits map[string]int64 `json:"limits"`
+		Engine json.RawMessage  `json:"engine"`
 	}
 	if err := json.Unmarshal(body, &got); err != nil {
 		t.Fatalf("%v: %s", err, body)
@@ -64,5 +67,8 @@ func TestServiceFromDefaultsAdvertisesREADMELimits(t *testing.T) {
 	}
 	if len(got.Limits) != len(want) {
 		t.Errorf("limits: the service says %v, README %v", got.Limits, want)
+	}
+	if string(got.Engine) != wantEngine {
+		t.Errorf("engine: the service says %s, README %s", got.Engine, wantEngine)
 	}
 }
