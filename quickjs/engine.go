@@ -27,10 +27,11 @@ type Engine struct {
 	cfg config
 	rt  wazero.Runtime
 
-	compileOnce sync.Once
-	compiled    wazero.CompiledModule
-	image       *memImage // linear memory after the set-up (captureImage)
-	compileErr  error
+	compileOnce  sync.Once
+	compiledDone chan struct{} // closed once compiled, image and compileErr are set
+	compiled     wazero.CompiledModule
+	image        *memImage // linear memory after the set-up (captureImage)
+	compileErr   error
 
 	pool     chan *instance
 	stop     chan struct{}
@@ -205,40 +206,61 @@ func (e *Engine) Warm(ctx context.Context) error {
 	return e.compile(ctx)
 }
 
+// compile compiles the engine once, for every caller. The compilation is
+// the engine's, not the first caller's: it runs to its end without the
+// caller's cancellation, so that a first request that gives up (a client
+// gone, a deadline met on a busy machine) does not leave an engine that
+// fails every later evaluation. A caller whose context ends meanwhile waits
+// no longer and gets its context's error.
 func (e *Engine) compile(ctx context.Context) error {
 	e.compileOnce.Do(func() {
-		cm, err := e.rt.CompileModule(ctx, sandboxWasm)
-		if err != nil && e.cfg.cacheDir != "" {
-			// A cache that cannot serve this host (read-only and keyed for
-			// other CPU features, say) must not stop the service: compile
-			// without it.
-			e.cfg.logger.Warn("quickjs: compiling through the cache failed; compiling without it",
-				"dir", e.cfg.cacheDir, "err", err)
-			var rt wazero.Runtime
-			if rt, err = newRuntime(ctx, e.cfg, false); err == nil {
-				_ = e.rt.Close(ctx)
-				e.rt = rt
-				cm, err = e.rt.CompileModule(ctx, sandboxWasm)
-			}
-		}
-		if err == nil {
-			err = checkExports(cm)
-		}
-		var image *memImage
-		if err == nil {
-			image, err = captureImage(ctx, e.rt, cm, e.mem)
-		}
-		if err != nil {
-			e.compileErr = fmt.Errorf("quickjs: compile engine: %w", err)
-			return
-		}
-		e.compiled, e.image = cm, image
-		if e.cfg.poolSize > 0 {
-			e.filling.Add(1)
-			go e.fill()
-		}
+		e.compiledDone = make(chan struct{})
+		go func() {
+			defer close(e.compiledDone)
+			e.compileNow(context.WithoutCancel(ctx))
+		}()
 	})
-	return e.compileErr
+	select {
+	case <-e.compiledDone:
+		return e.compileErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// compileNow compiles the module, checks its exports and captures the
+// set-up's memory image, then starts filling the pool.
+func (e *Engine) compileNow(ctx context.Context) {
+	cm, err := e.rt.CompileModule(ctx, sandboxWasm)
+	if err != nil && e.cfg.cacheDir != "" {
+		// A cache that cannot serve this host (read-only and keyed for
+		// other CPU features, say) must not stop the service: compile
+		// without it.
+		e.cfg.logger.Warn("quickjs: compiling through the cache failed; compiling without it",
+			"dir", e.cfg.cacheDir, "err", err)
+		var rt wazero.Runtime
+		if rt, err = newRuntime(ctx, e.cfg, false); err == nil {
+			_ = e.rt.Close(ctx)
+			e.rt = rt
+			cm, err = e.rt.CompileModule(ctx, sandboxWasm)
+		}
+	}
+	if err == nil {
+		err = checkExports(cm)
+	}
+	var image *memImage
+	if err == nil {
+		image, err = captureImage(ctx, e.rt, cm, e.mem)
+	}
+	if err != nil {
+		e.compileErr = fmt.Errorf("quickjs: compile engine: %w", err)
+		return
+	}
+	e.compiled, e.image = cm, image
+	if e.cfg.poolSize > 0 && !e.closed.Load() {
+		e.filling.Add(1)
+		go e.fill()
+	}
 }
 
 // fill keeps the pool full of fresh instances, and closes used ones, until
@@ -410,6 +432,9 @@ func (e *Engine) Run(ctx context.Context, req effect.Request, logs bool) (Result
 			"script of %d bytes exceeds the engine's memory maximum of %d bytes", len(req.Script), e.cfg.maxMemory))}, nil
 	}
 	if err := e.compile(ctx); err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
 		return Result{Outcome: effect.Infrastructure(err.Error())}, nil
 	}
 	if !e.begin() {

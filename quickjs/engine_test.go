@@ -738,3 +738,29 @@ func TestMemoryPressureScriptsEndTyped(t *testing.T) {
 		}
 	}
 }
+
+// The engine compiles once for every caller: a first evaluation whose
+// context ends while the engine compiles gets its context's error, and the
+// engine, compiled to the end regardless, serves the next one. (Compiled
+// under the first caller's context, an engine whose guest is terminated
+// when a context ends failed every later evaluation.)
+func TestFirstCallCancelledDuringCompile(t *testing.T) {
+	for _, hk := range []quickjs.HardKill{quickjs.HardKillWatchdog, quickjs.HardKillContextDone} {
+		t.Run(hk.String(), func(t *testing.T) {
+			e, err := quickjs.New(context.Background(), quickjs.WithPoolSize(0), quickjs.WithHardKill(hk, time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = e.Close(context.Background()) })
+			// compiling takes hundreds of milliseconds: the context ends first
+			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+			defer cancel()
+			if out, err := e.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "null", Limits: limits}); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("the first call, its context ended during the compilation: %s, %v; want the context's error", describe(out), err)
+			}
+			if out := eval(t, e, "1 + 1", "null", limits); !sameOutcome(out, effect.OK([]byte("2"))) {
+				t.Fatalf("the next call: %s", describe(out))
+			}
+		})
+	}
+}
