@@ -10,6 +10,8 @@
 // effect treats as untyped and retryable. Only the caller's own doing is
 // returned as an error: its cancellation, and limits no service takes
 // (ErrInvalidLimits). A zero limit takes the service's default.
+//
+// client/README.md has a complete program.
 package client
 
 import (
