@@ -7,8 +7,11 @@
 // response whose body decodes strictly into ADR 0144 D2's closed vocabulary.
 // Every other answer (a problem document, a 5xx, a network error, a redirect,
 // a malformed or oversized body) becomes an infrastructure outcome, which the
-// effect treats as untyped and retryable; only the caller's own cancellation
-// is returned as an error.
+// effect treats as untyped and retryable. Only the caller's own doing is
+// returned as an error: its cancellation, and limits no service takes
+// (ErrInvalidLimits). A zero limit takes the service's default.
+//
+// client/README.md has a complete program.
 package client
 
 import (
@@ -61,6 +64,10 @@ var (
 	// document.
 	ErrInvalidCapabilities = errors.New("client: invalid capabilities document")
 )
+
+// ErrInvalidLimits is wrapped by the error of Evaluate, EvaluateRef and
+// Evaluations for limits with a negative member, which are never sent.
+var ErrInvalidLimits = errors.New("client: invalid limits")
 
 // Option configures a Client.
 type Option func(*config)

@@ -14,7 +14,9 @@ import (
 
 const evaluatePath = "/v1/sandbox/evaluate"
 
-// toWire writes limits as the service reads them, in whole milliseconds.
+// toWire writes limits as the service reads them, in whole milliseconds. A
+// zero member stays zero, which the request leaves out (the service's
+// default).
 func toWire(l effect.Limits) api.RequestLimits {
 	ms := int64(l.WallClock / time.Millisecond)
 	if l.WallClock%time.Millisecond != 0 {
@@ -23,15 +25,39 @@ func toWire(l effect.Limits) api.RequestLimits {
 	return api.RequestLimits{WallClockMs: ms, MemoryBytes: l.MemoryBytes}
 }
 
+// checkLimits refuses negative limits, which no service takes; a zero member
+// is the service's default.
+func checkLimits(l effect.Limits) error {
+	if l.WallClock < 0 || l.MemoryBytes < 0 {
+		return fmt.Errorf("%w: wall clock %v and memoryBytes %d must not be negative (zero takes the service's default)",
+			ErrInvalidLimits, l.WallClock, l.MemoryBytes)
+	}
+	return nil
+}
+
 // Evaluate runs req on the service (ADR 0144 D1) and implements
-// effect.Backend. Cancelling ctx cancels the HTTP request, which ends the run
-// on the service, and Evaluate returns ctx's error. Everything else that goes
-// wrong on the way is an infrastructure outcome saying what happened; a
-// successful outcome's Value is the JSON text the service sent.
+// effect.Backend; a successful outcome's Value is the JSON text the service
+// sent.
+//
+// Limits: a zero member of req.Limits is left out of the request, so the
+// service's default applies to it (Limits().DefaultWallClock and
+// DefaultMemoryBytes, from GET /v1/capabilities); the zero effect.Limits runs
+// under both defaults. The wall clock is sent in whole milliseconds, rounded
+// up. A negative member is the caller's error: Evaluate sends nothing and
+// returns an error that wraps ErrInvalidLimits. Limits above the service's
+// maxima are the service's to refuse: an infrastructure outcome that carries
+// its detail.
+//
+// Cancelling ctx cancels the HTTP request, which ends the run on the
+// service, and Evaluate returns ctx's error. Everything else that goes wrong
+// on the way is an infrastructure outcome saying what happened.
 func (c *Client) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
 	// A lone surrogate (WTF-8, as the engine and the service hold one) is
 	// sent as its escape, which the service reads back as the same code
 	// unit; any other byte that is not UTF-8 has no JSON form.
+	if err := checkLimits(req.Limits); err != nil {
+		return effect.Outcome{}, err
+	}
 	script := req.Script
 	if !jsontext.ValidWTF8(script) {
 		return infrastructure("the script is not valid UTF-8, which a JSON request cannot carry"), nil
@@ -40,9 +66,13 @@ func (c *Client) Evaluate(ctx context.Context, req effect.Request) (effect.Outco
 }
 
 // EvaluateRef is Evaluate for a script the service reads from its own store
-// by content reference ("sha256:…"). A reference the service does not hold is
-// an infrastructure outcome carrying the service's detail.
+// by content reference ("sha256:…"), with the same limits. A reference the
+// service does not hold is an infrastructure outcome carrying the service's
+// detail.
 func (c *Client) EvaluateRef(ctx context.Context, scriptRef, inputJSON string, limits effect.Limits) (effect.Outcome, error) {
+	if err := checkLimits(limits); err != nil {
+		return effect.Outcome{}, err
+	}
 	if scriptRef == "" {
 		return infrastructure("empty script reference"), nil
 	}
@@ -52,11 +82,6 @@ func (c *Client) EvaluateRef(ctx context.Context, scriptRef, inputJSON string, l
 func (c *Client) evaluate(ctx context.Context, body api.SandboxRequest, limits effect.Limits) (effect.Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return effect.Outcome{}, err
-	}
-	// A zero limit is refused here rather than sent: the service must never
-	// read it as "use the default".
-	if limits.WallClock <= 0 || limits.MemoryBytes <= 0 {
-		return infrastructure(fmt.Sprintf("invalid limits: wall clock %v and memoryBytes %d must be positive", limits.WallClock, limits.MemoryBytes)), nil
 	}
 	if !utf8.ValidString(body.InputJSON) {
 		return infrastructure("the input is not valid UTF-8, which a JSON request cannot carry"), nil

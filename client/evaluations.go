@@ -22,7 +22,8 @@ type EvaluationRequest struct {
 	// Input is the script's input as JSON text; nil sends null.
 	Input json.RawMessage
 	// Limits, when set, are sent; a zero member is left out, so that the
-	// service's default applies to it. Nil leaves both to the service.
+	// service's default applies to it. Nil leaves both to the service. A
+	// negative member is refused before sending (ErrInvalidLimits).
 	Limits *effect.Limits
 	// ExpectedOutputShapeHash, when set, asks for the shape check.
 	ExpectedOutputShapeHash string
@@ -56,11 +57,11 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 		return EvaluationResponse{}, errors.New("client: EvaluationRequest.ScriptRef is empty")
 	case req.Input != nil && jsontext.Validate(req.Input) != nil:
 		return EvaluationResponse{}, errors.New("client: EvaluationRequest.Input is not JSON text")
-	case req.Limits != nil && (req.Limits.WallClock < 0 || req.Limits.MemoryBytes < 0):
-		return EvaluationResponse{}, fmt.Errorf("client: EvaluationRequest.Limits must not be negative, got wall clock %v and memoryBytes %d",
-			req.Limits.WallClock, req.Limits.MemoryBytes)
 	}
 	if req.Limits != nil {
+		if err := checkLimits(*req.Limits); err != nil {
+			return EvaluationResponse{}, err
+		}
 		body.Limits = toWire(*req.Limits)
 	}
 	data, err := api.AppendEvaluationRequest(nil, body)

@@ -1,0 +1,153 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/client"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+)
+
+// A zero member of the limits is left out of the request, which is how the
+// wire asks for the service's default; the other member is sent as given.
+func TestZeroLimitsAreLeftToTheService(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		limits effect.Limits
+		want   any // the request's "limits" member; nil: absent
+	}{
+		{"zero", effect.Limits{}, nil},
+		{"zero wall clock", effect.Limits{MemoryBytes: 1 << 20}, map[string]any{"memoryBytes": float64(1 << 20)}},
+		{"zero memory", effect.Limits{WallClock: 250 * time.Millisecond}, map[string]any{"wallClockMs": 250.0}},
+		{"a nanosecond of wall clock is a millisecond", effect.Limits{WallClock: 1}, map[string]any{"wallClockMs": 1.0}},
+		{"both", effect.Limits{WallClock: time.Second, MemoryBytes: 2 << 20}, map[string]any{"wallClockMs": 1000.0, "memoryBytes": float64(2 << 20)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
+			c := dial(t, f.URL)
+			ctx := context.Background()
+			o, err := c.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "null", Limits: tc.limits})
+			if err != nil || !o.OK {
+				t.Fatalf("Evaluate = %+v, %v", o, err)
+			}
+			o, err = c.EvaluateRef(ctx, "sha256:"+strings.Repeat("0", 64), "null", tc.limits)
+			if err != nil || !o.OK {
+				t.Fatalf("EvaluateRef = %+v, %v", o, err)
+			}
+			reqs := f.requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			for _, r := range reqs {
+				var body map[string]any
+				if err := json.Unmarshal(r.Body, &body); err != nil {
+					t.Fatal(err)
+				}
+				got, present := body["limits"]
+				if tc.want == nil && present {
+					t.Errorf("sent limits %v, want none: %s", got, r.Body)
+				}
+				if tc.want != nil && !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("sent limits %v, want %v: %s", got, tc.want, r.Body)
+				}
+			}
+		})
+	}
+}
+
+// Negative limits are the caller's error on every call, and nothing is sent.
+func TestNegativeLimitsAreTheCallersError(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
+	c := dial(t, f.URL)
+	ctx := context.Background()
+	for name, l := range map[string]effect.Limits{
+		"negative wall clock":              {WallClock: -time.Millisecond, MemoryBytes: 1 << 20},
+		"negative memory":                  {WallClock: time.Second, MemoryBytes: -1},
+		"both negative":                    {WallClock: -1, MemoryBytes: -1},
+		"negative wall clock, zero memory": {WallClock: -time.Second},
+		"negative memory, zero wall clock": {MemoryBytes: -(1 << 20)},
+	} {
+		check := func(call string, err error) {
+			t.Helper()
+			if !errors.Is(err, client.ErrInvalidLimits) {
+				t.Errorf("%s: %s returned %v, want an error wrapping ErrInvalidLimits", name, call, err)
+			} else if !strings.Contains(err.Error(), "must not be negative") {
+				t.Errorf("%s: %s: %v does not say what is wrong", name, call, err)
+			}
+		}
+		o, err := c.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "null", Limits: l})
+		if err == nil {
+			t.Errorf("%s: Evaluate returned the outcome %+v", name, o)
+		}
+		check("Evaluate", err)
+		_, err = c.EvaluateRef(ctx, "sha256:"+strings.Repeat("0", 64), "null", l)
+		check("EvaluateRef", err)
+		_, err = c.Evaluations(ctx, client.EvaluationRequest{ScriptRef: ref, Limits: &l})
+		check("Evaluations", err)
+		// the caller's error comes first, whatever else is wrong
+		_, err = c.Evaluate(ctx, effect.Request{Script: "'\xff'", InputJSON: "null", Limits: l})
+		check("Evaluate of a script that is not UTF-8", err)
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("%d requests sent, want none", n)
+	}
+}
+
+// On the real service, a zero member runs under the service's default: the
+// service here has a wall clock of 1 s and 16 MiB by default, which a
+// runaway and a 32 MiB string meet, while a member the caller gives is the
+// run's. A limit above the service's maximum stays the service's to refuse.
+func TestZeroLimitsRunUnderTheServicesDefaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the service")
+	}
+	s := servicetest.Start(t, servicetest.Options{Env: []string{"STORE_URL=none", "DEFAULT_WALL_CLOCK=1s", "DEFAULT_MEMORY_BYTES=16777216"}})
+	c := dial(t, s.URL)
+	if l := c.Limits(); l.DefaultWallClock != time.Second || l.DefaultMemoryBytes != 16<<20 {
+		t.Fatalf("the service's defaults are %v and %d bytes", l.DefaultWallClock, l.DefaultMemoryBytes)
+	}
+	const bigString = `"x".repeat(32 << 20).length`
+	for _, tc := range []struct {
+		name   string
+		script string
+		limits effect.Limits
+		want   effect.Outcome
+	}{
+		{"zero: a value", "input.a + 1", effect.Limits{}, effect.OK([]byte("2"))},
+		{"zero: the default wall clock stops a runaway", "for (;;) {}", effect.Limits{}, effect.LimitHit(effect.LimitWallClock)},
+		{"zero: the default memory refuses 32 MiB", bigString, effect.Limits{}, effect.LimitHit(effect.LimitMemory)},
+		{"zero wall clock: the default stops a runaway", "for (;;) {}", effect.Limits{MemoryBytes: 64 << 20}, effect.LimitHit(effect.LimitWallClock)},
+		{"zero wall clock: the memory given holds 32 MiB", bigString, effect.Limits{MemoryBytes: 128 << 20}, effect.OK([]byte("33554432"))},
+		{"zero memory: the default refuses 32 MiB", bigString, effect.Limits{WallClock: 10 * time.Second}, effect.LimitHit(effect.LimitMemory)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			start := time.Now()
+			got, err := c.Evaluate(ctx, effect.Request{Script: tc.script, InputJSON: `{"a":1}`, Limits: tc.limits})
+			if err != nil {
+				t.Fatalf("Evaluate returned an error: %v", err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("outcome %+v (value %s), want %+v (value %s)", got, got.Value, tc.want, tc.want.Value)
+			}
+			if took := time.Since(start); got.Limit == effect.LimitWallClock && took > 10*time.Second {
+				t.Errorf("the runaway was stopped after %v, not at the default 1 s", took)
+			}
+		})
+	}
+	// above the service's maximum: the service refuses, and says which
+	over := effect.Limits{WallClock: c.Limits().MaxWallClock + time.Millisecond}
+	o, err := c.Evaluate(context.Background(), effect.Request{Script: "1", InputJSON: "null", Limits: over})
+	if err != nil {
+		t.Fatalf("Evaluate over the maximum returned an error: %v", err)
+	}
+	wantInfra(t, o, "HTTP 400", "maxWallClockMs of 30000")
+}
