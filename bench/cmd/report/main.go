@@ -269,15 +269,7 @@ func table(w io.Writer, workloads []string, cells map[string]map[string]*cell) b
 			runs = 0
 		}
 		row[2] = strconv.Itoa(runs)
-		for _, pair := range ratios {
-			a, okA := med[pair[0]]
-			b, okB := med[pair[1]]
-			if okA && okB {
-				row = append(row, ratio(a, b))
-			} else {
-				row = append(row, "–")
-			}
-		}
+		row = append(row, ratioCells(med, ratios)...)
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 	fmt.Fprintln(w)
@@ -308,19 +300,27 @@ func splitTable(w io.Writer, workloads []string, cells map[string]map[string]*ce
 			med[e] = m
 			row = append(row, fmt.Sprintf("%s (%s)", ms(m), ms(p)))
 		}
-		for _, pair := range [][2]string{{enginePool0, engineOnV8}, {engineOnV8, emscripten}, {enginePool0, emscripten}} {
-			a, okA := med[pair[0]]
-			b, okB := med[pair[1]]
-			if okA && okB {
-				row = append(row, ratio(a, b))
-			} else {
-				row = append(row, "–")
-			}
-		}
+		row = append(row, ratioCells(med, [][2]string{{enginePool0, engineOnV8}, {engineOnV8, emscripten}, {enginePool0, emscripten}})...)
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Milliseconds per evaluation: median (p90). The two parts multiply to the last column.")
+}
+
+// ratioCells is, for each pair of engines, the ratio of their medians, or a
+// dash where one has none.
+func ratioCells(med map[string]float64, pairs [][2]string) []string {
+	var cells []string
+	for _, pair := range pairs {
+		a, okA := med[pair[0]]
+		b, okB := med[pair[1]]
+		if okA && okB {
+			cells = append(cells, ratio(a, b))
+		} else {
+			cells = append(cells, "–")
+		}
+	}
+	return cells
 }
 
 // hasEngine reports whether any workload has results of engine e.
