@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test of deploy/image-test.sh: a test that reports PASS must be able to
-# report FAIL. Two runs of it, against the image it builds (cached by then:
-# CI runs image-test.sh just before this):
+# report FAIL. Two runs of it against the image it built (IMAGE_TEST_BUILD=0:
+# CI runs image-test.sh just before this; run it first by hand too):
 #
 #   wrong     IMAGE_TEST_WRONG=all: every check gets a deliberately wrong
 #             expectation. Each must report FAIL (no "ok" line), the summary
@@ -25,6 +25,10 @@ cd "$(dirname "$0")/.."
 start=$SECONDS
 image=${IMAGE_TEST_IMAGE:-localhost/sandbox-cloudrun:image-test}
 podman=(podman --runtime runc --cgroup-manager=cgroupfs)
+if ! "${podman[@]}" image exists "$image" 2>/dev/null; then
+  echo "image-test-selftest: no image $image: run deploy/image-test.sh first" >&2
+  exit 1
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -40,7 +44,7 @@ run() {
   local name=$1 t0=$SECONDS
   shift
   status=0
-  env -u IMAGE_TEST_FRESH -u IMAGE_TEST_WRONG -u IMAGE_TEST_RUN_ARGS "$@" bash deploy/image-test.sh >"$work/$name.log" 2>&1 || status=$?
+  env -u IMAGE_TEST_FRESH -u IMAGE_TEST_WRONG -u IMAGE_TEST_RUN_ARGS IMAGE_TEST_BUILD=0 "$@" bash deploy/image-test.sh >"$work/$name.log" 2>&1 || status=$?
   echo "image-test-selftest: $name: exit status $status in $((SECONDS - t0))s"
 }
 show() { sed 's/^/  | /' "$work/$1.log" >&2; }

@@ -2,7 +2,14 @@
 # image-test.sh: builds the Dockerfile itself with podman, and runs the image
 # the way Cloud Run runs it.
 #
-#   sudo bash deploy/image-test.sh      (root: podman rootful, debootstrap)
+#   sudo bash deploy/image-test.sh        build, run, check (root: podman
+#                                         runs rootful, debootstrap needs it)
+#   sudo bash deploy/image-test.sh base   only make the base image (.ci/run
+#                                         does it beside its other stages)
+#   sudo bash deploy/image-test.sh clean  remove what the runs keep (the base
+#                                         image, the image, their layers, the
+#                                         Go build cache): the next run pays
+#                                         what a fresh machine pays
 #
 # The build. The Dockerfile's stages start FROM golang:${GO_VERSION}-RELEASE,
 # which no registry serves here, so the script makes a local image of that
@@ -44,8 +51,8 @@
 # (deploy/image-test-selftest.sh does that for all of them).
 #
 # Environment:
-#   IMAGE_TEST_FRESH=1         what a fresh machine pays: the base rebuilt,
-#                              the build with no layer and no Go build cache
+#   IMAGE_TEST_BUILD=0         no base, no build: run the image as it is
+#                              (the self-test, after a run that built it)
 #   IMAGE_TEST_RUN_ARGS="..."  more podman run arguments (the self-test's
 #                              weakened runs)
 #   IMAGE_TEST_IMAGE           the image built (localhost/sandbox-cloudrun:image-test)
@@ -55,11 +62,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
+verb=${1:-test}
+case $verb in
+  test | base | clean) ;;
+  *)
+    echo "usage: deploy/image-test.sh [base | clean]" >&2
+    exit 2
+    ;;
+esac
 
 image=${IMAGE_TEST_IMAGE:-localhost/sandbox-cloudrun:image-test}
 mirror=${IMAGE_TEST_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 wrong=,${IMAGE_TEST_WRONG:-},
-fresh=${IMAGE_TEST_FRESH:-0}
+build=${IMAGE_TEST_BUILD:-1}
 read -ra run_args <<<"${IMAGE_TEST_RUN_ARGS:-}"
 # crun fails on these machines' hybrid cgroups; runc with cgroupfs does not.
 podman=(podman --runtime runc --cgroup-manager=cgroupfs)
@@ -115,9 +130,14 @@ cleanup() {
   for c in "${containers[@]}"; do
     "${podman[@]}" rm -f -t 0 "$c" >/dev/null 2>&1 || true
   done
-  rm -rf "$work"
+  # debootstrap, stopped halfway, may leave the host's /proc, /sys or /dev
+  # mounted in its target: unmount them, and never cross into one.
+  umount -R "$work"/base/{proc,sys,dev} 2>/dev/null || true
+  rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # --- the base image -----------------------------------------------------------
 # build_base makes $base: Debian by debootstrap, Go from the module proxy.
@@ -150,10 +170,7 @@ EOF
   mod=golang.org/toolchain@v0.0.1-go$go_version.linux-$arch
   say "base: Go $go_version from the module proxy ($mod)"
   mkdir "$work/gomod" # no go.mod here: the download changes no module
-  # A fresh machine has no module cache: download into an empty one.
-  modcache=$(go env GOMODCACHE)
-  [ "$fresh" != 1 ] || modcache=$work/gomodcache
-  dir=$(cd "$work/gomod" && GOMODCACHE=$modcache go mod download -json "$mod" |
+  dir=$(cd "$work/gomod" && go mod download -json "$mod" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p') ||
     die "base: go mod download $mod failed"
   [ -d "$dir/bin" ] || die "base: go mod download $mod gave no directory"
@@ -180,76 +197,107 @@ EOF
 
 # The key: the Dockerfile's versions and the recipe above.
 key="go$go_version-$release-$(declare -f build_base | sha256sum | cut -c1-16)"
+
+# ensure_base makes $base unless it is cached under the current key.
+ensure_base() {
+  local t0=$SECONDS have
+  have=$("${podman[@]}" image inspect --format "{{index .Labels \"$label\"}}" "$base" 2>/dev/null || true)
+  if [ "$have" = "$key" ]; then
+    say "base: $base is cached ($key)"
+  else
+    say "base: building $base ($key${have:+, replacing $have})"
+    build_base
+    say "base: built in $((SECONDS - t0))s"
+  fi
+  t_base=$((SECONDS - t0))
+}
+
+# --- the build --------------------------------------------------------------
+# build_image builds the Dockerfile as $image, and removes what earlier
+# builds left that this one does not use.
+build_image() {
+  local t0=$SECONDS old new version bundle used pruned before id
+  local args=(--pull=never "${ulimits[@]}")
+  old=$("${podman[@]}" image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
+  version=$(git rev-parse HEAD 2>/dev/null || echo dev)
+  # Where the host trusts a certificate authority that Debian's bundle lacks
+  # (these machines reach the module proxy through a TLS-intercepting
+  # proxy), the build's RUN steps see the host's bundle in its place: a bind
+  # mount, which no layer keeps, so the final image copies Debian's bundle
+  # as it would anywhere else.
+  bundle=/etc/ssl/certs/ca-certificates.crt
+  if [ -f "$bundle" ] && ! "${podman[@]}" run --rm "${ulimits[@]}" "$base" cat "$bundle" | cmp -s - "$bundle"; then
+    args+=(-v "$bundle:$bundle:ro")
+    say "build: the RUN steps see the host's $bundle (it trusts more than Debian's)"
+  fi
+  # Go's build cache, kept on the host between builds and seen by the RUN
+  # steps where the Dockerfile's go build puts it: a change to the source
+  # recompiles what it changed, not every dependency (minutes on two
+  # cores). Like the bundle, no layer keeps it; the binary is the same
+  # either way.
+  mkdir -p "$gocache"
+  args+=(-v "$gocache:/root/.cache/go-build")
+  say "build: podman build --pull=never --build-arg VERSION=$version -t $image ."
+  if ! "${podman[@]}" build "${args[@]}" --build-arg VERSION="$version" -t "$image" -f Dockerfile . \
+    >"$work/build.log" 2>&1; then
+    tail -n 60 "$work/build.log" >&2
+    die "build: podman build of the Dockerfile failed (the end of its output above)"
+  fi
+  grep -E '^(wasm:|image-smoke:|sandbox-cloudrun )' "$work/build.log" | sed 's/^/image-test: build: | /' || true
+  t_build=$((SECONDS - t0))
+  say "build: $image built in ${t_build}s"
+
+  # The image this one replaced goes, with its own layers (podman rmi
+  # removes an image's untagged parents with it, and refuses images in
+  # use); so do the build stages' layers that no longer lead to it: they
+  # carry the base's label, which FROM passes on.
+  new=$("${podman[@]}" image inspect --format '{{.Id}}' "$image")
+  if [ -n "$old" ] && [ "$old" != "$new" ]; then
+    "${podman[@]}" rmi "$old" >/dev/null 2>&1 || true
+  fi
+  used=" $(grep -oE '^--> (Using cache )?[0-9a-f]{11,}' "$work/build.log" | awk '{print substr($NF, 1, 11)}' | tr '\n' ' ') "
+  pruned=0
+  for _ in 1 2 3; do # a replaced base is dangling only once its layers are gone
+    before=$pruned
+    for id in $("${podman[@]}" images -a -q --no-trunc --filter dangling=true --filter "label=$label"); do
+      id=${id#sha256:}
+      [[ $used == *" ${id:0:11} "* ]] && continue
+      "${podman[@]}" rmi "$id" >/dev/null 2>&1 && pruned=$((pruned + 1))
+    done
+    [ "$pruned" != "$before" ] || break
+  done
+  [ "$pruned" = 0 ] || say "build: removed $pruned layer chains of earlier builds"
+}
+
 # One run at a time on a machine (the base, the build and its tag, the
 # containers): a second run waits here for the first to end.
 state_dir=/var/cache/sandbox-cloudrun-image-test
 mkdir -p "$state_dir"
 exec {lock}>"$state_dir/lock"
 flock "$lock"
-t0=$SECONDS
-have=$("${podman[@]}" image inspect --format "{{index .Labels \"$label\"}}" "$base" 2>/dev/null || true)
-if [ "$have" = "$key" ] && [ "$fresh" != 1 ]; then
-  say "base: $base is cached ($key)"
+gocache=${IMAGE_TEST_GOCACHE:-$state_dir/go-build}
+t_base=0 t_build=0
+if [ "$verb" = clean ]; then
+  "${podman[@]}" rmi "$image" >/dev/null 2>&1 || true
+  for _ in 1 2 3 4 5; do # the base goes once no layer is left on it
+    ids=$("${podman[@]}" images -a -q --filter "label=$label" | sort -u)
+    [ -n "$ids" ] || break
+    # shellcheck disable=SC2086 # one ID a word
+    "${podman[@]}" rmi $ids >/dev/null 2>&1 || true
+  done
+  [ -z "$("${podman[@]}" images -a -q --filter "label=$label")" ] ||
+    die "clean: images made from $base are left (a container uses them?)"
+  rm -rf --one-file-system "$gocache"
+  say "clean: removed $base, $image, their layers and $gocache"
+  exit 0
+elif [ "$build" = 0 ]; then
+  "${podman[@]}" image exists "$image" || die "IMAGE_TEST_BUILD=0, but there is no image $image: run deploy/image-test.sh first"
+  say "build: none (IMAGE_TEST_BUILD=0): the image $image as it is"
 else
-  say "base: building $base ($key${have:+, replacing $have})"
-  build_base
-  say "base: built in $((SECONDS - t0))s"
+  ensure_base
+  [ "$verb" != base ] || exit 0
+  build_image
 fi
-t_base=$((SECONDS - t0))
-
-# --- the build --------------------------------------------------------------
-t0=$SECONDS
-old=$("${podman[@]}" image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
-version=$(git rev-parse HEAD 2>/dev/null || echo dev)
-build_args=(--pull=never "${ulimits[@]}" --build-arg VERSION="$version" -t "$image" -f Dockerfile)
-# Where the host trusts a certificate authority that Debian's bundle lacks
-# (these machines reach the module proxy through a TLS-intercepting proxy),
-# the build's RUN steps see the host's bundle in its place: a bind mount,
-# which no layer keeps, so the final image copies Debian's bundle as it
-# would anywhere else.
-bundle=/etc/ssl/certs/ca-certificates.crt
-if [ -f "$bundle" ] && ! "${podman[@]}" run --rm "${ulimits[@]}" "$base" cat "$bundle" | cmp -s - "$bundle"; then
-  build_args+=(-v "$bundle:$bundle:ro")
-  say "build: the RUN steps see the host's $bundle (it trusts more than Debian's)"
-fi
-# Go's build cache, kept on the host between builds and seen by the RUN
-# steps where the Dockerfile's go build puts it: a change to the source
-# recompiles what it changed, not every dependency (minutes on two cores).
-# Like the bundle, no layer keeps it; the binary is the same either way.
-if [ "$fresh" = 1 ]; then
-  gocache=$work/go-build
-  build_args+=(--no-cache)
-else
-  gocache=${IMAGE_TEST_GOCACHE:-$state_dir/go-build}
-fi
-mkdir -p "$gocache"
-build_args+=(-v "$gocache:/root/.cache/go-build")
-say "build: podman build --pull=never -t $image . (VERSION=$version)"
-if ! "${podman[@]}" build "${build_args[@]}" . >"$work/build.log" 2>&1; then
-  tail -n 60 "$work/build.log" >&2
-  die "build: podman build of the Dockerfile failed (the end of its output above)"
-fi
-grep -E '^(wasm:|image-smoke:|sandbox-cloudrun )' "$work/build.log" | sed 's/^/image-test: build: | /' || true
-t_build=$((SECONDS - t0))
-say "build: $image built in ${t_build}s"
-
-# What earlier builds left and this one does not use: the image this one
-# replaced, with its own layers; and the build stages' layers that no
-# longer lead to it (they carry the base's label, which FROM passes on).
-# podman rmi removes an image's untagged parents with it, and refuses
-# images in use.
-new=$("${podman[@]}" image inspect --format '{{.Id}}' "$image")
-if [ -n "$old" ] && [ "$old" != "$new" ]; then
-  "${podman[@]}" rmi "$old" >/dev/null 2>&1 || true
-fi
-used=" $(grep -oE '^--> (Using cache )?[0-9a-f]{11,}' "$work/build.log" | awk '{print substr($NF, 1, 11)}' | tr '\n' ' ') "
-pruned=0
-for id in $("${podman[@]}" images -a -q --no-trunc --filter dangling=true --filter "label=$label"); do
-  id=${id#sha256:}
-  [[ $used == *" ${id:0:11} "* ]] && continue
-  "${podman[@]}" rmi "$id" >/dev/null 2>&1 && pruned=$((pruned + 1))
-done
-[ "$pruned" = 0 ] || say "build: removed $pruned layer chains of earlier builds"
 
 # --- checks -------------------------------------------------------------------
 checks=0 failures=0
