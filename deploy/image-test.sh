@@ -23,7 +23,10 @@
 # Go version, the Debian release and this script's recipe for it. Then
 # `podman build --pull=never` builds the Dockerfile as written: every other
 # line runs, `go mod download` through the module proxy, the build of the
-# binary, the baked compilation cache and the image smoke test.
+# binary, the baked compilation cache and the image smoke test. Its RUN
+# steps see two bind mounts, which no layer keeps (build_image says why):
+# the host's CA bundle where it trusts more than Debian's, and a Go build
+# cache kept on the host.
 #
 # The run, as Cloud Run runs a container: read-only root filesystem, the
 # image's user (65532), no added capabilities, PORT set in the environment
