@@ -59,7 +59,7 @@
 #   IMAGE_TEST_RUN_ARGS="..."  more podman run arguments (the self-test's
 #                              weakened runs)
 #   IMAGE_TEST_IMAGE           the image built (localhost/sandbox-cloudrun:image-test)
-#   IMAGE_TEST_DEBIAN_MIRROR   (http://deb.debian.org/debian)
+#   IMAGE_TEST_DEBIAN_MIRROR   a Debian mirror (debootstrap's default)
 #   IMAGE_TEST_GOCACHE         the host's directory for the build's Go build
 #                              cache (/var/cache/sandbox-cloudrun-image-test/go-build)
 set -euo pipefail
@@ -75,7 +75,7 @@ case $verb in
 esac
 
 image=${IMAGE_TEST_IMAGE:-localhost/sandbox-cloudrun:image-test}
-mirror=${IMAGE_TEST_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+mirror=${IMAGE_TEST_DEBIAN_MIRROR:-} # none: debootstrap's own default
 wrong=,${IMAGE_TEST_WRONG:-},
 build=${IMAGE_TEST_BUILD:-1}
 read -ra run_args <<<"${IMAGE_TEST_RUN_ARGS:-}"
@@ -121,9 +121,9 @@ if [ ${#froms[@]} != 1 ] || [ "${froms[0]#"$prefix"}" = "${froms[0]}" ]; then
 fi
 release=${froms[0]#"$prefix"}
 [[ $release =~ ^[a-z]+$ ]] || die "the Dockerfile's Debian release is \"$release\", want a codename such as bookworm"
-# What FROM golang:X-RELEASE means to a builder that pulls: Docker Hub's
-# official image. --pull=never finds the local image under that name.
-base=docker.io/library/golang:$go_version-$release
+# The name the FROM lines use: podman keeps the local image as
+# localhost/golang:..., and --pull=never resolves the short name to it.
+base=golang:$go_version-$release
 arch=$(go env GOHOSTARCH)
 
 work=$(mktemp -d)
@@ -145,25 +145,29 @@ trap 'exit 143' TERM
 # --- the base image -----------------------------------------------------------
 # build_base makes $base: Debian by debootstrap, Go from the module proxy.
 build_base() {
-  local root=$work/base mod dir got
-  say "base: debootstrap --variant=minbase $release from $mirror"
-  if ! debootstrap --variant=minbase --include=ca-certificates,curl "$release" "$root" "$mirror" \
+  local root=$work/base mod dir got uri
+  say "base: debootstrap --variant=minbase $release${mirror:+ from $mirror}"
+  # shellcheck disable=SC2086 # no mirror: no argument
+  if ! debootstrap --variant=minbase --include=ca-certificates,curl "$release" "$root" $mirror \
     >"$work/debootstrap.log" 2>&1; then
     tail -n 30 "$work/debootstrap.log" >&2
     die "base: debootstrap of Debian $release failed (log above)"
   fi
   # APT's sources as the official Debian images have them, for a RUN
-  # apt-get (the Dockerfile's engine rebuild).
+  # apt-get (the Dockerfile's engine rebuild), on the mirror debootstrap
+  # used: the one line it wrote, "deb URI RELEASE main".
+  uri=$(awk '$1 == "deb" { print $2; exit }' "$root/etc/apt/sources.list")
+  [ -n "$uri" ] || die "base: debootstrap wrote no APT source"
   rm -f "$root/etc/apt/sources.list"
   cat >"$root/etc/apt/sources.list.d/debian.sources" <<EOF
 Types: deb
-URIs: $mirror
+URIs: $uri
 Suites: $release $release-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 Types: deb
-URIs: ${mirror%/debian}/debian-security
+URIs: ${uri%/debian}/debian-security
 Suites: $release-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
