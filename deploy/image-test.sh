@@ -377,7 +377,7 @@ wait_ready() {
   logs | tail -n 30 >&2
   die "$cname: /readyz did not turn ready within 60s (its log above)"
 }
-# post PATH BODY prints the answer's body; took_ms is how long it took.
+# post PATH BODY prints the answer's body; took then prints how long it took (ms).
 post() {
   local t0
   t0=$(ms)
@@ -385,7 +385,7 @@ post() {
   echo " $(($(ms) - t0))" >"$work/took"
 }
 took() { tr -d ' \n' <"$work/took"; }
-# status_line PID FIELD: a field of /proc/PID/status, tabs as spaces.
+# status_field PID FIELD: a field of /proc/PID/status, tabs as spaces.
 status_field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr '\t' ' '; }
 
 # --- the container with no store ------------------------------------------
