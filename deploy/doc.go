@@ -13,5 +13,9 @@
 // prove it fails when a property is missing or weakened.
 //
 // image-smoke.sh, beside this file, is the smoke test the Dockerfile's build
-// stage runs against the binary it built.
+// stage runs against the binary it built. image-test.sh builds the Dockerfile
+// itself with podman (on a local stand-in for its golang base image, made
+// from Debian's packages and the Go toolchain of the module proxy) and runs
+// the image as Cloud Run runs it; image-test-selftest.sh shows that each of
+// its checks fails on a wrong expectation or a weakened run.
 package deploy

@@ -20,6 +20,7 @@ func TestDeployGuide(t *testing.T) {
 		{"call with an ID token", "gcloud auth print-identity-token"},
 		{"run the conformance kit against the service", "conformance --url"},
 		{"the credential-free variant", "scripts_bucket_enabled = false"},
+		{"build the image and run it as Cloud Run does, before pushing", "bash deploy/image-test.sh"},
 	}
 	for _, s := range steps {
 		if !strings.Contains(doc, s.needle) {
