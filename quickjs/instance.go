@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	mathrand "math/rand/v2"
@@ -29,21 +30,17 @@ const (
 
 // instance is one wasm instance with a QuickJS runtime and context already
 // created (restored from the set-up image). It serves exactly one run and is
-// then closed.
+// then closed. It holds a handle of each export a run calls, and no more:
+// making one is a cost of every instance.
 type instance struct {
-	mod                   api.Module
-	mem                   api.Memory
-	alloc, run, seed      api.Function
-	resultPtr, resultLen  api.Function
-	namePtr, nameLen      api.Function
-	logPtr, logLen, polls api.Function
-	oom                   api.Function
+	mod                 api.Module
+	mem                 api.Memory
+	alloc, run, outcome api.Function
 }
 
 // required lists the exports the host needs; a module without one of them is
 // refused with a specific error.
-var required = []string{"sb_alloc", "sb_init", "sb_seed", "sb_run", "sb_result_ptr", "sb_result_len",
-	"sb_name_ptr", "sb_name_len", "sb_log_ptr", "sb_log_len", "sb_polls", "sb_oom"}
+var required = []string{"sb_alloc", "sb_init", "sb_run", "sb_outcome"}
 
 func checkExports(cm wazero.CompiledModule) error {
 	ex := cm.ExportedFunctions()
@@ -161,9 +158,9 @@ func setUpInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModu
 	return in, nil
 }
 
-// newInstance instantiates the module and gives it the set-up's memory image
-// and a Math.random seed of its own: the per-run set-up that the pool keeps
-// off the request path.
+// newInstance instantiates the module and gives it the set-up's memory
+// image: the per-run set-up that the pool keeps off the request path. The
+// run gives it a Math.random seed of its own (exec).
 func newInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule, mem *memoryPool, image *memImage) (*instance, error) {
 	in, err := instantiate(ctx, r, cm, mem, moduleConfig)
 	if err != nil {
@@ -181,10 +178,6 @@ func newInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule
 			return nil, fmt.Errorf("quickjs: writing the set-up image at %d failed", sp.off)
 		}
 	}
-	if _, err := in.seed.Call(ctx, mathrand.Uint64()); err != nil {
-		in.close()
-		return nil, fmt.Errorf("quickjs: sb_seed: %w", err)
-	}
 	return in, nil
 }
 
@@ -195,19 +188,11 @@ func instantiate(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule
 		return nil, fmt.Errorf("quickjs: instantiate: %w", err)
 	}
 	return &instance{
-		mod:       mod,
-		mem:       mod.Memory(),
-		alloc:     mod.ExportedFunction("sb_alloc"),
-		run:       mod.ExportedFunction("sb_run"),
-		seed:      mod.ExportedFunction("sb_seed"),
-		resultPtr: mod.ExportedFunction("sb_result_ptr"),
-		resultLen: mod.ExportedFunction("sb_result_len"),
-		namePtr:   mod.ExportedFunction("sb_name_ptr"),
-		nameLen:   mod.ExportedFunction("sb_name_len"),
-		logPtr:    mod.ExportedFunction("sb_log_ptr"),
-		logLen:    mod.ExportedFunction("sb_log_len"),
-		polls:     mod.ExportedFunction("sb_polls"),
-		oom:       mod.ExportedFunction("sb_oom"),
+		mod:     mod,
+		mem:     mod.Memory(),
+		alloc:   mod.ExportedFunction("sb_alloc"),
+		run:     mod.ExportedFunction("sb_run"),
+		outcome: mod.ExportedFunction("sb_outcome"),
 	}, nil
 }
 
@@ -236,25 +221,46 @@ func (in *instance) put(ctx context.Context, s string) (uint32, error) {
 	return p, nil
 }
 
-// bytes copies len bytes at ptr out of guest memory.
-func (in *instance) bytes(ctx context.Context, ptrFn, lenFn api.Function) ([]byte, bool, error) {
-	l, err := lenFn.Call(ctx)
+// outcomeSize is the size of the shim's outcome record (sb_outcome).
+const outcomeSize = 40
+
+// shimOutcome is the shim's outcome record, as sb_outcome lays it out.
+type shimOutcome struct {
+	resultPtr, resultLen uint32
+	namePtr              uint32
+	nameLen              int32 // -1: no name
+	logPtr, logLen       uint32
+	polls                uint64
+	oom                  bool
+}
+
+// readOutcome calls sb_outcome and decodes the record it points at.
+func (in *instance) readOutcome(ctx context.Context) (shimOutcome, error) {
+	res, err := in.outcome.Call(ctx)
 	if err != nil {
-		return nil, false, err
+		return shimOutcome{}, err
 	}
-	n := int32(l[0])
-	if n < 0 {
-		return nil, false, nil
-	}
-	p, err := ptrFn.Call(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	b, ok := in.mem.Read(uint32(p[0]), uint32(n))
+	b, ok := in.mem.Read(uint32(res[0]), outcomeSize)
 	if !ok {
-		return nil, false, fmt.Errorf("guest returned an out-of-range buffer %#x+%d", p[0], n)
+		return shimOutcome{}, fmt.Errorf("guest returned an out-of-range outcome record %#x", res[0])
 	}
-	return append([]byte(nil), b...), true, nil
+	le := binary.LittleEndian
+	return shimOutcome{
+		resultPtr: le.Uint32(b[0:]), resultLen: le.Uint32(b[4:]),
+		namePtr: le.Uint32(b[8:]), nameLen: int32(le.Uint32(b[12:])),
+		logPtr: le.Uint32(b[16:]), logLen: le.Uint32(b[20:]),
+		polls: le.Uint64(b[24:]),
+		oom:   le.Uint32(b[32:]) != 0,
+	}, nil
+}
+
+// bytes copies n bytes at p out of guest memory.
+func (in *instance) bytes(p, n uint32) ([]byte, error) {
+	b, ok := in.mem.Read(p, n)
+	if !ok {
+		return nil, fmt.Errorf("guest returned an out-of-range buffer %#x+%d", p, n)
+	}
+	return bytes.Clone(b), nil
 }
 
 // rawResult is what one run left in the instance.
@@ -267,7 +273,8 @@ type rawResult struct {
 	polls   uint64
 }
 
-// exec runs the script on the input inside the instance.
+// exec runs the script on the input inside the instance, with a Math.random
+// seed of its own.
 func (in *instance) exec(ctx context.Context, script, input string, memLimit int64, cpuBudget uint64, wantLogs bool) (rawResult, error) {
 	sp, err := in.put(ctx, script)
 	if err != nil {
@@ -277,38 +284,40 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 	if err != nil {
 		return rawResult{}, fmt.Errorf("copy input in: %w", err)
 	}
-	res, err := in.run.Call(ctx, uint64(sp), uint64(len(script)), uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget)
+	res, err := in.run.Call(ctx, uint64(sp), uint64(len(script)), uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget, mathrand.Uint64())
 	if err != nil {
 		// A trap after an allocation was refused is the memory limit at
 		// work, reached through one of QuickJS's faulty allocation-failure
 		// paths: report it as the limit, which it is, deterministically.
 		var exit *sys.ExitError
 		if !errors.As(err, &exit) {
-			if o, oerr := in.oom.Call(ctx); oerr == nil && o[0] != 0 {
+			if o, oerr := in.readOutcome(ctx); oerr == nil && o.oom {
 				return rawResult{status: statusLimitMemory}, nil
 			}
 		}
 		return rawResult{}, err
 	}
-	out := rawResult{status: int32(res[0])}
+	o, err := in.readOutcome(ctx)
+	if err != nil {
+		return rawResult{}, err
+	}
+	out := rawResult{status: int32(res[0]), polls: o.polls}
 	switch out.status {
 	case statusOK, statusThrew, statusInputInvalid:
-		if out.result, _, err = in.bytes(ctx, in.resultPtr, in.resultLen); err != nil {
+		if out.result, err = in.bytes(o.resultPtr, o.resultLen); err != nil {
 			return rawResult{}, err
 		}
 	}
-	if out.status == statusThrew {
-		if out.name, out.hasName, err = in.bytes(ctx, in.namePtr, in.nameLen); err != nil {
+	if out.status == statusThrew && o.nameLen >= 0 {
+		if out.name, err = in.bytes(o.namePtr, uint32(o.nameLen)); err != nil {
 			return rawResult{}, err
 		}
+		out.hasName = true
 	}
 	if wantLogs {
-		if out.logs, _, err = in.bytes(ctx, in.logPtr, in.logLen); err != nil {
+		if out.logs, err = in.bytes(o.logPtr, o.logLen); err != nil {
 			return rawResult{}, err
 		}
-	}
-	if p, err := in.polls.Call(ctx); err == nil {
-		out.polls = p[0]
 	}
 	return out, nil
 }

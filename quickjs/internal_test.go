@@ -173,7 +173,8 @@ func TestTrapAfterRefusedAllocationIsTheMemoryLimit(t *testing.T) {
 			if !afterOOM.Load() {
 				panic("a trap forced by the test")
 			}
-			if o, err := mod.ExportedFunction("sb_oom").Call(ctx); err == nil && o[0] != 0 {
+			in := &instance{mod: mod, mem: mod.Memory(), outcome: mod.ExportedFunction("sb_outcome")}
+			if o, err := in.readOutcome(ctx); err == nil && o.oom {
 				panic("a trap forced by the test")
 			}
 		}

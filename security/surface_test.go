@@ -20,7 +20,7 @@ const allowListHeader = `# The guest's reachable surface: every own property (na
 # (security/testdata/surface.js), one "<first path>.<key> value|accessor"
 # line each. TestReachableSurfaceIsAllowListed fails on any difference.
 #
-# Reviewed 2026-12-01 against QuickJS 2026-05-21 (d73189dd) (sandbox.wasm df496d94...):
+# Reviewed 2026-12-01 against QuickJS 2026-05-21 (d73189dd) (sandbox.wasm f61dbd90...):
 # ECMAScript built-ins to ES2025 and the finished proposals QuickJS has
 # (Iterator helpers and Iterator.concat, Set methods, Map and WeakMap
 # getOrInsert, Promise.try, Error.isError, Math.sumPrecise, Math.f16round,

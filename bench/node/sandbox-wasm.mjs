@@ -11,8 +11,8 @@
 //
 // A run is what the service's instance does, but for the memory image: a new
 // instance of the compiled module, _initialize and sb_init (the QuickJS
-// runtime, context and console), sb_seed, the script and the input copied
-// in, sb_run with no CPU budget, and the result read back. The host gives
+// runtime, context and console), the script and the input copied in, sb_run
+// with no CPU budget, and the result read back through sb_outcome. The host gives
 // the guest the imports the service gives it: sandbox.poll (here: stop at a
 // 30 s deadline) and four WASI functions.
 import { readFileSync } from "node:fs";
@@ -80,7 +80,6 @@ function run() {
   memory = x.memory;
   x._initialize();
   if (x.sb_init() !== 0) throw new Error("sb_init failed");
-  x.sb_seed(1n);
   const put = (bytes) => {
     const p = x.sb_alloc(bytes.length + 1);
     const u8 = new Uint8Array(memory.buffer, p, bytes.length + 1);
@@ -89,19 +88,23 @@ function run() {
     return p;
   };
   const sp = put(script), ip = put(input);
-  const status = x.sb_run(sp, script.length, ip, input.length, mem, 0n);
+  const status = x.sb_run(sp, script.length, ip, input.length, mem, 0n, 1n);
   const text = (ptr, len) => new Uint8Array(memory.buffer, ptr, len).slice();
+  // the outcome record (quickjs/c/sandbox.c): result, name, logs, polls, oom
+  const o = view();
+  const rec = x.sb_outcome();
+  const resultPtr = o.getUint32(rec, true), resultLen = o.getUint32(rec + 4, true);
+  const namePtr = o.getUint32(rec + 8, true), nameLen = o.getInt32(rec + 12, true);
   switch (status) {
     case statusOK: {
-      const out = text(x.sb_result_ptr(), x.sb_result_len());
+      const out = text(resultPtr, resultLen);
       return ["ok", out];
     }
     case statusLimitMemory:
       return ["limit:memory", new TextEncoder().encode("limit:memory")];
     case statusThrew: {
-      const msg = new TextDecoder().decode(text(x.sb_result_ptr(), x.sb_result_len()));
-      const nl = x.sb_name_len();
-      const name = nl < 0 ? "" : new TextDecoder().decode(text(x.sb_name_ptr(), nl));
+      const msg = new TextDecoder().decode(text(resultPtr, resultLen));
+      const name = nameLen < 0 ? "" : new TextDecoder().decode(text(namePtr, nameLen));
       return ["threw", new TextEncoder().encode(`threw:${name}: ${msg}`)];
     }
     default:

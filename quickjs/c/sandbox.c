@@ -8,12 +8,15 @@
  *   _initialize (wasi-libc reactor constructors)
  *   sb_init()               runtime + context + console, done ahead of the request
  *   (the host runs these two once per engine and starts every instance from
- *   a copy of the memory they leave, then calls sb_seed)
- *   sb_seed(seed)           Math.random's state, fresh for this instance
+ *   a copy of the memory they leave)
  *   sb_alloc() x2           host copies script and input in (each NUL-terminated)
- *   sb_run(...)             parse input, eval, run the job queue, settle a
- *                           Promise result, stringify, classify
- *   sb_result_* / sb_log_*  host copies the outcome out; the instance is dropped
+ *   sb_run(..., seed)       seed Math.random, parse input, eval, run the job
+ *                           queue, settle a Promise result, stringify, classify
+ *   sb_outcome()            where the outcome is; the host copies it out and
+ *                           drops the instance
+ *
+ * Four exports a run, no more: the host makes a handle for each export it
+ * calls in every instance, and that is a cost of every instance.
  *
  * The host gives the guest exactly one import of ours, sandbox.poll, called
  * from QuickJS's interrupt handler (every 1,000 calls or backward jumps):
@@ -341,8 +344,6 @@ static void sb_rejection(JSContext *ctx, JSValueConst promise, JSValueConst reas
 
 EXPORT(sb_alloc) void *sb_alloc(uint32_t n) { return malloc(n ? n : 1); }
 
-EXPORT(sb_free) void sb_free(void *p) { free(p); }
-
 /* sb_init creates the runtime and context. It runs ahead of any request;
  * returns 0 on success. */
 EXPORT(sb_init) int32_t sb_init(void)
@@ -393,13 +394,10 @@ EXPORT(sb_init) int32_t sb_init(void)
     return 0;
 }
 
-/* Added to quickjs.c by patches/0003: sets the context's Math.random state. */
+/* Added to quickjs.c by patches/0003: sets the context's Math.random state.
+ * Instances start from one memory image taken after sb_init, which holds
+ * the image's own time-based seed; sb_run reseeds each from the host's. */
 void JS_SandboxSeedRandom(JSContext *ctx, uint64_t seed);
-
-/* sb_seed gives Math.random a state of the host's choosing. Instances start
- * from one memory image taken after sb_init, which holds the image's own
- * time-based seed; the host reseeds each one from its CSPRNG. */
-EXPORT(sb_seed) void sb_seed(uint64_t seed) { JS_SandboxSeedRandom(sb.ctx, seed); }
 
 /* set_text stores a copy of s[0..n) (NUL-terminated) in *dst, outside the
  * JS heap. */
@@ -816,18 +814,19 @@ static int settle(JSContext *ctx, JSValue *val)
     }
 }
 
-/* sb_run parses the input, evaluates the script as global code with the input
- * bound to the global `input`, runs the job queue (settle), and stores the
- * result as JSON text.
+/* sb_run gives Math.random the host's seed, parses the input, evaluates the
+ * script as global code with the input bound to the global `input`, runs
+ * the job queue (settle), and stores the result as JSON text.
  * script[script_len] and input[input_len] must be NUL. */
 EXPORT(sb_run)
 int32_t sb_run(const char *script, uint32_t script_len, const char *input,
-               uint32_t input_len, uint64_t mem_limit, uint64_t cpu_budget)
+               uint32_t input_len, uint64_t mem_limit, uint64_t cpu_budget, uint64_t seed)
 {
     JSContext *ctx = sb.ctx;
     JSValue in, global, val, json;
     int status;
 
+    JS_SandboxSeedRandom(ctx, seed);
     sb.oom = 0;
     sb.polls = 0;
     sb.interrupted = 0;
@@ -919,14 +918,31 @@ EXPORT(sb_teardown) int32_t sb_teardown(void)
     return sb.live_blocks;
 }
 
-EXPORT(sb_result_ptr) const char *sb_result_ptr(void) { return sb.result; }
-EXPORT(sb_result_len) uint32_t sb_result_len(void) { return (uint32_t)sb.result_len; }
-EXPORT(sb_name_ptr) const char *sb_name_ptr(void) { return sb.name; }
-EXPORT(sb_name_len) int32_t sb_name_len(void) { return sb.name_len; }
-EXPORT(sb_log_ptr) const char *sb_log_ptr(void) { return sb.log; }
-EXPORT(sb_log_len) uint32_t sb_log_len(void) { return (uint32_t)sb.log_len; }
-EXPORT(sb_polls) uint64_t sb_polls(void) { return sb.polls; }
-/* sb_oom tells the host, after a trap, whether an allocation had been
- * refused: QuickJS has allocation-failure paths that abort or misbehave
+/* The outcome of the run, as sb_outcome lays it out for the host
+ * (quickjs/instance.go reads it): little-endian, 40 bytes. */
+static struct {
+    uint32_t result_ptr, result_len; /* the result's JSON text, or the message */
+    uint32_t name_ptr;
+    int32_t name_len;                /* -1: the thrown value had no string name */
+    uint32_t log_ptr, log_len;       /* the console buffer */
+    uint64_t polls;                  /* calls of the interrupt handler */
+    int32_t oom;                     /* an allocation was refused */
+    int32_t reserved;
+} outcome;
+
+/* sb_outcome returns where the outcome of the run is. After a trap it still
+ * answers: oom tells the host whether an allocation had been refused, since
+ * QuickJS has allocation-failure paths that abort or misbehave
  * (docs/security.md), and such a trap is the memory limit at work. */
-EXPORT(sb_oom) int32_t sb_oom(void) { return sb.oom; }
+EXPORT(sb_outcome) const void *sb_outcome(void)
+{
+    outcome.result_ptr = (uint32_t)(uintptr_t)sb.result;
+    outcome.result_len = (uint32_t)sb.result_len;
+    outcome.name_ptr = (uint32_t)(uintptr_t)sb.name;
+    outcome.name_len = sb.name_len;
+    outcome.log_ptr = (uint32_t)(uintptr_t)sb.log;
+    outcome.log_len = (uint32_t)sb.log_len;
+    outcome.polls = sb.polls;
+    outcome.oom = sb.oom;
+    return &outcome;
+}
