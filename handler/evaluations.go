@@ -9,7 +9,6 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -154,7 +153,7 @@ func (s *server) effectProblem(ref contentref.Ref, err error) *problem {
 // effect's fetch) to a problem.
 func (s *server) storeProblem(ref contentref.Ref, err error) *problem {
 	switch {
-	case errors.Is(err, contentstore.ErrPanicked):
+	case errors.Is(err, contentref.ErrPanicked):
 		// a bug in the store, logged with its stack where it was recovered;
 		// answered as a panic in the handler or the engine is
 		return newProblem(pInternal, http.StatusInternalServerError, "internal error").withCause(err)
@@ -164,11 +163,11 @@ func (s *server) storeProblem(ref contentref.Ref, err error) *problem {
 	case errors.Is(err, contentref.ErrIntegrity):
 		return newProblem(pScriptIntegrity, http.StatusInternalServerError,
 			fmt.Sprintf("the bytes the store holds under %s do not hash to that reference; the script was not run, and a retry cannot help until the stored object is repaired", ref)).withCause(err)
-	case errors.Is(err, contentstore.ErrTooLarge):
+	case errors.Is(err, contentref.ErrTooLarge):
 		return s.storedScriptTooLarge(ref, err)
 	case errors.Is(err, contentref.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), effect.Retryable(err):
 		return storeUnavailable(fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).withCause(err)
-	case errors.Is(err, contentstore.ErrPermission):
+	case errors.Is(err, contentref.ErrPermission):
 		return newProblem(pStoreFailed, http.StatusInternalServerError,
 			fmt.Sprintf("the script store refused access while reading %s (a configuration problem)", ref)).withCause(err)
 	}
@@ -183,7 +182,7 @@ func (s *server) storeProblem(ref contentref.Ref, err error) *problem {
 // known. A store whose maximum is below the server's is named as such.
 func (s *server) storedScriptTooLarge(ref contentref.Ref, err error) *problem {
 	head := fmt.Sprintf("the script stored under %s is", ref)
-	var tl *contentstore.TooLargeError
+	var tl *contentref.TooLargeError
 	if errors.As(err, &tl) && tl.Size >= 0 {
 		head = fmt.Sprintf("the script stored under %s is %d bytes,", ref, tl.Size)
 	}

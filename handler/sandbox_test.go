@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
 // Every outcome kind through POST /v1/sandbox/evaluate: ADR 0144 D2's object,
@@ -60,7 +59,7 @@ func TestSandboxFetch(t *testing.T) {
 	down := contentref.RefOf([]byte("in a store that is down")).String()
 	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentref.ErrUnavailable) })
 	panicked := contentref.RefOf([]byte("in a store that panicked")).String()
-	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentstore.ErrPanicked) })
+	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentref.ErrPanicked) })
 	huge := strings.Repeat("1;", int(testLimits.MaxScriptBytes))
 	bigRef := contentref.RefOf([]byte(huge)).String()
 	v.store.set(bigRef, func() ([]byte, error) { return []byte(huge), nil })
