@@ -135,7 +135,7 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 // newRuntime builds the wazero runtime with the guest's memory cap and our
 // host functions; withCache selects the compilation cache when configured.
 func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime, error) {
-	pages := uint32((cfg.maxMemory + wasmHeadroom + 65535) / 65536)
+	pages := uint32(LinearMemoryBytes(cfg.maxMemory) / wasmPage)
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(pages).
 		WithCloseOnContextDone(cfg.hardKill == HardKillContextDone)

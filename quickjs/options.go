@@ -26,9 +26,21 @@ const (
 // LinearMemoriesAtMost is how many guest linear memories an engine with the
 // given pool size holds at once, at most: one per pooled instance, the
 // running one, one being built and the kept ones waiting for reuse. Each
-// reserves the engine's maximum memory plus a fixed headroom of address
-// space; a process's address-space limit must cover them all.
+// reserves LinearMemoryBytes of address space; a process's address-space
+// limit must cover them all.
 func LinearMemoriesAtMost(poolSize int) int { return poolSize + 2 + memoryKeep }
+
+// wasmPage is the size of a WebAssembly memory page.
+const wasmPage = 64 << 10
+
+// LinearMemoryBytes is the address space one guest's linear memory reserves
+// in an engine whose maximum memory limit is maxMemoryBytes: the engine caps
+// each memory at that limit plus wasmHeadroom, rounded up to whole wasm
+// pages, and maps it at its cap (memory_linux.go) whatever the guest uses of
+// it. At the service's default maximum of 256 MiB it is 320 MiB.
+func LinearMemoryBytes(maxMemoryBytes int64) uint64 {
+	return (uint64(maxMemoryBytes) + wasmHeadroom + wasmPage - 1) / wasmPage * wasmPage
+}
 
 // HardKill selects how a run that does not stop at its deadline is stopped.
 type HardKill int

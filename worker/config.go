@@ -72,22 +72,6 @@ func (e EngineOptions) QuickJSOptions(log *slog.Logger) []quickjs.Option {
 	return opts
 }
 
-// hello is the server's first frame: everything the worker needs. A worker
-// reads nothing else from its environment, which is empty.
-type hello struct {
-	Engine   EngineOptions `json:"engine"`
-	Lockdown Lockdown      `json:"lockdown"`
-	LogLevel string        `json:"logLevel"`
-}
-
-// ready is the worker's first frame: it is warm and locked down (or says
-// why it is not starting).
-type ready struct {
-	Pid         int         `json:"pid"`
-	Protections Protections `json:"protections"`
-	Error       string      `json:"error,omitempty"`
-}
-
 // Protections say which layers stand between a guest and the host beyond
 // wasm: the worker process and its lock-down.
 type Protections struct {

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -403,8 +402,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 	}
 	// Cancelled: the guest stops at its next interrupt poll; give it the
 	// grace, then end the worker.
-	cancel := binary.AppendUvarint(startFrame(nil, frameCancel), id)
-	if err := sendFrame(w.conn, cancel); err != nil {
+	if err := sendFrame(w.conn, appendCancel(startFrame(nil, frameCancel), id)); err != nil {
 		w.kill()
 		return quickjs.Result{}, ctx.Err()
 	}
