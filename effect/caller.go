@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -165,10 +164,7 @@ var errDeadline = errors.New("sandbox: backend deadline (wall clock + grace) pas
 // once the backend honours its context: the result channel is buffered, so
 // nothing waits for a reader.
 func (c *Caller) call(ctx context.Context, req Request, label string, running *running) (Outcome, error) {
-	budget := req.Limits.WallClock + c.grace
-	if budget < req.Limits.WallClock { // overflow
-		budget = math.MaxInt64
-	}
+	budget := after(req.Limits.WallClock, c.grace)
 	callCtx, cancel := context.WithTimeoutCause(ctx, budget, errDeadline)
 	defer cancel() // releases the timer and tells the backend to stop, on every path
 

@@ -471,11 +471,12 @@ type execResult struct {
 // runIn runs the request in the instance under the watchdog.
 func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, logs bool) (Result, error) {
 	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
+	timing := effect.Timing{WallClock: req.Limits.WallClock, Grace: e.cfg.grace}
 	var kill *killTimer
 	if e.cfg.procKill {
 		k, err := newKillTimer()
 		if err == nil {
-			if err = k.arm(req.Limits.WallClock + 2*e.cfg.grace); err != nil {
+			if err = k.arm(timing.Backstop()); err != nil {
 				k.release()
 			}
 		}
@@ -510,7 +511,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 		return e.toResult(ctx, r)
 	}
 
-	hardKill := time.NewTimer(req.Limits.WallClock + e.cfg.grace)
+	hardKill := time.NewTimer(timing.HardKill())
 	defer hardKill.Stop()
 	var cancelled bool
 	select {

@@ -44,9 +44,10 @@ type EngineOptions struct {
 	CPUBudget uint64
 	// PoolSize is how many fresh instances a worker keeps ready.
 	PoolSize int
-	// HardKillGrace is the time after a run's deadline at which the server
-	// kills a worker whose run has not stopped. The worker's own kernel
-	// timer, its backstop, fires one grace later.
+	// HardKillGrace is the grace of a run's effect.Timing: the server kills
+	// a worker whose run has not stopped at its HardKill, the worker's own
+	// kernel timer fires at its Backstop, and a caller of the pool must wait
+	// for the answer until its CallerDeadline.
 	HardKillGrace time.Duration
 	// ProcessKill arms that kernel timer for every run (Linux).
 	ProcessKill bool
@@ -93,10 +94,3 @@ func (p Protections) String() string {
 	return fmt.Sprintf("process=%v emptyEnvironment=%v noNewPrivs=%v resourceLimits=%v seccomp=%v",
 		p.Process, p.EmptyEnvironment, p.NoNewPrivs, p.ResourceLimits, p.Seccomp)
 }
-
-// CallerGrace is how long past a run's wall clock a caller of the pool must
-// wait for its answer (the effect's BackendGrace, the handler's deadline):
-// the hard kill at one grace, and as long again plus a second for a worker
-// to be free and for the answer to cross the channel. A caller that gives up
-// sooner turns a wall-clock limit into an untyped failure.
-func CallerGrace(hardKillGrace time.Duration) time.Duration { return 2*hardKillGrace + time.Second }

@@ -368,7 +368,7 @@ func (p *Pool) acquire(ctx context.Context) (*proc, error) {
 // runOn sends req to w and waits for its result, the hard kill, the
 // caller's cancellation or the worker's death, whichever comes first.
 func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool) (quickjs.Result, error) {
-	grace := p.opts.Engine.HardKillGrace
+	timing := effect.Timing{WallClock: req.Limits.WallClock, Grace: p.opts.Engine.HardKillGrace}
 	w.nextID++
 	id := w.nextID
 	w.wbuf = appendRun(startFrame(w.wbuf, frameRun), id, req, logs)
@@ -378,7 +378,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 			"the script and input (%d bytes) exceed what a worker accepts for a memory maximum of %d bytes",
 			len(w.wbuf)-frameHeader, p.opts.Engine.MaxMemoryBytes))}, nil
 	}
-	deadline := time.Now().Add(req.Limits.WallClock)
+	killAt := time.Now().Add(timing.HardKill())
 	if err := sendFrame(w.conn, w.wbuf); err != nil {
 		return p.died(w, fmt.Errorf("sending the run: %w", err))
 	}
@@ -388,7 +388,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 	if cap(w.wbuf) > 1<<20 {
 		w.wbuf = nil // do not keep a large script's buffer for the worker's life
 	}
-	hardKill := time.NewTimer(time.Until(deadline) + grace)
+	hardKill := time.NewTimer(time.Until(killAt))
 	defer hardKill.Stop()
 	select {
 	case r := <-w.results:
@@ -406,7 +406,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 		w.kill()
 		return quickjs.Result{}, ctx.Err()
 	}
-	t := time.NewTimer(grace)
+	t := time.NewTimer(timing.Grace)
 	defer t.Stop()
 	select {
 	case r := <-w.results:

@@ -178,9 +178,9 @@ func (c Config) Validate() []error {
 	}
 	if c.RequestTimeout <= 0 {
 		bad("REQUEST_TIMEOUT must be positive, got %v", c.RequestTimeout)
-	} else if c.MaxWallClock+2*c.HardKillGrace >= c.RequestTimeout {
-		bad("MAX_WALL_CLOCK + 2 x HARD_KILL_GRACE (%v) must be below REQUEST_TIMEOUT (%v), so that the service's hard kill, and a worker's own backstop, fire before the platform's timeout",
-			c.MaxWallClock+2*c.HardKillGrace, c.RequestTimeout)
+	} else if longest := (effect.Timing{WallClock: c.MaxWallClock, Grace: c.HardKillGrace}); longest.CallerDeadline() >= c.RequestTimeout {
+		bad("MAX_WALL_CLOCK + 2 x HARD_KILL_GRACE + 1s (%v) must be below REQUEST_TIMEOUT (%v), so that the service's hard kill, a worker's own backstop and the wait for its answer end before the platform's timeout",
+			longest.CallerDeadline(), c.RequestTimeout)
 	}
 	if c.PoolSize < 0 || c.PoolSize > 64 {
 		bad("POOL_SIZE must be in [0, 64], got %d", c.PoolSize)

@@ -101,7 +101,9 @@ func (c Config) EngineOptions() worker.EngineOptions {
 
 // CallerGrace is how long past a run's wall clock the effect and the SPI
 // route wait for the engine's answer.
-func (c Config) CallerGrace() time.Duration { return worker.CallerGrace(c.HardKillGrace) }
+func (c Config) CallerGrace() time.Duration {
+	return effect.Timing{Grace: c.HardKillGrace}.CallerGrace()
+}
 
 // InProcess is an Options.Backend that runs guests in this process, on one
 // quickjs.Engine, without worker processes or their lock-down: for tests of
