@@ -1,6 +1,7 @@
 package quickjs
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -153,20 +154,54 @@ func WithCompilationCache(dir string) Option { return func(c *config) { c.cacheD
 // WithLogger sets the engine's logger.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-func (c *config) validate() error {
-	switch {
-	case c.maxMemory < 1<<20 || c.maxMemory > 2<<30:
-		return fmt.Errorf("quickjs: max memory %d bytes is outside [1 MiB, 2 GiB]", c.maxMemory)
-	case c.poolSize < 0 || c.poolSize > 64:
-		return fmt.Errorf("quickjs: pool size %d is outside [0, 64]", c.poolSize)
-	case c.hardKill != HardKillWatchdog && c.hardKill != HardKillContextDone:
-		return fmt.Errorf("quickjs: unknown hard-kill mode %d", int(c.hardKill))
-	case c.grace <= 0 || c.grace > time.Minute:
-		return fmt.Errorf("quickjs: hard-kill grace %v is outside (0, 1m]", c.grace)
-	case c.procKill && !processKillSupported:
-		return fmt.Errorf("quickjs: the process-kill backstop is not supported on this platform")
-	case c.logger == nil:
-		return fmt.Errorf("quickjs: nil logger")
+// CheckMaxMemoryBytes, CheckPoolSize and CheckHardKillGrace refuse a
+// setting outside the range New accepts, so that a service can check its
+// configuration against the engine's own ranges and report every problem at
+// once. Each error reads as what follows the setting's name ("must be in
+// [0, 64], got 70"): New puts the option's name in front of it, a service
+// its variable's.
+func CheckMaxMemoryBytes(n int64) error {
+	if n < 1<<20 || n > 2<<30 {
+		return fmt.Errorf("must be in [1 MiB, 2 GiB], got %d", n)
 	}
 	return nil
+}
+
+// CheckPoolSize: see CheckMaxMemoryBytes.
+func CheckPoolSize(n int) error {
+	if n < 0 || n > 64 {
+		return fmt.Errorf("must be in [0, 64], got %d", n)
+	}
+	return nil
+}
+
+// CheckHardKillGrace: see CheckMaxMemoryBytes.
+func CheckHardKillGrace(d time.Duration) error {
+	if d <= 0 || d > time.Minute {
+		return fmt.Errorf("must be in (0, 1m], got %v", d)
+	}
+	return nil
+}
+
+// validate reports every problem with the options.
+func (c *config) validate() error {
+	var problems []error
+	check := func(option string, err error) {
+		if err != nil {
+			problems = append(problems, fmt.Errorf("quickjs: %s %w", option, err))
+		}
+	}
+	check("max memory", CheckMaxMemoryBytes(c.maxMemory))
+	check("pool size", CheckPoolSize(c.poolSize))
+	check("hard-kill grace", CheckHardKillGrace(c.grace))
+	if c.hardKill != HardKillWatchdog && c.hardKill != HardKillContextDone {
+		problems = append(problems, fmt.Errorf("quickjs: unknown hard-kill mode %d", int(c.hardKill)))
+	}
+	if c.procKill && !processKillSupported {
+		problems = append(problems, errors.New("quickjs: the process-kill backstop is not supported on this platform"))
+	}
+	if c.logger == nil {
+		problems = append(problems, errors.New("quickjs: nil logger"))
+	}
+	return errors.Join(problems...)
 }

@@ -31,9 +31,33 @@ const (
 	LockdownOff Lockdown = "off"
 )
 
-// Valid reports whether l is one of the three modes.
-func (l Lockdown) Valid() bool {
-	return l == LockdownRequired || l == LockdownBestEffort || l == LockdownOff
+// Check refuses a mode that is not one of the three. Like the other checks
+// of a worker's settings (CheckConcurrent, CheckSpares, and the engine's
+// quickjs.Check functions), its error reads as what follows the setting's
+// name.
+func (l Lockdown) Check() error {
+	if l != LockdownRequired && l != LockdownBestEffort && l != LockdownOff {
+		return fmt.Errorf("must be %s, %s or %s, got %q", LockdownRequired, LockdownBestEffort, LockdownOff, string(l))
+	}
+	return nil
+}
+
+// CheckConcurrent refuses a number of runs at once below one.
+func CheckConcurrent(n int) error {
+	if n < 1 {
+		return fmt.Errorf("must be >= 1, got %d", n)
+	}
+	return nil
+}
+
+// CheckSpares refuses a number of spare workers outside [0, 8]: each warm
+// worker costs its private memory, and more than a few help no one
+// (RATIONALE.md, "One spare").
+func CheckSpares(n int) error {
+	if n < 0 || n > 8 {
+		return fmt.Errorf("must be in [0, 8], got %d", n)
+	}
+	return nil
 }
 
 // EngineOptions configure the engine inside every worker.

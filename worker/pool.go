@@ -94,21 +94,20 @@ func New(opts Options) (*Pool, error) {
 		opts.LogLevel = "info"
 	}
 	var problems []error
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	if opts.Concurrent < 1 {
-		bad("Concurrent must be >= 1, got %d", opts.Concurrent)
-	}
-	if opts.Spares < 0 || opts.Spares > 8 {
-		bad("Spares must be in [0, 8], got %d", opts.Spares)
-	}
-	if !opts.Lockdown.Valid() {
-		bad("Lockdown must be %q, %q or %q, got %q", LockdownRequired, LockdownBestEffort, LockdownOff, opts.Lockdown)
-	}
-	if opts.Engine.HardKillGrace <= 0 {
-		bad("Engine.HardKillGrace must be positive, got %v", opts.Engine.HardKillGrace)
-	}
-	if opts.Engine.MaxMemoryBytes <= 0 {
-		bad("Engine.MaxMemoryBytes must be positive, got %d", opts.Engine.MaxMemoryBytes)
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"Concurrent", CheckConcurrent(opts.Concurrent)},
+		{"Spares", CheckSpares(opts.Spares)},
+		{"Lockdown", opts.Lockdown.Check()},
+		{"Engine.MaxMemoryBytes", quickjs.CheckMaxMemoryBytes(opts.Engine.MaxMemoryBytes)},
+		{"Engine.PoolSize", quickjs.CheckPoolSize(opts.Engine.PoolSize)},
+		{"Engine.HardKillGrace", quickjs.CheckHardKillGrace(opts.Engine.HardKillGrace)},
+	} {
+		if c.err != nil {
+			problems = append(problems, fmt.Errorf("%s %w", c.name, c.err))
+		}
 	}
 	if err := errors.Join(problems...); err != nil {
 		return nil, fmt.Errorf("worker: invalid options: %w", err)

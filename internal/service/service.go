@@ -99,10 +99,9 @@ func (c Config) EngineOptions() worker.EngineOptions {
 	}
 }
 
-// CallerGrace is how long past a run's wall clock the effect and the SPI
-// route wait for the engine's answer.
-func (c Config) CallerGrace() time.Duration {
-	return effect.Timing{Grace: c.HardKillGrace}.CallerGrace()
+// Timing is the clock of a run with this wall clock, under HARD_KILL_GRACE.
+func (c Config) Timing(wallClock time.Duration) effect.Timing {
+	return effect.Timing{WallClock: wallClock, Grace: c.HardKillGrace}
 }
 
 // InProcess is an Options.Backend that runs guests in this process, on one
@@ -184,7 +183,7 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 	var eff *effect.Effect
 	if scripts != nil {
 		// the grace covers waiting for a worker, and the hard kill
-		if eff, err = handler.NewEffect(scripts, backend, limits, effect.Options{BackendGrace: cfg.CallerGrace(), Logger: log}); err != nil {
+		if eff, err = handler.NewEffect(scripts, backend, limits, effect.Options{BackendGrace: cfg.Timing(0).CallerGrace(), Logger: log}); err != nil {
 			return s, err
 		}
 	}
@@ -200,7 +199,7 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 		Limits:         limits,
 		MaxConcurrent:  cfg.MaxConcurrentEvaluations,
 		RequestTimeout: cfg.RequestTimeout,
-		HardKillGrace:  cfg.CallerGrace(),
+		HardKillGrace:  cfg.Timing(0).CallerGrace(),
 		Auth:           authFn,
 		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
 		Logger:         log,
