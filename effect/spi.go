@@ -1,7 +1,12 @@
-// Package effect owns every guarantee around a sandbox backend (ADR 0144 D3):
-// it bounds the input, fetches and verifies the script, races the backend
-// against the caller and a deadline, validates the backend's outcome, maps it
-// to a typed channel, bounds the output and checks its shape.
+// Package effect owns every guarantee around a sandbox backend (ADR 0144 D3),
+// and an evaluation whole: Effect.Run bounds the input, fetches the script
+// under a deadline of its own and verifies and bounds it, races the backend
+// against the caller and a deadline (Timing), waits for the engine to stop,
+// validates the backend's outcome, captures the console, and answers with
+// the backend's outcome or the effect's decision (the typed channel, the
+// bounded output, the shape check), or with a typed error for each way the
+// script never ran (NotRunError). Evaluate is the same for a caller that
+// holds the input as a Go value (ADR 0144's SandboxEffect).
 //
 // This file holds the backend SPI (ADR 0144 D1, D2, D4) in Go terms. Engines
 // (the quickjs package) and remote clients implement Backend; only the effect
@@ -40,6 +45,14 @@ type Warmer interface {
 // Closer is implemented by backends that hold pools, connections or instances.
 type Closer interface {
 	Close(ctx context.Context) error
+}
+
+// ConsoleBackend is a backend that can also return a run's console output
+// (the quickjs engine, the worker pool), for an evaluation that captures it
+// (Evaluation.CaptureLogs). From any other backend, the output is empty.
+type ConsoleBackend interface {
+	Backend
+	EvaluateWithLogs(ctx context.Context, req Request) (Outcome, string, error)
 }
 
 // Request is one evaluation as the backend sees it: verified source text and

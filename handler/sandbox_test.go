@@ -1,8 +1,11 @@
 package handler_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -121,4 +124,25 @@ func TestSandboxNoStore(t *testing.T) {
 	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "input + 1", "inputJson": "41"}), 200, `{"ok":true,"value":42}`)
 	ref := contentref.RefOf([]byte("1")).String()
 	wantProblem(t, v.post("/v1/sandbox/evaluate", map[string]any{"scriptRef": ref, "inputJson": "null"}), http.StatusServiceUnavailable, "no-script-store", false)
+}
+
+// The SPI route writes every outcome of api/testdata byte for byte as the
+// golden file holds it, which the Go and TypeScript clients decode.
+func TestGoldenOutcomesThroughTheRoute(t *testing.T) {
+	names, err := filepath.Glob("../api/testdata/outcome/*.json")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no golden outcomes: %v", err)
+	}
+	v := newEnv(t)
+	for _, n := range names {
+		doc, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc = bytes.TrimSuffix(doc, []byte("\n"))
+		r := v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptOutcome + string(doc), "inputJson": "null"})
+		if r.status != 200 || !bytes.Equal(bytes.TrimSuffix(r.body, []byte("\n")), doc) {
+			t.Errorf("%s: the route answers %s, want %s", filepath.Base(n), r, doc)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,6 +127,21 @@ func LoadConfig() (Config, error) {
 		return c, fmt.Errorf("configuration:\n%w", err)
 	}
 	return c, nil
+}
+
+// ForOneRun is c for one evaluation from the command line (the eval verb),
+// under limits: one run at a time and no spare worker, maxima raised to
+// admit the run's limits, a request timeout that leaves the run its whole
+// deadline (the verb has no request to time out), and the process-kill
+// backstop only where the engine has it (Linux).
+func (c Config) ForOneRun(limits effect.Limits) Config {
+	c.MaxConcurrentEvaluations, c.WorkerSpares = 1, 0
+	c.MaxWallClock = max(c.MaxWallClock, limits.WallClock)
+	c.DefaultWallClock = min(c.DefaultWallClock, c.MaxWallClock)
+	c.MaxMemoryBytes = max(c.MaxMemoryBytes, limits.MemoryBytes)
+	c.RequestTimeout = max(c.RequestTimeout, c.Timing(c.MaxWallClock).CallerDeadline()+time.Second)
+	c.ProcessKill = c.ProcessKill && runtime.GOOS == "linux"
+	return c
 }
 
 // Validate reports every problem with the configuration. A setting that a
