@@ -428,6 +428,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		"./internal/jsontext": spi,
 		"./api":               spi,
 		"./contentstore":      append(gcs, engine...),
+		// the HTTP layer knows the effect and the wire format, not the store
+		// or the engine the effect runs (telemetry's exporter links gRPC)
+		"./handler": {mod + "contentstore", "github.com/tetratelabs/wazero", mod + "quickjs", mod + "worker"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {

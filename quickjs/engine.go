@@ -138,7 +138,7 @@ func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime
 	pages := uint32(LinearMemoryBytes(cfg.maxMemory) / wasmPage)
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(pages).
-		WithCloseOnContextDone(cfg.hardKill == HardKillContextDone)
+		WithCloseOnContextDone(cfg.hardKill == HardKillForTests)
 	if withCache && cfg.cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
 		if err != nil {
@@ -159,7 +159,7 @@ func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime
 // stopped: by wazero's context-done termination, or by the process-kill
 // backstop. With the Go watchdog alone it is soft.
 func (e *Engine) Capabilities() effect.Capabilities {
-	return DeclaredCapabilities(e.cfg.cpuBudget, e.cfg.hardKill == HardKillContextDone || e.cfg.procKill)
+	return DeclaredCapabilities(e.cfg.cpuBudget, e.cfg.hardKill == HardKillForTests || e.cfg.procKill)
 }
 
 // DeclaredCapabilities is what QuickJS runs with the given CPU budget
@@ -535,12 +535,12 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 	// The run outlived its deadline (or its cancellation) by the grace: it is
 	// stuck where the interrupt handler cannot reach.
 	stopAfter()
-	cancelCall() // with HardKillContextDone this terminates the guest
+	cancelCall() // with HardKillForTests this terminates the guest
 	overrun := time.Since(st.deadline)
 	if cancelled {
 		overrun = e.cfg.grace
 	}
-	if e.cfg.hardKill == HardKillContextDone {
+	if e.cfg.hardKill == HardKillForTests {
 		select {
 		case <-done:
 		case <-time.After(e.cfg.grace):

@@ -1,8 +1,8 @@
 // Package service builds the whole service from a Config: the script store
 // behind its cache, the worker pool (or an in-process engine), the effect,
-// the handler, telemetry and the HTTP server. The binary's serve verb, the
-// reliability and security tests and the HTTP benchmarks build it here and
-// nowhere else, so that what they test is what runs.
+// the handler, telemetry and the HTTP server. The binary's serve and eval
+// verbs, the reliability and security tests and the HTTP benchmarks build it
+// here and nowhere else, so that what they test is what runs.
 package service
 
 import (
