@@ -1,3 +1,12 @@
+// Package effect owns every guarantee around a sandbox backend (ADR 0144 D3),
+// and an evaluation whole: Effect.Run bounds the input, fetches the script
+// under a deadline of its own and verifies and bounds it, races the backend
+// against the caller and a deadline (Timing), waits for the engine to stop,
+// validates the backend's outcome, captures the console, and answers with
+// the backend's outcome or the effect's decision (the typed channel, the
+// bounded output, the shape check), or with a typed error for each way the
+// script never ran (NotRunError). Evaluate is the same for a caller that
+// holds the input as a Go value (ADR 0144's SandboxEffect).
 package effect
 
 import (

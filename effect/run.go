@@ -299,11 +299,11 @@ func (e *Effect) interpret(o Outcome) ([]byte, error) {
 }
 
 // fetch reads the script and checks that its bytes hash to ref and are
-// within MaxScriptBytes: step 3. The read ends by the fetch deadline, ctx's
-// deadline less the caller's (callerDeadline past the start of the run), so
-// that a store that stalls ends the fetch rather than the request, and the
-// answer blames the store rather than the wall clock. Every failure is a
-// *NotRunError.
+// within MaxScriptBytes: step 3. The read ends by the fetch deadline,
+// Timing.FetchDeadline's rule for this effect's caller, whose deadline is
+// callerDeadline past the start of the run: a store that stalls ends the
+// fetch rather than the request, and the answer blames the store rather
+// than the wall clock. Every failure is a *NotRunError.
 func (e *Effect) fetch(ctx context.Context, ref contentref.Ref, callerDeadline time.Duration) ([]byte, error) {
 	fctx := ctx
 	if d, ok := ctx.Deadline(); ok {
