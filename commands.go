@@ -2,21 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
-	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 func versionCmd(stdout io.Writer) error {
@@ -72,8 +71,9 @@ func compileCacheCmd(ctx context.Context, args []string, stdout io.Writer) error
 	return err
 }
 
-// evalCmd evaluates one script once, through the effect, and prints the
-// outcome as the /v1/evaluations route would.
+// evalCmd evaluates one script once, through the service that serve runs
+// (service.New), and prints the answer POST /v1/evaluations would send for
+// it, byte for byte.
 func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", stderr)
 	input := fs.String("input", "null", "the input as JSON text")
@@ -108,90 +108,49 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := jsontext.Validate(in); err != nil {
 		return exitError{2, fmt.Errorf("eval: the input is not valid JSON: %w", err)}
 	}
+	ev := effect.Evaluation{Input: jsontext.Text(in), Limits: effect.Limits{WallClock: *wall, MemoryBytes: *mem},
+		ExpectedOutputShapeHash: *shape, CaptureLogs: *logs}
 
-	var store contentstore.Store
-	ref := fs.Arg(0)
-	if strings.HasPrefix(ref, "sha256:") {
-		s, _, err := openStore(ctx)
-		if err != nil {
-			return err
+	cfg, err := service.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if script := fs.Arg(0); strings.HasPrefix(script, "sha256:") {
+		if ev.ScriptRef, err = contentref.ParseRef(script); err != nil {
+			return exitError{2, fmt.Errorf("eval: %w", err)}
 		}
-		store = s
+		if cfg.StoreURL == "none" {
+			return fmt.Errorf("STORE_URL=none: no script store is configured")
+		}
 	} else {
-		src, err := os.ReadFile(ref)
+		src, err := os.ReadFile(script)
 		if err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
-		m, err := contentstore.NewMemStore(contentstore.Options{MaxScriptBytes: int64(len(src)) + 1})
-		if err != nil {
-			return err
-		}
-		r, err := m.Put(ctx, src)
-		if err != nil {
-			return err
-		}
-		store, ref = m, r.String()
+		ev.Script, cfg.StoreURL = string(src), "none" // sent by value: no store to open
 	}
-	defer store.Close()
-
-	// the script runs as the service's do: in a locked-down worker process
-	eo := service.Defaults().EngineOptions()
-	eo.MaxMemoryBytes = max(*mem, eo.MaxMemoryBytes)
-	eo.ProcessKill = runtime.GOOS == "linux"
-	pool, err := worker.New(worker.Options{
-		Engine:     eo,
-		Concurrent: 1,
-		Lockdown:   worker.LockdownRequired,
-	})
+	svc, err := service.New(ctx, cfg.ForOneRun(ev.Limits), service.Options{Version: version})
 	if err != nil {
-		return err
-	}
-	defer pool.Close(ctx)
-	if err := pool.Warm(ctx); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	var captured string
-	backend := &logCapture{Pool: pool, want: *logs, logs: &captured}
-	eff, err := effect.New(store, backend, effect.Options{})
+	defer svc.Close(context.Background())
+	if err := svc.Warm(ctx); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	res, runErr := svc.Effect.Run(ctx, ev)
+	if *logs && res.Logs != "" {
+		fmt.Fprint(stderr, res.Logs)
+	}
+	out, err := api.AppendEvaluationResult(nil, res, runErr, false)
 	if err != nil {
-		return err
-	}
-	value, err := eff.Evaluate(ctx, effect.Input{ScriptRef: ref, Input: jsontext.Text(in),
-		Limits: effect.Limits{WallClock: *wall, MemoryBytes: *mem}, ExpectedOutputShapeHash: *shape})
-	if *logs && captured != "" {
-		fmt.Fprint(stderr, captured)
-	}
-	var out any
-	var failure *effect.Failure
-	switch {
-	case err == nil:
-		out = map[string]any{"ok": true, "value": value}
-	case errors.As(err, &failure):
-		out = map[string]any{"ok": false, "failure": failure}
-	default:
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
 	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Fprintln(stdout, string(b))
-	if failure != nil {
-		return exitError{3, errSilent}
+	if _, err := stdout.Write(append(out, '\n')); err != nil {
+		return err
+	}
+	var f *effect.Failure
+	if errors.As(runErr, &f) {
+		return exitError{3, errSilent} // a typed failure, answered above
 	}
 	return nil
-}
-
-// logCapture is the worker as the eval verb's backend, keeping the run's
-// console output when asked.
-type logCapture struct {
-	*worker.Pool
-	want bool
-	logs *string
-}
-
-func (l *logCapture) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
-	if !l.want {
-		return l.Pool.Evaluate(ctx, req)
-	}
-	out, logs, err := l.Pool.EvaluateWithLogs(ctx, req)
-	*l.logs = logs
-	return out, err
 }

@@ -261,7 +261,7 @@ func TestEvalCommand(t *testing.T) {
 	cmd = exec.Command(bin, "eval", script)
 	b, err := cmd.Output()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(b), `"channel": "scriptError"`) {
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(b), `"channel":"scriptError"`) {
 		t.Fatalf("typed failure: %v %s", err, b)
 	}
 	// The input is held to the service's JSON policy: a key twice is refused
@@ -272,8 +272,73 @@ func TestEvalCommand(t *testing.T) {
 		t.Fatalf("duplicate key: %v %s", err, b)
 	}
 	_ = os.WriteFile(script, []byte(`Object.keys(input).length`), 0o644)
-	if b, err := exec.Command(bin, "eval", "-input", `{"\ud800":1,"\ud801":2}`, script).Output(); err != nil || !strings.Contains(string(b), `"value": 2`) {
+	if b, err := exec.Command(bin, "eval", "-input", `{"\ud800":1,"\ud801":2}`, script).Output(); err != nil || !strings.Contains(string(b), `"value":2`) {
 		t.Fatalf("lone surrogate keys: %v %s", err, b)
+	}
+}
+
+// The eval verb answers with the bytes POST /v1/evaluations sends for the
+// same script and input, the newline included: the value as its JSON
+// round-trip, lone surrogates and characters JSON need not escape as the
+// server writes them, and each typed failure with its members; a script by
+// file or by reference alike.
+func TestEvalAnswersAsTheServer(t *testing.T) {
+	bin := mustBinary(t)
+	store := t.TempDir()
+	dir := t.TempDir()
+	cases := []struct{ name, script, input, memory string }{
+		{"value", `({b: input.x, a: [1.0, "<&>\u2028", 1e400, "\ud800"], c: -0})`, `{"x":"é😀"}`, "1048576"},
+		{"scriptError", `throw new TypeError("bad <thing>")`, `null`, "1048576"},
+		{"non-Error-throw", `throw "\ud83d"`, `null`, "1048576"},
+		{"limitExceeded-memory", `"x".repeat(2 << 20)`, `null`, "1048576"},
+		{"limitExceeded-output", `"x".repeat(1100000)`, `null`, "16777216"},
+		{"inputTooLarge", `1`, `"` + strings.Repeat("ab", 600<<10) + `"`, "1048576"},
+	}
+	files := make([]string, len(cases))
+	for i, c := range cases {
+		files[i] = filepath.Join(dir, c.name+".js")
+		if err := os.WriteFile(files[i], []byte(c.script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := exec.Command(bin, append([]string{"put"}, files...)...)
+	put.Env = append(os.Environ(), "STORE_URL="+store)
+	out, err := put.CombinedOutput()
+	if err != nil {
+		t.Fatalf("put: %v\n%s", err, out)
+	}
+	refs := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		refs[f[1]] = f[0]
+	}
+	s := startService(t, "STORE_URL="+store)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, err := http.Post(s.URL+"/v1/evaluations", "application/json",
+				strings.NewReader(`{"scriptRef":"`+refs[files[i]]+`","input":`+c.input+`,"limits":{"memoryBytes":`+c.memory+`}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			server, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("the server answered %d %s", resp.StatusCode, server)
+			}
+			for _, script := range []string{files[i], refs[files[i]]} {
+				cmd := exec.Command(bin, "eval", "-memory", c.memory, "-input-file", "-", script)
+				cmd.Env = append(os.Environ(), "STORE_URL="+store)
+				cmd.Stdin = strings.NewReader(c.input)
+				eval, err := cmd.Output()
+				var exit *exec.ExitError
+				if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
+					t.Fatalf("eval %s: %v", script, err)
+				}
+				if !bytes.Equal(eval, server) {
+					t.Errorf("eval %s printed\n%q\nthe server answered\n%q", filepath.Base(script), eval, server)
+				}
+			}
+		})
 	}
 }
 
@@ -363,6 +428,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		"./internal/jsontext": spi,
 		"./api":               spi,
 		"./contentstore":      append(gcs, engine...),
+		// the HTTP layer knows the effect and the wire format, not the store
+		// or the engine the effect runs (telemetry's exporter links gRPC)
+		"./handler": {mod + "contentstore", "github.com/tetratelabs/wazero", mod + "quickjs", mod + "worker"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {

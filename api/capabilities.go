@@ -1,8 +1,6 @@
 package api
 
 import (
-	"encoding/json"
-	"fmt"
 	"regexp"
 	"strconv"
 	"time"
@@ -24,9 +22,39 @@ type Info struct {
 	ScriptStore bool
 	Limits      Limits
 	Engine      Engine
-	// Isolation, when not nil, is written as the "isolation" member; a
-	// decoded document keeps it as its JSON text (json.RawMessage).
-	Isolation any
+	// Isolation, when not nil, is the "isolation" member.
+	Isolation *Isolation
+}
+
+// Isolation is the "isolation" member of the capabilities document: which
+// layers stand between a guest and the host beyond WebAssembly.
+type Isolation struct {
+	// Process: guests run in worker processes, never in the server.
+	Process bool
+	// EmptyEnvironment: a worker has no environment variables.
+	EmptyEnvironment bool
+	// NoNewPrivs: no_new_privs is set in a worker.
+	NoNewPrivs bool
+	// ResourceLimits: a worker's address space, open files, core dumps and
+	// file sizes are limited, and it is not dumpable.
+	ResourceLimits bool
+	// Seccomp: a worker's system-call filter is installed.
+	Seccomp bool
+}
+
+// isolationMembers are the members of the isolation object, in the order
+// they are written.
+func (i *Isolation) members() []struct {
+	name string
+	v    *bool
+} {
+	return []struct {
+		name string
+		v    *bool
+	}{
+		{"process", &i.Process}, {"emptyEnvironment", &i.EmptyEnvironment}, {"noNewPrivs", &i.NoNewPrivs},
+		{"resourceLimits", &i.ResourceLimits}, {"seccomp", &i.Seccomp},
+	}
 }
 
 // Limits are the service's limits. A member the decoder does not know is
@@ -53,7 +81,7 @@ type Engine struct {
 }
 
 // AppendInfo writes the document after dst, its members in a fixed order.
-func AppendInfo(dst []byte, in Info) ([]byte, error) {
+func AppendInfo(dst []byte, in Info) []byte {
 	str := func(name, v string) {
 		dst = jsontext.AppendQuote(append(append(append(dst, '"'), name...), `":`...), v)
 	}
@@ -105,13 +133,16 @@ func AppendInfo(dst []byte, in Info) ([]byte, error) {
 	str("wasmSha256", in.Engine.WasmSHA256)
 	dst = append(dst, '}')
 	if in.Isolation != nil {
-		iso, err := json.Marshal(in.Isolation)
-		if err != nil {
-			return nil, fmt.Errorf("api: encoding isolation: %w", err)
+		dst = append(dst, `,"isolation":{`...)
+		for i, m := range in.Isolation.members() {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			boolean(m.name, *m.v)
 		}
-		dst = append(append(dst, `,"isolation":`...), iso...)
+		dst = append(dst, '}')
 	}
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -182,8 +213,12 @@ func DecodeInfo(body []byte) (Info, error) {
 		}
 		obj.Adopt(e.Done())
 	}
-	if raw, ok := obj.Take("isolation", false); ok {
-		info.Isolation = json.RawMessage(raw)
+	if o, ok := obj.Child("isolation", false); ok {
+		info.Isolation = &Isolation{}
+		for _, m := range info.Isolation.members() {
+			*m.v, _ = o.Bool(m.name, true)
+		}
+		obj.Adopt(o.Done())
 	}
 	obj.Skip()
 	if err := obj.Done(); err != nil {

@@ -69,3 +69,26 @@ func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
 	}
 	return r, nil
 }
+
+// AppendEvaluationResult writes what effect.Effect.Run answered for an
+// evaluation that asked for the effect's decision, as POST /v1/evaluations'
+// 200 answer: the value, or the typed failure, and the console output when
+// withLogs. The eval verb writes its answer with it too, so that the two
+// are the same bytes. Any other error of the run is returned as it is: it
+// is not an answer of the route.
+func AppendEvaluationResult(dst []byte, res effect.Result, err error, withLogs bool) ([]byte, error) {
+	var resp EvaluationResponse
+	var f *effect.Failure
+	switch {
+	case err == nil:
+		resp.OK, resp.Value = true, res.Value
+	case errors.As(err, &f):
+		resp.Failure = f
+	default:
+		return dst, err
+	}
+	if withLogs {
+		resp.Logs = &res.Logs
+	}
+	return AppendEvaluation(dst, resp)
+}

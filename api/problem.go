@@ -6,6 +6,105 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
+// ProblemType is the type of a problem document: the slug of its section in
+// docs/problems.md, which the document's type URI names and logs and metrics
+// use as the outcome label.
+type ProblemType string
+
+// The problem types, each documented in docs/problems.md.
+const (
+	ProblemUnsupportedMediaType ProblemType = "unsupported-media-type"
+	ProblemRequestTooLarge      ProblemType = "request-too-large"
+	ProblemInputTooLarge        ProblemType = "input-too-large"
+	ProblemScriptTooLarge       ProblemType = "script-too-large"
+	ProblemMalformedJSON        ProblemType = "malformed-json"
+	ProblemUnknownField         ProblemType = "unknown-field"
+	ProblemDuplicateKey         ProblemType = "duplicate-key"
+	ProblemInvalidRequest       ProblemType = "invalid-request"
+	ProblemInvalidLimits        ProblemType = "invalid-limits"
+	ProblemBadReference         ProblemType = "bad-reference"
+	ProblemBadShapeHash         ProblemType = "bad-shape-hash"
+	ProblemUnauthenticated      ProblemType = "unauthenticated"
+	ProblemForbidden            ProblemType = "forbidden"
+	ProblemNotFound             ProblemType = "not-found"
+	ProblemScriptNotFound       ProblemType = "script-not-found"
+	ProblemMethodNotAllowed     ProblemType = "method-not-allowed"
+	ProblemBusy                 ProblemType = "busy"
+	ProblemInternal             ProblemType = "internal"
+	ProblemScriptIntegrity      ProblemType = "script-integrity"
+	ProblemStoreFailed          ProblemType = "store-failed"
+	ProblemMalformedOutcome     ProblemType = "malformed-outcome"
+	ProblemBackendFailed        ProblemType = "backend-failed"
+	ProblemNoScriptStore        ProblemType = "no-script-store"
+	ProblemStoreUnavailable     ProblemType = "store-unavailable"
+	ProblemBackendUnavailable   ProblemType = "backend-unavailable"
+	ProblemBackendDidNotSettle  ProblemType = "backend-did-not-settle"
+	ProblemAuthUnavailable      ProblemType = "auth-unavailable"
+	ProblemNotReady             ProblemType = "not-ready"
+	ProblemRequestTimeout       ProblemType = "request-timeout"
+	ProblemBodyTimeout          ProblemType = "body-timeout"
+)
+
+// problemBase is where the problem types are documented; a type's URI is
+// this and the type's slug (docs/problems.md has a heading per slug).
+const problemBase = "https://github.com/loom-plugins/sandbox-cloudrun/blob/main/docs/problems.md#"
+
+// URI is the document's "type" member for t.
+func (t ProblemType) URI() string { return problemBase + string(t) }
+
+// Title is t's fixed, human-readable summary; "" for a type that is not
+// one of the service's.
+func (t ProblemType) Title() string {
+	for _, p := range problemTypes() {
+		if p.Type == t {
+			return p.Title
+		}
+	}
+	return ""
+}
+
+// problemTypes lists every problem type with its title.
+func problemTypes() []struct {
+	Type  ProblemType
+	Title string
+} {
+	return []struct {
+		Type  ProblemType
+		Title string
+	}{
+		{ProblemUnsupportedMediaType, "Unsupported media type"},
+		{ProblemRequestTooLarge, "Request body too large"},
+		{ProblemInputTooLarge, "Input too large"},
+		{ProblemScriptTooLarge, "Script too large"},
+		{ProblemMalformedJSON, "Malformed JSON"},
+		{ProblemUnknownField, "Unknown field"},
+		{ProblemDuplicateKey, "Duplicate key"},
+		{ProblemInvalidRequest, "Invalid request"},
+		{ProblemInvalidLimits, "Invalid limits"},
+		{ProblemBadReference, "Bad script reference"},
+		{ProblemBadShapeHash, "Bad shape hash"},
+		{ProblemUnauthenticated, "Unauthenticated"},
+		{ProblemForbidden, "Forbidden"},
+		{ProblemNotFound, "Not found"},
+		{ProblemScriptNotFound, "Script not found"},
+		{ProblemMethodNotAllowed, "Method not allowed"},
+		{ProblemBusy, "Busy"},
+		{ProblemInternal, "Internal error"},
+		{ProblemScriptIntegrity, "Script integrity mismatch"},
+		{ProblemStoreFailed, "Script store failed"},
+		{ProblemMalformedOutcome, "Malformed outcome"},
+		{ProblemBackendFailed, "Backend failed"},
+		{ProblemNoScriptStore, "No script store configured"},
+		{ProblemStoreUnavailable, "Script store unavailable"},
+		{ProblemBackendUnavailable, "Backend unavailable"},
+		{ProblemBackendDidNotSettle, "Backend did not settle"},
+		{ProblemAuthUnavailable, "Authentication unavailable"},
+		{ProblemNotReady, "Not ready"},
+		{ProblemRequestTimeout, "Request timeout"},
+		{ProblemBodyTimeout, "Body timeout"},
+	}
+}
+
 // Problem is an application/problem+json document (RFC 9457) with the
 // service's extension members: retryable (always written), the limit that
 // applied and its value, and where in the body a decoding problem is.

@@ -30,7 +30,7 @@ func TestConformanceThroughTheClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole kit over HTTP")
 	}
-	engine, err := quickjs.New(context.Background(), quickjs.WithHardKill(quickjs.HardKillContextDone, time.Second))
+	engine, err := quickjs.New(context.Background(), quickjs.WithHardKill(quickjs.HardKillForTests, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

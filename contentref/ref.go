@@ -20,18 +20,6 @@ type Ref struct {
 	ok  bool
 }
 
-// Errors a script reader reports, tested with errors.Is; the effect maps
-// them to its outcomes (scriptMissing, an integrity failure, a retryable
-// unavailable store). The texts name the store layer, where they arise.
-var (
-	// ErrNotFound: no object under the reference (the effect's scriptMissing).
-	ErrNotFound = errors.New("contentstore: script not found")
-	// ErrIntegrity: the stored bytes do not hash to the reference.
-	ErrIntegrity = errors.New("contentstore: script bytes do not match their reference")
-	// ErrUnavailable: a transient failure outlasted the retries or the deadline.
-	ErrUnavailable = errors.New("contentstore: store unavailable")
-)
-
 // ErrInvalidRef is wrapped by every ParseRef error.
 var ErrInvalidRef = errors.New("contentstore: invalid script reference")
 

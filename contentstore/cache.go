@@ -161,8 +161,9 @@ func (c *Cache) run(ctx context.Context, ref contentref.Ref, f *fetch) {
 
 // get reads ref from the underlying store. It runs on the fetch's own
 // goroutine, where a panic would end the process: a panic is recovered,
-// logged with its stack, and returned as ErrPanicked (without its value, which
-// may hold anything), so that the waiters get an error and done is closed.
+// logged with its stack, and returned as contentref.ErrPanicked (without
+// its value, which may hold anything), so that the waiters get an error and
+// done is closed.
 func (c *Cache) get(ctx context.Context, ref contentref.Ref) (data []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -174,7 +175,7 @@ func (c *Cache) get(ctx context.Context, ref contentref.Ref) (data []byte, err e
 				slog.String("ref", ref.String()),
 				slog.String("panic", text),
 				slog.String("stack", string(debug.Stack())))
-			data, err = nil, fmt.Errorf("%w while reading %s", ErrPanicked, ref)
+			data, err = nil, fmt.Errorf("%w while reading %s", contentref.ErrPanicked, ref)
 		}
 	}()
 	return c.store.Get(ctx, ref)

@@ -317,8 +317,8 @@ func waitFor(t *testing.T, cond func() bool) {
 
 // A panic in the underlying store runs on the Cache's own goroutine, where
 // nothing else recovers it: the Cache does, logs it with its stack, and hands
-// every waiter ErrPanicked (without the panic's value); the fetch is over, so
-// the next Get reads afresh.
+// every waiter contentref.ErrPanicked (without the panic's value); the fetch
+// is over, so the next Get reads afresh.
 func TestCacheStorePanicIsAnError(t *testing.T) {
 	var logs servicetest.Logs
 	store := &panickyStore{Store: memT(t), gate: make(chan struct{})}
@@ -338,8 +338,8 @@ func TestCacheStorePanicIsAnError(t *testing.T) {
 	close(store.gate)
 	for range readers {
 		err := <-errs
-		if !errors.Is(err, ErrPanicked) || errors.Is(err, contentref.ErrUnavailable) {
-			t.Errorf("Get = %v, want ErrPanicked", err)
+		if !errors.Is(err, contentref.ErrPanicked) || errors.Is(err, contentref.ErrUnavailable) {
+			t.Errorf("Get = %v, want contentref.ErrPanicked", err)
 		}
 		if err != nil && strings.Contains(err.Error(), "secret") {
 			t.Errorf("the panic's value is in the error: %v", err)

@@ -90,7 +90,7 @@ func (s *DirStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) 
 		return nil, TooLarge(p, fi.Size(), max)
 	}
 	data, err := ReadVerified(f, ref, max, p, s.opts.Logger)
-	if err != nil && !errors.Is(err, contentref.ErrIntegrity) && !errors.Is(err, ErrTooLarge) {
+	if err != nil && !errors.Is(err, contentref.ErrIntegrity) && !errors.Is(err, contentref.ErrTooLarge) {
 		return nil, fmt.Errorf("contentstore: reading %s: %w", p, err)
 	}
 	return data, err
@@ -109,7 +109,7 @@ func (s *DirStore) fsError(p string, err error) error {
 		}
 		return NotFound(p, why)
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w: %w", ErrPermission, err)
+		return fmt.Errorf("%w: %w", contentref.ErrPermission, err)
 	default:
 		return fmt.Errorf("contentstore: %w", err)
 	}
@@ -174,7 +174,7 @@ func (s *DirStore) createTemp(ref contentref.Ref) (*os.File, error) {
 
 func (s *DirStore) putError(err error) error {
 	if errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("%w: writing to %s: %w", ErrPermission, s.root, err)
+		return fmt.Errorf("%w: writing to %s: %w", contentref.ErrPermission, s.root, err)
 	}
 	return fmt.Errorf("contentstore: writing to %s: %w", s.root, err)
 }

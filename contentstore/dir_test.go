@@ -115,7 +115,8 @@ func TestDirOversizedRefusedUnread(t *testing.T) {
 	s := newDirT(t, t.TempDir(), opts)
 	ctx := ctxT(t)
 	// A sparse 64 GiB file: reading it whole would take minutes and all the
-	// memory there is, so a quick ErrTooLarge shows the size came first.
+	// memory there is, so a quick contentref.ErrTooLarge shows the size came
+	// first.
 	ref := contentref.RefOf([]byte("whatever"))
 	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
 		t.Fatal(err)
@@ -130,18 +131,18 @@ func TestDirOversizedRefusedUnread(t *testing.T) {
 	f.Close()
 	start := time.Now()
 	_, err = s.Get(ctx, ref)
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "limit of 1024 bytes") || !strings.Contains(err.Error(), "68719476736 bytes") {
-		t.Fatalf("Get = %v, want ErrTooLarge naming the size and the limit", err)
+	if !errors.Is(err, contentref.ErrTooLarge) || !strings.Contains(err.Error(), "limit of 1024 bytes") || !strings.Contains(err.Error(), "68719476736 bytes") {
+		t.Fatalf("Get = %v, want contentref.ErrTooLarge naming the size and the limit", err)
 	}
-	var tl *TooLargeError
+	var tl *contentref.TooLargeError
 	if !errors.As(err, &tl) || tl.Size != 64<<30 || tl.Limit != 1024 || tl.Object != s.path(ref) {
-		t.Errorf("Get = %#v, want a *TooLargeError with the size, the limit and the path", err)
+		t.Errorf("Get = %#v, want a *contentref.TooLargeError with the size, the limit and the path", err)
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refusing took %v", d)
 	}
-	if _, err := s.Put(ctx, make([]byte, 1025)); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("Put of 1025 bytes = %v, want ErrTooLarge", err)
+	if _, err := s.Put(ctx, make([]byte, 1025)); !errors.Is(err, contentref.ErrTooLarge) {
+		t.Errorf("Put of 1025 bytes = %v, want contentref.ErrTooLarge", err)
 	}
 }
 
@@ -249,7 +250,7 @@ func TestDirPermissionDenied(t *testing.T) {
 	if err := os.Chmod(s.path(ref), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(ctx, ref); !errors.Is(err, ErrPermission) {
-		t.Errorf("Get of an unreadable file = %v, want ErrPermission", err)
+	if _, err := s.Get(ctx, ref); !errors.Is(err, contentref.ErrPermission) {
+		t.Errorf("Get of an unreadable file = %v, want contentref.ErrPermission", err)
 	}
 }

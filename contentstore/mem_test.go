@@ -34,8 +34,8 @@ func TestMemStore(t *testing.T) {
 	if _, err := s.Get(ctx, contentref.RefOf([]byte("nope"))); !errors.Is(err, contentref.ErrNotFound) {
 		t.Errorf("Get of a missing script = %v, want contentref.ErrNotFound", err)
 	}
-	if _, err := s.Put(ctx, bytes.Repeat([]byte("x"), 65)); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("Put over the limit = %v, want ErrTooLarge", err)
+	if _, err := s.Put(ctx, bytes.Repeat([]byte("x"), 65)); !errors.Is(err, contentref.ErrTooLarge) {
+		t.Errorf("Put over the limit = %v, want contentref.ErrTooLarge", err)
 	}
 	empty, err := s.Put(ctx, nil)
 	if err != nil {

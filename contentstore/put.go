@@ -76,7 +76,7 @@ func putOne(ctx context.Context, s Store, name string, stdin io.Reader, max int6
 			return contentref.Ref{}, fmt.Errorf("put %s: is a directory", name)
 		}
 		if fi.Mode().IsRegular() && fi.Size() > max {
-			return contentref.Ref{}, fmt.Errorf("put %s: %w: %d bytes, over the limit of %d bytes", name, ErrTooLarge, fi.Size(), max)
+			return contentref.Ref{}, fmt.Errorf("put %s: %w: %d bytes, over the limit of %d bytes", name, contentref.ErrTooLarge, fi.Size(), max)
 		}
 		r = f
 	}
@@ -85,7 +85,7 @@ func putOne(ctx context.Context, s Store, name string, stdin io.Reader, max int6
 		return contentref.Ref{}, fmt.Errorf("put %s: reading: %w", name, err)
 	}
 	if int64(len(data)) > max {
-		return contentref.Ref{}, fmt.Errorf("put %s: %w: over the limit of %d bytes", name, ErrTooLarge, max)
+		return contentref.Ref{}, fmt.Errorf("put %s: %w: over the limit of %d bytes", name, contentref.ErrTooLarge, max)
 	}
 	ref, err := s.Put(ctx, data)
 	if err != nil {

@@ -70,8 +70,8 @@ func TestPutFilesFailures(t *testing.T) {
 				t.Errorf("error %q should mention %q", err, want)
 			}
 		}
-		if !errors.Is(err, ErrTooLarge) || !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("error %q should wrap ErrTooLarge and os.ErrNotExist", err)
+		if !errors.Is(err, contentref.ErrTooLarge) || !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("error %q should wrap contentref.ErrTooLarge and os.ErrNotExist", err)
 		}
 		if _, err := s.Get(ctxT(t), contentref.RefOf(bytes.Repeat([]byte("x"), 100))); !errors.Is(err, contentref.ErrNotFound) {
 			t.Errorf("the oversized file was stored: %v", err)
@@ -84,8 +84,8 @@ func TestPutFilesFailures(t *testing.T) {
 		s, _ := NewMemStore(opts)
 		var out bytes.Buffer
 		err := PutFiles(ctxT(t), s, []string{"-"}, bytes.NewReader(bytes.Repeat([]byte("y"), 1000)), &out)
-		if !errors.Is(err, ErrTooLarge) || out.Len() != 0 {
-			t.Errorf("PutFiles = %v, output %q; want ErrTooLarge and no output", err, out.String())
+		if !errors.Is(err, contentref.ErrTooLarge) || out.Len() != 0 {
+			t.Errorf("PutFiles = %v, output %q; want contentref.ErrTooLarge and no output", err, out.String())
 		}
 	})
 	t.Run("stdin twice", func(t *testing.T) {

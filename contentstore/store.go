@@ -20,18 +20,19 @@ type Store interface {
 	// Get returns the bytes stored under ref after checking that they hash
 	// to it. The returned slice belongs to the caller.
 	//
-	// Errors wrap, for errors.Is: ErrNotFound when nothing is stored under
-	// ref; ErrTooLarge when the object is over the maximum script size (it
-	// is refused before it is read); ErrIntegrity when the bytes do not hash
-	// to ref (the bytes are never returned); ErrPermission when the store
-	// refuses access; ErrUnavailable when a transient failure outlasted the
-	// retries or ctx's deadline. Anything else is an unexpected failure.
+	// Errors wrap contentref's, for errors.Is: ErrNotFound when nothing is
+	// stored under ref; ErrTooLarge when the object is over the maximum
+	// script size (it is refused before it is read); ErrIntegrity when the
+	// bytes do not hash to ref (the bytes are never returned);
+	// ErrPermission when the store refuses access; ErrUnavailable when a
+	// transient failure outlasted the retries or ctx's deadline. Anything
+	// else is an unexpected failure.
 	Get(ctx context.Context, ref contentref.Ref) ([]byte, error)
 
 	// Put stores data under its own reference and returns it. It is
 	// idempotent: an object already stored under the reference is not
 	// rewritten and Put reports success. Data over the maximum script size
-	// is refused with an error wrapping ErrTooLarge.
+	// is refused with an error wrapping contentref.ErrTooLarge.
 	Put(ctx context.Context, data []byte) (contentref.Ref, error)
 
 	// Check reports whether the store is reachable and usable, for a
@@ -366,7 +367,7 @@ func TooLarge(loc string, size, limit int64) error {
 	if size < 0 {
 		size = -1
 	}
-	return &TooLargeError{Object: loc, Size: size, Limit: limit}
+	return &contentref.TooLargeError{Object: loc, Size: size, Limit: limit}
 }
 
 // CheckRef refuses the zero Ref before any store is asked for it.
@@ -380,7 +381,7 @@ func CheckRef(ref contentref.Ref) error {
 // CheckPutSize refuses data over max before anything is written.
 func CheckPutSize(data []byte, max int64) error {
 	if int64(len(data)) > max {
-		return fmt.Errorf("%w: script is %d bytes, over the limit of %d bytes", ErrTooLarge, len(data), max)
+		return fmt.Errorf("%w: script is %d bytes, over the limit of %d bytes", contentref.ErrTooLarge, len(data), max)
 	}
 	return nil
 }

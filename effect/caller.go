@@ -5,36 +5,32 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Caller is how the effect calls its backend, and the only way: the
+// caller is how the effect calls its backend, and the only way: the
 // declaration read once and vetted (ADR 0144 D4), the call raced against the
 // caller and a deadline of wall clock + grace, a panic or an error turned
 // into an untyped failure, and the outcome validated against D2's closed
-// vocabulary (D2). The Effect calls through one; a route that returns the
-// backend's own outcome (the SPI over HTTP) calls through the Effect's
-// (Effect.Caller), or through one of its own when there is no script store.
-// A Caller is safe for concurrent use.
-type Caller struct {
+// vocabulary.
+type caller struct {
 	backend Backend
 	caps    Capabilities
 	grace   time.Duration
 	log     *slog.Logger
 }
 
-// NewCaller builds a Caller over backend with opts' BackendGrace,
-// AllowNetwork, AllowReusedEnvironment and Logger (the byte bounds are the
-// Effect's). It reads the backend's capabilities exactly once, validates
-// them and refuses the ones the options do not accept, joining every
-// problem.
-func NewCaller(backend Backend, opts Options) (*Caller, error) {
+// newCaller builds the caller of backend with opts' BackendGrace,
+// AllowNetwork, AllowReusedEnvironment and Logger. It reads the backend's
+// capabilities exactly once, validates them and refuses the ones the
+// options do not accept, joining every problem.
+func newCaller(backend Backend, opts Options) (*caller, error) {
 	var problems []error
-	c := &Caller{backend: backend, grace: opts.BackendGrace, log: opts.Logger}
+	c := &caller{backend: backend, grace: opts.BackendGrace, log: opts.Logger}
 	if backend == nil {
 		problems = append(problems, fmt.Errorf("%w: nil Backend", ErrInvalidOptions))
 	}
@@ -68,63 +64,28 @@ func NewCaller(backend Backend, opts Options) (*Caller, error) {
 	return c, nil
 }
 
-// Capabilities returns the vetted copy of the backend's declaration taken at
-// construction.
-func (c *Caller) Capabilities() Capabilities { return c.caps }
+// deadline is when the caller gives up on a run with this wall clock: the
+// grace past it (ADR 0144 D2), counted from the start of the run.
+func (c *caller) deadline(wallClock time.Duration) time.Duration { return after(wallClock, c.grace) }
 
-// Idempotent reports whether a run is a pure function of (script, input):
-// only when the backend has no network and a fresh environment per run
-// (ADR 0144 D4).
-func (c *Caller) Idempotent() bool {
-	return c.caps.Network == NetworkNone && c.caps.FreshPerRun
-}
-
-// Warm asks the backend to do its cold-start work, when it can.
-func (c *Caller) Warm(ctx context.Context) error {
-	if w, ok := c.backend.(Warmer); ok {
-		return w.Warm(ctx)
-	}
-	return nil
-}
-
-// Close releases the backend's pools, connections or instances, when it has
-// any.
-func (c *Caller) Close(ctx context.Context) error {
-	if cl, ok := c.backend.(Closer); ok {
-		return cl.Close(ctx)
-	}
-	return nil
-}
-
-// Call runs req on the backend as the effect does (steps 4 and 5 of
-// Evaluate) and returns the backend's outcome, validated: a malformed one is
-// an untyped ErrMalformedOutcome, a backend still running at wall clock +
-// grace is an untyped, retryable ErrBackendDidNotSettle, and once ctx is
-// done the answer is a cancellation. The outcome is the backend's own (its
-// text is not bounded here, nor is an ok value checked to be JSON text).
-// finished, when set, is called once, when the backend call has returned:
-// before Call returns, or later when Call stopped waiting for it. label
-// names the script in log lines.
-func (c *Caller) Call(ctx context.Context, req Request, label string, finished func()) (Outcome, error) {
-	running := newRunning(finished)
-	defer running.done()
-	if ctx.Err() != nil {
-		return Outcome{}, cancelled(ctx, true)
-	}
-	o, err := c.call(ctx, req, label, running)
-	if ctx.Err() != nil {
-		return Outcome{}, cancelled(ctx, !running.called())
-	}
-	return o, err
+// callContext is the context of a backend call (ADR 0144 D2's combined
+// signal): ctx, ending also at the caller's deadline for a run of this wall
+// clock (budget from now), with errDeadline as its cause.
+func (c *caller) callContext(ctx context.Context, wallClock time.Duration) (_ context.Context, _ context.CancelFunc, budget time.Duration) {
+	budget = c.deadline(wallClock)
+	callCtx, cancel := context.WithTimeoutCause(ctx, budget, errDeadline)
+	return callCtx, cancel, budget
 }
 
 // running counts what an evaluation has still running (itself, and a
-// backend call it may have stopped waiting for) and calls finished when
-// the count reaches zero.
+// backend call it may have stopped waiting for), calls finished when the
+// count reaches zero, and keeps when the backend call ran.
 type running struct {
 	n        atomic.Int32
-	backend  atomic.Bool
 	finished func()
+
+	mu   sync.Mutex
+	call Interval
 }
 
 func newRunning(finished func()) *running {
@@ -133,13 +94,27 @@ func newRunning(finished func()) *running {
 	return r
 }
 
-// start notes a backend call; its goroutine calls done when it returns.
+// start notes a backend call; its goroutine calls returned, then done,
+// when it returns.
 func (r *running) start() {
-	r.backend.Store(true)
+	r.mu.Lock()
+	r.call.Start = time.Now()
+	r.mu.Unlock()
 	r.n.Add(1)
 }
 
-func (r *running) called() bool { return r.backend.Load() }
+func (r *running) returned() {
+	r.mu.Lock()
+	r.call.End = time.Now()
+	r.mu.Unlock()
+}
+
+// callInterval is when the backend was called, and returned if it has.
+func (r *running) callInterval() Interval {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.call
+}
 
 func (r *running) done() {
 	if r.n.Add(-1) == 0 && r.finished != nil {
@@ -150,6 +125,7 @@ func (r *running) done() {
 // callResult is what the backend goroutine hands back.
 type callResult struct {
 	outcome  Outcome
+	logs     string
 	err      error
 	panicked bool
 	panicVal any
@@ -160,16 +136,14 @@ type callResult struct {
 var errDeadline = errors.New("sandbox: backend deadline (wall clock + grace) passed")
 
 // call runs the backend in its own goroutine with a context that ends on the
-// caller's cancellation or at wall clock + grace, and waits for whichever
-// comes first, then validates the outcome. The goroutine always finishes
-// once the backend honours its context: the result channel is buffered, so
-// nothing waits for a reader.
-func (c *Caller) call(ctx context.Context, req Request, label string, running *running) (Outcome, error) {
-	budget := req.Limits.WallClock + c.grace
-	if budget < req.Limits.WallClock { // overflow
-		budget = math.MaxInt64
-	}
-	callCtx, cancel := context.WithTimeoutCause(ctx, budget, errDeadline)
+// caller's cancellation or at the caller's deadline, and waits for whichever
+// comes first, then validates the outcome. With logs, a ConsoleBackend also
+// returns the run's console output. The outcome is the backend's own (its
+// text is not bounded here, nor is an ok value checked to be JSON text).
+// The goroutine always finishes once the backend honours its context: the
+// result channel is buffered, so nothing waits for a reader.
+func (c *caller) call(ctx context.Context, req Request, logs bool, label string, running *running) (Outcome, string, error) {
+	callCtx, cancel, budget := c.callContext(ctx, req.Limits.WallClock)
 	defer cancel() // releases the timer and tells the backend to stop, on every path
 
 	results := make(chan callResult, 1)
@@ -182,8 +156,9 @@ func (c *Caller) call(ctx context.Context, req Request, label string, running *r
 			if p := recover(); p != nil {
 				r = callResult{panicked: true, panicVal: p, stack: debug.Stack()}
 			}
+			running.returned()
 			// done before the result is handed over: a call that settled
-			// leaves the last count to Call or Evaluate, which then calls
+			// leaves the last count to the evaluation, which then calls
 			// finished before it returns
 			running.done()
 			results <- r
@@ -192,7 +167,7 @@ func (c *Caller) call(ctx context.Context, req Request, label string, running *r
 					"scriptRef", label, "after", time.Since(start))
 			}
 		}()
-		r.outcome, r.err = c.backend.Evaluate(callCtx, req)
+		r.outcome, r.logs, r.err = c.evaluate(callCtx, req, logs)
 	}()
 
 	var r callResult
@@ -204,37 +179,47 @@ func (c *Caller) call(ctx context.Context, req Request, label string, running *r
 		default:
 			abandoned.Store(true)
 			if ctx.Err() != nil {
-				return Outcome{}, cancelled(ctx, false)
+				return Outcome{}, "", cancelled(ctx, false)
 			}
 			c.log.WarnContext(ctx, "sandbox backend did not settle", "scriptRef", label,
 				"wallClock", req.Limits.WallClock, "grace", c.grace)
-			return Outcome{}, didNotSettle(budget, req.Limits.WallClock, c.grace, nil)
+			return Outcome{}, "", didNotSettle(budget, req.Limits.WallClock, c.grace, nil)
 		}
 	}
 	switch {
 	case ctx.Err() != nil:
-		return Outcome{}, cancelled(ctx, false)
+		return Outcome{}, "", cancelled(ctx, false)
 	case r.panicked:
 		c.log.ErrorContext(ctx, "sandbox backend panicked", "scriptRef", label,
 			"panic", BoundText(fmt.Sprint(r.panicVal), MaxMessageUnits), "stack", string(r.stack))
-		return Outcome{}, newUntyped(ErrBackendPanicked, BoundText(fmt.Sprint(r.panicVal), MaxMessageUnits), nil, false)
+		return Outcome{}, "", newUntyped(ErrBackendPanicked, BoundText(fmt.Sprint(r.panicVal), MaxMessageUnits), nil, false)
 	case r.err != nil && callCtx.Err() != nil:
 		// The backend stopped because the deadline told it to.
-		return Outcome{}, didNotSettle(budget, req.Limits.WallClock, c.grace, r.err)
+		return Outcome{}, "", didNotSettle(budget, req.Limits.WallClock, c.grace, r.err)
 	case r.err != nil:
 		var f *Failure
 		if errors.As(r.err, &f) {
 			c.log.WarnContext(ctx, "sandbox backend returned a typed failure as an error", "scriptRef", label)
-			return Outcome{}, newUntyped(ErrBackendFailed, "returned a typed failure as an error (only the effect maps outcomes to channels)", r.err, false)
+			return Outcome{}, "", newUntyped(ErrBackendFailed, "returned a typed failure as an error (only the effect maps outcomes to channels)", r.err, false)
 		}
-		return Outcome{}, newUntyped(ErrBackendFailed, "", r.err, true)
+		return Outcome{}, "", newUntyped(ErrBackendFailed, "", r.err, true)
 	}
 	o, err := ValidateOutcome(r.outcome)
 	if err != nil {
 		c.log.WarnContext(ctx, "sandbox backend returned a malformed outcome", "scriptRef", label, "problems", err.Error())
-		return Outcome{}, err
+		return Outcome{}, r.logs, err
 	}
-	return o, nil
+	return o, r.logs, nil
+}
+
+// evaluate calls the backend, asking a ConsoleBackend for the run's console
+// output when logs.
+func (c *caller) evaluate(ctx context.Context, req Request, logs bool) (Outcome, string, error) {
+	if console, ok := c.backend.(ConsoleBackend); ok && logs {
+		return console.EvaluateWithLogs(ctx, req)
+	}
+	o, err := c.backend.Evaluate(ctx, req)
+	return o, "", err
 }
 
 // didNotSettle is the untyped, retryable failure of a backend that was still

@@ -3,6 +3,7 @@ package effect_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
 // ignoresContext is a backend that returns only when release is closed,
@@ -21,71 +23,77 @@ func ignoresContext(release <-chan struct{}) *fakeBackend {
 	}}
 }
 
-// A Caller's call races the backend against wall clock + grace, as the
-// effect's does: a backend that ignores its context loses at the deadline
-// (untyped, retryable), and finished is called only once it returns.
-func TestCallerRacesABackendThatIgnoresItsContext(t *testing.T) {
+// Run's call races the backend against wall clock + grace, as Evaluate's
+// does: a backend that ignores its context loses at the deadline (untyped,
+// retryable), and Run reports the call as still going when it returns.
+func TestRunRacesABackendThatIgnoresItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		c, err := effect.NewCaller(ignoresContext(release), effect.Options{BackendGrace: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		finished := make(chan struct{})
+		e := mustNew(t, effect.NoStore, ignoresContext(release), effect.Options{BackendGrace: time.Second, StopGrace: time.Nanosecond})
 		start := time.Now()
-		_, err = c.Call(context.Background(), effect.Request{Script: "1", InputJSON: "null",
-			Limits: effect.Limits{WallClock: 2 * time.Second, MemoryBytes: 1 << 20}}, "inline", func() { close(finished) })
-		if took := time.Since(start); took != 3*time.Second {
-			t.Errorf("answered after %v, want the deadline of wall clock + grace (3s)", took)
+		res, err := e.Run(context.Background(), effect.Evaluation{Script: "1", Input: []byte("null"),
+			Limits: effect.Limits{WallClock: 2 * time.Second, MemoryBytes: 1 << 20}, Answer: effect.AnswerOutcome})
+		if took := time.Since(start); took != 3*time.Second+time.Nanosecond {
+			t.Errorf("answered after %v, want the deadline of wall clock + grace (3s) and the stop grace", took)
 		}
 		assertUntyped(t, err, effect.ErrBackendDidNotSettle, true)
-		select {
-		case <-finished:
-			t.Fatal("finished before the backend returned")
-		default:
+		if res.Call.Start.IsZero() || !res.Call.End.IsZero() {
+			t.Errorf("the call is %+v, want started and not ended", res.Call)
 		}
 		close(release)
 		synctest.Wait()
-		select {
-		case <-finished:
-		default:
-			t.Fatal("finished not called once the backend returned")
-		}
 	})
 }
 
-// Evaluate's Finished is called once, when nothing of the evaluation runs:
-// at once for an evaluation that settled, after the backend returns for one
-// the effect stopped waiting for.
-func TestFinishedWaitsForAnAbandonedBackend(t *testing.T) {
+// Run returns once nothing of the evaluation runs: after a backend it gave up
+// on has returned, or StopGrace after it gave up; Evaluate returns as soon as
+// it gives up.
+func TestRunWaitsForAnAbandonedBackend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		calls := 0
-		in := validInput()
-		in.Finished = func() { calls++ }
-		e := mustNew(t, newReader(testScript), returning(effect.OK([]byte("1")), nil), effect.Options{})
-		if _, err := e.Evaluate(context.Background(), in); err != nil {
-			t.Fatal(err)
-		}
-		if calls != 1 {
-			t.Fatalf("Finished called %d times after a settled evaluation, want 1", calls)
-		}
+		in := effect.Evaluation{ScriptRef: testRef, Input: []byte("null"), Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}
 
+		// the backend returns 400 ms after the caller left, within the grace
 		release := make(chan struct{})
-		calls = 0
-		e = mustNew(t, newReader(testScript), ignoresContext(release), effect.Options{BackendGrace: time.Second})
+		e := mustNew(t, newReader(testScript), ignoresContext(release), effect.Options{BackendGrace: time.Second, StopGrace: time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
-		if _, err := e.Evaluate(ctx, in); !errors.Is(err, context.Canceled) || errors.Is(err, effect.ErrNotRun) {
+		time.AfterFunc(500*time.Millisecond, func() { close(release) })
+		start := time.Now()
+		res, err := e.Run(ctx, in)
+		if !errors.Is(err, context.Canceled) || errors.Is(err, effect.ErrNotRun) {
 			t.Fatalf("got %v, want a cancellation after the backend was called", err)
 		}
-		if calls != 0 {
-			t.Fatal("Finished called while the backend still runs")
+		if took := time.Since(start); took != 500*time.Millisecond || res.Call.End.IsZero() {
+			t.Errorf("Run returned after %v with the call %+v, want once the backend returned (500ms)", took, res.Call)
+		}
+
+		// the backend does not return within the grace: Run answers anyway
+		release = make(chan struct{})
+		var logs servicetest.Logs
+		e = mustNew(t, newReader(testScript), ignoresContext(release), effect.Options{BackendGrace: time.Second, StopGrace: time.Second,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		ctx, cancel = context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		start = time.Now()
+		if _, err := e.Run(ctx, in); !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v", err)
+		}
+		if took := time.Since(start); took != 1100*time.Millisecond {
+			t.Errorf("Run returned after %v, want the stop grace after the caller left (1.1s)", took)
+		}
+		if !strings.Contains(logs.String(), "had not returned a grace after the effect gave up") {
+			t.Errorf("no warning in %q", logs.String())
+		}
+
+		// Evaluate does not wait
+		ctx, cancel = context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		start = time.Now()
+		if _, err := e.Evaluate(ctx, validInput()); !errors.Is(err, context.Canceled) || time.Since(start) != 100*time.Millisecond {
+			t.Fatalf("Evaluate: %v after %v, want a cancellation at once", err, time.Since(start))
 		}
 		close(release)
 		synctest.Wait()
-		if calls != 1 {
-			t.Fatalf("Finished called %d times after the backend returned, want 1", calls)
-		}
 	})
 }
 
@@ -97,23 +105,33 @@ func (stallingReader) Get(ctx context.Context, _ contentref.Ref) ([]byte, error)
 	return nil, ctx.Err()
 }
 
-// FetchDeadline ends the fetch, not the evaluation's context: the answer is
-// the store's retryable failure. A cancellation during the fetch says the
-// script did not run (ErrNotRun).
+// The fetch has a deadline of its own, the caller's deadline less the run's
+// (wall clock + grace): a store that stalls ends the fetch, not the
+// evaluation, and the answer is the store's retryable failure. When the
+// caller's deadline leaves the fetch less than a second, it ends the fetch,
+// and the answer says the script did not run (ErrNotRun).
 func TestFetchDeadlineAndErrNotRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := returning(effect.OK([]byte("1")), nil)
-		e := mustNew(t, stallingReader{}, b, effect.Options{})
-		in := validInput()
-		in.FetchDeadline = time.Now().Add(time.Second)
-		_, err := e.Evaluate(context.Background(), in)
-		assertUntyped(t, err, effect.ErrScriptFetch, true)
-
-		in.FetchDeadline = time.Now().Add(time.Minute)
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		e := mustNew(t, stallingReader{}, b, effect.Options{BackendGrace: time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, err = e.Evaluate(ctx, in)
-		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, effect.ErrNotRun) {
+		start := time.Now()
+		_, err := e.Evaluate(ctx, validInput()) // wall clock 1 s
+		if took := time.Since(start); took != 58*time.Second {
+			t.Errorf("the fetch ended after %v, want 1m - (1s + 1s)", took)
+		}
+		assertUntyped(t, err, effect.ErrScriptFetch, true)
+		var nr *effect.NotRunError
+		if !errors.As(err, &nr) || nr.Reason != effect.StoreUnavailable || nr.ScriptRef != testRef {
+			t.Errorf("got %#v, want a script not run for its store", nr)
+		}
+
+		ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		_, err = e.Evaluate(ctx, validInput())
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, effect.ErrNotRun) ||
+			!errors.As(err, &nr) || nr.Reason != effect.Stopped {
 			t.Fatalf("got %v, want a cancellation that says the script did not run", err)
 		}
 		if b.evalCalls.Load() != 0 {

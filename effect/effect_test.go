@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -497,8 +496,8 @@ func TestScriptStoreFailures(t *testing.T) {
 	}{
 		{contentref.ErrUnavailable, true},
 		{context.DeadlineExceeded, true}, // the store's own deadline, not the caller's
-		{contentstore.ErrPermission, false},
-		{contentstore.ErrTooLarge, false},
+		{contentref.ErrPermission, false},
+		{contentref.ErrTooLarge, false},
 	} {
 		reader := newReader()
 		reader.get = func(context.Context, contentref.Ref) ([]byte, error) { return nil, tc.err }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
@@ -202,7 +203,65 @@ var (
 	// backend was called (the script was being fetched): the script did
 	// not run.
 	ErrNotRun = errors.New("sandbox: the script was not run")
+	// ErrNoScriptStore: a script asked for by reference, of an effect
+	// without a store (NoStore). Not retryable.
+	ErrNoScriptStore = errors.New("sandbox: no script store: scripts are run by value only")
 )
+
+// NotRunReason says why a script never ran.
+type NotRunReason string
+
+// The ways a script never runs.
+const (
+	// ScriptNotFound: the store has no script under the reference. The
+	// error is also the typed scriptMissing (errors.As *Failure).
+	ScriptNotFound NotRunReason = "scriptNotFound"
+	// NoScriptStore: a script by reference, and the effect has no store.
+	NoScriptStore NotRunReason = "noScriptStore"
+	// StoreUnavailable: the store said it is unavailable, or did not
+	// deliver by the fetch deadline. Retryable.
+	StoreUnavailable NotRunReason = "storeUnavailable"
+	// ScriptTooLarge: the script is over the store's maximum or
+	// MaxScriptBytes (see NotRunError's Size and Limit).
+	ScriptTooLarge NotRunReason = "scriptTooLarge"
+	// ScriptIntegrity: the bytes do not hash to the reference.
+	ScriptIntegrity NotRunReason = "scriptIntegrity"
+	// StoreRefused: the store refused access (credentials, IAM).
+	StoreRefused NotRunReason = "storeRefused"
+	// StorePanicked: the store panicked (a bug in the store).
+	StorePanicked NotRunReason = "storePanicked"
+	// StoreFailed: the store failed in any other way.
+	StoreFailed NotRunReason = "storeFailed"
+	// Stopped: the caller's context ended before the backend was called.
+	// The error also matches ctx.Err() and ErrNotRun.
+	Stopped NotRunReason = "stopped"
+)
+
+// NotRunError is the error of an evaluation whose script never ran, with
+// the reason: the one classification of a store's failures, which a caller
+// maps to its own answers. Test for it with errors.As. Its text is the
+// bounded text of the failure it wraps, which errors.Is and Retryable see
+// through it (ErrScriptFetch for the store's failures, a cancellation for
+// Stopped, the typed scriptMissing for ScriptNotFound).
+type NotRunError struct {
+	Reason NotRunReason
+	// ScriptRef is the script asked for; zero for one sent by value.
+	ScriptRef contentref.Ref
+	// Size and Limit, for ScriptTooLarge: the script's size in bytes (-1
+	// when the store found it over its limit by reading past it) and the
+	// bound it is over: the store's own maximum when StoreLimit (a store
+	// whose maximum is below MaxScriptBytes), else MaxScriptBytes.
+	Size, Limit int64
+	StoreLimit  bool
+	err         error
+}
+
+func notRun(reason NotRunReason, ref contentref.Ref, err error) *NotRunError {
+	return &NotRunError{Reason: reason, ScriptRef: ref, err: err}
+}
+
+func (e *NotRunError) Error() string { return e.err.Error() }
+func (e *NotRunError) Unwrap() error { return e.err }
 
 // untypedError is every failure that is not a Failure. Its text is bounded and
 // storable, because the caller records it in an append-only log; the original

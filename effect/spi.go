@@ -1,12 +1,8 @@
-// Package effect owns every guarantee around a sandbox backend (ADR 0144 D3):
-// it bounds the input, fetches and verifies the script, races the backend
-// against the caller and a deadline, validates the backend's outcome, maps it
-// to a typed channel, bounds the output and checks its shape.
-//
-// This file holds the backend SPI (ADR 0144 D1, D2, D4) in Go terms. Engines
-// (the quickjs package) and remote clients implement Backend; only the effect
-// interprets what a backend reports.
 package effect
+
+// The backend SPI (ADR 0144 D1, D2, D4) in Go terms. Engines (the quickjs
+// package) and remote clients implement Backend; only the effect interprets
+// what a backend reports.
 
 import (
 	"context"
@@ -40,6 +36,14 @@ type Warmer interface {
 // Closer is implemented by backends that hold pools, connections or instances.
 type Closer interface {
 	Close(ctx context.Context) error
+}
+
+// ConsoleBackend is a backend that can also return a run's console output
+// (the quickjs engine, the worker pool), for an evaluation that captures it
+// (Evaluation.CaptureLogs). From any other backend, the output is empty.
+type ConsoleBackend interface {
+	Backend
+	EvaluateWithLogs(ctx context.Context, req Request) (Outcome, string, error)
 }
 
 // Request is one evaluation as the backend sees it: verified source text and

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
@@ -182,7 +183,7 @@ func TestHalfClosedClientGetsNoEmpty200(t *testing.T) {
 func TestRequestTimeout(t *testing.T) {
 	for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
 		t.Run(route, func(t *testing.T) {
-			v := newEnv(t, withConfig(func(c *handler.Config) { c.RequestTimeout = 300 * time.Millisecond }))
+			v := newEnv(t, withConfig(func(c *handler.Config) { c.Limits.RequestTimeout = 300 * time.Millisecond }))
 			start := time.Now()
 			r := <-startRunaway(t, v, context.Background(), route, 20000)
 			p := wantProblem(t, r, 504, "request-timeout", false, "request timeout of 300ms", "stopped")
@@ -236,7 +237,7 @@ func TestStoreStallEndsTheFetch(t *testing.T) {
 	for i, bare := range []bool{false, true, false} {
 		store := &stallingStore{bare: bare}
 		// request timeout 3 s, wall clock 0.5 s, grace 1 s: the fetch has 1.5 s
-		opts := []option{withConfig(func(c *handler.Config) { c.RequestTimeout = 3 * time.Second; c.Scripts = store })}
+		opts := []option{withConfig(func(c *handler.Config) { c.Limits.RequestTimeout = 3 * time.Second }), withScripts(store)}
 		observed := i < 2
 		if !observed {
 			opts = append(opts, unobserved()) // the deadline is not the observer's
@@ -266,7 +267,7 @@ func TestStoreStallEndsTheFetch(t *testing.T) {
 	}
 	for _, observed := range []bool{true, false} {
 		t.Run(fmt.Sprintf("wall clock leaving no time observed=%v", observed), func(t *testing.T) {
-			opts := []option{withConfig(func(c *handler.Config) { c.RequestTimeout = 600 * time.Millisecond; c.Scripts = &stallingStore{} })}
+			opts := []option{withConfig(func(c *handler.Config) { c.Limits.RequestTimeout = 600 * time.Millisecond }), withScripts(&stallingStore{})}
 			if !observed {
 				opts = append(opts, unobserved()) // 503, not 504, is not the observer's decision
 			}
@@ -415,11 +416,11 @@ func TestCapabilities(t *testing.T) {
 }
 
 func TestNewValidatesConfig(t *testing.T) {
-	eff, err := handler.NewEffect(&faultyStore{}, newTestBackend(defaultEngine()), testLimits, effect.Options{})
+	eff, err := effect.New(effect.NoStore, newTestBackend(defaultEngine()), effectOptions(testLimits, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := handler.Config{Backend: newTestBackend(defaultEngine()), Limits: testLimits, MaxConcurrent: 1, RequestTimeout: time.Minute, HardKillGrace: time.Second}
+	good := handler.Config{Effect: eff, Limits: testLimits}
 	if _, err := handler.New(good); err != nil {
 		t.Fatalf("credential-free config refused: %v", err)
 	}
@@ -428,17 +429,13 @@ func TestNewValidatesConfig(t *testing.T) {
 		edit func(c *handler.Config)
 		want string
 	}{
-		{"no backend", func(c *handler.Config) { c.Backend = nil }, "Backend is required"},
-		{"scripts without effect", func(c *handler.Config) { c.Scripts = &faultyStore{} }, "Effect is required"},
-		{"effect without scripts", func(c *handler.Config) { c.Effect = eff }, "without Scripts"},
-		{"zero limits", func(c *handler.Config) { c.Limits = handler.Limits{} }, "MaxRequestBytes must be positive"},
+		{"no effect", func(c *handler.Config) { c.Effect = nil }, "Effect is required"},
+		{"zero limits", func(c *handler.Config) { c.Limits = api.Limits{} }, "MaxRequestBytes must be positive"},
 		{"default over max", func(c *handler.Config) { c.Limits.DefaultWallClock = time.Hour }, "exceeds Limits.MaxWallClock"},
-		{"memory over the engine's", func(c *handler.Config) { c.Limits.MaxMemoryBytes = 4 << 30 }, "engine's maximum"},
-		{"negative concurrency", func(c *handler.Config) { c.MaxConcurrent = -1 }, "MaxConcurrent"},
-		{"negative timeout", func(c *handler.Config) { c.RequestTimeout = -time.Second }, "RequestTimeout"},
-		{"no timeout", func(c *handler.Config) { c.RequestTimeout = 0 }, "RequestTimeout must be positive"},
-		{"no grace", func(c *handler.Config) { c.HardKillGrace = 0 }, "HardKillGrace must be positive"},
-		{"no concurrency", func(c *handler.Config) { c.MaxConcurrent = 0 }, "MaxConcurrent must be positive"},
+		{"negative concurrency", func(c *handler.Config) { c.Limits.MaxConcurrent = -1 }, "MaxConcurrent"},
+		{"negative timeout", func(c *handler.Config) { c.Limits.RequestTimeout = -time.Second }, "RequestTimeout"},
+		{"no timeout", func(c *handler.Config) { c.Limits.RequestTimeout = 0 }, "RequestTimeout must be positive"},
+		{"no concurrency", func(c *handler.Config) { c.Limits.MaxConcurrent = 0 }, "MaxConcurrent must be positive"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -449,24 +446,11 @@ func TestNewValidatesConfig(t *testing.T) {
 			}
 		})
 	}
-}
-
-// CaptureLogs passes the backend's declaration, Warm and Close through.
-func TestCaptureLogsPassesThrough(t *testing.T) {
-	e := newTestBackend(defaultEngine())
-	b := handler.CaptureLogs(e)
-	if b.Capabilities() != e.Capabilities() {
-		t.Fatal("capabilities differ")
-	}
-	if w, ok := b.(effect.Warmer); !ok || w.Warm(context.Background()) != nil {
-		t.Fatal("Warm is not passed through")
-	}
-	if _, ok := b.(effect.Closer); !ok {
-		t.Fatal("Close is not passed through")
-	}
-	// Outside a request there is no sink: a plain Evaluate.
-	out, err := b.Evaluate(context.Background(), effect.Request{Script: "console.log('x'); 3", InputJSON: "null", Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 16 << 20}})
-	if err != nil || string(out.Value) != "3" {
-		t.Fatalf("Evaluate: %+v %v", out, err)
+	// The memory maximum the handler advertises is the one the effect
+	// enforces, and the effect refuses one over the engine's.
+	over := effectOptions(testLimits, nil)
+	over.MaxMemoryBytes = 4 << 30
+	if _, err := effect.New(effect.NoStore, newTestBackend(defaultEngine()), over); err == nil || !strings.Contains(err.Error(), "engine's maximum") {
+		t.Fatalf("effect.New: %v, want an error mentioning the engine's maximum", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -47,19 +48,19 @@ func BenchmarkRequestPath(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lim := handler.Limits{
+	lim := api.Limits{
 		DefaultWallClock: 5 * time.Second, MaxWallClock: 30 * time.Second,
 		DefaultMemoryBytes: 64 << 20, MaxMemoryBytes: 256 << 20,
 		MaxInputBytes: 1 << 20, MaxOutputBytes: 1 << 20, MaxScriptBytes: 1 << 20, MaxRequestBytes: 4 << 20,
+		MaxConcurrent: 1, RequestTimeout: time.Minute,
 	}
-	eff, err := handler.NewEffect(mem, constBackend{}, lim, effect.Options{BackendGrace: time.Second})
+	eff, err := effect.New(mem, constBackend{}, effectOptions(lim, nil))
 	if err != nil {
 		b.Fatal(err)
 	}
 	h, err := handler.New(handler.Config{
-		Backend: constBackend{}, Scripts: mem, Effect: eff, Limits: lim, MaxConcurrent: 1,
-		RequestTimeout: time.Minute, HardKillGrace: time.Second,
-		Engine: handler.EngineInfo{Name: "const", Version: "1", WasmSHA256: fmt.Sprintf("%064d", 0)},
+		Effect: eff, Limits: lim,
+		Engine: api.Engine{Name: "const", Version: "1", WasmSHA256: fmt.Sprintf("%064d", 0)},
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
@@ -100,18 +99,18 @@ func TestEvaluationsUntyped(t *testing.T) {
 	down := contentref.RefOf([]byte("in a store that is down")).String()
 	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentref.ErrUnavailable) })
 	denied := contentref.RefOf([]byte("in a store that says no")).String()
-	v.store.set(denied, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrPermission) })
+	v.store.set(denied, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentref.ErrPermission) })
 	big := contentref.RefOf([]byte("a big one")).String()
-	v.store.set(big, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentstore.ErrTooLarge) })
+	v.store.set(big, func() ([]byte, error) { return nil, fmt.Errorf("%w: test", contentref.ErrTooLarge) })
 	panicked := contentref.RefOf([]byte("in a store that panicked")).String()
-	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentstore.ErrPanicked) })
+	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentref.ErrPanicked) })
 	bigAtCap := contentref.RefOf([]byte("over the server's cap")).String()
 	v.store.set(bigAtCap, func() ([]byte, error) {
-		return nil, &contentstore.TooLargeError{Object: "gs://b/x", Size: 70000, Limit: testLimits.MaxScriptBytes}
+		return nil, &contentref.TooLargeError{Object: "gs://b/x", Size: 70000, Limit: testLimits.MaxScriptBytes}
 	})
 	bigSmallStore := contentref.RefOf([]byte("over a smaller store's cap")).String()
 	v.store.set(bigSmallStore, func() ([]byte, error) {
-		return nil, &contentstore.TooLargeError{Object: "gs://b/y", Size: 5000, Limit: 4096}
+		return nil, &contentref.TooLargeError{Object: "gs://b/y", Size: 5000, Limit: 4096}
 	})
 
 	t.Run("integrity mismatch", func(t *testing.T) {

@@ -7,22 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
 // A backend that ignores its context loses the race against wall clock +
-// grace on both routes, whether the effect was built by NewEffect or not and
-// whatever the logging: the SPI route calls the backend as the effect does,
+// grace on both routes, whatever the logging: both run through the effect,
 // so the answer is the retryable 503 backend-did-not-settle, not a request
 // held for as long as the backend keeps running. The concurrency gate stays
-// shut while that backend runs (at most the handler's grace, here far
+// shut while that backend runs (at most the effect's stop grace, here far
 // longer than the test), so the next request is refused, and opens once it
 // returns.
 func TestABackendThatIgnoresItsContextLosesAndHoldsTheGate(t *testing.T) {
 	for _, observed := range []bool{true, false} {
 		for _, route := range []string{"/v1/sandbox/evaluate", "/v1/evaluations"} {
 			t.Run(fmt.Sprintf("%s observed=%v", route, observed), func(t *testing.T) {
-				opts := []option{withConfig(func(c *handler.Config) { c.HardKillGrace = time.Minute })}
+				opts := []option{withEffect(func(o *effect.Options) { o.StopGrace = time.Minute })}
 				if !observed {
 					opts = append(opts, unobserved())
 				}
@@ -64,11 +63,10 @@ func TestABackendThatIgnoresItsContextLosesAndHoldsTheGate(t *testing.T) {
 	}
 }
 
-// With the handler's own grace short, a backend that never returns holds a
-// /v1/sandbox/evaluate request no longer than wall clock + the effect's grace
-// + the handler's grace (1.1 s + 1 s here): the answer is the documented
-// 503 backend-did-not-settle. Before the route used the effect's call, it
-// waited for the backend for as long as it ran.
+// A backend that never returns holds a /v1/sandbox/evaluate request no
+// longer than wall clock + the effect's grace + its stop grace (1.1 s + 1 s
+// here): the answer is the documented 503 backend-did-not-settle, not a
+// request held for as long as the backend runs.
 func TestSPIRouteDoesNotWaitForAStuckBackend(t *testing.T) {
 	v := newEnv(t)
 	t.Cleanup(func() { close(v.backend.release) })

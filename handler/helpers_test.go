@@ -20,6 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -67,7 +68,7 @@ var (
 	cpuEngine     = sync.OnceValue(func() *quickjs.Engine { return newEngine(quickjs.WithCPUBudget(300)) })
 )
 
-var testLimits = handler.Limits{
+var testLimits = api.Limits{
 	DefaultWallClock:   5 * time.Second,
 	MaxWallClock:       30 * time.Second,
 	DefaultMemoryBytes: 32 << 20,
@@ -76,6 +77,18 @@ var testLimits = handler.Limits{
 	MaxOutputBytes:     64 << 10,
 	MaxScriptBytes:     64 << 10,
 	MaxRequestBytes:    4 << 20,
+	MaxConcurrent:      1,
+	RequestTimeout:     time.Minute,
+}
+
+// effectOptions are the options of an effect that applies the byte bounds
+// of l, as the service builds it, with a grace of a second.
+func effectOptions(l api.Limits, log *slog.Logger) effect.Options {
+	return effect.Options{
+		MaxInputBytes: int(l.MaxInputBytes), MaxOutputBytes: int(l.MaxOutputBytes),
+		MaxScriptBytes: l.MaxScriptBytes, MaxMemoryBytes: l.MaxMemoryBytes,
+		BackendGrace: time.Second, Logger: log,
+	}
 }
 
 // Scripts that make the test backend misbehave instead of running them.
@@ -88,6 +101,7 @@ const (
 	scriptIgnore         = "/*ignore*/"         // tells the test it started, then blocks until release is closed, whatever its context
 	scriptOverlong       = "/*overlong*/"       // an ok value of overlongBytes, longer than any run within 1 MiB can make
 	scriptSignal         = "/*signal*/ "        // prefix: tell the test when the run starts, then run the rest
+	scriptOutcome        = "/*outcome*/ "       // prefix: answer the outcome document that follows
 )
 
 // overlongBytes is one more than effect.MaxValueBytes(1 MiB).
@@ -134,6 +148,12 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outc
 		b.started <- struct{}{}
 		<-b.release
 		return effect.OK([]byte(`"released"`)), nil, true
+	case strings.HasPrefix(script, scriptOutcome):
+		o, err := api.DecodeOutcome([]byte(strings.TrimPrefix(script, scriptOutcome)))
+		if err != nil {
+			panic(err)
+		}
+		return o, nil, true
 	case strings.HasPrefix(script, scriptSignal):
 		b.started <- struct{}{}
 	}
@@ -252,6 +272,10 @@ type env struct {
 	logs    *syncBuffer
 	cfg     handler.Config
 	raw     bool
+	// scripts is the effect's store (the faulty store over the cache, or
+	// effect.NoStore); editEffect adjusts the effect's options.
+	scripts    effect.ScriptReader
+	editEffect func(*effect.Options)
 
 	readTimeout time.Duration
 	unobserved  bool
@@ -260,18 +284,19 @@ type env struct {
 type option func(*env)
 
 func withEngine(e *quickjs.Engine) option { return func(v *env) { v.backend = newTestBackend(e) } }
-func withoutStore() option {
-	return func(v *env) { v.cfg.Scripts, v.cfg.Effect = nil, nil }
+func withoutStore() option                { return func(v *env) { v.scripts = effect.NoStore } }
+func withScripts(r effect.ScriptReader) option {
+	return func(v *env) { v.scripts = r }
 }
+func withEffect(f func(*effect.Options)) option { return func(v *env) { v.editEffect = f } }
 func withConfig(f func(*handler.Config)) option { return func(v *env) { f(&v.cfg) } }
 
 // unvalidated serves the handler without the OpenAPI check, whose reading
 // of the whole body first would hide how the handler reads it.
 func unvalidated() option { return func(v *env) { v.raw = true } }
 
-// unobserved builds the effect with effect.New over the bare store and
-// backend (none of NewEffect's timing and tracing wrappers) and discards the
-// logs: what the handler decides must not change.
+// unobserved discards the logs of the handler and the effect: what the
+// handler decides must not change.
 func unobserved() option { return func(v *env) { v.unobserved = true } }
 
 // withReadTimeout sets the test server's http.Server.ReadTimeout.
@@ -288,37 +313,27 @@ func newEnv(t *testing.T, opts ...option) *env {
 	v.store = &faultyStore{inner: v.cache}
 	v.backend = newTestBackend(defaultEngine())
 	v.cfg = handler.Config{
-		Limits:         testLimits,
-		MaxConcurrent:  1,
-		RequestTimeout: time.Minute,
-		HardKillGrace:  time.Second,
-		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
-		Logger:         slog.New(slog.NewJSONHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		CacheStats:     v.cache.Stats,
+		Limits:     testLimits,
+		Engine:     api.Engine{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
+		Logger:     slog.New(slog.NewJSONHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		CacheStats: v.cache.Stats,
 	}
-	v.cfg.Scripts = v.store
+	v.scripts = v.store
 	for _, o := range opts {
 		o(v)
 	}
-	v.cfg.Backend = v.backend
 	if v.unobserved {
 		v.cfg.Logger = nil
 	}
-	if v.cfg.Scripts != nil && v.cfg.Effect == nil {
-		newEffect := func() (*effect.Effect, error) {
-			return handler.NewEffect(v.cfg.Scripts, v.backend, v.cfg.Limits, effect.Options{BackendGrace: time.Second, Logger: v.cfg.Logger})
-		}
-		if v.unobserved {
-			newEffect = func() (*effect.Effect, error) {
-				return effect.New(v.cfg.Scripts, v.backend, effect.Options{BackendGrace: time.Second})
-			}
-		}
-		eff, err := newEffect()
-		if err != nil {
-			t.Fatal(err)
-		}
-		v.cfg.Effect = eff
+	eo := effectOptions(v.cfg.Limits, v.cfg.Logger)
+	if v.editEffect != nil {
+		v.editEffect(&eo)
 	}
+	eff, err := effect.New(v.scripts, v.backend, eo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.cfg.Effect = eff
 	h, err := handler.New(v.cfg)
 	if err != nil {
 		t.Fatal(err)

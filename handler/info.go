@@ -3,6 +3,8 @@ package handler
 import (
 	"context"
 	"net/http"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 )
 
 // healthz answers while the process serves HTTP (liveness).
@@ -17,7 +19,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), ReadyTimeout)
 		defer cancel()
 		if err := s.cfg.Ready(ctx); err != nil {
-			p := newProblem(pNotReady, http.StatusServiceUnavailable,
+			p := newProblem(api.ProblemNotReady, http.StatusServiceUnavailable,
 				"the instance is not ready: the engine is not warm yet or the script store is unreachable").retry().withCause(err)
 			p.retryAfter = "1"
 			writeProblem(w, r, p)
@@ -31,12 +33,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
 	body := s.capsJSON
 	if s.cfg.Isolation != nil {
-		b, err := s.capabilitiesJSON()
-		if err != nil {
-			writeProblem(w, r, newProblem(pInternal, http.StatusInternalServerError, "internal error").withCause(err))
-			return
-		}
-		body = b
+		body = s.capabilitiesJSON()
 	}
 	writeBody(w, http.StatusOK, "application/json", append(body, '\n'))
 }

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
@@ -180,7 +181,7 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 	}
 	level := slog.LevelInfo
 	if p != nil {
-		attrs = append(attrs, slog.String("problem", p.slug), slog.Bool("retryable", p.retryable))
+		attrs = append(attrs, slog.String("problem", string(p.slug)), slog.Bool("retryable", p.retryable))
 		if p.cause != nil {
 			attrs = append(attrs, slog.String("error", effect.BoundText(p.cause.Error(), effect.MaxMessageUnits)))
 		}
@@ -206,27 +207,25 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 	case gone:
 		outcome = "client-gone"
 	case p != nil:
-		outcome = p.slug
+		outcome = string(p.slug)
 	}
 	if ev != nil {
-		ev.mu.Lock()
+		ev.trace(ctx, s.tracer)
+		l := ev.logged()
 		if outcome == "" {
-			outcome, limit = ev.outcome, ev.limit
+			outcome, limit = l.outcome, l.limit
 		}
-		outBytes := ev.outputBytes
-		ev.mu.Unlock()
-		fetch, evaluate := ev.durations()
-		if ev.script != "" {
-			attrs = append(attrs, slog.String("script", ev.script))
+		if l.script != "" {
+			attrs = append(attrs, slog.String("script", l.script))
 		}
-		if ev.inlineSHA != "" {
-			attrs = append(attrs, slog.String("scriptSha256", ev.inlineSHA))
+		if l.inlineSHA != "" {
+			attrs = append(attrs, slog.String("scriptSha256", l.inlineSHA))
 		}
 		attrs = append(attrs,
-			slog.Float64("fetchMs", ms(fetch)),
-			slog.Float64("evaluateMs", ms(evaluate)),
-			slog.Int("inputBytes", ev.inputBytes),
-			slog.Int("outputBytes", outBytes),
+			slog.Float64("fetchMs", ms(l.fetch)),
+			slog.Float64("evaluateMs", ms(l.evaluate)),
+			slog.Int("inputBytes", l.inputBytes),
+			slog.Int("outputBytes", l.outputBytes),
 		)
 	}
 	if outcome == "" {
@@ -256,7 +255,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 			}
 			s.log.ErrorContext(r.Context(), "handler panicked",
 				"panic", effect.BoundText(fmt.Sprint(v), effect.MaxMessageUnits), "stack", string(debug.Stack()))
-			p := newProblem(pInternal, http.StatusInternalServerError, "internal error")
+			p := newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error")
 			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
 				if rec := recordFrom(r.Context()); rec != nil {
 					rec.setProblem(p) // too late to send it; the log says what happened
@@ -294,7 +293,7 @@ func (s *server) requireJSON(next http.Handler) http.Handler {
 			if ct != "" {
 				got = "Content-Type " + quoteField(ct)
 			}
-			writeProblem(w, r, newProblem(pUnsupportedMediaType, http.StatusUnsupportedMediaType,
+			writeProblem(w, r, newProblem(api.ProblemUnsupportedMediaType, http.StatusUnsupportedMediaType,
 				"the body must be JSON sent as Content-Type application/json (UTF-8); got "+got))
 			return
 		}
@@ -314,11 +313,11 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			detail := effect.BoundText(err.Error(), 512)
 			switch {
 			case errors.Is(err, ErrForbidden):
-				writeProblem(w, r, newProblem(pForbidden, http.StatusForbidden, detail))
+				writeProblem(w, r, newProblem(api.ProblemForbidden, http.StatusForbidden, detail))
 			case errors.Is(err, ErrUnauthenticated):
-				writeProblem(w, r, newProblem(pUnauthenticated, http.StatusUnauthorized, detail))
+				writeProblem(w, r, newProblem(api.ProblemUnauthenticated, http.StatusUnauthorized, detail))
 			default:
-				p := newProblem(pAuthUnavailable, http.StatusServiceUnavailable,
+				p := newProblem(api.ProblemAuthUnavailable, http.StatusServiceUnavailable,
 					"the caller's credentials could not be checked; a retry may succeed").retry().withCause(err)
 				p.retryAfter = "1"
 				writeProblem(w, r, p)
@@ -344,9 +343,9 @@ func (s *server) admit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		default:
 			s.metrics.busyRejection(r.Context(), r.URL.Path)
-			p := newProblem(pBusy, http.StatusTooManyRequests,
-				fmt.Sprintf("this instance is already running its maximum of %d evaluation(s) and does not queue; retry (another instance may take it)", s.cfg.MaxConcurrent)).
-				retry().withLimit("maxConcurrent", int64(s.cfg.MaxConcurrent))
+			p := newProblem(api.ProblemBusy, http.StatusTooManyRequests,
+				fmt.Sprintf("this instance is already running its maximum of %d evaluation(s) and does not queue; retry (another instance may take it)", s.lim.MaxConcurrent)).
+				retry().withLimit("maxConcurrent", s.lim.MaxConcurrent)
 			p.retryAfter = "1"
 			writeProblem(w, r, p)
 		}
@@ -357,21 +356,21 @@ func (s *server) admit(next http.Handler) http.Handler {
 // passes (the client's disconnect ends it already).
 func (s *server) deadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeoutCause(r.Context(), s.cfg.RequestTimeout, errRequestTimeout)
+		ctx, cancel := context.WithTimeoutCause(r.Context(), s.lim.RequestTimeout, errRequestTimeout)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
-	writeProblem(w, r, newProblem(pNotFound, http.StatusNotFound,
+	writeProblem(w, r, newProblem(api.ProblemNotFound, http.StatusNotFound,
 		fmt.Sprintf("no route %s; the routes are POST %s, POST %s, GET %s, GET %s and GET %s",
 			quoteField(r.URL.Path), routeEvaluations, routeSandbox, routeCaps, routeHealthz, routeReadyz)))
 }
 
 func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	allow := allowedMethods[r.URL.Path]
-	p := newProblem(pMethodNotAllowed, http.StatusMethodNotAllowed,
+	p := newProblem(api.ProblemMethodNotAllowed, http.StatusMethodNotAllowed,
 		fmt.Sprintf("%s does not accept %s; use %s", r.URL.Path, quoteField(r.Method), allow))
 	p.allow = allow
 	writeProblem(w, r, p)
@@ -379,14 +378,14 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 // stoppedFetching is stopped for an evaluation whose context ended while its
 // script was being fetched: the server's request timeout is then a 503
-// store-unavailable (the fetch's own deadline is later only when the wall
-// clock leaves it less than minFetchTime): the script never ran, and the
-// wall clock is not to blame.
+// store-unavailable (the fetch's own deadline, effect.Timing's
+// FetchDeadline, is later only when the run leaves it less than a second):
+// the script never ran, and the wall clock is not to blame.
 func (s *server) stoppedFetching(w http.ResponseWriter, r *http.Request, ctx context.Context, script string) {
 	if errors.Is(context.Cause(ctx), errRequestTimeout) {
 		writeProblem(w, r, storeUnavailable(fmt.Sprintf(
 			"the script store did not answer for %s within the server's request timeout of %v; the script was not run, and a retry may succeed",
-			script, s.cfg.RequestTimeout)))
+			script, s.lim.RequestTimeout)))
 		return
 	}
 	s.stopped(w, r, ctx)
@@ -407,9 +406,9 @@ func (s *server) stoppedFetching(w http.ResponseWriter, r *http.Request, ctx con
 func (s *server) stopped(w http.ResponseWriter, r *http.Request, ctx context.Context) {
 	rec := recordFrom(r.Context())
 	if errors.Is(context.Cause(ctx), errRequestTimeout) {
-		writeProblem(w, r, newProblem(pRequestTimeout, http.StatusGatewayTimeout,
-			fmt.Sprintf("the server's request timeout of %v passed before the evaluation finished; the run was stopped. Ask for a shorter wall clock, or retry where the timeout is longer", s.cfg.RequestTimeout)).
-			withLimit("requestTimeoutMs", s.cfg.RequestTimeout.Milliseconds()))
+		writeProblem(w, r, newProblem(api.ProblemRequestTimeout, http.StatusGatewayTimeout,
+			fmt.Sprintf("the server's request timeout of %v passed before the evaluation finished; the run was stopped. Ask for a shorter wall clock, or retry where the timeout is longer", s.lim.RequestTimeout)).
+			withLimit("requestTimeoutMs", s.lim.RequestTimeout.Milliseconds()))
 		return
 	}
 	if rec != nil {

@@ -8,84 +8,11 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
-// problemBase is where the problem types are documented; a type is this plus
-// the type's slug (docs/problems.md has a heading per slug).
-const problemBase = "https://github.com/loom-plugins/sandbox-cloudrun/blob/main/docs/problems.md#"
-
-// Problem types: the slug names the docs/problems.md section and is the
-// outcome label in logs and metrics.
-const (
-	pUnsupportedMediaType = "unsupported-media-type"
-	pRequestTooLarge      = "request-too-large"
-	pInputTooLarge        = "input-too-large"
-	pScriptTooLarge       = "script-too-large"
-	pMalformedJSON        = "malformed-json"
-	pUnknownField         = "unknown-field"
-	pDuplicateKey         = "duplicate-key"
-	pInvalidRequest       = "invalid-request"
-	pInvalidLimits        = "invalid-limits"
-	pBadReference         = "bad-reference"
-	pBadShapeHash         = "bad-shape-hash"
-	pUnauthenticated      = "unauthenticated"
-	pForbidden            = "forbidden"
-	pNotFound             = "not-found"
-	pScriptNotFound       = "script-not-found"
-	pMethodNotAllowed     = "method-not-allowed"
-	pBusy                 = "busy"
-	pInternal             = "internal"
-	pScriptIntegrity      = "script-integrity"
-	pStoreFailed          = "store-failed"
-	pMalformedOutcome     = "malformed-outcome"
-	pBackendFailed        = "backend-failed"
-	pNoScriptStore        = "no-script-store"
-	pStoreUnavailable     = "store-unavailable"
-	pBackendUnavailable   = "backend-unavailable"
-	pBackendDidNotSettle  = "backend-did-not-settle"
-	pAuthUnavailable      = "auth-unavailable"
-	pNotReady             = "not-ready"
-	pRequestTimeout       = "request-timeout"
-	pBodyTimeout          = "body-timeout"
-)
-
-// problemTitles are the fixed, human-readable summaries of each type.
-var problemTitles = map[string]string{
-	pUnsupportedMediaType: "Unsupported media type",
-	pRequestTooLarge:      "Request body too large",
-	pInputTooLarge:        "Input too large",
-	pScriptTooLarge:       "Script too large",
-	pMalformedJSON:        "Malformed JSON",
-	pUnknownField:         "Unknown field",
-	pDuplicateKey:         "Duplicate key",
-	pInvalidRequest:       "Invalid request",
-	pInvalidLimits:        "Invalid limits",
-	pBadReference:         "Bad script reference",
-	pBadShapeHash:         "Bad shape hash",
-	pUnauthenticated:      "Unauthenticated",
-	pForbidden:            "Forbidden",
-	pNotFound:             "Not found",
-	pScriptNotFound:       "Script not found",
-	pMethodNotAllowed:     "Method not allowed",
-	pBusy:                 "Busy",
-	pInternal:             "Internal error",
-	pScriptIntegrity:      "Script integrity mismatch",
-	pStoreFailed:          "Script store failed",
-	pMalformedOutcome:     "Malformed outcome",
-	pBackendFailed:        "Backend failed",
-	pNoScriptStore:        "No script store configured",
-	pStoreUnavailable:     "Script store unavailable",
-	pBackendUnavailable:   "Backend unavailable",
-	pBackendDidNotSettle:  "Backend did not settle",
-	pAuthUnavailable:      "Authentication unavailable",
-	pNotReady:             "Not ready",
-	pRequestTimeout:       "Request timeout",
-	pBodyTimeout:          "Body timeout",
-}
-
 // problem is an RFC 9457 problem document with this service's extension
 // members: retryable (always), the limit that applied and its value, and where
 // in the body a decoding problem is.
 type problem struct {
-	slug      string
+	slug      api.ProblemType
 	status    int
 	detail    string
 	retryable bool
@@ -101,7 +28,7 @@ type problem struct {
 	cause      error  // logged, never sent
 }
 
-func newProblem(slug string, status int, detail string) *problem {
+func newProblem(slug api.ProblemType, status int, detail string) *problem {
 	return &problem{slug: slug, status: status, detail: detail, offset: -1}
 }
 
@@ -125,36 +52,10 @@ func (p *problem) retry() *problem {
 	return p
 }
 
-// at records a byte offset in data, with its line and column (both from 1;
-// the column counts bytes).
-func (p *problem) at(data []byte, offset int) *problem {
-	offset = min(max(offset, 0), len(data))
-	p.offset = int64(offset)
-	p.line, p.col = 1, 1
-	for _, c := range data[:offset] {
-		if c == '\n' {
-			p.line++
-			p.col = 1
-		} else {
-			p.col++
-		}
-	}
-	return p
-}
-
-// where says where an offset is, for a detail.
-func (p *problem) where() string {
-	if p.offset < 0 {
-		return ""
-	}
-	return " at byte offset " + strconv.FormatInt(p.offset, 10) +
-		" (line " + strconv.Itoa(p.line) + ", column " + strconv.Itoa(p.col) + ")"
-}
-
 // MarshalJSON writes the document as api.AppendProblem does.
 func (p *problem) MarshalJSON() ([]byte, error) {
 	doc := api.Problem{
-		Type: problemBase + p.slug, Title: problemTitles[p.slug], Status: p.status,
+		Type: p.slug.URI(), Title: p.slug.Title(), Status: p.status,
 		Detail: p.detail, Retryable: &p.retryable, Limit: p.limit, LimitValue: p.limitValue, Field: p.field,
 	}
 	if p.offset >= 0 {
@@ -171,7 +72,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p *problem) {
 	}
 	body, err := p.MarshalJSON()
 	if err != nil { // cannot happen: every member is a string, number or bool
-		body = []byte(`{"type":"` + problemBase + pInternal + `","title":"Internal error","status":500,"detail":"internal error","retryable":false}`)
+		body = []byte(`{"type":"` + api.ProblemInternal.URI() + `","title":"Internal error","status":500,"detail":"internal error","retryable":false}`)
 		p.status = http.StatusInternalServerError
 	}
 	h := w.Header()

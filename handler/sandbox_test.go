@@ -1,13 +1,15 @@
 package handler_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
-	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
 // Every outcome kind through POST /v1/sandbox/evaluate: ADR 0144 D2's object,
@@ -60,7 +62,7 @@ func TestSandboxFetch(t *testing.T) {
 	down := contentref.RefOf([]byte("in a store that is down")).String()
 	v.store.set(down, func() ([]byte, error) { return nil, fmt.Errorf("%w: test outage", contentref.ErrUnavailable) })
 	panicked := contentref.RefOf([]byte("in a store that panicked")).String()
-	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentstore.ErrPanicked) })
+	v.store.set(panicked, func() ([]byte, error) { return nil, fmt.Errorf("%w while reading it", contentref.ErrPanicked) })
 	huge := strings.Repeat("1;", int(testLimits.MaxScriptBytes))
 	bigRef := contentref.RefOf([]byte(huge)).String()
 	v.store.set(bigRef, func() ([]byte, error) { return []byte(huge), nil })
@@ -122,4 +124,25 @@ func TestSandboxNoStore(t *testing.T) {
 	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "input + 1", "inputJson": "41"}), 200, `{"ok":true,"value":42}`)
 	ref := contentref.RefOf([]byte("1")).String()
 	wantProblem(t, v.post("/v1/sandbox/evaluate", map[string]any{"scriptRef": ref, "inputJson": "null"}), http.StatusServiceUnavailable, "no-script-store", false)
+}
+
+// The SPI route writes every outcome of api/testdata byte for byte as the
+// golden file holds it, which the Go and TypeScript clients decode.
+func TestGoldenOutcomesThroughTheRoute(t *testing.T) {
+	names, err := filepath.Glob("../api/testdata/outcome/*.json")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no golden outcomes: %v", err)
+	}
+	v := newEnv(t)
+	for _, n := range names {
+		doc, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc = bytes.TrimSuffix(doc, []byte("\n"))
+		r := v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptOutcome + string(doc), "inputJson": "null"})
+		if r.status != 200 || !bytes.Equal(bytes.TrimSuffix(r.body, []byte("\n")), doc) {
+			t.Errorf("%s: the route answers %s, want %s", filepath.Base(n), r, doc)
+		}
+	}
 }

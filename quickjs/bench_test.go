@@ -95,12 +95,12 @@ func BenchmarkFib25(b *testing.B) {
 // BenchmarkFib25ContextDone is fib(25) under wazero's WithCloseOnContextDone,
 // the in-process hard kill that the watchdog avoids paying for.
 func BenchmarkFib25ContextDone(b *testing.B) {
-	e := newEngine(b, quickjs.WithHardKill(quickjs.HardKillContextDone, quickjs.DefaultHardKillGrace))
+	e := newEngine(b, quickjs.WithHardKill(quickjs.HardKillForTests, quickjs.DefaultHardKillGrace))
 	benchEval(b, e, workload(b, "fib.js"), "25", benchLimits, "")
 }
 
 func BenchmarkReshape256KiBContextDone(b *testing.B) {
-	e := newEngine(b, quickjs.WithHardKill(quickjs.HardKillContextDone, quickjs.DefaultHardKillGrace))
+	e := newEngine(b, quickjs.WithHardKill(quickjs.HardKillForTests, quickjs.DefaultHardKillGrace))
 	benchEval(b, e, workload(b, "reshape.js"), mcpdoc.Document(256<<10), benchLimits, "")
 }
 

@@ -19,7 +19,7 @@ func TestConformance(t *testing.T) {
 	configs := map[string][]quickjs.Option{
 		"watchdog":     nil,
 		"process kill": {quickjs.WithProcessKill(true), quickjs.WithHardKill(quickjs.HardKillWatchdog, 2*time.Second)},
-		"context done": {quickjs.WithHardKill(quickjs.HardKillContextDone, time.Second)},
+		"context done": {quickjs.WithHardKill(quickjs.HardKillForTests, time.Second)},
 	}
 	for name, opts := range configs {
 		t.Run(name, func(t *testing.T) {

@@ -135,10 +135,10 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 // newRuntime builds the wazero runtime with the guest's memory cap and our
 // host functions; withCache selects the compilation cache when configured.
 func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime, error) {
-	pages := uint32((cfg.maxMemory + wasmHeadroom + 65535) / 65536)
+	pages := uint32(LinearMemoryBytes(cfg.maxMemory) / wasmPage)
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(pages).
-		WithCloseOnContextDone(cfg.hardKill == HardKillContextDone)
+		WithCloseOnContextDone(cfg.hardKill == HardKillForTests)
 	if withCache && cfg.cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
 		if err != nil {
@@ -159,7 +159,7 @@ func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime
 // stopped: by wazero's context-done termination, or by the process-kill
 // backstop. With the Go watchdog alone it is soft.
 func (e *Engine) Capabilities() effect.Capabilities {
-	return DeclaredCapabilities(e.cfg.cpuBudget, e.cfg.hardKill == HardKillContextDone || e.cfg.procKill)
+	return DeclaredCapabilities(e.cfg.cpuBudget, e.cfg.hardKill == HardKillForTests || e.cfg.procKill)
 }
 
 // DeclaredCapabilities is what QuickJS runs with the given CPU budget
@@ -471,11 +471,12 @@ type execResult struct {
 // runIn runs the request in the instance under the watchdog.
 func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, logs bool) (Result, error) {
 	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
+	timing := effect.Timing{WallClock: req.Limits.WallClock, Grace: e.cfg.grace}
 	var kill *killTimer
 	if e.cfg.procKill {
 		k, err := newKillTimer()
 		if err == nil {
-			if err = k.arm(req.Limits.WallClock + 2*e.cfg.grace); err != nil {
+			if err = k.arm(timing.Backstop()); err != nil {
 				k.release()
 			}
 		}
@@ -510,7 +511,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 		return e.toResult(ctx, r)
 	}
 
-	hardKill := time.NewTimer(req.Limits.WallClock + e.cfg.grace)
+	hardKill := time.NewTimer(timing.HardKill())
 	defer hardKill.Stop()
 	var cancelled bool
 	select {
@@ -534,12 +535,12 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 	// The run outlived its deadline (or its cancellation) by the grace: it is
 	// stuck where the interrupt handler cannot reach.
 	stopAfter()
-	cancelCall() // with HardKillContextDone this terminates the guest
+	cancelCall() // with HardKillForTests this terminates the guest
 	overrun := time.Since(st.deadline)
 	if cancelled {
 		overrun = e.cfg.grace
 	}
-	if e.cfg.hardKill == HardKillContextDone {
+	if e.cfg.hardKill == HardKillForTests {
 		select {
 		case <-done:
 		case <-time.After(e.cfg.grace):

@@ -91,7 +91,7 @@ func TestCapabilities(t *testing.T) {
 		t.Fatalf("Capabilities() = %+v, want %+v", got, want)
 	}
 	// The wall clock is hard only when a run stuck in native code is stopped.
-	for _, o := range []quickjs.Option{quickjs.WithProcessKill(true), quickjs.WithHardKill(quickjs.HardKillContextDone, time.Second)} {
+	for _, o := range []quickjs.Option{quickjs.WithProcessKill(true), quickjs.WithHardKill(quickjs.HardKillForTests, time.Second)} {
 		e, err := quickjs.New(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
@@ -524,7 +524,7 @@ func TestHardKill(t *testing.T) {
 	deadline := 100 * time.Millisecond
 	grace := 300 * time.Millisecond
 	t.Run("context done terminates in process", func(t *testing.T) {
-		e := newEngine(t, quickjs.WithHardKill(quickjs.HardKillContextDone, grace), quickjs.WithPoolSize(0))
+		e := newEngine(t, quickjs.WithHardKill(quickjs.HardKillForTests, grace), quickjs.WithPoolSize(0))
 		start := time.Now()
 		out := eval(t, e, nativeRunaway, "null", effect.Limits{WallClock: deadline, MemoryBytes: 128 << 20})
 		took := time.Since(start)
@@ -745,7 +745,7 @@ func TestMemoryPressureScriptsEndTyped(t *testing.T) {
 // under the first caller's context, an engine whose guest is terminated
 // when a context ends failed every later evaluation.)
 func TestFirstCallCancelledDuringCompile(t *testing.T) {
-	for _, hk := range []quickjs.HardKill{quickjs.HardKillWatchdog, quickjs.HardKillContextDone} {
+	for _, hk := range []quickjs.HardKill{quickjs.HardKillWatchdog, quickjs.HardKillForTests} {
 		t.Run(hk.String(), func(t *testing.T) {
 			e, err := quickjs.New(context.Background(), quickjs.WithPoolSize(0), quickjs.WithHardKill(hk, time.Second))
 			if err != nil {

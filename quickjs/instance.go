@@ -167,7 +167,7 @@ func newInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule
 		return nil, err
 	}
 	if in.mem.Size() < image.size {
-		if _, ok := in.mem.Grow((image.size - in.mem.Size()) / 65536); !ok {
+		if _, ok := in.mem.Grow((image.size - in.mem.Size()) / wasmPage); !ok {
 			in.close()
 			return nil, fmt.Errorf("quickjs: growing a new instance's memory to the %d-byte set-up image failed", image.size)
 		}

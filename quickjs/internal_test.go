@@ -166,7 +166,7 @@ func TestTrapAfterRefusedAllocationIsTheMemoryLimit(t *testing.T) {
 	defer e.Close(ctx)
 	_ = e.rt.Close(ctx)
 	e.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().
-		WithMemoryLimitPages(uint32((e.cfg.maxMemory+wasmHeadroom+65535)/65536)))
+		WithMemoryLimitPages(uint32(LinearMemoryBytes(e.cfg.maxMemory)/wasmPage)))
 	var afterOOM atomic.Bool
 	trapping := func(ctx context.Context, mod api.Module, stack []uint64) {
 		if ctx.Value(runStateKey{}) != nil {

@@ -1,6 +1,7 @@
 package quickjs
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -26,9 +27,21 @@ const (
 // LinearMemoriesAtMost is how many guest linear memories an engine with the
 // given pool size holds at once, at most: one per pooled instance, the
 // running one, one being built and the kept ones waiting for reuse. Each
-// reserves the engine's maximum memory plus a fixed headroom of address
-// space; a process's address-space limit must cover them all.
+// reserves LinearMemoryBytes of address space; a process's address-space
+// limit must cover them all.
 func LinearMemoriesAtMost(poolSize int) int { return poolSize + 2 + memoryKeep }
+
+// wasmPage is the size of a WebAssembly memory page.
+const wasmPage = 64 << 10
+
+// LinearMemoryBytes is the address space one guest's linear memory reserves
+// in an engine whose maximum memory limit is maxMemoryBytes: the engine caps
+// each memory at that limit plus wasmHeadroom, rounded up to whole wasm
+// pages, and maps it at its cap (memory_linux.go) whatever the guest uses of
+// it. At the service's default maximum of 256 MiB it is 320 MiB.
+func LinearMemoryBytes(maxMemoryBytes int64) uint64 {
+	return (uint64(maxMemoryBytes) + wasmHeadroom + wasmPage - 1) / wasmPage * wasmPage
+}
 
 // HardKill selects how a run that does not stop at its deadline is stopped.
 type HardKill int
@@ -47,18 +60,22 @@ const (
 	// WithProcessKill, whose kernel timer kills the process at deadline + 2
 	// x grace. See docs/hard-kill.md for the figures behind the choice.
 	HardKillWatchdog HardKill = iota
-	// HardKillContextDone compiles the guest with wazero's
+	// HardKillForTests compiles the guest with wazero's
 	// WithCloseOnContextDone, so that the guest is terminated in-process at
 	// deadline + grace whatever it is doing, at a 3.7-7.8x cost on guest work
-	// (docs/hard-kill.md: fib(25) 7.8x, a 256 KiB reshape 3.7x).
-	HardKillContextDone
+	// (docs/hard-kill.md: fib(25) 7.8x, a 256 KiB reshape 3.7x). The service
+	// never pays that: its hard kill ends the worker process. It is for
+	// tests that need an engine in their own process whose wall clock is
+	// hard (the conformance kit's cases that a soft wall clock skips), and
+	// for the benchmarks that measure its cost.
+	HardKillForTests
 )
 
 func (h HardKill) String() string {
 	switch h {
 	case HardKillWatchdog:
 		return "watchdog"
-	case HardKillContextDone:
+	case HardKillForTests:
 		return "contextDone"
 	}
 	return fmt.Sprintf("HardKill(%d)", int(h))
@@ -141,20 +158,54 @@ func WithCompilationCache(dir string) Option { return func(c *config) { c.cacheD
 // WithLogger sets the engine's logger.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-func (c *config) validate() error {
-	switch {
-	case c.maxMemory < 1<<20 || c.maxMemory > 2<<30:
-		return fmt.Errorf("quickjs: max memory %d bytes is outside [1 MiB, 2 GiB]", c.maxMemory)
-	case c.poolSize < 0 || c.poolSize > 64:
-		return fmt.Errorf("quickjs: pool size %d is outside [0, 64]", c.poolSize)
-	case c.hardKill != HardKillWatchdog && c.hardKill != HardKillContextDone:
-		return fmt.Errorf("quickjs: unknown hard-kill mode %d", int(c.hardKill))
-	case c.grace <= 0 || c.grace > time.Minute:
-		return fmt.Errorf("quickjs: hard-kill grace %v is outside (0, 1m]", c.grace)
-	case c.procKill && !processKillSupported:
-		return fmt.Errorf("quickjs: the process-kill backstop is not supported on this platform")
-	case c.logger == nil:
-		return fmt.Errorf("quickjs: nil logger")
+// CheckMaxMemoryBytes, CheckPoolSize and CheckHardKillGrace refuse a
+// setting outside the range New accepts, so that a service can check its
+// configuration against the engine's own ranges and report every problem at
+// once. Each error reads as what follows the setting's name ("must be in
+// [0, 64], got 70"): New puts the option's name in front of it, a service
+// its variable's.
+func CheckMaxMemoryBytes(n int64) error {
+	if n < 1<<20 || n > 2<<30 {
+		return fmt.Errorf("must be in [1 MiB, 2 GiB], got %d", n)
 	}
 	return nil
+}
+
+// CheckPoolSize: see CheckMaxMemoryBytes.
+func CheckPoolSize(n int) error {
+	if n < 0 || n > 64 {
+		return fmt.Errorf("must be in [0, 64], got %d", n)
+	}
+	return nil
+}
+
+// CheckHardKillGrace: see CheckMaxMemoryBytes.
+func CheckHardKillGrace(d time.Duration) error {
+	if d <= 0 || d > time.Minute {
+		return fmt.Errorf("must be in (0, 1m], got %v", d)
+	}
+	return nil
+}
+
+// validate reports every problem with the options.
+func (c *config) validate() error {
+	var problems []error
+	check := func(option string, err error) {
+		if err != nil {
+			problems = append(problems, fmt.Errorf("quickjs: %s %w", option, err))
+		}
+	}
+	check("max memory", CheckMaxMemoryBytes(c.maxMemory))
+	check("pool size", CheckPoolSize(c.poolSize))
+	check("hard-kill grace", CheckHardKillGrace(c.grace))
+	if c.hardKill != HardKillWatchdog && c.hardKill != HardKillForTests {
+		problems = append(problems, fmt.Errorf("quickjs: unknown hard-kill mode %d", int(c.hardKill)))
+	}
+	if c.procKill && !processKillSupported {
+		problems = append(problems, errors.New("quickjs: the process-kill backstop is not supported on this platform"))
+	}
+	if c.logger == nil {
+		problems = append(problems, errors.New("quickjs: nil logger"))
+	}
+	return errors.Join(problems...)
 }

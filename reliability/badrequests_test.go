@@ -150,7 +150,7 @@ func TestBadRequests(t *testing.T) {
 		{name: "inline script at maxScriptBytes, half of it written as escapes", route: routeSandbox,
 			body: `{"script":"` + strings.Repeat(`\u0020`, int(scCap)/2) + strings.Repeat(" ", int(scCap)/2-1) + `1","inputJson":"null"}`, ok: `{"ok":true,"value":1}`},
 		// MaxRequestBytes (4 MiB) leaves room for a 1 MiB script only while
-		// its escapes stay under 4x: handler.Limits says so.
+		// its escapes stay under 4x: api.Limits says so.
 		{name: "inline script at maxScriptBytes, all of it written as escapes", route: routeSandbox,
 			body: `{"script":"` + strings.Repeat(`\u0020`, int(scCap)-1) + `1","inputJson":"null"}`, status: 413, slug: "request-too-large", limit: "maxRequestBytes", limitValue: reqCap},
 		{name: "stored script at maxScriptBytes by reference", route: routeEvaluations, body: `{"scriptRef":"` + atCap + `"}`, ok: `{"ok":true,"value":1}`},

@@ -186,7 +186,7 @@ func TestHalfClosedClientNeverGetsEmpty200(t *testing.T) {
 //
 // Fixed: nothing recovered on that goroutine, and the process died.
 // contentstore.Cache now recovers the panic, logs it with its stack and hands
-// the waiters contentstore.ErrPanicked, which the handler answers as 500
+// the waiters contentref.ErrPanicked, which the handler answers as 500
 // internal.
 func TestStorePanicBehindCache(t *testing.T) {
 	t.Parallel()
@@ -245,9 +245,9 @@ func TestHelperStorePanicBehindCache(t *testing.T) {
 //
 // Fixed: the problem used to say only "over the store's maximum script
 // size", without the number or the limit member, because storeProblem
-// (handler/evaluations.go) mapped contentstore.ErrTooLarge without the
+// (handler/evaluations.go) mapped contentref.ErrTooLarge without the
 // limit. It now names maxScriptBytes and its value (and the object's size,
-// from contentstore.TooLargeError) whenever the server's bound applied.
+// from contentref.TooLargeError) whenever the server's bound applied.
 func TestStoredScriptOverCapNamesTheLimit(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()

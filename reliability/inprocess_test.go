@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
@@ -28,7 +28,7 @@ type inprocConfig struct {
 	poolSize       int
 	grace          time.Duration // HARD_KILL_GRACE
 	requestTimeout time.Duration
-	limits         handler.Limits
+	limits         *api.Limits // nil: the defaults
 	// workers runs guests in the worker pool, as the binary does (this test
 	// binary is its own worker), with the process kill armed in each worker;
 	// otherwise the engine runs in this process, without it.
@@ -36,7 +36,7 @@ type inprocConfig struct {
 	// wrapScripts and wrapBackend put a test's misbehaviour between the
 	// handler and the real store or engine.
 	wrapScripts func(effect.ScriptReader) effect.ScriptReader
-	wrapBackend func(handler.LogBackend) handler.LogBackend
+	wrapBackend func(effect.ConsoleBackend) effect.ConsoleBackend
 }
 
 // inprocCPUBudget is the in-process server's CPU budget: a tenth of the
@@ -55,7 +55,7 @@ type inproc struct {
 	logs   *servicetest.Logs
 }
 
-func defaultLimits() handler.Limits { return service.Defaults().Limits() }
+func defaultLimits() api.Limits { return service.Defaults().Limits() }
 
 // newInproc starts the server; everything is closed when the test ends.
 func newInproc(t testing.TB, cfg inprocConfig) *inproc {
@@ -82,7 +82,7 @@ func newInproc(t testing.TB, cfg inprocConfig) *inproc {
 	if cfg.requestTimeout != 0 {
 		c.RequestTimeout = cfg.requestTimeout
 	}
-	if l := cfg.limits; l != (handler.Limits{}) {
+	if l := cfg.limits; l != nil {
 		c.DefaultWallClock, c.MaxWallClock = l.DefaultWallClock, l.MaxWallClock
 		c.DefaultMemoryBytes, c.MaxMemoryBytes = l.DefaultMemoryBytes, l.MaxMemoryBytes
 		c.MaxInputBytes, c.MaxOutputBytes = l.MaxInputBytes, l.MaxOutputBytes

@@ -14,7 +14,6 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
@@ -39,20 +38,20 @@ func helperProcess(t *testing.T, name string) (string, error) {
 const secret = "sk-secret-4f1d9a"
 
 // panicky panics on scripts that contain /*panic*/, in the engine's place.
-type panicky struct{ handler.LogBackend }
+type panicky struct{ effect.ConsoleBackend }
 
 func (p panicky) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
 	if strings.Contains(req.Script, "/*panic*/") {
 		panic("engine panicked holding " + secret)
 	}
-	return p.LogBackend.Evaluate(ctx, req)
+	return p.ConsoleBackend.Evaluate(ctx, req)
 }
 
 func (p panicky) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
 	if strings.Contains(req.Script, "/*panic*/") {
 		panic("engine panicked holding " + secret)
 	}
-	return p.LogBackend.EvaluateWithLogs(ctx, req)
+	return p.ConsoleBackend.EvaluateWithLogs(ctx, req)
 }
 
 // panickyReader panics when asked for one reference.
@@ -96,7 +95,7 @@ func panicsBecomeInternal(t *testing.T, workers bool) {
 	poison := contentref.RefOf([]byte("/* the store panics on this one */")).String()
 	s := newInproc(t, inprocConfig{
 		workers:     workers,
-		wrapBackend: func(b handler.LogBackend) handler.LogBackend { return panicky{b} },
+		wrapBackend: func(b effect.ConsoleBackend) effect.ConsoleBackend { return panicky{b} },
 		wrapScripts: func(r effect.ScriptReader) effect.ScriptReader { return panickyReader{r, poison} },
 	})
 	refs := s.put(t, "/*panic*/ 1", "input.n * 2")

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
 )
 
@@ -692,10 +692,10 @@ func TestSoakInProcessGoroutines(t *testing.T) {
 }
 
 func soakInProcess(t *testing.T, workers bool) {
-	s := newInproc(t, inprocConfig{workers: workers, maxConcurrent: 2, cpuBudget: soakCPUBudget, grace: soakGrace, limits: func() handler.Limits {
+	s := newInproc(t, inprocConfig{workers: workers, maxConcurrent: 2, cpuBudget: soakCPUBudget, grace: soakGrace, limits: func() *api.Limits {
 		l := defaultLimits()
 		l.MaxInputBytes, l.MaxOutputBytes = soakMaxIO, soakMaxIO
-		return l
+		return &l
 	}()})
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range soakScripts {

@@ -8,25 +8,20 @@ import (
 	"time"
 )
 
-// The tests in this file whose names start with TestBug fail on purpose:
-// each shows a bug found by the battery, outside security/ (which this
-// package may not change). Each names the file, the cause and the fix;
-// docs/security.md lists them under "Known gaps". Delete the "Bug" from a
-// test's name once its fix lands and it passes (as for
-// TestSPIEmptyThrownMessageIs500, TestInterruptNotStarvedByBacktraces and
-// TestGuestTrapUnderMemoryPressureIsTheMemoryLimit), and keep it as a
-// regression test.
+// A test in this file whose name starts with TestBug fails on purpose: it
+// shows a bug found by the battery, outside security/ (which this package
+// may not change), and names the file, the cause and the fix;
+// docs/security.md lists the findings under "Findings and limits". Once its
+// fix lands and it passes, the "Bug" leaves its name and it stays as a
+// regression test, as the tests below have.
 
-// FIXED (handler/sandbox.go, encodeOutcome): a script that throws a value
-// whose message is empty (throw new Error(), throw "") got a 500
-// malformed-outcome problem on POST /v1/sandbox/evaluate, because
-// encodeOutcome refused a threw outcome with an empty Message. An empty
-// message is the script's own outcome: effect/spi.go documents "A threw
-// Message may be empty", ADR 0144 D2 types it `message: string`,
-// api/openapi.yaml has no minLength, the client accepts it, and
-// /v1/evaluations answers it as scriptError with message "". encodeOutcome
-// now accepts it; this test keeps it that way.
-func TestSPIEmptyThrownMessageIs500(t *testing.T) {
+// A script that throws a value whose message is empty (throw new Error(),
+// throw "") is the script's own outcome on POST /v1/sandbox/evaluate, a 200
+// threw with message "", never a 500 malformed-outcome: effect/spi.go
+// documents "A threw Message may be empty", ADR 0144 D2 types it `message:
+// string`, api/openapi.yaml has no minLength, the client accepts it, and
+// /v1/evaluations answers the same run as scriptError with message "".
+func TestSPIEmptyThrownMessageIsThrew(t *testing.T) {
 	s := shared(t)
 	for _, script := range []string{`throw new Error()`, `throw ""`, `throw new TypeError("")`} {
 		q := req{script: script}
@@ -39,17 +34,16 @@ func TestSPIEmptyThrownMessageIs500(t *testing.T) {
 	}
 }
 
-// FIXED by quickjs/patches/0001 and 0002: QuickJS polled its interrupt
-// handler once every 10,000 ticks (a call or a backward jump), and building
-// an Error's backtrace walks every frame in one tick (about 10 ms at 2,000
-// frames). new Error() in a loop deep in the stack, or a recursion that
-// retries after a caught stack overflow, polled every minute or so: the run
-// missed its deadline and CPU budget, the watchdog abandoned it and the
-// process exited. The build now polls every 1,000 ticks and charges a tick
-// per frame walked. Measured through a service whose hard kill comes 2 s
-// after the deadline, so that a regression shows as an answer at the grace
-// (its worker killed, so no CPU burns after the test), not at the
-// deadline. A loop over a builtin doing a millisecond of native work still
+// Building an Error's backtrace walks every frame in one tick of QuickJS's
+// interrupt counter (about 10 ms at 2,000 frames), so that with upstream's
+// poll once every 10,000 ticks (a call or a backward jump) new Error() in a
+// loop deep in the stack, or a recursion that retries after a caught stack
+// overflow, polls every minute or so, misses its deadline and CPU budget,
+// and ends its process. quickjs/patches/0001 and 0002 poll every 1,000
+// ticks and charge a tick per frame walked, and these runs stop at their
+// deadline. Measured through a service whose hard kill comes 2 s after the
+// deadline, so that a regression shows as an answer at the grace (its
+// worker killed, so no CPU burns after the test), not at the deadline. A loop over a builtin doing a millisecond of native work still
 // polls only about once a second: docs/hard-kill.md accepts it, and
 // stuck_test.go holds it with the other runs that end their process.
 func TestInterruptNotStarvedByBacktraces(t *testing.T) {

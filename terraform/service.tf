@@ -123,8 +123,8 @@ resource "google_cloud_run_v2_service" "sandbox" {
     # module's timeout and wall clock, and HARD_KILL_GRACE and
     # DEFAULT_WALL_CLOCK from var.env when it sets them.
     precondition {
-      condition     = local.request_timeout_ns > local.max_wall_clock_ns + 2 * local.hard_kill_grace_ns
-      error_message = "request_timeout (${var.request_timeout}) must exceed max_wall_clock (${var.max_wall_clock}) plus twice HARD_KILL_GRACE (${lookup(var.env, "HARD_KILL_GRACE", "500ms, the service's default")}), or the service refuses to start: its own hard kill must fire before the platform's timeout. Raise request_timeout, or lower max_wall_clock or env HARD_KILL_GRACE."
+      condition     = local.request_timeout_ns > local.max_wall_clock_ns + 2 * local.hard_kill_grace_ns + 1e9
+      error_message = "request_timeout (${var.request_timeout}) must exceed max_wall_clock (${var.max_wall_clock}) plus twice HARD_KILL_GRACE (${lookup(var.env, "HARD_KILL_GRACE", "500ms, the service's default")}) plus a second, or the service refuses to start: its own hard kill, and its wait for the answer, must end before the platform's timeout. Raise request_timeout, or lower max_wall_clock or env HARD_KILL_GRACE."
     }
 
     precondition {

@@ -96,7 +96,7 @@ variable "max_wall_clock" {
   type        = string
   nullable    = false
   default     = "30s"
-  description = "Largest wall-clock limit a request may ask for (MAX_WALL_CLOCK), in whole seconds such as 30s. request_timeout must exceed it by more than twice HARD_KILL_GRACE (1s with the service's default grace of 500ms): the service refuses to start otherwise."
+  description = "Largest wall-clock limit a request may ask for (MAX_WALL_CLOCK), in whole seconds such as 30s. request_timeout must exceed it by more than twice HARD_KILL_GRACE plus a second (2s with the service's default grace of 500ms): the service refuses to start otherwise."
 
   validation {
     condition     = can(regex("^[1-9][0-9]*s$", var.max_wall_clock)) && try(tonumber(trimsuffix(var.max_wall_clock, "s")) <= 3600, false)
@@ -289,7 +289,7 @@ variable "env" {
   type        = map(string)
   nullable    = false
   default     = {}
-  description = "Further environment variables of the service, such as MAX_MEMORY_BYTES, POOL_SIZE or HARD_KILL_GRACE (README.md lists them). The variables the module sets for hardening cannot be overridden here, and HARD_KILL_GRACE and DEFAULT_WALL_CLOCK must keep the service's start-up rules: request_timeout above max_wall_clock plus twice HARD_KILL_GRACE, DEFAULT_WALL_CLOCK at most max_wall_clock."
+  description = "Further environment variables of the service, such as MAX_MEMORY_BYTES, POOL_SIZE or HARD_KILL_GRACE (README.md lists them). The variables the module sets for hardening cannot be overridden here, and HARD_KILL_GRACE and DEFAULT_WALL_CLOCK must keep the service's start-up rules: request_timeout above max_wall_clock plus twice HARD_KILL_GRACE plus a second, DEFAULT_WALL_CLOCK at most max_wall_clock."
 
   validation {
     condition = alltrue([for k in keys(var.env) : !contains([

@@ -31,9 +31,33 @@ const (
 	LockdownOff Lockdown = "off"
 )
 
-// Valid reports whether l is one of the three modes.
-func (l Lockdown) Valid() bool {
-	return l == LockdownRequired || l == LockdownBestEffort || l == LockdownOff
+// Check refuses a mode that is not one of the three. Like the other checks
+// of a worker's settings (CheckConcurrent, CheckSpares, and the engine's
+// quickjs.Check functions), its error reads as what follows the setting's
+// name.
+func (l Lockdown) Check() error {
+	if l != LockdownRequired && l != LockdownBestEffort && l != LockdownOff {
+		return fmt.Errorf("must be %s, %s or %s, got %q", LockdownRequired, LockdownBestEffort, LockdownOff, string(l))
+	}
+	return nil
+}
+
+// CheckConcurrent refuses a number of runs at once below one.
+func CheckConcurrent(n int) error {
+	if n < 1 {
+		return fmt.Errorf("must be >= 1, got %d", n)
+	}
+	return nil
+}
+
+// CheckSpares refuses a number of spare workers outside [0, 8]: each warm
+// worker costs its private memory, and more than a few help no one
+// (RATIONALE.md, "One spare").
+func CheckSpares(n int) error {
+	if n < 0 || n > 8 {
+		return fmt.Errorf("must be in [0, 8], got %d", n)
+	}
+	return nil
 }
 
 // EngineOptions configure the engine inside every worker.
@@ -44,9 +68,10 @@ type EngineOptions struct {
 	CPUBudget uint64
 	// PoolSize is how many fresh instances a worker keeps ready.
 	PoolSize int
-	// HardKillGrace is the time after a run's deadline at which the server
-	// kills a worker whose run has not stopped. The worker's own kernel
-	// timer, its backstop, fires one grace later.
+	// HardKillGrace is the grace of a run's effect.Timing: the server kills
+	// a worker whose run has not stopped at its HardKill, the worker's own
+	// kernel timer fires at its Backstop, and a caller of the pool must wait
+	// for the answer until its CallerDeadline.
 	HardKillGrace time.Duration
 	// ProcessKill arms that kernel timer for every run (Linux).
 	ProcessKill bool
@@ -72,22 +97,6 @@ func (e EngineOptions) QuickJSOptions(log *slog.Logger) []quickjs.Option {
 	return opts
 }
 
-// hello is the server's first frame: everything the worker needs. A worker
-// reads nothing else from its environment, which is empty.
-type hello struct {
-	Engine   EngineOptions `json:"engine"`
-	Lockdown Lockdown      `json:"lockdown"`
-	LogLevel string        `json:"logLevel"`
-}
-
-// ready is the worker's first frame: it is warm and locked down (or says
-// why it is not starting).
-type ready struct {
-	Pid         int         `json:"pid"`
-	Protections Protections `json:"protections"`
-	Error       string      `json:"error,omitempty"`
-}
-
 // Protections say which layers stand between a guest and the host beyond
 // wasm: the worker process and its lock-down.
 type Protections struct {
@@ -109,10 +118,3 @@ func (p Protections) String() string {
 	return fmt.Sprintf("process=%v emptyEnvironment=%v noNewPrivs=%v resourceLimits=%v seccomp=%v",
 		p.Process, p.EmptyEnvironment, p.NoNewPrivs, p.ResourceLimits, p.Seccomp)
 }
-
-// CallerGrace is how long past a run's wall clock a caller of the pool must
-// wait for its answer (the effect's BackendGrace, the handler's deadline):
-// the hard kill at one grace, and as long again plus a second for a worker
-// to be free and for the answer to cross the channel. A caller that gives up
-// sooner turns a wall-clock limit into an untyped failure.
-func CallerGrace(hardKillGrace time.Duration) time.Duration { return 2*hardKillGrace + time.Second }

@@ -26,7 +26,7 @@ func lockDown(h hello) (Protections, error) {
 	opts := lockdown.Options{OpenFiles: openFilesLimit}
 	if !raceDetector {
 		// a race-detector build's shadow memory alone reserves terabytes
-		opts.AddressSpaceBytes = lockdown.AddressSpaceFor(h.Engine.MaxMemoryBytes,
+		opts.AddressSpaceBytes = lockdown.AddressSpaceFor(quickjs.LinearMemoryBytes(h.Engine.MaxMemoryBytes),
 			quickjs.LinearMemoriesAtMost(h.Engine.PoolSize))
 	}
 	st, err := lockdown.Apply(opts)

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -95,21 +94,20 @@ func New(opts Options) (*Pool, error) {
 		opts.LogLevel = "info"
 	}
 	var problems []error
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	if opts.Concurrent < 1 {
-		bad("Concurrent must be >= 1, got %d", opts.Concurrent)
-	}
-	if opts.Spares < 0 || opts.Spares > 8 {
-		bad("Spares must be in [0, 8], got %d", opts.Spares)
-	}
-	if !opts.Lockdown.Valid() {
-		bad("Lockdown must be %q, %q or %q, got %q", LockdownRequired, LockdownBestEffort, LockdownOff, opts.Lockdown)
-	}
-	if opts.Engine.HardKillGrace <= 0 {
-		bad("Engine.HardKillGrace must be positive, got %v", opts.Engine.HardKillGrace)
-	}
-	if opts.Engine.MaxMemoryBytes <= 0 {
-		bad("Engine.MaxMemoryBytes must be positive, got %d", opts.Engine.MaxMemoryBytes)
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"Concurrent", CheckConcurrent(opts.Concurrent)},
+		{"Spares", CheckSpares(opts.Spares)},
+		{"Lockdown", opts.Lockdown.Check()},
+		{"Engine.MaxMemoryBytes", quickjs.CheckMaxMemoryBytes(opts.Engine.MaxMemoryBytes)},
+		{"Engine.PoolSize", quickjs.CheckPoolSize(opts.Engine.PoolSize)},
+		{"Engine.HardKillGrace", quickjs.CheckHardKillGrace(opts.Engine.HardKillGrace)},
+	} {
+		if c.err != nil {
+			problems = append(problems, fmt.Errorf("%s %w", c.name, c.err))
+		}
 	}
 	if err := errors.Join(problems...); err != nil {
 		return nil, fmt.Errorf("worker: invalid options: %w", err)
@@ -369,7 +367,7 @@ func (p *Pool) acquire(ctx context.Context) (*proc, error) {
 // runOn sends req to w and waits for its result, the hard kill, the
 // caller's cancellation or the worker's death, whichever comes first.
 func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool) (quickjs.Result, error) {
-	grace := p.opts.Engine.HardKillGrace
+	timing := effect.Timing{WallClock: req.Limits.WallClock, Grace: p.opts.Engine.HardKillGrace}
 	w.nextID++
 	id := w.nextID
 	w.wbuf = appendRun(startFrame(w.wbuf, frameRun), id, req, logs)
@@ -379,7 +377,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 			"the script and input (%d bytes) exceed what a worker accepts for a memory maximum of %d bytes",
 			len(w.wbuf)-frameHeader, p.opts.Engine.MaxMemoryBytes))}, nil
 	}
-	deadline := time.Now().Add(req.Limits.WallClock)
+	killAt := time.Now().Add(timing.HardKill())
 	if err := sendFrame(w.conn, w.wbuf); err != nil {
 		return p.died(w, fmt.Errorf("sending the run: %w", err))
 	}
@@ -389,7 +387,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 	if cap(w.wbuf) > 1<<20 {
 		w.wbuf = nil // do not keep a large script's buffer for the worker's life
 	}
-	hardKill := time.NewTimer(time.Until(deadline) + grace)
+	hardKill := time.NewTimer(time.Until(killAt))
 	defer hardKill.Stop()
 	select {
 	case r := <-w.results:
@@ -403,12 +401,11 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 	}
 	// Cancelled: the guest stops at its next interrupt poll; give it the
 	// grace, then end the worker.
-	cancel := binary.AppendUvarint(startFrame(nil, frameCancel), id)
-	if err := sendFrame(w.conn, cancel); err != nil {
+	if err := sendFrame(w.conn, appendCancel(startFrame(nil, frameCancel), id)); err != nil {
 		w.kill()
 		return quickjs.Result{}, ctx.Err()
 	}
-	t := time.NewTimer(grace)
+	t := time.NewTimer(timing.Grace)
 	defer t.Stop()
 	select {
 	case r := <-w.results:

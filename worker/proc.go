@@ -95,8 +95,7 @@ func spawn(ctx context.Context, path string, args []string, h hello, log *slog.L
 		<-p.exited
 		return nil, p.describeExit(err)
 	}
-	b, _ := json.Marshal(h)
-	if err := writeFrame(conn, frameHello, b); err != nil {
+	if err := sendControl(conn, frameHello, h); err != nil {
 		return fail(fmt.Errorf("worker: sending hello: %w", err))
 	}
 	type readyOrErr struct {
@@ -105,15 +104,8 @@ func spawn(ctx context.Context, path string, args []string, h hello, log *slog.L
 	}
 	got := make(chan readyOrErr, 1)
 	go func() {
-		t, payload, err := readFrame(conn, nil, func(frameType) int { return maxControlFrame })
 		var r ready
-		switch {
-		case err != nil:
-		case t != frameReady:
-			err = fmt.Errorf("worker: want a ready frame, got %v", t)
-		default:
-			err = json.Unmarshal(payload, &r)
-		}
+		err := receiveControl(conn, frameReady, &r)
 		got <- readyOrErr{r, err}
 	}()
 	select {

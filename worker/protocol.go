@@ -2,6 +2,7 @@ package worker
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,10 +17,12 @@ import (
 //	server → worker   hello (once), run, cancel
 //	worker → server   ready (once), result
 //
-// hello and ready are JSON (once per worker, off the request path); run and
-// result are a compact binary encoding, since they are on every request's
-// path and carry script, input and value bytes exactly as they are (no
-// escaping, no re-encoding: the guest gets the bytes the caller sent).
+// hello and ready are JSON (once per worker, off the request path); run,
+// result and cancel are a compact binary encoding, since they are on a
+// request's path and run and result carry script, input and value bytes
+// exactly as they are (no escaping, no re-encoding: the guest gets the
+// bytes the caller sent). Every frame is encoded and decoded in this file,
+// for both sides.
 type frameType byte
 
 const (
@@ -103,6 +106,57 @@ func readFrame(r io.Reader, buf []byte, limit func(frameType) int) (frameType, [
 		return t, buf, err
 	}
 	return t, buf, nil
+}
+
+// hello is the server's first frame: everything the worker needs. A worker
+// reads nothing else from its environment, which is empty.
+type hello struct {
+	Engine   EngineOptions `json:"engine"`
+	Lockdown Lockdown      `json:"lockdown"`
+	LogLevel string        `json:"logLevel"`
+}
+
+// ready is the worker's first frame: it is warm and locked down (or says
+// why it is not starting).
+type ready struct {
+	Pid         int         `json:"pid"`
+	Protections Protections `json:"protections"`
+	Error       string      `json:"error,omitempty"`
+}
+
+// sendControl writes a hello or ready frame.
+func sendControl(w io.Writer, t frameType, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("worker: encoding a %v frame: %w", t, err)
+	}
+	return writeFrame(w, t, b)
+}
+
+// receiveControl reads the first frame of a channel, which must be a control
+// frame of type want, into v.
+func receiveControl(r io.Reader, want frameType, v any) error {
+	t, payload, err := readFrame(r, nil, func(frameType) int { return maxControlFrame })
+	if err != nil {
+		return err
+	}
+	if t != want {
+		return fmt.Errorf("worker: want a %v frame, got %v", want, t)
+	}
+	if err := json.Unmarshal(payload, v); err != nil {
+		return fmt.Errorf("worker: a %v frame: %w", t, err)
+	}
+	return nil
+}
+
+// appendCancel appends the payload of a cancel frame: the run to stop.
+func appendCancel(b []byte, id uint64) []byte { return binary.AppendUvarint(b, id) }
+
+// parseCancel decodes the payload of a cancel frame.
+func parseCancel(b []byte) (id uint64, err error) {
+	d := decoder{b: b}
+	id = d.uvarint()
+	return id, d.end("cancel")
 }
 
 // runFrame is one evaluation, server → worker.

@@ -83,3 +83,35 @@ func FuzzFrames(f *testing.F) {
 		_ = run.parse(b)
 	})
 }
+
+// A cancel frame names the run to stop, and nothing else; hello and ready
+// cross as their types, and a channel that opens with the wrong control
+// frame is refused.
+func TestControlFrames(t *testing.T) {
+	id, err := parseCancel(appendCancel(nil, 1<<40))
+	if err != nil || id != 1<<40 {
+		t.Fatalf("cancel frame came back as %d, %v", id, err)
+	}
+	if _, err := parseCancel(appendCancel(nil, 7)[:0]); err == nil {
+		t.Error("an empty cancel frame parsed")
+	}
+	if _, err := parseCancel(append(appendCancel(nil, 7), 0)); err == nil {
+		t.Error("a cancel frame with a byte after its end parsed")
+	}
+
+	var buf bytes.Buffer
+	h := hello{Engine: EngineOptions{MaxMemoryBytes: 1 << 20, PoolSize: 2, HardKillGrace: time.Second}, Lockdown: LockdownRequired, LogLevel: "warn"}
+	if err := sendControl(&buf, frameHello, h); err != nil {
+		t.Fatal(err)
+	}
+	var got hello
+	if err := receiveControl(&buf, frameHello, &got); err != nil || got != h {
+		t.Fatalf("hello came back as %+v, %v", got, err)
+	}
+	if err := sendControl(&buf, frameReady, ready{Pid: 42, Protections: Protections{Process: true, Seccomp: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := receiveControl(&buf, frameHello, &got); err == nil {
+		t.Error("a ready frame was read as a hello")
+	}
+}

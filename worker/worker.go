@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,16 +72,9 @@ func (e exitCode) Error() string {
 // serve runs the worker's protocol: hello, then start-up and lock-down,
 // ready, then one run at a time until the channel closes.
 func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afterLockdown func(*slog.Logger)) error {
-	t, payload, err := readFrame(r, nil, func(frameType) int { return maxControlFrame })
-	if err != nil {
-		return fmt.Errorf("worker: reading hello: %w", err)
-	}
-	if t != frameHello {
-		return fmt.Errorf("worker: want a hello frame first, got %v", t)
-	}
 	var h hello
-	if err := json.Unmarshal(payload, &h); err != nil {
-		return fmt.Errorf("worker: hello: %w", err)
+	if err := receiveControl(r, frameHello, &h); err != nil {
+		return fmt.Errorf("worker: reading hello: %w", err)
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(strings.ToUpper(h.LogLevel)))
@@ -93,8 +85,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afte
 	if startErr != nil {
 		rd.Error = startErr.Error()
 	}
-	b, _ := json.Marshal(rd)
-	if err := writeFrame(w, frameReady, b); err != nil {
+	if err := sendControl(w, frameReady, rd); err != nil {
 		return fmt.Errorf("worker: writing ready: %w", err)
 	}
 	if startErr != nil {
@@ -238,8 +229,12 @@ func (rn *runner) loop(ctx context.Context) error {
 				}
 				runs <- f
 			case frameCancel:
-				d := decoder{b: payload}
-				id := d.uvarint()
+				id, err := parseCancel(payload)
+				if err != nil {
+					readErr <- err
+					close(runs)
+					return
+				}
 				rn.mu.Lock()
 				if rn.current == id && rn.cancel != nil {
 					rn.cancel()

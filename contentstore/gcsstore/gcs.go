@@ -206,7 +206,7 @@ func oneBodyRequest(ctx context.Context) (rctx context.Context, bodyCut func() b
 // object as a truncated (transient) read rather than as tampering.
 func readVerifiedGCS(r *storage.Reader, ref contentref.Ref, max int64, loc string, size int64, log *slog.Logger) ([]byte, error) {
 	data, err := contentstore.ReadVerified(&shortReadGuard{r: r, size: size, decompressed: r.Attrs.Decompressed}, ref, max, loc, log)
-	if err != nil && !errors.Is(err, contentref.ErrIntegrity) && !errors.Is(err, contentstore.ErrTooLarge) {
+	if err != nil && !errors.Is(err, contentref.ErrIntegrity) && !errors.Is(err, contentref.ErrTooLarge) {
 		return nil, fmt.Errorf("reading %s: %w", loc, gcsError(err))
 	}
 	return data, err
@@ -327,8 +327,8 @@ func (s *GCSStore) Close() error {
 
 func (s *GCSStore) MaxScriptBytes() int64 { return s.opts.MaxScriptBytes }
 
-// gcsError maps a client library error to this package's sentinels: 404 to
-// ErrNotFound, 401 and 403 to contentstore.ErrPermission, and failures worth retrying
+// gcsError maps a client library error to contentref's sentinels: 404 to
+// ErrNotFound, 401 and 403 to ErrPermission, and failures worth retrying
 // (408, 429, 5xx, timeouts, resets, truncated bodies) to a transient error.
 // Other errors are returned as they are.
 func gcsError(err error) error {
@@ -344,7 +344,7 @@ func gcsError(err error) error {
 		case gerr.Code == http.StatusNotFound:
 			return fmt.Errorf("%w (%v)", contentref.ErrNotFound, err)
 		case gerr.Code == http.StatusUnauthorized || gerr.Code == http.StatusForbidden:
-			return fmt.Errorf("%w: %w", contentstore.ErrPermission, err)
+			return fmt.Errorf("%w: %w", contentref.ErrPermission, err)
 		case gerr.Code == http.StatusRequestTimeout || gerr.Code == http.StatusTooManyRequests || gerr.Code >= 500 && gerr.Code <= 599:
 			return contentstore.Transient(err)
 		default:

@@ -169,11 +169,11 @@ func TestGCSOversizedRefusedUnread(t *testing.T) {
 	f.resetRequests()
 
 	_, err := s.Get(ctx, ref)
-	if !errors.Is(err, contentstore.ErrTooLarge) {
-		t.Fatalf("Get = %v, want contentstore.ErrTooLarge", err)
+	if !errors.Is(err, contentref.ErrTooLarge) {
+		t.Fatalf("Get = %v, want contentref.ErrTooLarge", err)
 	}
-	if tl := (*contentstore.TooLargeError)(nil); !errors.As(err, &tl) || tl.Size != 1<<20 || tl.Limit != 1024 {
-		t.Errorf("Get = %#v, want a *contentstore.TooLargeError of 1048576 bytes over 1024", err)
+	if tl := (*contentref.TooLargeError)(nil); !errors.As(err, &tl) || tl.Size != 1<<20 || tl.Limit != 1024 {
+		t.Errorf("Get = %#v, want a *contentref.TooLargeError of 1048576 bytes over 1024", err)
 	}
 	for _, want := range []string{"limit of 1024 bytes", "1048576 bytes"} {
 		if !strings.Contains(err.Error(), want) {
@@ -186,8 +186,8 @@ func TestGCSOversizedRefusedUnread(t *testing.T) {
 
 	// Put refuses it before any request.
 	f.resetRequests()
-	if _, err := s.Put(ctx, huge); !errors.Is(err, contentstore.ErrTooLarge) || !strings.Contains(err.Error(), "limit of 1024 bytes") {
-		t.Errorf("Put of an oversized script = %v, want contentstore.ErrTooLarge naming the limit", err)
+	if _, err := s.Put(ctx, huge); !errors.Is(err, contentref.ErrTooLarge) || !strings.Contains(err.Error(), "limit of 1024 bytes") {
+		t.Errorf("Put of an oversized script = %v, want contentref.ErrTooLarge naming the limit", err)
 	}
 	if n := len(f.requests()); n != 0 {
 		t.Errorf("Put of an oversized script made %d requests", n)
@@ -369,17 +369,17 @@ func TestGCSPermissionDenied(t *testing.T) {
 			})
 			ctx := ctxT(t)
 			_, err := s.Get(ctx, contentref.RefOf(script))
-			if !errors.Is(err, contentstore.ErrPermission) || errors.Is(err, contentref.ErrNotFound) || errors.Is(err, contentref.ErrUnavailable) {
-				t.Fatalf("Get = %v, want only contentstore.ErrPermission", err)
+			if !errors.Is(err, contentref.ErrPermission) || errors.Is(err, contentref.ErrNotFound) || errors.Is(err, contentref.ErrUnavailable) {
+				t.Fatalf("Get = %v, want only contentref.ErrPermission", err)
 			}
 			if n := len(f.requests()); n != 1 {
 				t.Errorf("permission denied was retried: %d requests", n)
 			}
-			if _, err := s.Put(ctx, script); !errors.Is(err, contentstore.ErrPermission) {
-				t.Errorf("Put = %v, want contentstore.ErrPermission", err)
+			if _, err := s.Put(ctx, script); !errors.Is(err, contentref.ErrPermission) {
+				t.Errorf("Put = %v, want contentref.ErrPermission", err)
 			}
-			if err := s.Check(ctx); !errors.Is(err, contentstore.ErrPermission) {
-				t.Errorf("Check = %v, want contentstore.ErrPermission", err)
+			if err := s.Check(ctx); !errors.Is(err, contentref.ErrPermission) {
+				t.Errorf("Check = %v, want contentref.ErrPermission", err)
 			}
 		})
 	}

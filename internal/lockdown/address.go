@@ -1,21 +1,5 @@
 package lockdown
 
-// guestHeadroom mirrors quickjs's wasmHeadroom: a guest's linear memory is
-// capped at the engine's maximum memory limit plus this much (its shadow
-// stack, static data and the host's copies of script, input and result).
-// The tests count the guests' mappings by this size, so a change on the
-// engine's side shows there.
-const guestHeadroom = 64 << 20
-
-// LinearMemoryBytes is the address space one guest's linear memory
-// reserves: the engine maps each at its maximum, rounded up to whole wasm
-// pages (quickjs/memory_linux.go), whatever the guest uses of it. At the
-// service's default maximum of 256 MiB it is 320 MiB.
-func LinearMemoryBytes(maxMemoryBytes int64) uint64 {
-	const page = 64 << 10
-	return (uint64(maxMemoryBytes) + guestHeadroom + page - 1) / page * page
-}
-
 // RuntimeMargin is the address space RLIMIT_AS leaves beyond the guests'
 // linear memories, for everything else the worker maps.
 //
@@ -34,10 +18,12 @@ func LinearMemoryBytes(maxMemoryBytes int64) uint64 {
 // the engine rarely holds.
 const RuntimeMargin = 2 << 30
 
-// AddressSpaceFor is an RLIMIT_AS for a worker whose engine has the given
-// maximum memory limit (quickjs.WithMaxMemoryBytes) and holds at most
-// memories linear memories at once: memories × LinearMemoryBytes, plus
-// RuntimeMargin, plus, in a cgo build, what the C library maps per thread.
+// AddressSpaceFor is an RLIMIT_AS for a worker whose engine holds at most
+// memories linear memories at once, each reserving linearMemoryBytes of
+// address space (quickjs.LinearMemoryBytes of the engine's maximum memory
+// limit, 320 MiB at the service's default of 256 MiB): memories ×
+// linearMemoryBytes, plus RuntimeMargin, plus, in a cgo build, what the C
+// library maps per thread.
 //
 // A quickjs.Engine holds at most quickjs.LinearMemoriesAtMost(poolSize):
 // its pool, plus one instance its filler has built and waits to hand over,
@@ -54,6 +40,6 @@ const RuntimeMargin = 2 << 30
 // ("fatal error: out of memory"), killing the worker; too large costs
 // nothing but the limit's point, which is that a compromised worker cannot
 // map a great deal more than the engine can.
-func AddressSpaceFor(maxMemoryBytes int64, memories int) uint64 {
-	return uint64(memories)*LinearMemoryBytes(maxMemoryBytes) + RuntimeMargin + cMargin()
+func AddressSpaceFor(linearMemoryBytes uint64, memories int) uint64 {
+	return uint64(memories)*linearMemoryBytes + RuntimeMargin + cMargin()
 }

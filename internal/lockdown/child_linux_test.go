@@ -148,7 +148,7 @@ func runChild(arg string) int {
 	}
 	rep := childReport{Probes: map[string]string{}, Cgo: cgoEnabled, Race: raceEnabled}
 	if cfg.Memories > 0 && !raceEnabled {
-		cfg.Options.AddressSpaceBytes = lockdown.AddressSpaceFor(testMaxMemory, cfg.Memories)
+		cfg.Options.AddressSpaceBytes = lockdown.AddressSpaceFor(quickjs.LinearMemoryBytes(testMaxMemory), cfg.Memories)
 	}
 	rep.Options = cfg.Options
 	ctx := context.Background()

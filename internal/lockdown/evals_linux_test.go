@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/lockdown"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
@@ -22,7 +21,7 @@ const (
 )
 
 // reservation is the address space one guest's linear memory reserves.
-var reservation = lockdown.LinearMemoryBytes(testMaxMemory)
+var reservation = quickjs.LinearMemoryBytes(testMaxMemory)
 
 // nativeRunaway spends seconds inside one native builtin, out of reach of
 // the interrupt handler: only the kill timer stops it.

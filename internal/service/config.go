@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,81 +129,122 @@ func LoadConfig() (Config, error) {
 	return c, nil
 }
 
-// Validate reports every problem with the configuration.
+// ForOneRun is c for one evaluation from the command line (the eval verb),
+// under limits: one run at a time and no spare worker, maxima raised to
+// admit the run's limits, a request timeout that leaves the run its whole
+// deadline (the verb has no request to time out), and the process-kill
+// backstop only where the engine has it (Linux).
+func (c Config) ForOneRun(limits effect.Limits) Config {
+	c.MaxConcurrentEvaluations, c.WorkerSpares = 1, 0
+	c.MaxWallClock = max(c.MaxWallClock, limits.WallClock)
+	c.DefaultWallClock = min(c.DefaultWallClock, c.MaxWallClock)
+	c.MaxMemoryBytes = max(c.MaxMemoryBytes, limits.MemoryBytes)
+	c.RequestTimeout = max(c.RequestTimeout, c.Timing(c.MaxWallClock).CallerDeadline()+time.Second)
+	c.ProcessKill = c.ProcessKill && runtime.GOOS == "linux"
+	return c
+}
+
+// Validate reports every problem with the configuration. A setting that a
+// package of the service takes is checked by that package's own check, so
+// that each range is written once, where it is enforced.
 func (c Config) Validate() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if p, err := strconv.Atoi(c.Port); err != nil || p < 1 || p > 65535 {
-		bad("PORT must be a port number in [1, 65535], got %q", c.Port)
+	return slices.Concat(c.serverProblems(), c.limitProblems(), c.engineProblems(), c.authProblems())
+}
+
+// problems collects errors for Validate; named prefixes a package's check
+// with the variable it checks.
+type problems []error
+
+func (p *problems) bad(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
+
+func (p *problems) named(name string, err error) {
+	if err != nil {
+		*p = append(*p, fmt.Errorf("%s %w", name, err))
 	}
-	positive := func(name string, v int64) {
-		if v <= 0 {
-			bad("%s must be positive, got %d", name, v)
-		}
-	}
-	positive("MAX_SCRIPT_BYTES", c.MaxScriptBytes)
-	positive("DEFAULT_MEMORY_BYTES", c.DefaultMemoryBytes)
-	positive("MAX_MEMORY_BYTES", c.MaxMemoryBytes)
-	positive("MAX_INPUT_BYTES", c.MaxInputBytes)
-	positive("MAX_OUTPUT_BYTES", c.MaxOutputBytes)
-	positive("MAX_REQUEST_BYTES", c.MaxRequestBytes)
-	if c.ScriptCacheBytes < 0 {
-		bad("SCRIPT_CACHE_BYTES must be >= 0 (0 disables the cache), got %d", c.ScriptCacheBytes)
-	}
-	if c.DefaultWallClock <= 0 || c.MaxWallClock <= 0 {
-		bad("DEFAULT_WALL_CLOCK (%v) and MAX_WALL_CLOCK (%v) must be positive", c.DefaultWallClock, c.MaxWallClock)
-	}
-	if c.DefaultWallClock > c.MaxWallClock {
-		bad("DEFAULT_WALL_CLOCK %v exceeds MAX_WALL_CLOCK %v", c.DefaultWallClock, c.MaxWallClock)
-	}
-	if c.DefaultMemoryBytes > c.MaxMemoryBytes {
-		bad("DEFAULT_MEMORY_BYTES %d exceeds MAX_MEMORY_BYTES %d", c.DefaultMemoryBytes, c.MaxMemoryBytes)
-	}
-	if c.MaxInputBytes > c.MaxRequestBytes {
-		bad("MAX_INPUT_BYTES %d exceeds MAX_REQUEST_BYTES %d: an input at the limit could not arrive", c.MaxInputBytes, c.MaxRequestBytes)
-	}
-	if c.MaxConcurrentEvaluations < 1 {
-		bad("MAX_CONCURRENT_EVALUATIONS must be >= 1, got %d", c.MaxConcurrentEvaluations)
-	}
-	if c.WorkerSpares < 0 || c.WorkerSpares > 8 {
-		bad("WORKER_SPARES must be in [0, 8], got %d", c.WorkerSpares)
-	}
-	if !worker.Lockdown(c.WorkerLockdown).Valid() {
-		bad("WORKER_LOCKDOWN must be required, best-effort or off, got %q", c.WorkerLockdown)
+}
+
+// serverProblems: the HTTP server, telemetry and the process's life.
+func (c Config) serverProblems() problems {
+	var p problems
+	if port, err := strconv.Atoi(c.Port); err != nil || port < 1 || port > 65535 {
+		p.bad("PORT must be a port number in [1, 65535], got %q", c.Port)
 	}
 	if c.MaxHeaderBytes < 4096 || c.MaxHeaderBytes > 1<<20 {
-		bad("MAX_HEADER_BYTES must be in [4096, 1048576], got %d", c.MaxHeaderBytes)
-	}
-	if c.HardKillGrace <= 0 || c.HardKillGrace > time.Minute {
-		bad("HARD_KILL_GRACE must be in (0, 1m], got %v", c.HardKillGrace)
-	}
-	if c.RequestTimeout <= 0 {
-		bad("REQUEST_TIMEOUT must be positive, got %v", c.RequestTimeout)
-	} else if c.MaxWallClock+2*c.HardKillGrace >= c.RequestTimeout {
-		bad("MAX_WALL_CLOCK + 2 x HARD_KILL_GRACE (%v) must be below REQUEST_TIMEOUT (%v), so that the service's hard kill, and a worker's own backstop, fire before the platform's timeout",
-			c.MaxWallClock+2*c.HardKillGrace, c.RequestTimeout)
-	}
-	if c.PoolSize < 0 || c.PoolSize > 64 {
-		bad("POOL_SIZE must be in [0, 64], got %d", c.PoolSize)
+		p.bad("MAX_HEADER_BYTES must be in [4096, 1048576], got %d", c.MaxHeaderBytes)
 	}
 	if c.ShutdownTimeout <= 0 {
-		bad("SHUTDOWN_TIMEOUT must be positive, got %v", c.ShutdownTimeout)
+		p.bad("SHUTDOWN_TIMEOUT must be positive, got %v", c.ShutdownTimeout)
 	}
 	switch c.OTelExporter {
 	case "none", "stdout", "otlp":
 	default:
-		bad("OTEL_EXPORTER must be none, stdout or otlp, got %q", c.OTelExporter)
+		p.bad("OTEL_EXPORTER must be none, stdout or otlp, got %q", c.OTelExporter)
 	}
 	if _, err := c.Level(); err != nil {
-		errs = append(errs, err)
+		p = append(p, err)
 	}
+	return p
+}
+
+// limitProblems: the bounds of an evaluation and of a request.
+func (c Config) limitProblems() problems {
+	var p problems
+	positive := func(name string, v int64) {
+		if v <= 0 {
+			p.bad("%s must be positive, got %d", name, v)
+		}
+	}
+	positive("MAX_SCRIPT_BYTES", c.MaxScriptBytes)
+	positive("DEFAULT_MEMORY_BYTES", c.DefaultMemoryBytes)
+	positive("MAX_INPUT_BYTES", c.MaxInputBytes)
+	positive("MAX_OUTPUT_BYTES", c.MaxOutputBytes)
+	positive("MAX_REQUEST_BYTES", c.MaxRequestBytes)
+	if c.ScriptCacheBytes < 0 {
+		p.bad("SCRIPT_CACHE_BYTES must be >= 0 (0 disables the cache), got %d", c.ScriptCacheBytes)
+	}
+	if c.DefaultWallClock <= 0 || c.MaxWallClock <= 0 {
+		p.bad("DEFAULT_WALL_CLOCK (%v) and MAX_WALL_CLOCK (%v) must be positive", c.DefaultWallClock, c.MaxWallClock)
+	}
+	if c.DefaultWallClock > c.MaxWallClock {
+		p.bad("DEFAULT_WALL_CLOCK %v exceeds MAX_WALL_CLOCK %v", c.DefaultWallClock, c.MaxWallClock)
+	}
+	if c.DefaultMemoryBytes > c.MaxMemoryBytes {
+		p.bad("DEFAULT_MEMORY_BYTES %d exceeds MAX_MEMORY_BYTES %d", c.DefaultMemoryBytes, c.MaxMemoryBytes)
+	}
+	if c.MaxInputBytes > c.MaxRequestBytes {
+		p.bad("MAX_INPUT_BYTES %d exceeds MAX_REQUEST_BYTES %d: an input at the limit could not arrive", c.MaxInputBytes, c.MaxRequestBytes)
+	}
+	if c.RequestTimeout <= 0 {
+		p.bad("REQUEST_TIMEOUT must be positive, got %v", c.RequestTimeout)
+	} else if longest := c.Timing(c.MaxWallClock); longest.CallerDeadline() >= c.RequestTimeout {
+		p.bad("MAX_WALL_CLOCK + 2 x HARD_KILL_GRACE + 1s (%v) must be below REQUEST_TIMEOUT (%v), so that the service's hard kill, a worker's own backstop and the wait for its answer end before the platform's timeout",
+			longest.CallerDeadline(), c.RequestTimeout)
+	}
+	return p
+}
+
+// engineProblems: the engine and the worker processes, by their own checks.
+func (c Config) engineProblems() problems {
+	var p problems
+	p.named("MAX_MEMORY_BYTES", quickjs.CheckMaxMemoryBytes(c.MaxMemoryBytes))
+	p.named("POOL_SIZE", quickjs.CheckPoolSize(c.PoolSize))
+	p.named("HARD_KILL_GRACE", quickjs.CheckHardKillGrace(c.HardKillGrace))
+	p.named("MAX_CONCURRENT_EVALUATIONS", worker.CheckConcurrent(c.MaxConcurrentEvaluations))
+	p.named("WORKER_SPARES", worker.CheckSpares(c.WorkerSpares))
+	p.named("WORKER_LOCKDOWN", worker.Lockdown(c.WorkerLockdown).Check())
+	return p
+}
+
+// authProblems: the ID-token check, on only with both variables.
+func (c Config) authProblems() problems {
+	var p problems
 	if c.AuthAudience != "" && len(c.AuthAllowedCallers) == 0 {
-		bad("AUTH_AUDIENCE is set but AUTH_ALLOWED_CALLERS is empty: name the identities allowed to call")
+		p.bad("AUTH_AUDIENCE is set but AUTH_ALLOWED_CALLERS is empty: name the identities allowed to call")
 	}
 	if c.AuthAudience == "" && len(c.AuthAllowedCallers) > 0 {
-		bad("AUTH_ALLOWED_CALLERS is set but AUTH_AUDIENCE is empty: set the audience to turn authentication on")
+		p.bad("AUTH_ALLOWED_CALLERS is set but AUTH_AUDIENCE is empty: set the audience to turn authentication on")
 	}
-	return errs
+	return p
 }
 
 // Level is LOG_LEVEL as a slog level.

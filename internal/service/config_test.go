@@ -1,6 +1,7 @@
 package service
 
 import (
+	"errors"
 	"os"
 	"reflect"
 	"regexp"
@@ -88,5 +89,58 @@ func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
 	}
 	if errs := Defaults().Validate(); len(errs) != 0 {
 		t.Errorf("the defaults do not validate: %v", errs)
+	}
+}
+
+// The engine's and the workers' ranges are the packages' own, reported with
+// every other problem: a memory maximum over the engine's 2 GiB is refused
+// here, not when the first worker starts. The request timeout must leave
+// room for the caller's whole deadline: wall clock, hard kill, backstop and
+// the second the answer may take.
+func TestConfigValidationUsesThePackagesChecks(t *testing.T) {
+	c := Defaults()
+	c.StoreURL = "none"
+	c.MaxMemoryBytes = 4 << 30
+	c.PoolSize = 65
+	c.WorkerSpares = 9
+	c.MaxConcurrentEvaluations = 0
+	c.OTelExporter = "zipkin"
+	errs := c.Validate()
+	text := errors.Join(errs...).Error()
+	for _, want := range []string{
+		"MAX_MEMORY_BYTES must be in [1 MiB, 2 GiB], got 4294967296",
+		"POOL_SIZE must be in [0, 64], got 65",
+		"WORKER_SPARES must be in [0, 8], got 9",
+		"MAX_CONCURRENT_EVALUATIONS must be >= 1, got 0",
+		"OTEL_EXPORTER",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the problems do not say %q:\n%s", want, text)
+		}
+	}
+
+	for _, tc := range []struct {
+		wall, grace, timeout time.Duration
+		ok                   bool
+	}{
+		{58 * time.Second, 500 * time.Millisecond, time.Minute, false}, // 58 + 2 x 0.5 + 1 = 60
+		{57 * time.Second, 500 * time.Millisecond, time.Minute, true},
+		{30 * time.Second, 15 * time.Second, time.Minute, false},
+		{30 * time.Second, 14 * time.Second, time.Minute, true},
+	} {
+		c := Defaults()
+		c.MaxWallClock, c.HardKillGrace, c.RequestTimeout = tc.wall, tc.grace, tc.timeout
+		errs := c.Validate()
+		if ok := len(errs) == 0; ok != tc.ok {
+			t.Errorf("MAX_WALL_CLOCK %v, HARD_KILL_GRACE %v, REQUEST_TIMEOUT %v: accepted %v, want %v (%v)", tc.wall, tc.grace, tc.timeout, ok, tc.ok, errs)
+		}
+		if !tc.ok && (len(errs) != 1 || !strings.Contains(errs[0].Error(), "must be below REQUEST_TIMEOUT")) {
+			t.Errorf("MAX_WALL_CLOCK %v, HARD_KILL_GRACE %v: %v", tc.wall, tc.grace, errs)
+		}
+	}
+	c = Defaults()
+	c.HardKillGrace = 2 * time.Minute
+	if text := errors.Join(c.Validate()...).Error(); !strings.Contains(text, "HARD_KILL_GRACE must be in (0, 1m], got 2m0s") {
+		t.Errorf("a grace over a minute: %s", text)
 	}
 }

@@ -1,8 +1,8 @@
 // Package service builds the whole service from a Config: the script store
 // behind its cache, the worker pool (or an in-process engine), the effect,
-// the handler, telemetry and the HTTP server. The binary's serve verb, the
-// reliability and security tests and the HTTP benchmarks build it here and
-// nowhere else, so that what they test is what runs.
+// the handler, telemetry and the HTTP server. The binary's serve and eval
+// verbs, the reliability and security tests and the HTTP benchmarks build it
+// here and nowhere else, so that what they test is what runs.
 package service
 
 import (
@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/auth"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore/gcsstore"
@@ -29,7 +30,7 @@ import (
 // Backend is the engine the service runs guests on: the worker pool, or an
 // in-process engine (InProcess).
 type Backend interface {
-	handler.LogBackend
+	effect.ConsoleBackend
 	Warm(ctx context.Context) error
 	Close(ctx context.Context) error
 }
@@ -51,9 +52,9 @@ type Options struct {
 	// from the engine options the configuration gives (InProcess).
 	Backend func(ctx context.Context, eo worker.EngineOptions, log *slog.Logger) (Backend, error)
 	// WrapScripts and WrapBackend put a test's misbehaviour between the
-	// handler and the real store or engine.
+	// effect and the real store or engine.
 	WrapScripts func(effect.ScriptReader) effect.ScriptReader
-	WrapBackend func(handler.LogBackend) handler.LogBackend
+	WrapBackend func(effect.ConsoleBackend) effect.ConsoleBackend
 }
 
 // Service is the wired service.
@@ -66,6 +67,9 @@ type Service struct {
 	// the worker pool, else nil.
 	Backend Backend
 	Workers *worker.Pool
+	// Effect runs every evaluation over the store and the engine: the
+	// handler's, and the eval verb's.
+	Effect *effect.Effect
 	// Store is the script store behind its cache (Cache); both nil when
 	// STORE_URL is none.
 	Store contentstore.Store
@@ -77,13 +81,26 @@ type Service struct {
 	ready   atomic.Bool
 }
 
-// Limits are the handler's bounds of an evaluation, from the configuration.
-func (c Config) Limits() handler.Limits {
-	return handler.Limits{
+// Limits are the bounds of an evaluation and of a request, from the
+// configuration, as GET /v1/capabilities advertises them.
+func (c Config) Limits() api.Limits {
+	return api.Limits{
 		DefaultWallClock: c.DefaultWallClock, MaxWallClock: c.MaxWallClock,
 		DefaultMemoryBytes: c.DefaultMemoryBytes, MaxMemoryBytes: c.MaxMemoryBytes,
 		MaxInputBytes: c.MaxInputBytes, MaxOutputBytes: c.MaxOutputBytes,
 		MaxScriptBytes: c.MaxScriptBytes, MaxRequestBytes: c.MaxRequestBytes,
+		MaxConcurrent: int64(c.MaxConcurrentEvaluations), RequestTimeout: c.RequestTimeout,
+	}
+}
+
+// EffectOptions are the effect's options, from the configuration: the byte
+// bounds that Limits advertises, and the caller's grace of the engine's
+// hard-kill grace.
+func (c Config) EffectOptions(log *slog.Logger) effect.Options {
+	return effect.Options{
+		MaxInputBytes: int(c.MaxInputBytes), MaxOutputBytes: int(c.MaxOutputBytes),
+		MaxScriptBytes: c.MaxScriptBytes, MaxMemoryBytes: c.MaxMemoryBytes,
+		BackendGrace: c.Timing(0).CallerGrace(), Logger: log,
 	}
 }
 
@@ -99,9 +116,10 @@ func (c Config) EngineOptions() worker.EngineOptions {
 	}
 }
 
-// CallerGrace is how long past a run's wall clock the effect and the SPI
-// route wait for the engine's answer.
-func (c Config) CallerGrace() time.Duration { return worker.CallerGrace(c.HardKillGrace) }
+// Timing is the clock of a run with this wall clock, under HARD_KILL_GRACE.
+func (c Config) Timing(wallClock time.Duration) effect.Timing {
+	return effect.Timing{WallClock: wallClock, Grace: c.HardKillGrace}
+}
 
 // InProcess is an Options.Backend that runs guests in this process, on one
 // quickjs.Engine, without worker processes or their lock-down: for tests of
@@ -138,7 +156,7 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 		return s, err
 	}
 
-	var scripts effect.ScriptReader
+	scripts := effect.NoStore
 	switch {
 	case opts.Store != nil:
 		s.Store = opts.Store
@@ -173,40 +191,30 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 		}
 		s.Backend = s.Workers
 	}
-	var backend handler.LogBackend = s.Backend
+	var backend effect.ConsoleBackend = s.Backend
 	if opts.WrapBackend != nil {
 		backend = opts.WrapBackend(backend)
 	}
-
-	limits := cfg.Limits()
-	var eff *effect.Effect
-	if scripts != nil {
-		// the grace covers waiting for a worker, and the hard kill
-		if eff, err = handler.NewEffect(scripts, backend, limits, effect.Options{BackendGrace: cfg.CallerGrace(), Logger: log}); err != nil {
-			return s, err
-		}
+	if s.Effect, err = effect.New(scripts, backend, cfg.EffectOptions(log)); err != nil {
+		return s, err
 	}
+
 	authFn, err := authenticator(ctx, cfg)
 	if err != nil {
 		return s, err
 	}
 	hcfg := handler.Config{
-		Backend:        backend,
-		Scripts:        scripts,
-		Effect:         eff,
-		Ready:          s.readiness,
-		Limits:         limits,
-		MaxConcurrent:  cfg.MaxConcurrentEvaluations,
-		RequestTimeout: cfg.RequestTimeout,
-		HardKillGrace:  cfg.CallerGrace(),
-		Auth:           authFn,
-		Engine:         handler.EngineInfo{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
-		Logger:         log,
-		Tracer:         s.tel.Tracer,
-		Meter:          s.tel.Meter,
+		Effect: s.Effect,
+		Limits: cfg.Limits(),
+		Ready:  s.readiness,
+		Auth:   authFn,
+		Engine: api.Engine{Name: quickjs.EngineName, Version: quickjs.EngineVersion, WasmSHA256: quickjs.WasmSHA256()},
+		Logger: log,
+		Tracer: s.tel.Tracer,
+		Meter:  s.tel.Meter,
 	}
 	if s.Workers != nil {
-		hcfg.Isolation = func() any { return s.Workers.Protections() }
+		hcfg.Isolation = func() api.Isolation { return isolation(s.Workers.Protections()) }
 	}
 	if s.Cache != nil {
 		hcfg.CacheStats = s.Cache.Stats
@@ -224,6 +232,13 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return s, nil
+}
+
+// isolation is the capabilities document's account of the workers'
+// protections.
+func isolation(p worker.Protections) api.Isolation {
+	return api.Isolation{Process: p.Process, EmptyEnvironment: p.EmptyEnvironment, NoNewPrivs: p.NoNewPrivs,
+		ResourceLimits: p.ResourceLimits, Seccomp: p.Seccomp}
 }
 
 // OpenStore opens the script store a STORE_URL names, GCS included.

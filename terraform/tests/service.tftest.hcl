@@ -321,7 +321,19 @@ run "timeout_must_exceed_wall_clock_and_twice_the_grace" {
     max_wall_clock  = "30s"
   }
 
-  # 30s + 2 x 500ms = 31s: not below the timeout.
+  # 30s + 2 x 500ms + 1s = 32s: not below the timeout.
+  expect_failures = [google_cloud_run_v2_service.sandbox]
+}
+
+run "timeout_at_wall_clock_twice_the_grace_and_a_second" {
+  command = plan
+
+  variables {
+    request_timeout = "32s"
+    max_wall_clock  = "30s"
+  }
+
+  # 30s + 2 x 500ms + 1s = 32s: the caller's deadline is the timeout.
   expect_failures = [google_cloud_run_v2_service.sandbox]
 }
 
@@ -329,7 +341,7 @@ run "timeout_just_above_wall_clock_and_twice_the_grace" {
   command = plan
 
   variables {
-    request_timeout = "32s"
+    request_timeout = "33s"
     max_wall_clock  = "30s"
   }
 }
@@ -341,7 +353,7 @@ run "hard_kill_grace_from_env_breaks_the_rule" {
     env = { HARD_KILL_GRACE = "15s" }
   }
 
-  # 30s + 2 x 15s = 60s: not below the 60s timeout.
+  # 30s + 2 x 15s + 1s = 61s: not below the 60s timeout.
   expect_failures = [google_cloud_run_v2_service.sandbox]
 }
 
@@ -362,7 +374,7 @@ run "hard_kill_grace_in_ms_breaks_the_rule" {
     env = { HARD_KILL_GRACE = "15000ms" }
   }
 
-  # 30s + 2 x 15s = 60s, written in milliseconds.
+  # 30s + 2 x 15s + 1s = 61s, written in milliseconds.
   expect_failures = [google_cloud_run_v2_service.sandbox]
 }
 
@@ -370,12 +382,12 @@ run "hard_kill_grace_from_env_within_the_rule" {
   command = plan
 
   variables {
-    env = { HARD_KILL_GRACE = "14999ms" }
+    env = { HARD_KILL_GRACE = "14499ms" }
   }
 
-  # 30s + 2 x 14.999s = 59.998s, below 60s.
+  # 30s + 2 x 14.499s + 1s = 59.998s, below 60s.
   assert {
-    condition     = output.service_settings.env["HARD_KILL_GRACE"] == "14999ms"
+    condition     = output.service_settings.env["HARD_KILL_GRACE"] == "14499ms"
     error_message = "HARD_KILL_GRACE must reach the container as given."
   }
 }
@@ -389,7 +401,7 @@ run "hard_kill_grace_compound_duration" {
     env             = { HARD_KILL_GRACE = "1m30s" }
   }
 
-  # 100s + 2 x 90s = 280s: not below 200s; read as 1m, it would pass.
+  # 100s + 2 x 90s + 1s = 281s: not below 200s; read as 1m, it would pass.
   expect_failures = [google_cloud_run_v2_service.sandbox]
 }
 

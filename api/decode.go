@@ -1,0 +1,396 @@
+package api
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+)
+
+// RequestError is why a request body was refused, in the API's own terms:
+// the problem type, the sentence that says what is wrong and where, the
+// member at fault, the byte offset of the fault, and the limit that applied.
+// The handler turns it into a problem document.
+type RequestError struct {
+	Type   ProblemType
+	Detail string
+	// Field is the member at fault, dotted ("limits.wallClockMs"); "" for
+	// the body as a whole.
+	Field string
+	// Offset is the byte offset of the fault in the body (or in inputJson's
+	// text), at Line and Column (both from 1, columns count bytes); -1 when
+	// the fault has no place.
+	Offset       int64
+	Line, Column int
+	// Limit names the limit that applied, as GET /v1/capabilities does, and
+	// LimitValue is its value; "" for none.
+	Limit      string
+	LimitValue int64
+	cause      error
+}
+
+func (e *RequestError) Error() string { return e.Detail }
+
+// Unwrap returns the reader's error behind a body that could not be read.
+func (e *RequestError) Unwrap() error { return e.cause }
+
+func refuse(t ProblemType, detail string) *RequestError {
+	return &RequestError{Type: t, Detail: detail, Offset: -1}
+}
+
+func (e *RequestError) withField(field string) *RequestError {
+	e.Field = field
+	return e
+}
+
+func (e *RequestError) withLimit(name string, value int64) *RequestError {
+	e.Limit, e.LimitValue = name, value
+	return e
+}
+
+// at records a byte offset in data, with its line and column.
+func (e *RequestError) at(data []byte, offset int) *RequestError {
+	offset = min(max(offset, 0), len(data))
+	e.Offset = int64(offset)
+	e.Line, e.Column = 1, 1
+	for _, c := range data[:offset] {
+		if c == '\n' {
+			e.Line++
+			e.Column = 1
+		} else {
+			e.Column++
+		}
+	}
+	return e
+}
+
+// where says where the offset is, for a detail.
+func (e *RequestError) where() string {
+	if e.Offset < 0 {
+		return ""
+	}
+	return " at byte offset " + strconv.FormatInt(e.Offset, 10) +
+		" (line " + strconv.Itoa(e.Line) + ", column " + strconv.Itoa(e.Column) + ")"
+}
+
+// DecodeEvaluationRequest reads and validates a POST /v1/evaluations body
+// as the service does, with the server's limits l (their defaults filled
+// in, their maxima enforced), into the evaluation it asks for: the effect's
+// decision on a script by reference. It refuses a body with a
+// *RequestError.
+func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
+	b, refused := readRequest(body, EvaluationMembers())
+	if refused != nil {
+		return effect.Evaluation{}, refused
+	}
+	ev := effect.Evaluation{Answer: effect.AnswerChannel}
+	var err error
+	scriptRef, ok := b.str("scriptRef")
+	if !ok {
+		return ev, refuse(ProblemInvalidRequest, `"scriptRef" is required: the script's content reference, sha256:<64 hex digits>`).withField("scriptRef")
+	}
+	if ev.ScriptRef, err = contentref.ParseRef(scriptRef); err != nil {
+		return effect.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).withField("scriptRef")
+	}
+	ev.Input = jsontext.Text("null")
+	if raw, ok := b.top["input"]; ok {
+		ev.Input = jsontext.Text(raw) // a value of the body readRequest accepted
+	}
+	if ev.Limits, refused = decodeLimits(b.limits, l); refused != nil {
+		return effect.Evaluation{}, refused
+	}
+	if h, ok := b.str("expectedOutputShapeHash"); ok {
+		if !effect.ValidShapeHash(h) {
+			return effect.Evaluation{}, refuse(ProblemBadShapeHash,
+				fmt.Sprintf(`expectedOutputShapeHash must be "sha256:" and 64 lowercase hex digits (see docs/shape-hash.md), got %s`, jsontext.QuoteShort(h))).
+				withField("expectedOutputShapeHash")
+		}
+		ev.ExpectedOutputShapeHash = h
+	}
+	ev.CaptureLogs = string(b.top["captureLogs"]) == "true"
+	return ev, nil
+}
+
+// DecodeSandboxRequest reads and validates a POST /v1/sandbox/evaluate body
+// as the service does, with the server's limits l, into the evaluation it
+// asks for: the backend's outcome of a script by value or by reference. A
+// script or an inputJson over its limit is refused with the type of a 413;
+// any other fault with a 400's. It refuses a body with a *RequestError.
+func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
+	b, refused := readRequest(body, SandboxMembers())
+	if refused != nil {
+		return effect.Evaluation{}, refused
+	}
+	ev := effect.Evaluation{Answer: effect.AnswerOutcome}
+	var err error
+	script, hasScript := b.str("script")
+	scriptRef, hasRef := b.str("scriptRef")
+	switch {
+	case hasScript && hasRef:
+		return ev, refuse(ProblemInvalidRequest, `give exactly one of "script" (the source) and "scriptRef" (a content reference), not both`)
+	case !hasScript && !hasRef:
+		return ev, refuse(ProblemInvalidRequest, `give exactly one of "script" (the source) and "scriptRef" (a content reference)`)
+	case hasRef:
+		if ev.ScriptRef, err = contentref.ParseRef(scriptRef); err != nil {
+			return effect.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).withField("scriptRef")
+		}
+	default:
+		if n := int64(len(script)); n > l.MaxScriptBytes {
+			return ev, refuse(ProblemScriptTooLarge, fmt.Sprintf("script is %d bytes, over the server's maxScriptBytes of %d", n, l.MaxScriptBytes)).
+				withLimit("maxScriptBytes", l.MaxScriptBytes).withField("script")
+		}
+		ev.Script = script
+	}
+	in, ok := b.str("inputJson")
+	if !ok {
+		return effect.Evaluation{}, refuse(ProblemInvalidRequest,
+			`"inputJson" is required: the input as JSON text in a string, for example "null" or "{\"a\":1}"`).withField("inputJson")
+	}
+	if n := int64(len(in)); n > l.MaxInputBytes {
+		return effect.Evaluation{}, refuse(ProblemInputTooLarge, fmt.Sprintf("inputJson is %d bytes, over the server's maxInputBytes of %d", n, l.MaxInputBytes)).
+			withLimit("maxInputBytes", l.MaxInputBytes).withField("inputJson")
+	}
+	if refused := jsonError([]byte(in), jsontext.Validate([]byte(in)), "inputJson", "inputJson"); refused != nil {
+		refused.Detail += " (offsets count bytes of the inputJson text)"
+		return effect.Evaluation{}, refused
+	}
+	ev.Input = jsontext.Text(in)
+	if ev.Limits, refused = decodeLimits(b.limits, l); refused != nil {
+		return effect.Evaluation{}, refused
+	}
+	return ev, nil
+}
+
+// bodyMembers is a body read in its one pass: the text of each member of the
+// top-level object and of its "limits" object. A member that is null is
+// absent.
+type bodyMembers struct {
+	top, limits map[string][]byte
+}
+
+// readRequest reads body once: its syntax, UTF-8, duplicate keys, unknown
+// fields, that it is an object, and the JSON type of each member, reported
+// in that order.
+func readRequest(body []byte, top []Member) (bodyMembers, *RequestError) {
+	b := bodyMembers{top: map[string][]byte{}, limits: map[string][]byte{}}
+	var typeErr *RequestError // the first member of the wrong type
+	fieldsAt := func(path jsontext.Path) (parent string, fields []Member) {
+		switch {
+		case len(path) == 1 && path[0].Index < 0:
+			return "", top
+		case len(path) == 2 && path[0].Index < 0 && path[0].Key == "limits" && path[1].Index < 0:
+			return "limits", LimitsMembers()
+		}
+		return "", nil
+	}
+	err := jsontext.Check(body, jsontext.Options{
+		Key: func(path jsontext.Path, keyAt int) error {
+			parent, fields := fieldsAt(path)
+			if fields == nil {
+				return nil
+			}
+			if _, ok := lookupMember(fields, path[len(path)-1].Key); ok {
+				return nil
+			}
+			e := refuse(ProblemUnknownField, "").at(body, keyAt)
+			where := "the request"
+			if parent != "" {
+				where = jsontext.QuoteShort(parent)
+			}
+			names := make([]string, len(fields))
+			for i, f := range fields {
+				names[i] = f.Name
+			}
+			member := memberName(path)
+			e.Detail = fmt.Sprintf("unknown field %s%s; %s accepts %s", jsontext.QuoteShort(member), e.where(), where, strings.Join(names, ", "))
+			e.Field = member
+			return e
+		},
+		Value: func(path jsontext.Path, at int, raw []byte) error {
+			parent, fields := fieldsAt(path)
+			if fields == nil || string(raw) == "null" {
+				return nil
+			}
+			key := path[len(path)-1].Key
+			f, _ := lookupMember(fields, key)
+			if parent == "limits" {
+				b.limits[key] = raw
+				return nil
+			}
+			b.top[key] = raw
+			if typeErr == nil {
+				typeErr = wrongType(body, f, at, raw)
+			}
+			return nil
+		},
+	})
+	if e := jsonError(body, err, "the body", ""); e != nil {
+		return bodyMembers{}, e
+	}
+	if i := len(body) - len(bytes.TrimLeft(body, " \t\r\n")); body[i] != '{' {
+		return bodyMembers{}, refuse(ProblemInvalidRequest, "the body must be a JSON object").at(body, i)
+	}
+	if typeErr != nil {
+		return bodyMembers{}, typeErr
+	}
+	return b, nil
+}
+
+func lookupMember(members []Member, name string) (Member, bool) {
+	for _, m := range members {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Member{}, false
+}
+
+// wrongType refuses a member whose value at offset at is not of f's type, or
+// returns nil. The offset follows encoding/json's convention for a type
+// error, which the problem documents keep: just past a scalar, just inside a
+// container.
+func wrongType(body []byte, f Member, at int, raw []byte) *RequestError {
+	var want string
+	switch {
+	case f.Type == StringType && raw[0] != '"':
+		want = "a string"
+	case f.Type == BooleanType && raw[0] != 't' && raw[0] != 'f':
+		want = "a boolean"
+	case f.Type == ObjectType && raw[0] != '{':
+		want = "an object"
+	default:
+		return nil
+	}
+	var got string
+	offset := at + len(raw)
+	switch raw[0] {
+	case '"':
+		got = "string"
+	case 't', 'f':
+		got = "bool"
+	case '[':
+		got, offset = "array", at+1
+	case '{':
+		got, offset = "object", at+1
+	default:
+		got = "number"
+	}
+	e := refuse(ProblemInvalidRequest, "").at(body, offset)
+	e.Field = f.Name
+	e.Detail = fmt.Sprintf("%s must be %s, got a JSON %s%s", jsontext.QuoteShort(f.Name), want, got, e.where())
+	return e
+}
+
+// str returns a string member decoded to WTF-8, and whether it is present.
+func (b bodyMembers) str(key string) (string, bool) {
+	raw, ok := b.top[key]
+	if !ok {
+		return "", false
+	}
+	return jsontext.Unquote(raw), true
+}
+
+// memberName writes a path as details and the field member name a member:
+// keys joined by dots, an array element as "[]" after its array.
+func memberName(path jsontext.Path) string {
+	var b strings.Builder
+	for i, s := range path {
+		switch {
+		case s.Index >= 0:
+			b.WriteString("[]")
+		case i > 0:
+			b.WriteByte('.')
+			fallthrough
+		default:
+			b.WriteString(s.Key)
+		}
+	}
+	return b.String()
+}
+
+// jsonError turns the JSON reader's verdict on data into a RequestError (nil
+// for none). what names the text in details ("the body", "inputJson");
+// field, when not "", is the Field of every error.
+func jsonError(data []byte, err error, what, field string) *RequestError {
+	var re *RequestError
+	var je *jsontext.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &re):
+		return re
+	case !errors.As(err, &je):
+		e := refuse(ProblemMalformedJSON, what+" could not be read: "+err.Error())
+		e.cause = err
+		return e
+	case je.Kind == jsontext.KindDuplicateKey:
+		member := memberName(je.Path)
+		e := refuse(ProblemDuplicateKey, "").at(data, je.Offset)
+		e.Detail = fmt.Sprintf("%s has the key %s twice in one object%s; JSON parsers disagree on which one counts, so the request is refused",
+			what, jsontext.QuoteShort(member), e.where())
+		e.Field = cmp.Or(field, member)
+		return e
+	}
+	e := refuse(ProblemMalformedJSON, "").at(data, je.Offset)
+	e.Detail = what + " " + je.Msg + e.where()
+	e.Field = field
+	return e
+}
+
+// decodeLimits validates the requested limits (the members of "limits")
+// against the maxima and fills in the defaults.
+func decodeLimits(b map[string][]byte, l Limits) (effect.Limits, *RequestError) {
+	out := effect.Limits{WallClock: l.DefaultWallClock, MemoryBytes: l.DefaultMemoryBytes}
+	if raw, ok := b["wallClockMs"]; ok {
+		ms, err := positiveInt("limits.wallClockMs", raw, "maxWallClockMs", l.MaxWallClock.Milliseconds(), "ms")
+		if err != nil {
+			return out, err
+		}
+		out.WallClock = time.Duration(ms) * time.Millisecond
+	}
+	if raw, ok := b["memoryBytes"]; ok {
+		n, err := positiveInt("limits.memoryBytes", raw, "maxMemoryBytes", l.MaxMemoryBytes, "bytes")
+		if err != nil {
+			return out, err
+		}
+		out.MemoryBytes = n
+	}
+	return out, nil
+}
+
+// positiveInt parses a limit: a JSON number written as a positive integer
+// (digits only), at most max.
+func positiveInt(field string, raw []byte, maxName string, max int64, unit string) (int64, *RequestError) {
+	bad := func(why string) (int64, *RequestError) {
+		return 0, refuse(ProblemInvalidLimits, fmt.Sprintf("%s must be a positive integer (%s) at most the server's %s of %d; got %s: %s",
+			field, unit, maxName, max, jsontext.QuoteShort(string(raw)), why)).withField(field).withLimit(maxName, max)
+	}
+	s := string(raw)
+	if s == "" || s[0] == '"' || s[0] == '{' || s[0] == '[' || s[0] == 't' || s[0] == 'f' {
+		return bad("not a number")
+	}
+	if s[0] == '-' {
+		return bad("negative")
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return bad("not an integer written in digits")
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > max {
+		return 0, refuse(ProblemInvalidLimits, fmt.Sprintf("%s of %s is above the server's %s of %d %s", field, s, maxName, max, unit)).
+			withField(field).withLimit(maxName, max)
+	}
+	if n == 0 {
+		return bad("zero")
+	}
+	return n, nil
+}

@@ -1,0 +1,274 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+)
+
+var fuzzLimits = Limits{
+	DefaultWallClock: time.Second, MaxWallClock: 10 * time.Second,
+	DefaultMemoryBytes: 16 << 20, MaxMemoryBytes: 64 << 20,
+	MaxInputBytes: 4 << 10, MaxOutputBytes: 4 << 10, MaxScriptBytes: 4 << 10, MaxRequestBytes: 64 << 10,
+}
+
+const seedRef = "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+
+// checkRefusal is the fuzz property for a refusal: a RequestError of a
+// documented type, with a detail, that a problem document can carry.
+func checkRefusal(t *testing.T, err error) {
+	t.Helper()
+	var re *RequestError
+	if !errors.As(err, &re) {
+		t.Fatalf("a refusal that is not a RequestError: %v", err)
+	}
+	if re.Type.Title() == "" || re.Detail == "" {
+		t.Fatalf("refusal without a documented type or a detail: %+v", re)
+	}
+	if (re.Offset < 0) != (re.Line == 0) {
+		t.Fatalf("an offset without its line, or a line without an offset: %+v", re)
+	}
+	retryable := false
+	doc := Problem{Type: re.Type.URI(), Title: re.Type.Title(), Status: 400, Detail: re.Detail, Retryable: &retryable,
+		Limit: re.Limit, LimitValue: re.LimitValue, Field: re.Field}
+	if b := AppendProblem(nil, doc); !json.Valid(b) || !utf8.Valid(b) {
+		t.Fatalf("the refusal does not encode: %q", b)
+	}
+}
+
+func checkLimits(t *testing.T, l effect.Limits) {
+	t.Helper()
+	if l.WallClock <= 0 || l.WallClock > fuzzLimits.MaxWallClock || l.MemoryBytes <= 0 || l.MemoryBytes > fuzzLimits.MaxMemoryBytes {
+		t.Fatalf("accepted limits outside the bounds: %+v", l)
+	}
+}
+
+func FuzzDecodeEvaluation(f *testing.F) {
+	for _, s := range []string{
+		`{"scriptRef":"` + seedRef + `"}`,
+		`{"scriptRef":"` + seedRef + `","input":{"a":[1,2,{"b":null}]},"limits":{"wallClockMs":100,"memoryBytes":1048576},"expectedOutputShapeHash":"` + seedRef + `","captureLogs":true}`,
+		`{"scriptRef":"` + seedRef + `","input":{"a":1,"a":2}}`,
+		`{"scriptRef":"SHA256:abc"}`,
+		`{"scriptRef":"` + seedRef + `","limits":{"wallClockMs":1e3}}`,
+		`{"scriptRef":"` + seedRef + `","limits":{"wallClockMs":-0}}`,
+		`{"scriptRef":"` + seedRef + `","limits":null,"input":null,"captureLogs":null}`,
+		`{"\u0073criptRef":"` + seedRef + `"}`,
+		"{\"scriptRef\":\"\xed\xa0\x80\"}",
+		`[` + strings.Repeat("[", 50) + `]`,
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ev, err := DecodeEvaluationRequest(body, fuzzLimits)
+		if err != nil {
+			checkRefusal(t, err)
+			return
+		}
+		if ev.ScriptRef.IsZero() || !json.Valid(ev.Input) || (ev.ExpectedOutputShapeHash != "" && !effect.ValidShapeHash(ev.ExpectedOutputShapeHash)) ||
+			ev.Answer != effect.AnswerChannel {
+			t.Fatalf("accepted an invalid request: %+v", ev)
+		}
+		checkLimits(t, ev.Limits)
+		if !json.Valid(body) {
+			t.Fatalf("accepted a body that is not JSON: %q", body)
+		}
+	})
+}
+
+func FuzzDecodeSandboxEvaluate(f *testing.F) {
+	for _, s := range []string{
+		`{"script":"input","inputJson":"null"}`,
+		`{"scriptRef":"` + seedRef + `","inputJson":"{\"a\":[1,2]}","limits":{"wallClockMs":5000,"memoryBytes":16777216}}`,
+		`{"script":"1","scriptRef":"` + seedRef + `","inputJson":"1"}`,
+		`{"script":"1","inputJson":"{\"a\":1,\"a\":2}"}`,
+		`{"script":"1","inputJson":"\"\\ud800\""}`,
+		`{"script":"1","inputJson":" [1] x"}`,
+		`{"script":"1","inputJson":1}`,
+		`{"script":"1"}`,
+		`{"script":"1","inputJson":"1","limits":{"memoryBytes":99999999999999999999}}`,
+		`{"script":"1","inputJson":"1"} trailing`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ev, err := DecodeSandboxRequest(body, fuzzLimits)
+		if err != nil {
+			checkRefusal(t, err)
+			return
+		}
+		if ev.ScriptRef.IsZero() && ev.Script == "" && !strings.Contains(string(body), `"script"`) || ev.Answer != effect.AnswerOutcome {
+			t.Fatalf("accepted a request without a script: %+v", ev)
+		}
+		if int64(len(ev.Script)) > fuzzLimits.MaxScriptBytes || int64(len(ev.Input)) > fuzzLimits.MaxInputBytes {
+			t.Fatalf("accepted a request over the bounds: script %d, input %d bytes", len(ev.Script), len(ev.Input))
+		}
+		if !json.Valid(ev.Input) || !utf8.Valid(ev.Input) {
+			t.Fatalf("accepted inputJson that is not JSON text: %q", ev.Input)
+		}
+		checkLimits(t, ev.Limits)
+	})
+}
+
+// The checker agrees with encoding/json on what is JSON (it is stricter only
+// about UTF-8, duplicate keys and depth).
+func FuzzJSONChecker(f *testing.F) {
+	for _, s := range []string{`{}`, `[1,2.5e-3,"x\u00e9",true,false,null]`, `{"a":{"a":1}}`, `{"a":1,"a":2}`, `01`, `1.`, `"\x"`, "\"\t\"", ` {"a" : [ ] } `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		re := jsonError(data, jsontext.Validate(data), "the text", "")
+		if re == nil && !json.Valid(data) {
+			t.Fatalf("checker accepted what encoding/json refuses: %q", data)
+		}
+		if re != nil && re.Type == ProblemMalformedJSON && json.Valid(data) && utf8.Valid(data) && !strings.Contains(re.Detail, "levels deep") {
+			t.Fatalf("checker refused valid JSON: %q: %s", data, re.Detail)
+		}
+	})
+}
+
+// A refusal says where: the member at fault, the byte offset with its line
+// and column (for a fault with a place), and the limit that applied.
+func TestRequestErrorsSayWhere(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		decode func([]byte, Limits) (effect.Evaluation, error)
+		body   string
+		want   RequestError
+	}{
+		{"unknown field", DecodeEvaluationRequest, `{"scriptRef":"x",` + "\n" + ` "bogus":1}`,
+			RequestError{Type: ProblemUnknownField, Field: "bogus", Offset: 19, Line: 2, Column: 2}},
+		{"unknown limit", DecodeEvaluationRequest, `{"limits":{"cpu":1}}`,
+			RequestError{Type: ProblemUnknownField, Field: "limits.cpu", Offset: 11, Line: 1, Column: 12}},
+		{"wrong type", DecodeEvaluationRequest, `{"scriptRef":12}`,
+			RequestError{Type: ProblemInvalidRequest, Field: "scriptRef", Offset: 15, Line: 1, Column: 16}},
+		{"not an object", DecodeSandboxRequest, "\n [1]",
+			RequestError{Type: ProblemInvalidRequest, Offset: 2, Line: 2, Column: 2}},
+		{"malformed", DecodeEvaluationRequest, `{"scriptRef":}`,
+			RequestError{Type: ProblemMalformedJSON, Offset: 13, Line: 1, Column: 14}},
+		{"key twice", DecodeEvaluationRequest, `{"captureLogs":true,"captureLogs":false}`,
+			RequestError{Type: ProblemDuplicateKey, Field: "captureLogs", Offset: 20, Line: 1, Column: 21}},
+		{"key twice in inputJson", DecodeSandboxRequest, `{"script":"1","inputJson":"{\"a\":1,\"a\":2}"}`,
+			RequestError{Type: ProblemDuplicateKey, Field: "inputJson", Offset: 7, Line: 1, Column: 8}},
+		{"no reference", DecodeEvaluationRequest, `{}`,
+			RequestError{Type: ProblemInvalidRequest, Field: "scriptRef", Offset: -1}},
+		{"bad reference", DecodeEvaluationRequest, `{"scriptRef":"sha1:x"}`,
+			RequestError{Type: ProblemBadReference, Field: "scriptRef", Offset: -1}},
+		{"bad shape hash", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","expectedOutputShapeHash":"x"}`,
+			RequestError{Type: ProblemBadShapeHash, Field: "expectedOutputShapeHash", Offset: -1}},
+		{"wall clock over its maximum", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","limits":{"wallClockMs":10001}}`,
+			RequestError{Type: ProblemInvalidLimits, Field: "limits.wallClockMs", Offset: -1, Limit: "maxWallClockMs", LimitValue: 10000}},
+		{"memory not a number", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":"1"}}`,
+			RequestError{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "maxMemoryBytes", LimitValue: 64 << 20}},
+		{"script over its maximum", DecodeSandboxRequest, `{"script":"` + strings.Repeat("1", 4<<10+1) + `","inputJson":"1"}`,
+			RequestError{Type: ProblemScriptTooLarge, Field: "script", Offset: -1, Limit: "maxScriptBytes", LimitValue: 4 << 10}},
+		{"input over its maximum", DecodeSandboxRequest, `{"script":"1","inputJson":"` + strings.Repeat("1", 4<<10+1) + `"}`,
+			RequestError{Type: ProblemInputTooLarge, Field: "inputJson", Offset: -1, Limit: "maxInputBytes", LimitValue: 4 << 10}},
+		{"both scripts", DecodeSandboxRequest, `{"script":"1","scriptRef":"` + seedRef + `","inputJson":"1"}`,
+			RequestError{Type: ProblemInvalidRequest, Offset: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.decode([]byte(tc.body), fuzzLimits)
+			var re *RequestError
+			if !errors.As(err, &re) {
+				t.Fatalf("got %v, want a RequestError", err)
+			}
+			got := *re
+			got.Detail, got.cause = "", nil
+			if got != tc.want {
+				t.Errorf("got %+v\nwant %+v (%s)", got, tc.want, re.Detail)
+			}
+			// the offset is in the members, and in the detail but for a
+			// body that is not an object, where it is the body's start
+			if tc.want.Offset >= 0 && tc.want.Type != ProblemInvalidRequest && !strings.Contains(re.Detail, "at byte offset") {
+				t.Errorf("the detail does not say where: %s", re.Detail)
+			}
+		})
+	}
+}
+
+// Both decoders read the golden request bodies the Go and TypeScript
+// clients write, and refuse the malformed ones with a refusal of a
+// documented type.
+func TestGoldenRequestsDecode(t *testing.T) {
+	read := func(pattern string) map[string][]byte {
+		names, err := filepath.Glob(pattern)
+		if err != nil || len(names) == 0 {
+			t.Fatalf("no golden files %s: %v", pattern, err)
+		}
+		m := map[string][]byte{}
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[filepath.Base(n)] = b
+		}
+		return m
+	}
+	for name, body := range read("testdata/request/evaluation/*.json") {
+		if _, err := DecodeEvaluationRequest(body, fuzzLimits); err != nil {
+			t.Errorf("evaluation/%s: %v", name, err)
+		}
+	}
+	for name, body := range read("testdata/request/sandbox/*.json") {
+		ev, err := DecodeSandboxRequest(body, fuzzLimits)
+		if err != nil {
+			t.Errorf("sandbox/%s: %v", name, err)
+		}
+		if name == "script.json" && ev.Script != "'\xed\xa0\x80'.charCodeAt(0) + input.n" {
+			t.Errorf("sandbox/script.json: the script reads as %q, not as sent", ev.Script)
+		}
+	}
+	for name, body := range read("testdata/request/evaluation/invalid/*.json") {
+		_, err := DecodeEvaluationRequest(body, fuzzLimits)
+		if !refusedAs400(err) {
+			t.Errorf("evaluation/invalid/%s: %v", name, err)
+		}
+	}
+	for name, body := range read("testdata/request/sandbox/invalid/*.json") {
+		_, err := DecodeSandboxRequest(body, fuzzLimits)
+		if !refusedAs400(err) {
+			t.Errorf("sandbox/invalid/%s: %v", name, err)
+		}
+	}
+}
+
+// refusedAs400 reports whether err is a refusal of a documented type that is
+// not about a size (the 413s).
+func refusedAs400(err error) bool {
+	var re *RequestError
+	return errors.As(err, &re) && re.Type.Title() != "" && re.Type != ProblemScriptTooLarge && re.Type != ProblemInputTooLarge
+}
+
+// Every problem type has a section in docs/problems.md, and the document
+// names no type the service lacks.
+func TestProblemsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/problems.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^### ([a-z-]+)$`).FindAllStringSubmatch(string(doc), -1) {
+		headings[m[1]] = true
+	}
+	for _, p := range problemTypes() {
+		if !headings[string(p.Type)] {
+			t.Errorf("docs/problems.md has no section %q", "### "+p.Type)
+		}
+	}
+	for h := range headings {
+		if ProblemType(h).Title() == "" {
+			t.Errorf("docs/problems.md documents %q, which the service never sends", h)
+		}
+	}
+}

@@ -1,0 +1,382 @@
+package effect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+)
+
+// Evaluation is one run as a caller of Run asks for it: the script, by value
+// or by reference, the input, the limits, and the answer it wants.
+type Evaluation struct {
+	// Script is the source of a script sent by value. ScriptRef, when not
+	// zero, is the reference of a script to fetch instead.
+	Script    string
+	ScriptRef contentref.Ref
+	// Input is the input's JSON text, already checked by this module's JSON
+	// reader (the request decoders' member, jsontext.Validate); empty is
+	// null.
+	Input jsontext.Text
+	// Limits for the run; both must be positive.
+	Limits Limits
+	// ExpectedOutputShapeHash, when set, is the ShapeHash the value must
+	// have (AnswerChannel).
+	ExpectedOutputShapeHash string
+	// CaptureLogs asks for the run's console output (Result.Logs), from a
+	// backend that is a ConsoleBackend.
+	CaptureLogs bool
+	// Answer is what Run answers with.
+	Answer Answer
+}
+
+// Answer is what Run answers with.
+type Answer int
+
+const (
+	// AnswerChannel is the effect's decision (ADR 0144 D3): the value as its
+	// canonical JSON text (Result.Value), bounded by MaxOutputBytes and
+	// checked against the expected shape, or a typed *Failure as the error.
+	// POST /v1/evaluations answers with it, and so does the eval verb.
+	AnswerChannel Answer = iota
+	// AnswerOutcome is the backend's outcome (ADR 0144 D2) as it is,
+	// validated, its value bounded by what a run within MaxMemoryBytes can
+	// make (MaxValueBytes): for a caller whose own effect decides (POST
+	// /v1/sandbox/evaluate).
+	AnswerOutcome
+)
+
+// label names the script of ev in log lines.
+func (ev Evaluation) label() string {
+	if ev.ScriptRef.IsZero() {
+		return "inline"
+	}
+	return ev.ScriptRef.String()
+}
+
+// problems names every field of ev that no run can have.
+func (ev Evaluation) problems() []string {
+	var problems []string
+	if ev.Limits.WallClock <= 0 {
+		problems = append(problems, fmt.Sprintf("limits.wallClock must be > 0, got %v", ev.Limits.WallClock))
+	}
+	if ev.Limits.MemoryBytes <= 0 {
+		problems = append(problems, fmt.Sprintf("limits.memoryBytes must be > 0, got %d", ev.Limits.MemoryBytes))
+	}
+	if h := ev.ExpectedOutputShapeHash; h != "" && !ValidShapeHash(h) {
+		problems = append(problems, fmt.Sprintf("expectedOutputShapeHash must be sha256: and 64 lowercase hex digits, got %s", quoteBounded(h)))
+	}
+	return problems
+}
+
+// Result is what Run found: the answer, the console output, and when each
+// step ran. Run returns it with its error too, with what the evaluation
+// reached.
+type Result struct {
+	// Value is the value's canonical JSON text (AnswerChannel, no error).
+	Value json.RawMessage
+	// Outcome is the backend's outcome, validated, once the backend
+	// answered (AnswerOutcome's answer).
+	Outcome Outcome
+	// Logs is the run's console output when the evaluation asked for it;
+	// empty when the script never ran.
+	Logs string
+	// Fetch and Call are when the script was fetched and when the backend
+	// was called, for the caller's logs and traces.
+	Fetch, Call Interval
+	// ScriptBytes is the length of the script that was fetched.
+	ScriptBytes int
+}
+
+// Interval is when a step of a run began and ended: zero for a step the run
+// did not reach, and an End of zero for one still going when Run returned
+// (a backend call that outlived Run's wait).
+type Interval struct {
+	Start, End time.Time
+}
+
+// Duration is how long the step took, or has taken by now when it has not
+// ended.
+func (i Interval) Duration() time.Duration {
+	switch {
+	case i.Start.IsZero():
+		return 0
+	case i.End.IsZero():
+		return time.Since(i.Start)
+	}
+	return i.End.Sub(i.Start)
+}
+
+// Run is one evaluation, whole, for both of the service's routes: the input
+// bounded, the script (sent by value, or fetched by its reference under a
+// deadline of its own, ctx's deadline less the run's, and verified and
+// bounded), the backend called under the caller's race against wall clock +
+// BackendGrace, its outcome validated, the console output captured when
+// asked, and the answer ev asks for (see Answer). Run returns only once the
+// backend's call has returned, or StopGrace after Run gave up on it.
+//
+// Its errors: a typed *Failure (AnswerChannel); a *NotRunError for each way
+// the script never ran; a cancellation matching ctx.Err() once ctx is done,
+// whatever else happened; and the untyped failures of Retryable.
+func (e *Effect) Run(ctx context.Context, ev Evaluation) (Result, error) {
+	stopped := make(chan struct{})
+	r := newRunning(func() { close(stopped) })
+	res, err := e.run(ctx, ev, r)
+	e.awaitStop(ctx, stopped, ev.label())
+	res.Call = r.callInterval()
+	return res, err
+}
+
+// awaitStop waits, at most StopGrace, for stopped: everything an evaluation
+// started has returned.
+func (e *Effect) awaitStop(ctx context.Context, stopped <-chan struct{}, label string) {
+	select {
+	case <-stopped:
+		return
+	default:
+	}
+	t := time.NewTimer(e.stopGrace)
+	defer t.Stop()
+	select {
+	case <-stopped:
+	case <-t.C:
+		e.log.WarnContext(ctx, "sandbox backend had not returned a grace after the effect gave up on it; answering anyway",
+			"scriptRef", label, "grace", e.stopGrace)
+	}
+}
+
+// run is Run without the wait for the backend to stop: Evaluate's whole
+// evaluation.
+func (e *Effect) run(ctx context.Context, ev Evaluation, r *running) (res Result, err error) {
+	defer r.done()
+	if ctx.Err() != nil {
+		return res, notRun(Stopped, ev.ScriptRef, cancelled(ctx, true))
+	}
+	start := time.Now()
+	res, err = e.evaluate(ctx, ev, r)
+	if ctx.Err() != nil {
+		if !r.callInterval().Start.IsZero() {
+			return res, cancelled(ctx, false)
+		}
+		return res, notRun(Stopped, ev.ScriptRef, cancelled(ctx, true))
+	}
+	if e.log.Enabled(ctx, slog.LevelDebug) {
+		e.log.DebugContext(ctx, "sandbox evaluation", "scriptRef", ev.label(),
+			"result", resultLabel(err), "duration", time.Since(start))
+	}
+	return res, err
+}
+
+func resultLabel(err error) string {
+	var f *Failure
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &f):
+		return string(f.Channel)
+	default:
+		return "untyped"
+	}
+}
+
+func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Result, error) {
+	var res Result
+	// 1. Refuse what no run can have.
+	if problems := ev.problems(); len(problems) > 0 {
+		return res, newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
+	}
+	if !ev.ScriptRef.IsZero() && !e.ScriptStore() {
+		return res, notRun(NoScriptStore, ev.ScriptRef, newUntyped(ErrNoScriptStore, ev.ScriptRef.String(), nil, false))
+	}
+	// 2. Bound the input before anything is fetched.
+	input := ev.Input
+	if len(input) == 0 {
+		input = jsontext.Text("null")
+	}
+	if len(input) > e.maxInput {
+		return res, &Failure{Channel: ChannelInputTooLarge, LimitBytes: e.maxInput}
+	}
+	// 3. The script: sent by value, or fetched, verified and bounded.
+	script := ev.Script
+	if !ev.ScriptRef.IsZero() {
+		res.Fetch.Start = time.Now()
+		b, err := e.fetch(ctx, ev.ScriptRef, e.caller.deadline(ev.Limits.WallClock))
+		res.Fetch.End = time.Now()
+		if err != nil {
+			return res, err
+		}
+		script, res.ScriptBytes = string(b), len(b)
+	}
+	// 4, 5. Call the backend, racing the caller and the deadline, and
+	// validate the outcome.
+	req := Request{Script: script, InputJSON: string(input), Limits: ev.Limits}
+	out, logs, err := e.caller.call(ctx, req, ev.CaptureLogs, ev.label(), r)
+	res.Logs = logs
+	if err != nil {
+		return res, err
+	}
+	res.Outcome = out
+	if ev.Answer == AnswerOutcome {
+		return res, e.boundValue(ctx, ev, out)
+	}
+	// 6 to 9: the effect's decision.
+	res.Value, err = e.decide(ctx, ev, out)
+	return res, err
+}
+
+// boundValue refuses an ok value longer than a run within the memory
+// maximum can make: the only bound on an outcome answered as it is (ADR
+// 0144 D2 leaves the output's to the caller's effect), which an engine
+// within its memory cannot reach.
+func (e *Effect) boundValue(ctx context.Context, ev Evaluation, o Outcome) error {
+	if e.maxMemory == 0 || !o.OK {
+		return nil
+	}
+	if n, max := int64(len(o.Value)), MaxValueBytes(e.maxMemory); n > max {
+		e.log.WarnContext(ctx, "sandbox backend returned a value longer than its memory can make", "scriptRef", ev.label(), "bytes", n)
+		return newUntyped(ErrMalformedOutcome, fmt.Sprintf("the backend returned a value of %d bytes, over the %d bytes a run within the memory maximum of %d bytes can make",
+			n, max, e.maxMemory), nil, false)
+	}
+	return nil
+}
+
+// decide maps a validated outcome to the effect's answer: its channel, the
+// output bound, the shape check, and the value as its JSON round-trip.
+func (e *Effect) decide(ctx context.Context, ev Evaluation, o Outcome) (json.RawMessage, error) {
+	// 6. Map the outcome to a channel.
+	value, err := e.interpret(o)
+	if err != nil {
+		return nil, err
+	}
+	// 7. Bound the output; its canonical text is also the round-trip of 9.
+	canonical, over, err := jsontext.Canonical(value, e.maxOutput)
+	if err != nil {
+		e.log.WarnContext(ctx, "sandbox backend returned a value that is not JSON", "scriptRef", ev.label(), "error", err)
+		return nil, newUntyped(ErrMalformedOutcome, "ok value is not JSON text", err, false)
+	}
+	if over {
+		return nil, &Failure{Channel: ChannelLimitExceeded, Kind: LimitOutput}
+	}
+	// 8. Check the shape.
+	if ev.ExpectedOutputShapeHash != "" {
+		observed, err := ShapeHash(canonical)
+		if err != nil {
+			// Cannot happen for canonical text; kept so a bug fails loudly.
+			return nil, newUntyped(ErrMalformedOutcome, "shape hash of the canonical value", err, false)
+		}
+		if observed != ev.ExpectedOutputShapeHash {
+			return nil, &Failure{Channel: ChannelShapeMismatch, Expected: ev.ExpectedOutputShapeHash, Observed: observed}
+		}
+	}
+	// 9. The value as its JSON round-trip.
+	return canonical, nil
+}
+
+// interpret maps a validated outcome to a channel: step 6.
+func (e *Effect) interpret(o Outcome) ([]byte, error) {
+	switch o.Kind {
+	case KindLimit:
+		return nil, &Failure{Channel: ChannelLimitExceeded, Kind: o.Limit}
+	case KindThrew:
+		f := &Failure{Channel: ChannelScriptError, Message: BoundText(o.Message, MaxMessageUnits)}
+		if o.Name != nil {
+			n := BoundText(*o.Name, MaxNameUnits)
+			f.Name = &n
+		}
+		return nil, f
+	case KindInputTooLarge:
+		return nil, &Failure{Channel: ChannelInputTooLarge, LimitBytes: e.maxInput}
+	case KindInfrastructure:
+		return nil, newUntyped(ErrBackendFailed, o.Message, nil, true)
+	}
+	return o.Value, nil // ok
+}
+
+// fetch reads the script and checks that its bytes hash to ref and are
+// within MaxScriptBytes: step 3. The read ends by the fetch deadline,
+// Timing.FetchDeadline's rule for this effect's caller, whose deadline is
+// callerDeadline past the start of the run: a store that stalls ends the
+// fetch rather than the request, and the answer blames the store rather
+// than the wall clock. Every failure is a *NotRunError.
+func (e *Effect) fetch(ctx context.Context, ref contentref.Ref, callerDeadline time.Duration) ([]byte, error) {
+	fctx := ctx
+	if d, ok := ctx.Deadline(); ok {
+		if by := fetchDeadline(d, callerDeadline); !by.IsZero() {
+			var cancel context.CancelFunc
+			fctx, cancel = context.WithDeadline(ctx, by)
+			defer cancel()
+		}
+	}
+	script, err := e.scripts.Get(fctx, ref)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, notRun(Stopped, ref, cancelled(ctx, true))
+	case fctx.Err() != nil:
+		return nil, notRun(StoreUnavailable, ref, newUntyped(ErrScriptFetch,
+			ref.String()+": the store did not deliver by the fetch deadline", context.Cause(fctx), true))
+	default:
+		return nil, e.storeFailure(ctx, ref, err)
+	}
+	if !ref.Matches(script) {
+		e.log.ErrorContext(ctx, "sandbox script bytes do not hash to their reference", "scriptRef", ref.String(), "bytes", len(script))
+		return nil, notRun(ScriptIntegrity, ref, newUntyped(ErrScriptFetch, ref.String(),
+			fmt.Errorf("%w: got %s", contentref.ErrIntegrity, contentref.RefOf(script)), false))
+	}
+	if n := int64(len(script)); e.maxScript > 0 && n > e.maxScript {
+		nr := notRun(ScriptTooLarge, ref, newUntyped(ErrScriptFetch,
+			fmt.Sprintf("%s is %d bytes, over the maximum of %d", ref, n, e.maxScript), nil, false))
+		nr.Size, nr.Limit = n, e.maxScript
+		return nil, nr
+	}
+	return script, nil
+}
+
+// storeFailure tells why the store did not deliver a script: the one place
+// that reads a store's errors.
+func (e *Effect) storeFailure(ctx context.Context, ref contentref.Ref, err error) *NotRunError {
+	untyped := func(retryable bool) error { return newUntyped(ErrScriptFetch, ref.String(), err, retryable) }
+	switch {
+	case errors.Is(err, contentref.ErrPanicked):
+		return notRun(StorePanicked, ref, untyped(false))
+	case errors.Is(err, contentref.ErrNotFound):
+		// the typed failure, and the reader's error that says why (for a
+		// log line)
+		return notRun(ScriptNotFound, ref, &missingError{&Failure{Channel: ChannelScriptMissing, ScriptRef: ref.String()}, err})
+	case errors.Is(err, contentref.ErrIntegrity):
+		e.log.ErrorContext(ctx, "sandbox script store reported an integrity mismatch", "scriptRef", ref.String(), "error", err)
+		return notRun(ScriptIntegrity, ref, untyped(false))
+	case errors.Is(err, contentref.ErrTooLarge):
+		nr := notRun(ScriptTooLarge, ref, untyped(false))
+		nr.Size, nr.Limit = -1, e.maxScript
+		var tl *contentref.TooLargeError
+		if errors.As(err, &tl) {
+			nr.Size = tl.Size
+			if e.maxScript == 0 || tl.Limit < e.maxScript {
+				nr.Limit, nr.StoreLimit = tl.Limit, true
+			}
+		}
+		return nr
+	case errors.Is(err, contentref.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return notRun(StoreUnavailable, ref, untyped(true))
+	case errors.Is(err, contentref.ErrPermission):
+		return notRun(StoreRefused, ref, untyped(false))
+	}
+	return notRun(StoreFailed, ref, untyped(false))
+}
+
+// missingError is the error of a script the store does not have: the typed
+// scriptMissing, and the reader's error that says why (for a log line).
+type missingError struct {
+	failure *Failure
+	cause   error
+}
+
+func (e *missingError) Error() string   { return e.failure.Error() + ": " + e.cause.Error() }
+func (e *missingError) Unwrap() []error { return []error{e.failure, e.cause} }

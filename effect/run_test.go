@@ -1,0 +1,238 @@
+package effect_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// byRef is an evaluation of testScript by its reference.
+func byRef(answer effect.Answer) effect.Evaluation {
+	return effect.Evaluation{ScriptRef: testRef, Input: []byte(`{"x":1}`),
+		Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}, Answer: answer}
+}
+
+// Each way a script never runs is a NotRunError with its reason, and the
+// backend is never called: the one reading of a store's errors.
+func TestRunNotRunReasons(t *testing.T) {
+	failing := func(err error) *recordingReader {
+		r := newReader()
+		r.get = func(context.Context, contentref.Ref) ([]byte, error) { return nil, err }
+		return r
+	}
+	huge := strings.Repeat("1;", 600)
+	for _, tc := range []struct {
+		name      string
+		reader    effect.ScriptReader
+		ev        effect.Evaluation
+		reason    effect.NotRunReason
+		kind      error // what the error also matches
+		retryable bool
+		check     func(*testing.T, *effect.NotRunError)
+	}{
+		{name: "not found", reader: newReader(), reason: effect.ScriptNotFound, kind: contentref.ErrNotFound},
+		{name: "no store", reader: effect.NoStore, reason: effect.NoScriptStore, kind: effect.ErrNoScriptStore},
+		{name: "unavailable", reader: failing(fmt.Errorf("%w: outage", contentref.ErrUnavailable)), reason: effect.StoreUnavailable, kind: effect.ErrScriptFetch, retryable: true},
+		{name: "the store's deadline", reader: failing(context.DeadlineExceeded), reason: effect.StoreUnavailable, kind: effect.ErrScriptFetch, retryable: true},
+		{name: "refused", reader: failing(fmt.Errorf("%w: IAM", contentref.ErrPermission)), reason: effect.StoreRefused, kind: contentref.ErrPermission},
+		{name: "panicked", reader: failing(fmt.Errorf("%w while reading", contentref.ErrPanicked)), reason: effect.StorePanicked, kind: contentref.ErrPanicked},
+		{name: "failed", reader: failing(errors.New("disk on fire")), reason: effect.StoreFailed, kind: effect.ErrScriptFetch},
+		{name: "integrity reported", reader: failing(contentref.ErrIntegrity), reason: effect.ScriptIntegrity, kind: contentref.ErrIntegrity},
+		{name: "integrity found", reader: func() effect.ScriptReader {
+			r := newReader()
+			r.get = func(context.Context, contentref.Ref) ([]byte, error) { return []byte("evil()"), nil }
+			return r
+		}(), reason: effect.ScriptIntegrity, kind: contentref.ErrIntegrity},
+		{name: "too large for the store", reader: failing(fmt.Errorf("%w: no size", contentref.ErrTooLarge)), reason: effect.ScriptTooLarge, kind: contentref.ErrTooLarge,
+			check: func(t *testing.T, nr *effect.NotRunError) {
+				if nr.Size != -1 || nr.Limit != 1000 || nr.StoreLimit {
+					t.Errorf("size %d, limit %d, store's %v; want -1, MaxScriptBytes", nr.Size, nr.Limit, nr.StoreLimit)
+				}
+			}},
+		{name: "too large at the effect's cap", reader: failing(&contentref.TooLargeError{Object: "x", Size: 5000, Limit: 1000}), reason: effect.ScriptTooLarge, kind: contentref.ErrTooLarge,
+			check: func(t *testing.T, nr *effect.NotRunError) {
+				if nr.Size != 5000 || nr.Limit != 1000 || nr.StoreLimit {
+					t.Errorf("size %d, limit %d, store's %v", nr.Size, nr.Limit, nr.StoreLimit)
+				}
+			}},
+		{name: "too large for a smaller store", reader: failing(&contentref.TooLargeError{Object: "x", Size: 700, Limit: 512}), reason: effect.ScriptTooLarge, kind: contentref.ErrTooLarge,
+			check: func(t *testing.T, nr *effect.NotRunError) {
+				if nr.Size != 700 || nr.Limit != 512 || !nr.StoreLimit {
+					t.Errorf("size %d, limit %d, store's %v", nr.Size, nr.Limit, nr.StoreLimit)
+				}
+			}},
+		{name: "delivered over MaxScriptBytes", reader: newReader(huge), ev: effect.Evaluation{ScriptRef: contentref.RefOf([]byte(huge))}, reason: effect.ScriptTooLarge, kind: effect.ErrScriptFetch,
+			check: func(t *testing.T, nr *effect.NotRunError) {
+				if nr.Size != int64(len(huge)) || nr.Limit != 1000 || nr.StoreLimit {
+					t.Errorf("size %d, limit %d, store's %v", nr.Size, nr.Limit, nr.StoreLimit)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := returning(effect.OK([]byte("1")), nil)
+			e := mustNew(t, tc.reader, b, effect.Options{MaxScriptBytes: 1000})
+			ev := byRef(effect.AnswerOutcome)
+			if !tc.ev.ScriptRef.IsZero() {
+				ev.ScriptRef = tc.ev.ScriptRef
+			}
+			res, err := e.Run(context.Background(), ev)
+			var nr *effect.NotRunError
+			if !errors.As(err, &nr) || nr.Reason != tc.reason || nr.ScriptRef != ev.ScriptRef {
+				t.Fatalf("got %v (%#v), want a script not run for %s", err, nr, tc.reason)
+			}
+			if !errors.Is(err, tc.kind) || effect.Retryable(err) != tc.retryable {
+				t.Errorf("%v: matches %v %v, retryable %v, want %v", err, tc.kind, errors.Is(err, tc.kind), effect.Retryable(err), tc.retryable)
+			}
+			var f *effect.Failure
+			if isFailure := errors.As(err, &f); isFailure != (tc.reason == effect.ScriptNotFound) {
+				t.Errorf("typed %v, want the typed scriptMissing only for a missing script", f)
+			}
+			assertStorable(t, err.Error(), effect.MaxMessageUnits)
+			if b.evalCalls.Load() != 0 || !res.Call.Start.IsZero() {
+				t.Error("the backend was called")
+			}
+			if tc.reason != effect.NoScriptStore && (res.Fetch.Start.IsZero() || res.Fetch.End.Before(res.Fetch.Start)) {
+				t.Errorf("the fetch is %+v", res.Fetch)
+			}
+			if tc.check != nil {
+				tc.check(t, nr)
+			}
+		})
+	}
+	t.Run("stopped", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := mustNew(t, newReader(testScript), returning(effect.OK([]byte("1")), nil), effect.Options{}).Run(ctx, byRef(effect.AnswerChannel))
+		var nr *effect.NotRunError
+		if !errors.As(err, &nr) || nr.Reason != effect.Stopped || !errors.Is(err, context.Canceled) || !errors.Is(err, effect.ErrNotRun) {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
+
+// AnswerOutcome answers with the backend's outcome as it is (its text not
+// bounded: the caller's effect does that), and AnswerChannel with the
+// effect's decision, on the same run.
+func TestRunAnswers(t *testing.T) {
+	long := strings.Repeat("m", 3*effect.MaxMessageUnits)
+	name := "TypeError"
+	b := returning(effect.Threw(&name, long), nil)
+	e := mustNew(t, newReader(testScript), b, effect.Options{})
+	res, err := e.Run(context.Background(), byRef(effect.AnswerOutcome))
+	if err != nil || res.Outcome.Kind != effect.KindThrew || res.Outcome.Message != long || res.Value != nil {
+		t.Fatalf("outcome answer: %+v, %v", res, err)
+	}
+	res, err = e.Run(context.Background(), byRef(effect.AnswerChannel))
+	f := asFailure(t, err)
+	if f.Channel != effect.ChannelScriptError || len(f.Message) != effect.MaxMessageUnits {
+		t.Fatalf("channel answer: %+v", f)
+	}
+	if res.Outcome.Kind != effect.KindThrew {
+		t.Errorf("the channel answer's result lost the outcome: %+v", res.Outcome)
+	}
+
+	ok := mustNew(t, newReader(testScript), returning(effect.OK([]byte(`{ "b" : 1, "a" : 2 }`)), nil), effect.Options{})
+	res, err = ok.Run(context.Background(), byRef(effect.AnswerChannel))
+	if err != nil || string(res.Value) != `{"b":1,"a":2}` {
+		t.Fatalf("the value is %s (%v), want its JSON round-trip", res.Value, err)
+	}
+	res, err = ok.Run(context.Background(), byRef(effect.AnswerOutcome))
+	if err != nil || string(res.Outcome.Value) != `{ "b" : 1, "a" : 2 }` || res.Value != nil {
+		t.Fatalf("the outcome's value is %s (%v), want the backend's text", res.Outcome.Value, err)
+	}
+}
+
+// The outcome's value is bounded by what a run within the memory maximum can
+// make; beyond it the outcome is malformed, never answered.
+func TestRunBoundsAnOutcomesValue(t *testing.T) {
+	max := effect.MaxValueBytes(1 << 20)
+	value := func(n int64) []byte {
+		v := []byte(strings.Repeat("x", int(n)))
+		v[0], v[n-1] = '"', '"'
+		return v
+	}
+	for _, tc := range []struct {
+		n  int64
+		ok bool
+	}{{max, true}, {max + 1, false}} {
+		e := mustNew(t, effect.NoStore, returning(effect.OK(value(tc.n)), nil), effect.Options{MaxMemoryBytes: 1 << 20})
+		_, err := e.Run(context.Background(), effect.Evaluation{Script: "s", Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}, Answer: effect.AnswerOutcome})
+		if tc.ok && err != nil {
+			t.Errorf("%d bytes: %v", tc.n, err)
+		}
+		if !tc.ok {
+			assertUntyped(t, err, effect.ErrMalformedOutcome, false)
+			if !strings.Contains(err.Error(), fmt.Sprint(tc.n)) {
+				t.Errorf("the error does not say the size: %v", err)
+			}
+		}
+	}
+	if _, err := effect.New(effect.NoStore, &maxMemoryBackend{fakeBackend: returning(effect.OK([]byte("1")), nil), max: 1 << 20},
+		effect.Options{MaxMemoryBytes: 2 << 20}); !errors.Is(err, effect.ErrInvalidOptions) || !strings.Contains(err.Error(), "engine's maximum") {
+		t.Errorf("a memory maximum over the engine's: %v", err)
+	}
+}
+
+type maxMemoryBackend struct {
+	*fakeBackend
+	max int64
+}
+
+func (b *maxMemoryBackend) MaxMemoryBytes() int64 { return b.max }
+
+// consoleBackend is a ConsoleBackend whose runs log one line.
+type consoleBackend struct{ *fakeBackend }
+
+func (b consoleBackend) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+	o, err := b.Evaluate(ctx, req)
+	return o, "hello\n", err
+}
+
+// The console output is captured when the evaluation asks for it, from a
+// backend that can give it; a failure keeps it too.
+func TestRunCapturesTheConsole(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		backend effect.Backend
+		capture bool
+		want    string
+	}{
+		{"asked", consoleBackend{returning(effect.OK([]byte("1")), nil)}, true, "hello\n"},
+		{"not asked", consoleBackend{returning(effect.OK([]byte("1")), nil)}, false, ""},
+		{"asked, with a failure", consoleBackend{returning(effect.Threw(nil, "x"), nil)}, true, "hello\n"},
+		{"a backend without a console", returning(effect.OK([]byte("1")), nil), true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := byRef(effect.AnswerChannel)
+			ev.CaptureLogs = tc.capture
+			res, _ := mustNew(t, newReader(testScript), tc.backend, effect.Options{}).Run(context.Background(), ev)
+			if res.Logs != tc.want {
+				t.Errorf("logs %q, want %q", res.Logs, tc.want)
+			}
+			if res.Call.Start.IsZero() || res.Call.End.Before(res.Call.Start) || res.ScriptBytes != len(testScript) {
+				t.Errorf("the result does not say when the call ran or what was fetched: %+v", res)
+			}
+		})
+	}
+}
+
+// An evaluation that no run can have is refused before the store or the
+// backend is asked.
+func TestRunRefusesAnImpossibleEvaluation(t *testing.T) {
+	reader := newReader(testScript)
+	b := returning(effect.OK([]byte("1")), nil)
+	ev := byRef(effect.AnswerChannel)
+	ev.Limits = effect.Limits{}
+	ev.ExpectedOutputShapeHash = "md5:x"
+	_, err := mustNew(t, reader, b, effect.Options{}).Run(context.Background(), ev)
+	invalidInput("limits.wallClock", "limits.memoryBytes", "expectedOutputShapeHash")(t, err)
+	if reader.Calls() != 0 || b.evalCalls.Load() != 0 {
+		t.Error("the store or the backend was asked")
+	}
+}

@@ -1,0 +1,60 @@
+package handler
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+)
+
+// readBody reads the request body, already capped by capBody. How long the
+// client may take to send it is the http.Server's ReadTimeout (main sets
+// it), which also bounds how long a slow client holds the concurrency gate.
+// It returns nil and no problem when the client left while sending the body.
+func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *problem) {
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		return body, nil
+	}
+	// The rest of the body is not worth waiting for: close the connection
+	// after the answer instead of draining it.
+	w.Header().Set("Connection", "close")
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, tooLargeBody(s.lim.MaxRequestBytes)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// net/http cancels the request's context too, on the read error:
+		// the error, not the context, says what happened.
+		return nil, newProblem(api.ProblemBodyTimeout, http.StatusRequestTimeout,
+			"the request body did not arrive within the server's read timeout; a retry may succeed").retry()
+	case r.Context().Err() != nil:
+		return nil, nil
+	}
+	return nil, newProblem(api.ProblemInvalidRequest, http.StatusBadRequest, "the body could not be read: "+err.Error()).withCause(err)
+}
+
+// requestBody reads the body of an evaluation request, or answers the
+// request itself (its problem, or nothing for a client that left) and
+// reports false.
+func (s *server) requestBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, p := s.readBody(w, r)
+	switch {
+	case p != nil:
+		writeProblem(w, r, p)
+		return nil, false
+	case body == nil:
+		s.stopped(w, r, r.Context()) // the client left
+		return nil, false
+	}
+	return body, true
+}
+
+func tooLargeBody(max int64) *problem {
+	return newProblem(api.ProblemRequestTooLarge, http.StatusRequestEntityTooLarge,
+		fmt.Sprintf("the request body is over the server's maxRequestBytes of %d bytes", max)).
+		withLimit("maxRequestBytes", max)
+}

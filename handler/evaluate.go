@@ -1,0 +1,197 @@
+package handler
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+)
+
+// decoder reads a route's request body, with the server's limits, into the
+// evaluation it asks for, or refuses it with an *api.RequestError.
+type decoder func(body []byte, l api.Limits) (effect.Evaluation, error)
+
+// encoder writes a route's 200 answer for what Effect.Run returned, or
+// returns the error that is no answer of the route.
+type encoder func(dst []byte, ev effect.Evaluation, res effect.Result, err error) ([]byte, error)
+
+// appendEvaluation is POST /v1/evaluations' answer: the effect's decision,
+// with the logs when the request asked for them.
+func appendEvaluation(dst []byte, ev effect.Evaluation, res effect.Result, err error) ([]byte, error) {
+	return api.AppendEvaluationResult(dst, res, err, ev.CaptureLogs)
+}
+
+// appendOutcome is POST /v1/sandbox/evaluate's answer: ADR 0144 D2's outcome
+// object, exactly, for the caller's effect to decide on.
+func appendOutcome(dst []byte, _ effect.Evaluation, res effect.Result, err error) ([]byte, error) {
+	if err != nil {
+		return dst, err
+	}
+	return api.AppendOutcome(dst, res.Outcome)
+}
+
+// evaluations serves POST /v1/evaluations: the effect over HTTP. The answer
+// is the effect's decision: the value, or the typed failure.
+func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
+	s.evaluate(w, r, api.DecodeEvaluationRequest, appendEvaluation)
+}
+
+// sandboxEvaluate serves POST /v1/sandbox/evaluate: the backend SPI over HTTP
+// (ADR 0144 D1), for loom's effect using this service as its backend. The
+// answer is the engine's outcome object (D2), exactly, from the same run as
+// /v1/evaluations'; its value is returned whole (MaxOutputBytes bounds
+// /v1/evaluations only: here the caller's effect bounds the output), up to
+// what a run within the memory maximum can make.
+func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
+	s.evaluate(w, r, api.DecodeSandboxRequest, appendOutcome)
+}
+
+// evaluate serves an evaluation route: decode, run, encode. Every outcome of
+// the script is a 200, typed failures included; everything else is a problem
+// that says whether a retry can help (problemFor), and a request whose
+// context ended gets what stopped says.
+func (s *server) evaluate(w http.ResponseWriter, r *http.Request, decode decoder, encode encoder) {
+	rec := s.startEval(r)
+	body, ok := s.requestBody(w, r)
+	if !ok {
+		return
+	}
+	ev, err := decode(body, s.lim)
+	if err != nil {
+		writeProblem(w, r, requestProblem(err))
+		return
+	}
+	res, runErr := s.cfg.Effect.Run(r.Context(), ev)
+	*rec = evalRecord{ran: true, ev: ev, res: res, err: runErr}
+	out, err := encode(make([]byte, 0, len(res.Value)+len(res.Outcome.Value)+128), ev, res, runErr)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeBody(w, http.StatusOK, "application/json", append(out, '\n'))
+}
+
+// fail answers an evaluation that has no answer of its route: a request
+// whose context ended gets what stopped says (stoppedFetching while its
+// script was being fetched); any other error is its problem.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	ctx := r.Context()
+	if ctx.Err() != nil {
+		var nr *effect.NotRunError
+		if errors.As(err, &nr) && nr.Reason == effect.Stopped && !nr.ScriptRef.IsZero() {
+			s.stoppedFetching(w, r, ctx, nr.ScriptRef.String())
+			return
+		}
+		s.stopped(w, r, ctx)
+		return
+	}
+	writeProblem(w, r, s.problemFor(err))
+}
+
+// requestProblem is the problem of a request body a decoder refused: 413 for
+// a size over its limit, else 400.
+func requestProblem(err error) *problem {
+	var re *api.RequestError
+	if !errors.As(err, &re) {
+		return newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(err)
+	}
+	status := http.StatusBadRequest
+	if re.Type == api.ProblemScriptTooLarge || re.Type == api.ProblemInputTooLarge {
+		status = http.StatusRequestEntityTooLarge
+	}
+	p := newProblem(re.Type, status, re.Detail).withLimit(re.Limit, re.LimitValue).withField(re.Field).withCause(errors.Unwrap(re))
+	p.offset, p.line, p.col = re.Offset, re.Line, re.Column
+	return p
+}
+
+// problemFor maps an error of a run, or of its answer, to a problem. The
+// detail is the effect's own bounded text, except where it would show the
+// store's internals or a panic's value (both are logged).
+func (s *server) problemFor(err error) *problem {
+	var nr *effect.NotRunError
+	if errors.As(err, &nr) {
+		return s.notRunProblem(nr)
+	}
+	text := err.Error()
+	switch {
+	case errors.Is(err, api.ErrValueNotJSON):
+		return newProblem(api.ProblemMalformedOutcome, http.StatusInternalServerError,
+			"the engine returned an outcome outside ADR 0144 D2's vocabulary: "+text).withCause(err)
+	case errors.Is(err, effect.ErrInvalidInput):
+		return newProblem(api.ProblemInvalidRequest, http.StatusBadRequest, text)
+	case errors.Is(err, effect.ErrBackendDidNotSettle):
+		return newProblem(api.ProblemBackendDidNotSettle, http.StatusServiceUnavailable, text+"; a retry may succeed").retry().withCause(err)
+	case errors.Is(err, effect.ErrBackendPanicked):
+		return newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(err)
+	case errors.Is(err, effect.ErrMalformedOutcome):
+		return newProblem(api.ProblemMalformedOutcome, http.StatusInternalServerError, text).withCause(err)
+	case errors.Is(err, effect.ErrBackendFailed) && effect.Retryable(err):
+		return newProblem(api.ProblemBackendUnavailable, http.StatusServiceUnavailable, text+"; a retry may succeed").retry().withCause(err)
+	case errors.Is(err, effect.ErrBackendFailed):
+		return newProblem(api.ProblemBackendFailed, http.StatusInternalServerError, text).withCause(err)
+	}
+	p := newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(err)
+	p.retryable = effect.Retryable(err)
+	return p
+}
+
+// notRunProblem maps each way a script never ran to its problem.
+func (s *server) notRunProblem(nr *effect.NotRunError) *problem {
+	ref := nr.ScriptRef
+	switch nr.Reason {
+	case effect.ScriptNotFound:
+		return newProblem(api.ProblemScriptNotFound, http.StatusNotFound,
+			fmt.Sprintf("no script is stored under %s; store it first (the put command)", ref)).withField("scriptRef").withCause(nr)
+	case effect.NoScriptStore:
+		return newProblem(api.ProblemNoScriptStore, http.StatusServiceUnavailable,
+			"no script store configured: this server runs scripts sent by value only (POST "+routeSandbox+` with "script")`)
+	case effect.StoreUnavailable:
+		return storeUnavailable(fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).withCause(nr)
+	case effect.ScriptTooLarge:
+		return s.storedScriptTooLarge(nr)
+	case effect.ScriptIntegrity:
+		return newProblem(api.ProblemScriptIntegrity, http.StatusInternalServerError,
+			fmt.Sprintf("the bytes the store holds under %s do not hash to that reference; the script was not run, and a retry cannot help until the stored object is repaired", ref)).withCause(nr)
+	case effect.StoreRefused:
+		return newProblem(api.ProblemStoreFailed, http.StatusInternalServerError,
+			fmt.Sprintf("the script store refused access while reading %s (a configuration problem)", ref)).withCause(nr)
+	case effect.StorePanicked:
+		// a bug in the store, logged with its stack where it was recovered;
+		// answered as a panic in the handler or the engine is
+		return newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(nr)
+	case effect.StoreFailed:
+		return newProblem(api.ProblemStoreFailed, http.StatusInternalServerError,
+			fmt.Sprintf("the script store failed while reading %s", ref)).withCause(nr)
+	}
+	return newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(nr)
+}
+
+// storedScriptTooLarge is the 413 for a stored script over a bound. It names
+// the server's maxScriptBytes (the limit member and the number) when that
+// bound applied: the store's own maximum is the same or larger (the service
+// opens the store with MAX_SCRIPT_BYTES), or is not known. A store whose
+// maximum is below the server's is named as such.
+func (s *server) storedScriptTooLarge(nr *effect.NotRunError) *problem {
+	head := fmt.Sprintf("the script stored under %s is", nr.ScriptRef)
+	if nr.Size >= 0 {
+		head = fmt.Sprintf("the script stored under %s is %d bytes,", nr.ScriptRef, nr.Size)
+	}
+	if nr.StoreLimit {
+		return newProblem(api.ProblemScriptTooLarge, http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("%s over the store's maximum script size of %d bytes (below the server's maxScriptBytes of %d)",
+				head, nr.Limit, s.lim.MaxScriptBytes)).withField("scriptRef").withCause(nr)
+	}
+	return newProblem(api.ProblemScriptTooLarge, http.StatusRequestEntityTooLarge,
+		fmt.Sprintf("%s over the server's maxScriptBytes of %d", head, s.lim.MaxScriptBytes)).
+		withLimit("maxScriptBytes", s.lim.MaxScriptBytes).withField("scriptRef").withCause(nr)
+}
+
+// storeUnavailable is the retryable 503 for a script the store did not
+// deliver in time.
+func storeUnavailable(detail string) *problem {
+	p := newProblem(api.ProblemStoreUnavailable, http.StatusServiceUnavailable, detail).retry()
+	p.retryAfter = "1"
+	return p
+}
