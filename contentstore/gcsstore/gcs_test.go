@@ -277,8 +277,13 @@ func TestGCSTruncatedBodyRetried(t *testing.T) {
 	if !truncated.Load() {
 		t.Fatal("the hook never truncated a response")
 	}
-	if n, _ := f.mediaRequests(); n != 2 {
-		t.Errorf("%d media requests, want the truncated one and its retry", n)
+	// The truncated request and the retry's. The client library's reader
+	// reopens the object at once after the cut; the store cancels that
+	// reopen when it asks for a connection (oneBodyRequest), but a kept-alive
+	// connection can carry its request out before the cancellation is seen:
+	// then the server sees it too, and the reader still gets no answer.
+	if n, _ := f.mediaRequests(); n != 2 && n != 3 {
+		t.Errorf("%d media requests, want the truncated one and its retry (and at most the reopen that was cancelled)", n)
 	}
 }
 
