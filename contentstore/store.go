@@ -190,14 +190,53 @@ type storeURL struct {
 	prefix string // kindGCS: "" or ending in "/"
 }
 
-// parseStoreURL parses the URLs Open accepts, with an error that says what
-// is wrong and what is expected.
+// URLForms are the store URLs Open and gcsstore.Open accept, as a URLError
+// that is about the form lists them.
+const URLForms = "gs://bucket/prefix, file:///path, a directory path, or mem:"
+
+// URLError is the refusal of a store URL: the URL, what is wrong with it,
+// and, when the mistake is in its form rather than in one of its parts, the
+// forms accepted (URLForms). A program that accepts more forms (a service's
+// "none") can say Reason with its own list.
+type URLError struct {
+	URL, Reason string
+	// Want is URLForms where the URL is of no accepted form; else "".
+	Want string
+}
+
+func (e *URLError) Error() string {
+	msg := "contentstore: store URL " + contentref.QuoteBounded(e.URL) + ": " + e.Reason
+	if e.Want != "" {
+		msg += " (want " + e.Want + ")"
+	}
+	return msg
+}
+
+// CheckURL reports whether Open (or gcsstore.Open) accepts rawURL, with a
+// *URLError that says why not. It opens nothing.
+func CheckURL(rawURL string) error {
+	_, err := parseStoreURL(rawURL)
+	return err
+}
+
+// LocalDir is the directory a store URL names when it names a local one
+// (file:///path or a plain path).
+func LocalDir(rawURL string) (dir string, ok bool) {
+	loc, err := parseStoreURL(rawURL)
+	if err != nil || loc.kind != kindDir {
+		return "", false
+	}
+	return loc.path, true
+}
+
+// parseStoreURL parses the URLs Open accepts, with a *URLError that says
+// what is wrong and what is expected.
 func parseStoreURL(raw string) (storeURL, error) {
 	fail := func(why string) (storeURL, error) {
-		return storeURL{}, fmt.Errorf("contentstore: store URL %s: %s", contentref.QuoteBounded(raw), why)
+		return storeURL{}, &URLError{URL: raw, Reason: why}
 	}
 	if raw == "" {
-		return fail("empty (want gs://bucket/prefix, file:///path, a directory path, or mem:)")
+		return storeURL{}, &URLError{URL: raw, Reason: "empty", Want: URLForms}
 	}
 	if strings.TrimSpace(raw) != raw {
 		return fail("has leading or trailing white space")
@@ -218,7 +257,7 @@ func parseStoreURL(raw string) (storeURL, error) {
 	case "gs":
 		return parseGSURL(rest, fail)
 	default:
-		return fail(fmt.Sprintf("unsupported scheme %q (want gs, file or mem)", scheme))
+		return storeURL{}, &URLError{URL: raw, Reason: fmt.Sprintf("unsupported scheme %q", scheme), Want: URLForms}
 	}
 }
 

@@ -64,6 +64,8 @@ func TestParseStoreURLErrors(t *testing.T) {
 		{"mem:extra", "takes no address"},
 		{"s3://bucket/x", `unsupported scheme "s3"`},
 		{"https://storage.example/x", `unsupported scheme "https"`},
+		// a URL of no accepted form lists them all, plain paths included
+		{"ftp://x", `unsupported scheme "ftp" (want gs://bucket/prefix, file:///path, a directory path, or mem:)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
