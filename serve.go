@@ -15,14 +15,20 @@ import (
 
 // serve runs the HTTP service until ctx ends (SIGTERM), then drains.
 func serve(ctx context.Context, stdout, stderr io.Writer) error {
-	cfg, err := service.LoadConfig()
+	cfg, err := service.LoadServeConfig()
+	// a misspelt setting is ignored, never refused (the platform sets many
+	// variables), but said first: it may be why a problem below is one
+	lookalikes := service.Lookalikes(os.Environ())
 	if err != nil {
 		// logged as JSON like every line of the service, once
-		telemetry.NewLogger(stdout, slog.LevelInfo, "").Error("start-up failed", "err", err.Error())
+		log := telemetry.NewLogger(stdout, slog.LevelInfo, "")
+		warnLookalikes(log, lookalikes)
+		log.Error("start-up failed", "err", err.Error())
 		return exitError{1, errSilent}
 	}
 	level, _ := cfg.Level()
 	log := telemetry.NewLogger(stdout, level, cfg.GoogleProject)
+	warnLookalikes(log, lookalikes)
 	limitProcessors(cfg.MaxConcurrentEvaluations, log)
 	srv, err := service.New(ctx, cfg, service.Options{Logger: log, TelemetryOut: stdout, Version: version})
 	if err != nil {
@@ -60,4 +66,12 @@ func limitProcessors(maxRuns int, log *slog.Logger) {
 	}
 	runtime.GOMAXPROCS(maxRuns)
 	log.Info("processors", "GOMAXPROCS", runtime.GOMAXPROCS(0), "source", "MAX_CONCURRENT_EVALUATIONS", "from", have)
+}
+
+// warnLookalikes logs each environment variable that looks like a misspelt
+// setting, by name (a value may be a secret).
+func warnLookalikes(log *slog.Logger, ls []service.Lookalike) {
+	for _, l := range ls {
+		log.Warn(l.String(), "variable", l.Name, "didYouMean", l.Known)
+	}
 }

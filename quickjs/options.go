@@ -1,10 +1,14 @@
 package quickjs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
+
+	"github.com/tetratelabs/wazero"
 )
 
 // Defaults for the engine's constructor options.
@@ -169,6 +173,27 @@ func CheckMaxMemoryBytes(n int64) error {
 		return fmt.Errorf("must be in [1 MiB, 2 GiB], got %d", n)
 	}
 	return nil
+}
+
+// CheckCompilationCache refuses a compilation cache directory that New
+// cannot use: one that cannot be created (a missing parent on a read-only
+// file system, a file in the way, no permission), or in which wazero cannot
+// make its directory for this version. It creates them, as New would. A
+// cache that exists but cannot serve this host (compiled for other CPU
+// features) is no error: New compiles without it. "" is no cache. See
+// CheckMaxMemoryBytes for the form of the error.
+func CheckCompilationCache(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%q cannot be created: %w", dir, err)
+	}
+	c, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return fmt.Errorf("%q cannot be used: %w", dir, err)
+	}
+	return c.Close(context.Background())
 }
 
 // CheckPoolSize: see CheckMaxMemoryBytes.

@@ -3,7 +3,10 @@ package service
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -96,7 +99,16 @@ func Defaults() Config {
 // cannot parse, so each field is read on its own (a struct of that field
 // alone, with its tag, holding its default, which envconfig leaves when the
 // variable is unset), and Validate's checks run on the fields that parsed.
-func LoadConfig() (Config, error) {
+func LoadConfig() (Config, error) { return load(Config.Validate) }
+
+// LoadServeConfig is LoadConfig for the serve verb: HostProblems are
+// reported with Validate's, so that a server that cannot serve what it is
+// configured to serve says so, with every other problem, before it starts.
+func LoadServeConfig() (Config, error) {
+	return load(func(c Config) []error { return append(c.Validate(), c.HostProblems()...) })
+}
+
+func load(check func(Config) []error) (Config, error) {
 	c := Defaults()
 	var errs []error
 	var unparsed []string
@@ -108,7 +120,7 @@ func LoadConfig() (Config, error) {
 		if err := envconfig.Process("", one.Interface()); err != nil {
 			var pe *envconfig.ParseError
 			if errors.As(err, &pe) {
-				err = fmt.Errorf("%s=%q is not a valid %s: %w", pe.KeyName, pe.Value, pe.TypeName, pe.Err)
+				err = parseProblem(f.Tag.Get("envconfig"), f.Type, pe.Value, v.Field(i), pe.Err)
 			}
 			errs = append(errs, err)
 			unparsed = append(unparsed, f.Tag.Get("envconfig"))
@@ -118,7 +130,7 @@ func LoadConfig() (Config, error) {
 	}
 	// a check that involves a variable that did not parse would only
 	// repeat that failure in other words
-	for _, err := range c.Validate() {
+	for _, err := range check(c) {
 		if !slices.ContainsFunc(unparsed, func(name string) bool { return strings.Contains(err.Error(), name) }) {
 			errs = append(errs, err)
 		}
@@ -127,6 +139,67 @@ func LoadConfig() (Config, error) {
 		return c, fmt.Errorf("configuration:\n%w", err)
 	}
 	return c, nil
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// quoteValue quotes a variable's value in a problem, cut short when it is
+// longer than any setting's (a path, a URL) needs to be.
+func quoteValue(v string) string {
+	const max = 256
+	if len(v) > max {
+		return fmt.Sprintf("%q…(%d bytes)", v[:max], len(v))
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// shortDuration is d as a person writes it: 1m, not 1m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2] // 1m0s: 1m; 1h0m0s: 1h0m
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// parseProblem says what a variable that does not parse must be, from its
+// type, with its default as the example: the parser's own words
+// (strconv.ParseInt: parsing "abc": invalid syntax) name Go functions, not
+// the setting.
+func parseProblem(name string, typ reflect.Type, value string, def reflect.Value, err error) error {
+	var want string
+	switch {
+	case typ == durationType:
+		want = "a duration with a unit (ms, s, m, h), such as " + shortDuration(time.Duration(def.Int()))
+		if _, nerr := strconv.ParseFloat(value, 64); nerr == nil {
+			want += "; a number alone has no unit"
+		}
+	case typ.Kind() == reflect.Bool:
+		want = "true or false"
+	case typ.Kind() >= reflect.Int && typ.Kind() <= reflect.Int64:
+		want = "a whole number"
+		if strings.HasSuffix(name, "_BYTES") {
+			want += " of bytes"
+		}
+		if errors.Is(err, strconv.ErrRange) {
+			want += fmt.Sprintf(" in [%d, %d]", int64(-1)<<(typ.Bits()-1), uint64(1)<<(typ.Bits()-1)-1)
+		} else {
+			want += fmt.Sprintf(", such as %d", def.Int())
+		}
+	case typ.Kind() >= reflect.Uint && typ.Kind() <= reflect.Uint64:
+		want = "a whole number, 0 or more"
+		if errors.Is(err, strconv.ErrRange) {
+			want += fmt.Sprintf(", at most %d", ^uint64(0)>>(64-typ.Bits()))
+		} else {
+			want += fmt.Sprintf(", such as %d", def.Uint())
+		}
+	default:
+		want = "a " + typ.String()
+	}
+	return fmt.Errorf("%s must be %s, got %s", name, want, quoteValue(value))
 }
 
 // ForOneRun is c for one evaluation from the command line (the eval verb),
@@ -183,8 +256,21 @@ func (c Config) serverProblems() problems {
 	if _, err := c.Level(); err != nil {
 		p = append(p, err)
 	}
+	if c.StoreURL != "none" {
+		if err := contentstore.CheckURL(c.StoreURL); err != nil {
+			why := err.Error()
+			var ue *contentstore.URLError
+			if errors.As(err, &ue) {
+				why = ue.Reason
+			}
+			p.bad("STORE_URL %s: %s (want %s)", quoteValue(c.StoreURL), why, storeForms)
+		}
+	}
 	return p
 }
+
+// storeForms are the values STORE_URL takes.
+const storeForms = "gs://bucket/prefix, file:///path, a directory path, mem:, or none"
 
 // limitProblems: the bounds of an evaluation and of a request.
 func (c Config) limitProblems() problems {
@@ -202,10 +288,15 @@ func (c Config) limitProblems() problems {
 	if c.ScriptCacheBytes < 0 {
 		p.bad("SCRIPT_CACHE_BYTES must be >= 0 (0 disables the cache), got %d", c.ScriptCacheBytes)
 	}
-	if c.DefaultWallClock <= 0 || c.MaxWallClock <= 0 {
-		p.bad("DEFAULT_WALL_CLOCK (%v) and MAX_WALL_CLOCK (%v) must be positive", c.DefaultWallClock, c.MaxWallClock)
+	positiveDuration := func(name string, v time.Duration) bool {
+		if v <= 0 {
+			p.bad("%s must be positive, got %v", name, v)
+		}
+		return v > 0
 	}
-	if c.DefaultWallClock > c.MaxWallClock {
+	// each blamed alone; their order is only worth checking when both hold
+	defaultOK := positiveDuration("DEFAULT_WALL_CLOCK", c.DefaultWallClock)
+	if positiveDuration("MAX_WALL_CLOCK", c.MaxWallClock) && defaultOK && c.DefaultWallClock > c.MaxWallClock {
 		p.bad("DEFAULT_WALL_CLOCK %v exceeds MAX_WALL_CLOCK %v", c.DefaultWallClock, c.MaxWallClock)
 	}
 	if c.DefaultMemoryBytes > c.MaxMemoryBytes {
@@ -247,11 +338,42 @@ func (c Config) authProblems() problems {
 	return p
 }
 
+// HostProblems reports what the configuration names on this host that is
+// not there: a local script store directory that does not exist (which
+// would answer every reference as missing), and a compilation cache
+// directory that cannot be created or used (with which no worker would
+// start). A remote store is not checked here: it may be unreachable for a
+// moment, and the server serves scripts by value meanwhile (readiness says
+// so). The cache directory is created, as the engine would.
+func (c Config) HostProblems() []error { return c.hostProblems(true) }
+
+func (c Config) hostProblems(store bool) problems {
+	var p problems
+	if dir, ok := contentstore.LocalDir(c.StoreURL); ok && store && c.StoreURL != "none" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		fi, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			p.bad("STORE_URL %s: the store directory %s does not exist (create it, for example with the put verb, or correct the path)", quoteValue(c.StoreURL), dir)
+		case err != nil:
+			p.bad("STORE_URL %s: the store directory cannot be read: %v", quoteValue(c.StoreURL), err)
+		case !fi.IsDir():
+			p.bad("STORE_URL %s: %s is not a directory", quoteValue(c.StoreURL), dir)
+		}
+	}
+	if err := quickjs.CheckCompilationCache(c.CompilationCacheDir); err != nil {
+		p.bad("COMPILATION_CACHE_DIR %w (name a directory this process can create and write, or leave it unset to compile the engine at start)", err)
+	}
+	return p
+}
+
 // Level is LOG_LEVEL as a slog level.
 func (c Config) Level() (slog.Level, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(strings.ToUpper(c.LogLevel))); err != nil {
-		return l, fmt.Errorf("LOG_LEVEL %q: want debug, info, warn or error", c.LogLevel)
+		return l, fmt.Errorf("LOG_LEVEL must be debug, info, warn or error, got %s", quoteValue(c.LogLevel))
 	}
 	return l, nil
 }

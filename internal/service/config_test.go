@@ -1,13 +1,17 @@
 package service
 
 import (
+	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
 func TestConfigValidation(t *testing.T) {
@@ -142,5 +146,191 @@ func TestConfigValidationUsesThePackagesChecks(t *testing.T) {
 	c.HardKillGrace = 2 * time.Minute
 	if text := errors.Join(c.Validate()...).Error(); !strings.Contains(text, "HARD_KILL_GRACE must be in (0, 1m], got 2m0s") {
 		t.Errorf("a grace over a minute: %s", text)
+	}
+}
+
+// A variable that does not parse is reported as what it must be, with its
+// value and an example, in the words of the setting and not of the Go
+// function that parsed it.
+func TestConfigParseProblemsSayWhatIsWanted(t *testing.T) {
+	t.Setenv("STORE_URL", "none")
+	t.Setenv("MAX_INPUT_BYTES", "1MB")
+	t.Setenv("MAX_WALL_CLOCK", "30")
+	t.Setenv("REQUEST_TIMEOUT", "soon")
+	t.Setenv("PROCESS_KILL", "yes")
+	t.Setenv("CPU_BUDGET", "-1")
+	t.Setenv("POOL_SIZE", "99999999999999999999")
+	t.Setenv("LOG_LEVEL", "verbose")
+	_, err := LoadConfig()
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	text := err.Error()
+	for _, want := range []string{
+		`MAX_INPUT_BYTES must be a whole number of bytes, such as 1048576, got "1MB"`,
+		`MAX_WALL_CLOCK must be a duration with a unit (ms, s, m, h), such as 30s; a number alone has no unit, got "30"`,
+		`REQUEST_TIMEOUT must be a duration with a unit (ms, s, m, h), such as 1m, got "soon"`,
+		`PROCESS_KILL must be true or false, got "yes"`,
+		`CPU_BUDGET must be a whole number, 0 or more, such as 1000000, got "-1"`,
+		`POOL_SIZE must be a whole number in [-9223372036854775808, 9223372036854775807], got "99999999999999999999"`,
+		`LOG_LEVEL must be debug, info, warn or error, got "verbose"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the problems do not say\n%s\n%s", want, text)
+		}
+	}
+	for _, internal := range []string{"strconv", "parsing", "time:", "invalid syntax", "ParseError"} {
+		if strings.Contains(text, internal) {
+			t.Errorf("the problems show Go's %q:\n%s", internal, text)
+		}
+	}
+}
+
+// Each wall clock that is not positive is blamed alone, and their order is
+// not checked on top.
+func TestConfigWallClocksBlamedAlone(t *testing.T) {
+	c := Defaults()
+	c.DefaultWallClock = -time.Second
+	text := errors.Join(c.Validate()...).Error()
+	if want := "DEFAULT_WALL_CLOCK must be positive, got -1s"; text != want {
+		t.Errorf("got\n%s\nwant\n%s", text, want)
+	}
+	c = Defaults()
+	c.MaxWallClock = 0
+	if text := errors.Join(c.Validate()...).Error(); !strings.HasPrefix(text, "MAX_WALL_CLOCK must be positive, got 0s") ||
+		strings.Contains(text, "DEFAULT_WALL_CLOCK") {
+		t.Errorf("got\n%s", text)
+	}
+}
+
+// STORE_URL's form is checked with every other variable, and a URL of no
+// accepted form lists them all, none included.
+func TestConfigStoreURLReportedWithTheOthers(t *testing.T) {
+	t.Setenv("STORE_URL", "ftp://x")
+	t.Setenv("OTEL_EXPORTER", "zipkin")
+	_, err := LoadConfig()
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		`STORE_URL "ftp://x": unsupported scheme "ftp" (want gs://bucket/prefix, file:///path, a directory path, mem:, or none)`,
+		`OTEL_EXPORTER must be none, stdout or otlp, got "zipkin"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the problems do not say\n%s\n%s", want, err)
+		}
+	}
+	for _, ok := range []string{"none", "mem:", "examples/store", "file:///srv/scripts", "gs://my-bucket/p"} {
+		t.Setenv("STORE_URL", ok)
+		t.Setenv("OTEL_EXPORTER", "none")
+		if _, err := LoadConfig(); err != nil {
+			t.Errorf("STORE_URL=%s: %v", ok, err)
+		}
+	}
+}
+
+// serve refuses to start on what the configuration names on this host and
+// is not there, reported with every other problem: a local store directory
+// that does not exist (every reference would be answered as missing) and a
+// compilation cache directory that cannot be created (no worker would ever
+// start). The put verb's LoadConfig does not check the store: put creates
+// it.
+func TestServeConfigChecksTheHost(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-store")
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STORE_URL", missing)
+	t.Setenv("COMPILATION_CACHE_DIR", filepath.Join(file, "cache"))
+	t.Setenv("SHUTDOWN_TIMEOUT", "0s")
+	_, err := LoadServeConfig()
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		`STORE_URL "` + missing + `": the store directory ` + missing + ` does not exist (create it, for example with the put verb, or correct the path)`,
+		`COMPILATION_CACHE_DIR "` + filepath.Join(file, "cache") + `" cannot be created: mkdir ` + file + `: not a directory (name a directory this process can create and write, or leave it unset to compile the engine at start)`,
+		"SHUTDOWN_TIMEOUT must be positive, got 0s",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the problems do not say\n%s\n%s", want, err)
+		}
+	}
+	t.Setenv("STORE_URL", "file://"+file)
+	if _, err := LoadServeConfig(); err == nil || !strings.Contains(err.Error(), file+" is not a directory") {
+		t.Errorf("a store that is a file: %v", err)
+	}
+
+	t.Setenv("STORE_URL", missing)
+	t.Setenv("COMPILATION_CACHE_DIR", "")
+	t.Setenv("SHUTDOWN_TIMEOUT", "10s")
+	if _, err := LoadConfig(); err != nil {
+		t.Errorf("LoadConfig (put, eval) checks the host: %v", err)
+	}
+	// and the same with the directories there: the cache is made
+	cache := filepath.Join(dir, "new", "cache")
+	t.Setenv("COMPILATION_CACHE_DIR", cache)
+	if err := os.Mkdir(missing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadServeConfig(); err != nil {
+		t.Errorf("with the directories there: %v", err)
+	}
+	if fi, err := os.Stat(cache); err != nil || !fi.IsDir() {
+		t.Errorf("the cache directory was not made: %v", err)
+	}
+}
+
+// New checks the same, except the store when Options.Store replaces it.
+func TestNewChecksTheHost(t *testing.T) {
+	cfg := Defaults()
+	cfg.StoreURL = filepath.Join(t.TempDir(), "absent")
+	ctx := context.Background()
+	if _, err := New(ctx, cfg, Options{Backend: InProcess()}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("New with a store directory that does not exist: %v", err)
+	}
+	store, err := contentstore.NewMemStore(contentstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := New(ctx, cfg, Options{Store: store, Backend: InProcess()})
+	if err != nil {
+		t.Fatalf("New with Options.Store: %v", err)
+	}
+	svc.Close(ctx)
+}
+
+// A variable that is not the service's but is one or two edits (ignoring
+// case) from one of its names is found, with the name it resembles; no
+// other variable is, whatever its value.
+func TestLookalikes(t *testing.T) {
+	env := []string{
+		"MAX_CONCURENT_EVALUATIONS=4", // a letter missing
+		"max_wall_clock=10s",          // the case
+		"LOGLEVEL=debug",              // the underscore
+		"DEFAULT_WALLCLOCK=1s",
+		"PORTS=1",                  // one edit from a short name
+		"HOST=example", "SORTED=1", // two edits from PORT: another program's
+		"MAX_CONCURRENT_EVALUATIONS=1", // a setting
+		"PATH=/usr/bin", "HOME=/root", "HOSTNAME=h", "TERM=xterm", "LANG=C.UTF-8",
+		"K_SERVICE=s", "K_REVISION=r", "K_CONFIGURATION=c", "GOOGLE_CLOUD_REGION=r",
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://x", "GOOGLE_APPLICATION_CREDENTIALS=/k.json",
+		"STORAGE_EMULATOR_HOST=localhost:1", "GOMAXPROCS=2", "GODEBUG=x", "NO_VALUE",
+	}
+	got := Lookalikes(env)
+	want := []Lookalike{
+		{"MAX_CONCURENT_EVALUATIONS", "MAX_CONCURRENT_EVALUATIONS"},
+		{"max_wall_clock", "MAX_WALL_CLOCK"},
+		{"LOGLEVEL", "LOG_LEVEL"},
+		{"DEFAULT_WALLCLOCK", "DEFAULT_WALL_CLOCK"},
+		{"PORTS", "PORT"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	if s := got[0].String(); s != "the environment variable MAX_CONCURENT_EVALUATIONS is not a setting of this service and is ignored: did you mean MAX_CONCURRENT_EVALUATIONS?" {
+		t.Errorf("the warning: %s", s)
 	}
 }

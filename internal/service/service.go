@@ -131,11 +131,13 @@ func InProcess(extra ...quickjs.Option) func(context.Context, worker.EngineOptio
 	}
 }
 
-// New validates cfg, reporting every problem at once, and wires the parts.
-// It starts no worker until Warm or Serve; the service is ready once the
-// first is warm. Close releases what New built, on every path.
+// New validates cfg and checks what it names on this host (HostProblems;
+// not the store when Options.Store replaces it), reporting every problem at
+// once, and wires the parts. It starts no worker until Warm or Serve; the
+// service is ready once the first is warm. Close releases what New built,
+// on every path.
 func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) {
-	if err := errors.Join(cfg.Validate()...); err != nil {
+	if err := errors.Join(append(cfg.Validate(), cfg.hostProblems(opts.Store == nil)...)...); err != nil {
 		return nil, fmt.Errorf("configuration:\n%w", err)
 	}
 	log := opts.Logger
