@@ -402,6 +402,28 @@ func TestProbes(t *testing.T) {
 	wantBody(t, v.mustDo(http.MethodGet, "/readyz", nil, nil), 200, `{"status":"ready"}`)
 }
 
+// A readiness failure that says why (handler.NotReady) has its reason in
+// the problem's detail, so that the probe's answer names what is wrong; its
+// cause stays in the log.
+func TestProbeSaysWhyNotReady(t *testing.T) {
+	v := newEnv(t, withConfig(func(c *handler.Config) {
+		c.Ready = func(ctx context.Context) error {
+			return fmt.Errorf("readiness: %w", &handler.NotReady{
+				Reason: "the script store gs://scripts/p/ cannot be read: access is denied",
+				Err:    errors.New("googleapi: Error 403: secret-holder@example lacks storage.objects.list"),
+			})
+		}
+	}))
+	r := v.mustDo(http.MethodGet, "/readyz", nil, nil)
+	p := wantProblem(t, r, 503, "not-ready", true)
+	if want := "the instance is not ready: the script store gs://scripts/p/ cannot be read: access is denied"; p["detail"] != want {
+		t.Errorf("detail %q, want %q", p["detail"], want)
+	}
+	if strings.Contains(string(r.body), "secret") || r.header.Get("Retry-After") == "" {
+		t.Fatalf("readyz: %s (Retry-After %q)", r, r.header.Get("Retry-After"))
+	}
+}
+
 func TestCapabilities(t *testing.T) {
 	e := defaultEngine()
 	want := fmt.Sprintf(`{"spiVersion":"1.0.0","capabilities":{"language":"javascript","network":"none","wallClock":"soft","memory":true,"cpu":true,"freshPerRun":true},`+

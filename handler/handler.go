@@ -68,7 +68,9 @@ type Config struct {
 	// was being fetched: the script never ran).
 	Limits api.Limits
 	// Ready reports readiness for GET /readyz: the engine compiled and
-	// warm, the store reachable. Nil means always ready.
+	// warm, the store reachable. Nil means always ready. A NotReady error
+	// says why in the problem's detail; any other error's text is only
+	// logged.
 	Ready func(ctx context.Context) error
 	// Auth authenticates a request to /v1/...; nil turns it off. It returns
 	// the caller's identity (logged) or an error wrapping ErrUnauthenticated

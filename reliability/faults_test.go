@@ -198,7 +198,15 @@ func TestStoreBucketMissing(t *testing.T) {
 	})
 	t.Run("from the start", func(t *testing.T) {
 		c := startGCSChild(t, f, startOpts{env: []string{"STORE_URL=gs://absent-bucket/p"}, notReady: true})
-		wantProblem(t, c.do(http.MethodGet, "/readyz", nil, nil), 503, "not-ready", true)
+		// the server runs (the bucket may be a moment away), says so at
+		// once at ERROR with the cause, and its probe names the store
+		waitLog(t, c.Logs, func(l map[string]any) bool {
+			e, _ := l["err"].(string)
+			return l["severity"] == "ERROR" && l["message"] == "the script store cannot be read: it does not exist" &&
+				l["store"] == "gs://absent-bucket/p" && strings.Contains(e, `bucket "absent-bucket" does not exist`)
+		})
+		wantProblem(t, c.do(http.MethodGet, "/readyz", nil, nil), 503, "not-ready", true,
+			"the script store gs://absent-bucket/p cannot be read: it does not exist")
 		wantJSON(t, c.post(routeEvaluations, refBody(routeEvaluations, ref)), `{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":"`+ref.String()+`"}}`)
 		wantProblem(t, c.post(routeSandbox, refBody(routeSandbox, ref)), 404, "script-not-found", false)
 		// scripts by value do not need the store

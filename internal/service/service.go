@@ -13,11 +13,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/auth"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore/gcsstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -79,6 +82,14 @@ type Service struct {
 	version string
 	tel     telemetry.Providers
 	ready   atomic.Bool
+
+	// storeName names the store in readiness and its log lines: STORE_URL,
+	// or "" for an Options.Store. storeState is the last store check's
+	// failure kind ("" while it answers), so that a failure is logged when
+	// it starts or changes, not at every probe.
+	storeName  string
+	storeMu    sync.Mutex
+	storeState string
 }
 
 // Limits are the bounds of an evaluation and of a request, from the
@@ -162,7 +173,11 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 	switch {
 	case opts.Store != nil:
 		s.Store = opts.Store
+		if n, ok := opts.Store.(fmt.Stringer); ok {
+			s.storeName = n.String()
+		}
 	case cfg.StoreURL != "none":
+		s.storeName = cfg.StoreURL
 		if s.Store, err = OpenStore(ctx, cfg.StoreURL, contentstore.Options{MaxScriptBytes: cfg.MaxScriptBytes, Logger: log}); err != nil {
 			return s, fmt.Errorf("script store %s: %w", cfg.StoreURL, err)
 		}
@@ -270,22 +285,91 @@ func authenticator(ctx context.Context, cfg Config) (func(*http.Request) (string
 }
 
 // readiness: the first worker is warm, workers are starting, and the store
-// answers.
+// answers. What is wrong is said by a handler.NotReady, whose reason
+// GET /readyz's problem sends (the causes go to the log).
 func (s *Service) readiness(ctx context.Context) error {
-	if !s.ready.Load() {
-		return errors.New("the sandbox workers are starting")
-	}
+	var reasons []string
+	var causes []error
+	unhealthy := error(nil)
 	if s.Workers != nil {
-		if err := s.Workers.Healthy(); err != nil {
-			return err
-		}
+		unhealthy = s.Workers.Healthy()
+	}
+	switch {
+	case unhealthy != nil:
+		reasons, causes = append(reasons, "the sandbox workers fail to start"), append(causes, unhealthy)
+	case !s.ready.Load() && s.Workers != nil:
+		reasons = append(reasons, "the first sandbox worker is starting")
+	case !s.ready.Load():
+		reasons = append(reasons, "the engine is not warm yet")
 	}
 	if s.Store != nil {
-		if err := s.Store.Check(ctx); err != nil {
-			return fmt.Errorf("script store: %w", err)
+		if err := s.checkStore(ctx); err != nil {
+			reasons, causes = append(reasons, s.storeReason(err)), append(causes, fmt.Errorf("script store: %w", err))
 		}
 	}
-	return nil
+	if len(reasons) == 0 {
+		return nil
+	}
+	reason := strings.Join(reasons, "; ")
+	if len(causes) > 0 {
+		reason += " (the log says why)"
+	}
+	return &handler.NotReady{Reason: reason, Err: errors.Join(causes...)}
+}
+
+// storeReason says how the store failed its check, for readiness: by the
+// kind of failure, not the cause's text.
+func (s *Service) storeReason(err error) string {
+	what := "the script store"
+	if s.storeName != "" {
+		what += " " + s.storeName
+	}
+	return what + " cannot be read: " + storeFailure(err)
+}
+
+// storeFailure is the kind of a store check's failure.
+func storeFailure(err error) string {
+	switch {
+	case errors.Is(err, contentref.ErrNotFound):
+		return "it does not exist"
+	case errors.Is(err, contentref.ErrPermission):
+		return "access is denied"
+	case errors.Is(err, contentref.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return "it does not answer"
+	}
+	return "it fails"
+}
+
+// checkStore checks the store and logs when its state changes: a failure
+// at ERROR when it will not mend on its own (the store does not exist, or
+// access is denied), else at WARNING, with its cause; the return to
+// service at INFO. A check cut short by its caller (a probe that went
+// away) changes nothing.
+func (s *Service) checkStore(ctx context.Context) error {
+	err := s.Store.Check(ctx)
+	if err != nil && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	state := ""
+	if err != nil {
+		state = storeFailure(err)
+	}
+	s.storeMu.Lock()
+	prev := s.storeState
+	s.storeState = state
+	s.storeMu.Unlock()
+	switch {
+	case state == prev:
+	case err != nil:
+		level := slog.LevelWarn
+		if errors.Is(err, contentref.ErrNotFound) || errors.Is(err, contentref.ErrPermission) {
+			level = slog.LevelError
+		}
+		s.log.Log(ctx, level, "the script store cannot be read: "+state, "store", s.storeName, "err", err.Error())
+	default:
+		s.log.Info("the script store can be read again", "store", s.storeName)
+	}
+	return err
 }
 
 // Warm starts the engine (the first worker process, or the in-process
@@ -316,6 +400,16 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 			if err := s.Warm(ctx); err != nil {
 				s.log.Error("the sandbox workers failed to start", "err", err)
 			}
+		}()
+	}
+	if s.Store != nil {
+		// a store that cannot be read does not stop the server (it may be
+		// a moment's; scripts by value need none), but is said at once,
+		// not at the first probe
+		go func() {
+			cctx, cancel := context.WithTimeout(ctx, handler.ReadyTimeout)
+			defer cancel()
+			_ = s.checkStore(cctx)
 		}()
 	}
 	served := make(chan error, 1)
