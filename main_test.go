@@ -185,6 +185,23 @@ func TestSIGTERMDrains(t *testing.T) {
 	if _, err := http.Get(s.URL + "/healthz"); err == nil {
 		t.Fatal("still accepting after shutdown")
 	}
+	// an orderly stop, which every scale-down makes, warns of nothing
+	lines := s.Logs.Lines("")
+	for i, l := range lines {
+		if l["message"] != "shutting down: draining" {
+			continue
+		}
+		for _, l := range lines[i:] {
+			if l["severity"] != "INFO" && l["severity"] != "DEBUG" {
+				t.Errorf("the drain logs %v: %v", l["severity"], l)
+			}
+		}
+		if stopped := s.Logs.Lines("sandbox workers stopped"); len(stopped) != 1 || stopped[0]["severity"] != "INFO" {
+			t.Errorf("the workers' stop: %v", stopped)
+		}
+		return
+	}
+	t.Errorf("no drain in the log:\n%s", s.Logs)
 }
 
 // A run stuck inside one native builtin (never reaching QuickJS's interrupt

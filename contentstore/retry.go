@@ -77,7 +77,7 @@ func Retry(ctx context.Context, opts Options, what string, attempt func(ctx cont
 		opts.Logger.Warn("contentstore: transient failure, retrying",
 			slog.String("op", what),
 			slog.Int("attempt", n),
-			slog.Duration("pause", pause),
+			slog.String("pause", pause.String()),
 			slog.Any("error", UnwrapTransient(err)))
 		t := time.NewTimer(pause)
 		select {

@@ -164,7 +164,7 @@ func (c *caller) call(ctx context.Context, req Request, logs bool, label string,
 			results <- r
 			if abandoned.Load() {
 				c.log.Warn("sandbox backend returned after the effect stopped waiting",
-					"scriptRef", label, "after", time.Since(start))
+					"scriptRef", label, "after", time.Since(start).String())
 			}
 		}()
 		r.outcome, r.logs, r.err = c.evaluate(callCtx, req, logs)
@@ -182,7 +182,7 @@ func (c *caller) call(ctx context.Context, req Request, logs bool, label string,
 				return Outcome{}, "", cancelled(ctx, false)
 			}
 			c.log.WarnContext(ctx, "sandbox backend did not settle", "scriptRef", label,
-				"wallClock", req.Limits.WallClock, "grace", c.grace)
+				"wallClock", req.Limits.WallClock.String(), "grace", c.grace.String())
 			return Outcome{}, "", didNotSettle(budget, req.Limits.WallClock, c.grace, nil)
 		}
 	}

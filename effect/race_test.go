@@ -178,16 +178,23 @@ func TestNeverSettles(t *testing.T) {
 			}}
 			e := mustNew(t, newReader(testScript), b, effect.Options{
 				BackendGrace: time.Second,
-				Logger:       slog.New(slog.NewTextHandler(&logs, nil)),
+				Logger:       slog.New(slog.NewJSONHandler(&logs, nil)),
 			})
 			_, err := e.Evaluate(context.Background(), validInput())
 			assertUntyped(t, err, effect.ErrBackendDidNotSettle, true)
 			// Nothing can stop a goroutine that ignores its context; once the
-			// backend does return, its goroutine exits and says so.
+			// backend does return, its goroutine exits and says so, with
+			// every duration in its unit, whatever the logger
+			time.Sleep(time.Second)
 			close(release)
 			synctest.Wait()
 			if !strings.Contains(logs.String(), "returned after the effect stopped waiting") {
 				t.Errorf("no late-return warning in %q", logs.String())
+			}
+			for _, want := range []string{`"wallClock":"1s"`, `"grace":"1s"`, `"after":"3s"`} {
+				if !strings.Contains(logs.String(), want) {
+					t.Errorf("no %s in %s", want, logs.String())
+				}
 			}
 		})
 	})

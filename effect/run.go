@@ -147,7 +147,7 @@ func (e *Effect) awaitStop(ctx context.Context, stopped <-chan struct{}, label s
 	case <-stopped:
 	case <-t.C:
 		e.log.WarnContext(ctx, "sandbox backend had not returned a grace after the effect gave up on it; answering anyway",
-			"scriptRef", label, "grace", e.stopGrace)
+			"scriptRef", label, "grace", e.stopGrace.String())
 	}
 }
 

@@ -115,7 +115,7 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		log := cfg.logger
 		cfg.onStuck = func(s StuckRun) {
 			log.Error("quickjs: run did not stop; abandoned by the watchdog",
-				"overrun", s.Overrun, "cancelled", s.Cancelled)
+				"overrun", s.Overrun.String(), "cancelled", s.Cancelled)
 		}
 	}
 	e := &Engine{

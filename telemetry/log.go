@@ -23,11 +23,17 @@ const (
 
 // NewLogger returns a JSON logger whose lines Cloud Logging parses:
 // "severity", "message" and "time", plus the trace and span of the request
-// in the context (see WithTrace), named for projectID when it is known.
+// in the context (see WithTrace), named for projectID when it is known. A
+// time.Duration value is written as its string, with its unit ("1.5s").
 func NewLogger(w io.Writer, level slog.Leveler, projectID string) *slog.Logger {
 	h := slog.NewJSONHandler(w, &slog.HandlerOptions{
 		Level: level,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				// slog's JSON writes a duration as nanoseconds without a
+				// unit; a line is read by people: 58.792248ms
+				a.Value = slog.StringValue(a.Value.Duration().String())
+			}
 			if len(groups) > 0 {
 				return a
 			}

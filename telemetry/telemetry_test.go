@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"testing"
+	"time"
 )
 
 func TestLoggerCloudLoggingShape(t *testing.T) {
@@ -36,6 +37,11 @@ func TestLoggerCloudLoggingShape(t *testing.T) {
 	log.Info("no trace")
 	if bytes.Contains(buf.Bytes(), []byte("logging.googleapis.com/trace")) {
 		t.Errorf("trace without a request: %s", buf.Bytes())
+	}
+	buf.Reset()
+	log.Info("durations", "after", 58792248*time.Nanosecond, slog.Group("g", slog.Duration("took", 1500*time.Millisecond)))
+	if !bytes.Contains(buf.Bytes(), []byte(`"after":"58.792248ms"`)) || !bytes.Contains(buf.Bytes(), []byte(`"g":{"took":"1.5s"}`)) {
+		t.Errorf("durations without their unit: %s", buf.Bytes())
 	}
 	buf.Reset()
 	log.Debug("d")

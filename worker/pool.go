@@ -229,11 +229,19 @@ func (p *Pool) supervise() {
 	}
 }
 
-// reap waits for a worker's end and makes room for its successor.
+// reap waits for a worker's end and makes room for its successor. An end
+// the pool asked for is no news: a kill is logged where it was decided, and
+// a worker that stopped cleanly when the pool closed is summed up by Close.
+// Any other end (a crash while idle, a non-zero exit when asked to stop) is
+// a warning, with how it ended.
 func (p *Pool) reap(w *proc) {
 	defer p.done.Done()
 	<-w.exited
-	if !w.killed.Load() {
+	switch {
+	case w.killed.Load():
+	case w.retiring.Load() && w.waitErr == nil:
+		p.log.Debug("a sandbox worker stopped", "pid", w.pid)
+	default:
 		p.log.Warn("a sandbox worker exited", "pid", w.pid, "err", w.describeExit(errors.New("exited")).Error())
 	}
 	p.mu.Lock()
@@ -488,16 +496,27 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	p.mu.Unlock()
 	p.stopOnce.Do(func() { close(p.stop) })
+	start := time.Now()
 	var wg sync.WaitGroup
+	var killed atomic.Int32
 	for _, w := range procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.retire(ctx)
+			if !w.retire(ctx) {
+				killed.Add(1)
+			}
 		}()
 	}
 	wg.Wait()
 	p.done.Wait()
+	// an orderly stop, which every scale-down makes: INFO, once
+	if n := killed.Load(); n > 0 {
+		p.log.Warn("sandbox workers stopped; some did not stop in time and were killed",
+			"workers", len(procs), "killed", n, "took", time.Since(start).String())
+	} else {
+		p.log.Info("sandbox workers stopped", "workers", len(procs), "took", time.Since(start).String())
+	}
 	if p.ownCache != "" {
 		_ = os.RemoveAll(p.ownCache)
 	}

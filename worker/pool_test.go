@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 )
 
 // The test binary is its own worker: started with Verb, it serves the
@@ -369,5 +371,70 @@ func waitIdle(t testing.TB, p *Pool, n int) {
 			t.Fatalf("%d workers ready, want %d", p.idle.len(), n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Closing the pool is an orderly stop, which every scale-down makes: one
+// INFO line, with how long it took in a unit, and no warning; a worker that
+// dies while idle, which no one asked for, is still a warning.
+func TestOrderlyCloseIsInfo(t *testing.T) {
+	logs := &servicetest.Logs{}
+	p := newPool(t, func(o *Options) {
+		o.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	waitIdle(t, p, 2)
+	if got := describe(run(t, p, `1 + 1`, `null`, generous)); got != "ok 2" {
+		t.Fatalf("run: %s", got)
+	}
+	waitIdle(t, p, 2)
+	victim := 0
+	for pid := range pids(p) {
+		victim = pid
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); len(logs.Lines("a sandbox worker exited")) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning for a worker killed from outside:\n%s", logs)
+		}
+	}
+	if l := logs.Lines("a sandbox worker exited"); len(l) != 1 || l[0]["level"] != "WARN" || !strings.Contains(l[0]["err"].(string), "signal: killed") {
+		t.Fatalf("a worker killed from outside: %v", l)
+	}
+	// its successor started and ready (p.all holds ready workers)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		live := pids(p)
+		if _, ok := live[victim]; !ok && len(live) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no successor: %v", live)
+		}
+	}
+	before := len(logs.Lines(""))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	closing := logs.Lines("")[before:]
+	var stopped []map[string]any
+	for _, l := range closing {
+		if l["level"] != "DEBUG" && l["level"] != "INFO" {
+			t.Errorf("an orderly stop logs %v: %v", l["level"], l)
+		}
+		if l["msg"] == "sandbox workers stopped" {
+			stopped = append(stopped, l)
+		}
+	}
+	if len(stopped) != 1 || stopped[0]["level"] != "INFO" || stopped[0]["workers"] != float64(2) {
+		t.Fatalf("the stop's lines: %v", closing)
+	}
+	if took, ok := stopped[0]["took"].(string); !ok {
+		t.Errorf("took %v: want a duration with its unit", stopped[0]["took"])
+	} else if _, err := time.ParseDuration(took); err != nil {
+		t.Errorf("took %q: %v", took, err)
 	}
 }

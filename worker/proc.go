@@ -33,9 +33,10 @@ type proc struct {
 	errDone  chan struct{}    // closed when its standard error is drained
 	tail     tailBuffer       // the last lines of its standard error
 
-	killed atomic.Bool
-	wbuf   []byte
-	nextID uint64
+	killed   atomic.Bool
+	retiring atomic.Bool // the pool asked it to stop (Close)
+	wbuf     []byte
+	nextID   uint64
 }
 
 // spawn starts a worker, sends its hello and waits for its ready frame.
@@ -182,14 +183,17 @@ func (p *proc) kill() {
 }
 
 // retire ends an idle worker: closing its channel makes it exit; a worker
-// that does not is killed at ctx's end.
-func (p *proc) retire(ctx context.Context) {
+// that does not is killed at ctx's end, and retire reports false.
+func (p *proc) retire(ctx context.Context) (stopped bool) {
+	p.retiring.Store(true)
 	_ = p.conn.Close()
 	select {
 	case <-p.exited:
+		return true
 	case <-ctx.Done():
 		p.kill()
 		<-p.exited
+		return false
 	}
 }
 

@@ -31,7 +31,7 @@ func Main() int { return mainWith(nil) }
 // mainWith is Main; tests pass afterLockdown to probe the locked-down
 // worker from inside.
 func mainWith(afterLockdown func(*slog.Logger)) int {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	log := jsonLogger(os.Stderr, slog.LevelInfo)
 	// Non-blocking before os.NewFile, so that reads wait in Go's network
 	// poller rather than in a thread blocked in read, whose return needs a
 	// hand-off to a processor (RATIONALE.md, "A worker's run path").
@@ -63,6 +63,21 @@ func mainWith(afterLockdown func(*slog.Logger)) int {
 	}
 }
 
+// jsonLogger is a worker's logger: JSON lines, which the server relays
+// through its own logger, with each duration as its string ("1.5s"), as the
+// server writes them: slog's JSON writes nanoseconds without a unit.
+func jsonLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{
+		Level: level,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				a.Value = slog.StringValue(a.Value.Duration().String())
+			}
+			return a
+		},
+	}))
+}
+
 type exitCode int
 
 func (e exitCode) Error() string {
@@ -78,7 +93,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afte
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(strings.ToUpper(h.LogLevel)))
-	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level}))
+	log := jsonLogger(logOut, level)
 
 	engine, prot, startErr := start(ctx, h, log)
 	rd := ready{Pid: os.Getpid(), Protections: prot}
