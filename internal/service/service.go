@@ -84,7 +84,7 @@ type Service struct {
 	ready   atomic.Bool
 
 	// storeName names the store in readiness and its log lines: STORE_URL,
-	// or "" for an Options.Store. storeState is the last store check's
+	// or an Options.Store's String ("" without one). storeState is the last store check's
 	// failure kind ("" while it answers), so that a failure is logged when
 	// it starts or changes, not at every probe.
 	storeName  string
@@ -402,15 +402,19 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 			}
 		}()
 	}
+	checked := make(chan struct{})
 	if s.Store != nil {
 		// a store that cannot be read does not stop the server (it may be
 		// a moment's; scripts by value need none), but is said at once,
 		// not at the first probe
 		go func() {
+			defer close(checked)
 			cctx, cancel := context.WithTimeout(ctx, handler.ReadyTimeout)
 			defer cancel()
 			_ = s.checkStore(cctx)
 		}()
+	} else {
+		close(checked)
 	}
 	served := make(chan error, 1)
 	go func() { served <- s.Server.Serve(ln) }()
@@ -428,6 +432,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		s.log.Warn("drain did not finish in time", "err", serr)
 		_ = s.Server.Close()
 	}
+	<-checked // ended with ctx: the store is not closed under it
 	s.Close(sctx)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
