@@ -13,24 +13,35 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 )
 
+// conformanceUsage is the conformance verb's synopsis.
+const conformanceUsage = `usage: sandbox-cloudrun conformance --url URL [flags]
+
+Runs the backend conformance kit (ADR 0144 D5) against a running service,
+through the service's HTTP client: a line per case, then a summary.
+
+exit status:
+  0  every case that ran passed, and at least one ran
+  1  a case failed (every case still runs), or the service could not be reached
+  2  a usage error`
+
 // conformanceCmd runs the backend conformance kit (ADR 0144 D5) against a
 // running service through the HTTP client: the same cases the engine passes
 // in-process, so a deployment proves the composition it actually serves. It
 // prints one line per case and a summary, and fails when a case fails or
 // when no case ran.
 func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("conformance", stderr)
+	fs := newFlagSet("conformance", conformanceUsage)
 	url := fs.String("url", "", "base URL of the service, e.g. https://sandbox-xyz.a.run.app")
 	token := fs.String("id-token-env", "", "name of an environment variable holding a Google ID token for the service (sent as a Bearer token)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long; the cases not yet run fail")
 	grace := fs.Duration("backend-grace", 10*time.Second, "how long past a run's wall clock the service may take to answer (cold start, queueing) before the run counts as not stopped")
 	verbose := fs.Bool("v", false, "also print what each case logged")
-	if err := fs.Parse(args); err != nil {
-		return exitError{2, err}
+	positional, err := fs.parse(args, stdout, stderr)
+	if err != nil {
+		return err
 	}
-	if *url == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return exitError{2, fmt.Errorf("conformance: --url is required")}
+	if *url == "" || len(positional) != 0 {
+		return fs.usageError(stderr, "conformance: --url is required, and nothing else")
 	}
 	if *grace <= 0 {
 		return exitError{2, fmt.Errorf("conformance: --backend-grace must be positive")}
