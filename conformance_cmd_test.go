@@ -224,7 +224,7 @@ func exposesFetch() *fakeService {
 }
 
 var (
-	declaresRE = regexp.MustCompile(`^conformance: http://127\.0\.0\.1:\d+ \(spi 1\.0\.0, fake 1\) declares ` +
+	declaresRE = regexp.MustCompile(`^conformance: http://127\.0\.0\.1:\d+ \(spi 1\.0\.0, .+\) declares ` +
 		`language=javascript network=none wallClock=hard memory=true cpu=true freshPerRun=true$`)
 	caseRE    = regexp.MustCompile(`^(PASS|FAIL|SKIP) ([a-z_]+)(?: \([^)]*\))?(?:: (.*))?$`)
 	summaryRE = regexp.MustCompile(`^conformance: (PASS|FAIL)\b.*\((\d+) passed, (\d+) failed, (\d+) skipped\)$`)

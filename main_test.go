@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
@@ -92,6 +93,20 @@ func TestEndToEnd(t *testing.T) {
 	// One line per evaluation, without the input or the value.
 	if !strings.Contains(s.Logs.String(), ref) || strings.Contains(s.Logs.String(), `"n":21`) {
 		t.Errorf("log line: %s", s.Logs.String())
+	}
+	// A header block over MAX_HEADER_BYTES is a problem document too, though
+	// net/http refuses it before any handler runs.
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/healthz", nil)
+	req.Header.Set("X-Padding", strings.Repeat("p", 40<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if p, err := api.DecodeProblem(b); err != nil || resp.StatusCode != 431 || resp.Header.Get("Content-Type") != "application/problem+json" ||
+		p.Type != api.ProblemHeaderTooLarge.URI() || p.Limit != "maxHeaderBytes" || p.LimitValue != 32<<10 {
+		t.Errorf("40 KiB of headers: %d %q %s (%v)", resp.StatusCode, resp.Header.Get("Content-Type"), b, err)
 	}
 
 	t.Run("conformance through the client", func(t *testing.T) {

@@ -68,6 +68,7 @@ type Limits struct {
 	MaxOutputBytes     int64         // maxOutputBytes
 	MaxScriptBytes     int64         // maxScriptBytes
 	MaxRequestBytes    int64         // maxRequestBytes
+	MaxHeaderBytes     int64         // maxHeaderBytes
 	MaxConcurrent      int64         // maxConcurrent
 	RequestTimeout     time.Duration // requestTimeoutMs
 	Raw                []byte
@@ -118,7 +119,8 @@ func AppendInfo(dst []byte, in Info) []byte {
 		{"defaultWallClockMs", l.DefaultWallClock.Milliseconds()}, {"maxWallClockMs", l.MaxWallClock.Milliseconds()},
 		{"defaultMemoryBytes", l.DefaultMemoryBytes}, {"maxMemoryBytes", l.MaxMemoryBytes},
 		{"maxInputBytes", l.MaxInputBytes}, {"maxOutputBytes", l.MaxOutputBytes}, {"maxScriptBytes", l.MaxScriptBytes},
-		{"maxRequestBytes", l.MaxRequestBytes}, {"maxConcurrent", l.MaxConcurrent}, {"requestTimeoutMs", l.RequestTimeout.Milliseconds()},
+		{"maxRequestBytes", l.MaxRequestBytes}, {"maxHeaderBytes", l.MaxHeaderBytes},
+		{"maxConcurrent", l.MaxConcurrent}, {"requestTimeoutMs", l.RequestTimeout.Milliseconds()},
 	} {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -195,6 +197,7 @@ func DecodeInfo(body []byte) (Info, error) {
 		lim.MaxOutputBytes, _ = l.Count("maxOutputBytes", false)
 		lim.MaxScriptBytes, _ = l.Count("maxScriptBytes", false)
 		lim.MaxRequestBytes, _ = l.Count("maxRequestBytes", false)
+		lim.MaxHeaderBytes, _ = l.Count("maxHeaderBytes", false)
 		lim.MaxConcurrent, _ = l.Count("maxConcurrent", false)
 		lim.RequestTimeout = ms("requestTimeoutMs")
 		l.Skip()

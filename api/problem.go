@@ -15,6 +15,7 @@ type ProblemType string
 const (
 	ProblemUnsupportedMediaType ProblemType = "unsupported-media-type"
 	ProblemRequestTooLarge      ProblemType = "request-too-large"
+	ProblemHeaderTooLarge       ProblemType = "header-too-large"
 	ProblemInputTooLarge        ProblemType = "input-too-large"
 	ProblemScriptTooLarge       ProblemType = "script-too-large"
 	ProblemMalformedJSON        ProblemType = "malformed-json"
@@ -74,6 +75,7 @@ func problemTypes() []struct {
 	}{
 		{ProblemUnsupportedMediaType, "Unsupported media type"},
 		{ProblemRequestTooLarge, "Request body too large"},
+		{ProblemHeaderTooLarge, "Request header fields too large"},
 		{ProblemInputTooLarge, "Input too large"},
 		{ProblemScriptTooLarge, "Script too large"},
 		{ProblemMalformedJSON, "Malformed JSON"},

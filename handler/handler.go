@@ -200,6 +200,7 @@ func (c *Config) withDefaults() error {
 	positive("MaxOutputBytes", l.MaxOutputBytes)
 	positive("MaxScriptBytes", l.MaxScriptBytes)
 	positive("MaxRequestBytes", l.MaxRequestBytes)
+	positive("MaxHeaderBytes", l.MaxHeaderBytes)
 	positive("MaxConcurrent", l.MaxConcurrent)
 	if l.RequestTimeout <= 0 {
 		bad("Limits.RequestTimeout must be positive, got %v", l.RequestTimeout)

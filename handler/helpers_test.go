@@ -77,6 +77,7 @@ var testLimits = api.Limits{
 	MaxOutputBytes:     64 << 10,
 	MaxScriptBytes:     64 << 10,
 	MaxRequestBytes:    4 << 20,
+	MaxHeaderBytes:     32 << 10,
 	MaxConcurrent:      1,
 	RequestTimeout:     time.Minute,
 }

@@ -331,7 +331,9 @@ func checkCase(t *testing.T, tc badCase, method string, r response) {
 
 // Requests that are wrong at the HTTP level, sent on a raw connection.
 // net/http answers some of them itself, before the service's handler: those
-// answers are plain text, not problem documents, and never 5xx.
+// answers are plain text, not problem documents, and never 5xx; but for a
+// header block over the cap, whose 431 the service's listener turns into a
+// problem document.
 func TestBadHTTP(t *testing.T) {
 	t.Parallel()
 	c := startChild(t, startOpts{env: []string{"STORE_URL=none"}})
@@ -372,10 +374,13 @@ func TestBadHTTP(t *testing.T) {
 			t.Fatalf("got %s, want net/http's 400", r)
 		}
 	})
-	t.Run("headers over 1 MiB (net/http)", func(t *testing.T) {
-		r := raw(t, head+"X-Big: "+strings.Repeat("a", 1<<20+4096)+"\r\nContent-Length: 2\r\n\r\n{}", false)
-		if r.status != http.StatusRequestHeaderFieldsTooLarge {
-			t.Fatalf("got %s, want net/http's 431", r)
+	t.Run("headers over MAX_HEADER_BYTES (net/http, answered as a problem)", func(t *testing.T) {
+		for _, n := range []int{40 << 10, 1<<20 + 4096} {
+			r := raw(t, head+"X-Big: "+strings.Repeat("a", n)+"\r\nContent-Length: 2\r\n\r\n{}", false)
+			p := wantProblem(t, r, http.StatusRequestHeaderFieldsTooLarge, "header-too-large", false, "maxHeaderBytes of 32768 bytes")
+			if p["limit"] != "maxHeaderBytes" || p["limitValue"] != float64(32768) {
+				t.Fatalf("limit %v=%v; %s", p["limit"], p["limitValue"], r)
+			}
 		}
 	})
 	t.Run("HTTP/1.0 without Host", func(t *testing.T) {

@@ -279,6 +279,8 @@ export interface ServiceLimits {
   readonly maxOutputBytes?: number;
   readonly maxScriptBytes?: number;
   readonly maxRequestBytes?: number;
+  /** The largest request header block; a larger one is a 431 problem (header-too-large). */
+  readonly maxHeaderBytes?: number;
   readonly maxConcurrent?: number;
   readonly requestTimeoutMs?: number;
   readonly [member: string]: unknown;
@@ -308,6 +310,7 @@ const KNOWN_LIMITS = [
   "maxOutputBytes",
   "maxScriptBytes",
   "maxRequestBytes",
+  "maxHeaderBytes",
   "maxConcurrent",
   "requestTimeoutMs",
 ] as const;
