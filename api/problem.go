@@ -14,6 +14,7 @@ type ProblemType string
 // The problem types, each documented in docs/problems.md.
 const (
 	ProblemUnsupportedMediaType ProblemType = "unsupported-media-type"
+	ProblemUnsupportedEncoding  ProblemType = "unsupported-content-encoding"
 	ProblemRequestTooLarge      ProblemType = "request-too-large"
 	ProblemHeaderTooLarge       ProblemType = "header-too-large"
 	ProblemInputTooLarge        ProblemType = "input-too-large"
@@ -74,6 +75,7 @@ func problemTypes() []struct {
 		Title string
 	}{
 		{ProblemUnsupportedMediaType, "Unsupported media type"},
+		{ProblemUnsupportedEncoding, "Unsupported content encoding"},
 		{ProblemRequestTooLarge, "Request body too large"},
 		{ProblemHeaderTooLarge, "Request header fields too large"},
 		{ProblemInputTooLarge, "Input too large"},

@@ -154,7 +154,7 @@ func New(cfg Config) (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		// Cheapest refusals first; none of these reads the body, and the
 		// gate is taken only by a request that passed the others.
-		r.Use(s.capBody, s.requireJSON, s.authenticate, s.admit, s.deadline)
+		r.Use(s.capBody, s.requireJSON, s.requireIdentity, s.authenticate, s.admit, s.deadline)
 		r.Post(routeEvaluations, s.evaluations)
 		r.Post(routeSandbox, s.sandboxEvaluate)
 	})
