@@ -415,10 +415,10 @@ func TestVerbHelpAndUsageErrors(t *testing.T) {
 				}
 			}
 		}
-		for _, args := range [][]string{{verb, "-bogus"}, {verb, "x.js", "--bogus=1"}, {verb, "-timeout"}} {
+		for _, args := range [][]string{{verb, "-bogus"}, {verb, "x.js", "--bogus=1"}, {verb, "-timeout"}, {verb, "x.js", "-memory", "4096"}} {
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), args, nil, &stdout, &stderr)
-			if exitCode(err) != 2 || stdout.Len() != 0 || !strings.Contains(err.Error(), "flag") ||
+			if exitCode(err) != 2 || stdout.Len() != 0 || !strings.Contains(err.Error(), "flag") && !strings.Contains(err.Error(), "-memory must be at least 262144") ||
 				!strings.HasPrefix(stderr.String(), "usage: sandbox-cloudrun "+verb) {
 				t.Errorf("%q: %v (exit %d), stdout %q, stderr %q", args, err, exitCode(err), stdout.String(), stderr.String())
 			}

@@ -63,6 +63,7 @@ type Limits struct {
 	DefaultWallClock   time.Duration // defaultWallClockMs
 	MaxWallClock       time.Duration // maxWallClockMs
 	DefaultMemoryBytes int64         // defaultMemoryBytes
+	MinMemoryBytes     int64         // minMemoryBytes
 	MaxMemoryBytes     int64         // maxMemoryBytes
 	MaxInputBytes      int64         // maxInputBytes
 	MaxOutputBytes     int64         // maxOutputBytes
@@ -117,7 +118,7 @@ func AppendInfo(dst []byte, in Info) []byte {
 		v    int64
 	}{
 		{"defaultWallClockMs", l.DefaultWallClock.Milliseconds()}, {"maxWallClockMs", l.MaxWallClock.Milliseconds()},
-		{"defaultMemoryBytes", l.DefaultMemoryBytes}, {"maxMemoryBytes", l.MaxMemoryBytes},
+		{"defaultMemoryBytes", l.DefaultMemoryBytes}, {"minMemoryBytes", l.MinMemoryBytes}, {"maxMemoryBytes", l.MaxMemoryBytes},
 		{"maxInputBytes", l.MaxInputBytes}, {"maxOutputBytes", l.MaxOutputBytes}, {"maxScriptBytes", l.MaxScriptBytes},
 		{"maxRequestBytes", l.MaxRequestBytes}, {"maxHeaderBytes", l.MaxHeaderBytes},
 		{"maxConcurrent", l.MaxConcurrent}, {"requestTimeoutMs", l.RequestTimeout.Milliseconds()},
@@ -192,6 +193,7 @@ func DecodeInfo(body []byte) (Info, error) {
 		lim.DefaultWallClock = ms("defaultWallClockMs")
 		lim.MaxWallClock = ms("maxWallClockMs")
 		lim.DefaultMemoryBytes, _ = l.Count("defaultMemoryBytes", false)
+		lim.MinMemoryBytes, _ = l.Count("minMemoryBytes", false)
 		lim.MaxMemoryBytes, _ = l.Count("maxMemoryBytes", false)
 		lim.MaxInputBytes, _ = l.Count("maxInputBytes", false)
 		lim.MaxOutputBytes, _ = l.Count("maxOutputBytes", false)

@@ -192,7 +192,11 @@ func (c *Config) withDefaults() error {
 		bad("Limits.DefaultWallClock %v exceeds Limits.MaxWallClock %v", l.DefaultWallClock, l.MaxWallClock)
 	}
 	positive("DefaultMemoryBytes", l.DefaultMemoryBytes)
+	positive("MinMemoryBytes", l.MinMemoryBytes)
 	positive("MaxMemoryBytes", l.MaxMemoryBytes)
+	if l.MinMemoryBytes > l.DefaultMemoryBytes {
+		bad("Limits.MinMemoryBytes %d exceeds Limits.DefaultMemoryBytes %d", l.MinMemoryBytes, l.DefaultMemoryBytes)
+	}
 	if l.DefaultMemoryBytes > l.MaxMemoryBytes {
 		bad("Limits.DefaultMemoryBytes %d exceeds Limits.MaxMemoryBytes %d", l.DefaultMemoryBytes, l.MaxMemoryBytes)
 	}

@@ -86,7 +86,7 @@ type Service struct {
 func (c Config) Limits() api.Limits {
 	return api.Limits{
 		DefaultWallClock: c.DefaultWallClock, MaxWallClock: c.MaxWallClock,
-		DefaultMemoryBytes: c.DefaultMemoryBytes, MaxMemoryBytes: c.MaxMemoryBytes,
+		DefaultMemoryBytes: c.DefaultMemoryBytes, MinMemoryBytes: quickjs.MinMemoryBytes, MaxMemoryBytes: c.MaxMemoryBytes,
 		MaxInputBytes: c.MaxInputBytes, MaxOutputBytes: c.MaxOutputBytes,
 		MaxScriptBytes: c.MaxScriptBytes, MaxRequestBytes: c.MaxRequestBytes, MaxHeaderBytes: int64(c.MaxHeaderBytes),
 		MaxConcurrent: int64(c.MaxConcurrentEvaluations), RequestTimeout: c.RequestTimeout,

@@ -274,6 +274,8 @@ export interface ServiceLimits {
   readonly defaultWallClockMs?: number;
   readonly maxWallClockMs?: number;
   readonly defaultMemoryBytes?: number;
+  /** The least memoryBytes the service takes: below it nothing runs, and the request is refused. */
+  readonly minMemoryBytes?: number;
   readonly maxMemoryBytes?: number;
   readonly maxInputBytes?: number;
   readonly maxOutputBytes?: number;
@@ -305,6 +307,7 @@ const KNOWN_LIMITS = [
   "defaultWallClockMs",
   "maxWallClockMs",
   "defaultMemoryBytes",
+  "minMemoryBytes",
   "maxMemoryBytes",
   "maxInputBytes",
   "maxOutputBytes",
