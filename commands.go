@@ -71,27 +71,46 @@ func compileCacheCmd(ctx context.Context, args []string, stdout io.Writer) error
 	return err
 }
 
+// evalUsage is the eval verb's synopsis, with its exit statuses.
+const evalUsage = `usage: sandbox-cloudrun eval [flags] SCRIPT_FILE|sha256:REF
+
+Evaluates the script once, through the service that serve runs, and prints
+the answer POST /v1/evaluations would send for it. A reference is read from
+STORE_URL. Flags may come before or after the script.
+
+exit status:
+  0  the script's value was printed
+  3  a typed failure was printed (limitExceeded, scriptError, shapeMismatch,
+     scriptMissing, inputTooLarge): the script ran, or was refused, as the
+     service would answer it
+  2  a usage error: a flag or an argument is wrong, or the script or input
+     file cannot be read; nothing ran
+  1  no answer: the script could not be run (the configuration, the store or
+     the engine failed); standard error says why and whether a retry can help`
+
 // evalCmd evaluates one script once, through the service that serve runs
 // (service.New), and prints the answer POST /v1/evaluations would send for
-// it, byte for byte.
+// it, byte for byte. Its exit statuses are evalUsage's.
 func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("eval", stderr)
+	fs := newFlagSet("eval", evalUsage)
 	input := fs.String("input", "null", "the input as JSON text")
 	inputFile := fs.String("input-file", "", "read the input JSON from this file (- for standard input)")
 	wall := fs.Duration("wall-clock", 5*time.Second, "wall-clock limit")
 	mem := fs.Int64("memory", 64<<20, "memory limit in bytes")
 	shape := fs.String("shape", "", "expected output shape hash (sha256:…)")
 	logs := fs.Bool("logs", false, "print the script's console output to standard error")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sandbox-cloudrun eval [flags] SCRIPT_FILE|sha256:REF")
-		fs.PrintDefaults()
+	positional, err := fs.parse(args, stdout, stderr)
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitError{2, err}
+	if len(positional) != 1 {
+		return fs.usageError(stderr, "eval: want exactly one script file or reference, got %d arguments", len(positional))
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError{2, fmt.Errorf("eval: want exactly one script file or reference")}
+	if *wall <= 0 {
+		return fs.usageError(stderr, "eval: -wall-clock must be positive, got %v", *wall)
+	}
+	if *mem < quickjs.MinMemoryBytes {
+		return fs.usageError(stderr, "eval: -memory must be at least %d (the engine's minimum: below it nothing runs), got %d", quickjs.MinMemoryBytes, *mem)
 	}
 	in := []byte(*input)
 	if *inputFile != "" {
@@ -102,7 +121,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			in, err = os.ReadFile(*inputFile)
 		}
 		if err != nil {
-			return fmt.Errorf("eval: input: %w", err)
+			return exitError{2, fmt.Errorf("eval: input: %w", err)}
 		}
 	}
 	if err := jsontext.Validate(in); err != nil {
@@ -115,7 +134,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	if script := fs.Arg(0); strings.HasPrefix(script, "sha256:") {
+	if script := positional[0]; strings.HasPrefix(script, "sha256:") {
 		if ev.ScriptRef, err = contentref.ParseRef(script); err != nil {
 			return exitError{2, fmt.Errorf("eval: %w", err)}
 		}
@@ -125,7 +144,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	} else {
 		src, err := os.ReadFile(script)
 		if err != nil {
-			return fmt.Errorf("eval: %w", err)
+			return exitError{2, fmt.Errorf("eval: %w", err)}
 		}
 		ev.Script, cfg.StoreURL = string(src), "none" // sent by value: no store to open
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,27 +14,42 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 )
 
+// conformanceUsage is the conformance verb's synopsis.
+const conformanceUsage = `usage: sandbox-cloudrun conformance --url URL [flags]
+
+Runs the backend conformance kit (ADR 0144 D5) against a running service,
+through the service's HTTP client: a line per case, then a summary.
+
+exit status:
+  0  every case that ran passed, and at least one ran
+  1  a case failed (every case still runs), or the service could not be reached
+  2  a usage error`
+
 // conformanceCmd runs the backend conformance kit (ADR 0144 D5) against a
 // running service through the HTTP client: the same cases the engine passes
 // in-process, so a deployment proves the composition it actually serves. It
 // prints one line per case and a summary, and fails when a case fails or
 // when no case ran.
 func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("conformance", stderr)
+	fs := newFlagSet("conformance", conformanceUsage)
 	url := fs.String("url", "", "base URL of the service, e.g. https://sandbox-xyz.a.run.app")
 	token := fs.String("id-token-env", "", "name of an environment variable holding a Google ID token for the service (sent as a Bearer token)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long; the cases not yet run fail")
+	caseTimeout := fs.Duration("case-timeout", 2*time.Minute, "stop a case that has not finished after this long, fail it, and run the next (a service that never answers costs each case this, not the whole run)")
 	grace := fs.Duration("backend-grace", 10*time.Second, "how long past a run's wall clock the service may take to answer (cold start, queueing) before the run counts as not stopped")
 	verbose := fs.Bool("v", false, "also print what each case logged")
-	if err := fs.Parse(args); err != nil {
-		return exitError{2, err}
+	positional, err := fs.parse(args, stdout, stderr)
+	if err != nil {
+		return err
 	}
-	if *url == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return exitError{2, fmt.Errorf("conformance: --url is required")}
+	if *url == "" || len(positional) != 0 {
+		return fs.usageError(stderr, "conformance: --url is required, and nothing else")
 	}
 	if *grace <= 0 {
-		return exitError{2, fmt.Errorf("conformance: --backend-grace must be positive")}
+		return fs.usageError(stderr, "conformance: --backend-grace must be positive, got %v", *grace)
+	}
+	if *caseTimeout <= 0 {
+		return fs.usageError(stderr, "conformance: --case-timeout must be positive, got %v", *caseTimeout)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -50,9 +66,9 @@ func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fmt.Errorf("conformance: %w", err)
 	}
 	defer c.Close(context.Background())
-	fmt.Fprintf(stdout, "conformance: %s (spi %s, %s %s) declares %+v\n", *url, c.SPIVersion(), c.Engine().Name, c.Engine().Version, c.Capabilities())
+	fmt.Fprintf(stdout, "conformance: %s (spi %s, %s %s) declares %s\n", *url, c.SPIVersion(), c.Engine().Name, c.Engine().Version, declaration(c.Capabilities()))
 
-	kitOpts := conformance.Options{MaxWallClock: c.Limits().MaxWallClock, BackendGrace: *grace}
+	kitOpts := conformance.Options{MaxWallClock: c.Limits().MaxWallClock, BackendGrace: *grace, CaseTimeout: *caseTimeout}
 	results := conformance.Check(ctx, func(conformance.T) effect.Backend { return c }, kitOpts, func(r conformance.Result) {
 		fmt.Fprintln(stdout, resultLine(r))
 		if *verbose {
@@ -67,6 +83,21 @@ func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return exitError{1, errSilent}
 	}
 	return nil
+}
+
+// declaration is what a backend declares (ADR 0144 D4), as its members
+// are named on the wire: name=value, a value quoted unless it is one word.
+func declaration(c effect.Capabilities) string {
+	word := func(s string) string {
+		if s != "" && strings.IndexFunc(s, func(r rune) bool {
+			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("._-+", r))
+		}) < 0 {
+			return s
+		}
+		return strconv.Quote(oneLine(s, 64))
+	}
+	return fmt.Sprintf("language=%s network=%s wallClock=%s memory=%t cpu=%t freshPerRun=%t",
+		word(c.Language), word(string(c.Network)), word(string(c.WallClock)), c.Memory, c.CPU, c.FreshPerRun)
 }
 
 // resultLine is a case's line: its status, its name and how long it took,

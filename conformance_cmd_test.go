@@ -41,7 +41,10 @@ type act func(run fakeRun) string
 type fakeService struct {
 	acts map[string]act // by fixture script
 	all  act            // when set, answers every evaluation
-	seq  atomic.Int32
+	// status, when set, answers every evaluation with this status and a
+	// problem document
+	status int
+	seq    atomic.Int32
 }
 
 // fakeCapabilities is the declaration every fake makes: the real service's.
@@ -112,6 +115,10 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fakeProblem(w, http.StatusBadRequest, err.Error())
 			return
 		}
+		if f.status != 0 {
+			fakeProblem(w, f.status, "fake: the service failed")
+			return
+		}
 		run := fakeRun{ctx: r.Context(), seq: int(f.seq.Add(1)), script: req.Script, inputJSON: req.InputJSON,
 			wallClock: time.Duration(req.Limits.WallClockMs) * time.Millisecond}
 		answer := f.all
@@ -149,6 +156,21 @@ func fakeProblem(w http.ResponseWriter, status int, detail string) {
 func answers42() *fakeService {
 	f := honestFake()
 	f.all = func(fakeRun) string { return `{"ok":true,"value":42}` }
+	return f
+}
+
+// fails500 answers every evaluation with a 500 problem: a service that is
+// down.
+func fails500() *fakeService {
+	f := honestFake()
+	f.status = http.StatusInternalServerError
+	return f
+}
+
+// neverAnswers accepts every evaluation and never answers it.
+func neverAnswers() *fakeService {
+	f := honestFake()
+	f.all = func(fakeRun) string { return "" }
 	return f
 }
 
@@ -202,6 +224,8 @@ func exposesFetch() *fakeService {
 }
 
 var (
+	declaresRE = regexp.MustCompile(`^conformance: http://127\.0\.0\.1:\d+ \(spi 1\.0\.0, .+\) declares ` +
+		`language=javascript network=none wallClock=hard memory=true cpu=true freshPerRun=true$`)
 	caseRE    = regexp.MustCompile(`^(PASS|FAIL|SKIP) ([a-z_]+)(?: \([^)]*\))?(?:: (.*))?$`)
 	summaryRE = regexp.MustCompile(`^conformance: (PASS|FAIL)\b.*\((\d+) passed, (\d+) failed, (\d+) skipped\)$`)
 )
@@ -226,8 +250,8 @@ func parseVerb(t *testing.T, out string) verbReport {
 	if len(lines) != len(cases)+2 {
 		t.Fatalf("%d lines, want the declaration, %d cases and the summary:\n%s", len(lines), len(cases), out)
 	}
-	if !strings.HasPrefix(lines[0], "conformance: http") || !strings.Contains(lines[0], " declares ") {
-		t.Errorf("first line %q does not say what the service declares", lines[0])
+	if !declaresRE.MatchString(lines[0]) {
+		t.Errorf("first line %q does not say what the service declares, as the wire names it", lines[0])
 	}
 	counts := map[string]int{}
 	for i, c := range cases {
@@ -336,6 +360,54 @@ func TestConformanceVerbFailsLyingServices(t *testing.T) {
 	}
 }
 
+// TestConformanceVerbSaysWhatTheServiceDid: against a service that answers
+// 500 to everything, abort_mid_run says the backend failed, not that the
+// runaway ended on its own; against one that never answers, each case fails
+// once its own bound has passed, and every case is reported.
+func TestConformanceVerbSaysWhatTheServiceDid(t *testing.T) {
+	t.Run("answers 500", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(fails500())
+		t.Cleanup(srv.Close)
+		code, out, _ := runVerb(t, "--url", srv.URL, "--backend-grace", "1s")
+		r := parseVerb(t, out)
+		if code != 1 {
+			t.Errorf("exit status %d, want 1", code)
+		}
+		if why := r.reason["abort_mid_run"]; r.status["abort_mid_run"] != "FAIL" ||
+			!strings.Contains(why, "before it could be aborted: the backend failed: it reported infrastructure") ||
+			!strings.Contains(why, "HTTP 500") || strings.Contains(why, "on its own") {
+			t.Errorf("abort_mid_run: %s %q", r.status["abort_mid_run"], why)
+		}
+	})
+	t.Run("never answers", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(neverAnswers())
+		t.Cleanup(srv.Close)
+		start := time.Now()
+		code, out, _ := runVerb(t, "--url", srv.URL, "--backend-grace", "1m", "--case-timeout", "1s")
+		t.Logf("conformance --case-timeout 1s (never answers), %v:\n%s", time.Since(start).Round(time.Millisecond), out)
+		r := parseVerb(t, out)
+		if code != 1 {
+			t.Errorf("exit status %d, want 1", code)
+		}
+		for _, name := range []string{"echo", "throw", "rich_value", "fresh_per_run", "composition"} {
+			if !strings.HasPrefix(r.reason[name], "the case did not finish within its bound of 1s") {
+				t.Errorf("%s: %s %q", name, r.status[name], r.reason[name])
+			}
+		}
+		// a client that honours its context is all these two ask
+		for _, name := range []string{"abort_before_call", "abort_mid_run"} {
+			if r.status[name] != "PASS" {
+				t.Errorf("%s: %s %q", name, r.status[name], r.reason[name])
+			}
+		}
+		if d := time.Since(start); d > time.Minute {
+			t.Errorf("the run took %v with a bound of 1s a case", d)
+		}
+	})
+}
+
 // TestConformanceVerbBinaryFails42: the built binary, run as an operator
 // runs it, exits non-zero against the server that answers 42 to every POST.
 func TestConformanceVerbBinaryFails42(t *testing.T) {
@@ -362,6 +434,9 @@ func TestConformanceVerbUsage(t *testing.T) {
 	}
 	if code, _, _ := runVerb(t, "--url", "http://127.0.0.1:1", "--backend-grace", "0s"); code != 2 {
 		t.Errorf("--backend-grace 0: exit %d", code)
+	}
+	if code, _, _ := runVerb(t, "--url", "http://127.0.0.1:1", "--case-timeout", "0s"); code != 2 {
+		t.Errorf("--case-timeout 0: exit %d", code)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
@@ -36,10 +37,11 @@ func main() {
 	}
 }
 
-// exitCode is the process's exit status for what run returned: 0 for nil,
-// an exitCoder's own code, else 1.
+// exitCode is the process's exit status for what run returned: 0 for nil
+// (or a verb that printed the usage it was asked for), an exitCoder's own
+// code, else 1.
 func exitCode(err error) int {
-	if err == nil {
+	if err == nil || errors.Is(err, errHelp) {
 		return 0
 	}
 	var ec exitCoder
@@ -74,7 +76,16 @@ commands:
   version                    print the version and the engine's identity
 `
 
+// run runs the verb args name; a verb that printed the usage it was asked
+// for has succeeded.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if err := dispatch(ctx, args, stdin, stdout, stderr); !errors.Is(err, errHelp) {
+		return err
+	}
+	return nil
+}
+
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
@@ -101,8 +112,69 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+// verbFlags are a verb's flags and the first line of its usage.
+type verbFlags struct {
+	*flag.FlagSet
+	synopsis string // "usage: sandbox-cloudrun eval [flags] SCRIPT", and what the verb does
+}
+
+func newFlagSet(name, synopsis string) *verbFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+	fs.SetOutput(io.Discard) // parse reports its errors itself
+	fs.Usage = func() {}
+	return &verbFlags{FlagSet: fs, synopsis: synopsis}
+}
+
+// usage writes the verb's synopsis and its flags to w.
+func (fs *verbFlags) usage(w io.Writer) {
+	fmt.Fprintln(w, fs.synopsis)
+	fmt.Fprintln(w, "\nflags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// shortUsage writes the synopsis's first line and where the rest is, for a
+// usage error, whose own line follows.
+func (fs *verbFlags) shortUsage(w io.Writer) {
+	first, _, _ := strings.Cut(fs.synopsis, "\n")
+	fmt.Fprintf(w, "%s\n(sandbox-cloudrun %s -h prints the flags and the exit statuses)\n", first, fs.Name())
+}
+
+// parse reads args, whose flags may come before, between or after the
+// positional arguments ("--" ends the flags), and returns the positional
+// arguments. -h, -help or --help prints the usage to stdout and returns
+// errHelp, for the verb to return as it is: run ends with status 0. Any
+// other mistake prints the usage to stderr and is a usage error (status 2).
+func (fs *verbFlags) parse(args []string, stdout, stderr io.Writer) ([]string, error) {
+	var positional []string
+	for {
+		err := fs.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			fs.usage(stdout)
+			return nil, errHelp
+		case err != nil:
+			fs.shortUsage(stderr)
+			return nil, exitError{2, fmt.Errorf("%s: %w", fs.Name(), err)}
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		positional, args = append(positional, rest[0]), rest[1:]
+	}
+}
+
+// errHelp ends a verb whose usage was asked for and printed: not a failure.
+var errHelp = errors.New("help printed")
+
+// usageError prints the verb's synopsis to stderr and returns the error as
+// a usage error (status 2).
+func (fs *verbFlags) usageError(stderr io.Writer, format string, args ...any) error {
+	fs.shortUsage(stderr)
+	return exitError{2, fmt.Errorf(format, args...)}
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
@@ -92,6 +93,20 @@ func TestEndToEnd(t *testing.T) {
 	// One line per evaluation, without the input or the value.
 	if !strings.Contains(s.Logs.String(), ref) || strings.Contains(s.Logs.String(), `"n":21`) {
 		t.Errorf("log line: %s", s.Logs.String())
+	}
+	// A header block over MAX_HEADER_BYTES is a problem document too, though
+	// net/http refuses it before any handler runs.
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/healthz", nil)
+	req.Header.Set("X-Padding", strings.Repeat("p", 40<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if p, err := api.DecodeProblem(b); err != nil || resp.StatusCode != 431 || resp.Header.Get("Content-Type") != "application/problem+json" ||
+		p.Type != api.ProblemHeaderTooLarge.URI() || p.Limit != "maxHeaderBytes" || p.LimitValue != 32<<10 {
+		t.Errorf("40 KiB of headers: %d %q %s (%v)", resp.StatusCode, resp.Header.Get("Content-Type"), b, err)
 	}
 
 	t.Run("conformance through the client", func(t *testing.T) {
@@ -274,6 +289,14 @@ func TestEvalCommand(t *testing.T) {
 	if stderr.String() != "hi\n" {
 		t.Fatalf("logs %q", stderr.String())
 	}
+	// Flags may come after the script too.
+	cmd = exec.Command(bin, "eval", script, "-input", "[4]", "-logs")
+	stdout.Reset()
+	stderr.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stdout.String() != `{"ok":true,"value":[16]}`+"\n" || stderr.String() != "hi\n" {
+		t.Fatalf("flags after the script: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
 	_ = os.WriteFile(script, []byte(`throw new TypeError("bad")`), 0o644)
 	cmd = exec.Command(bin, "eval", script)
 	b, err := cmd.Output()
@@ -356,6 +379,78 @@ func TestEvalAnswersAsTheServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A verb's flags may come before, between and after its positional
+// arguments; "--" ends them.
+func TestVerbFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		positional string
+		input      string
+		logs       bool
+	}{
+		{[]string{"s.js"}, "s.js", "null", false},
+		{[]string{"-input", "[1]", "s.js"}, "s.js", "[1]", false},
+		{[]string{"s.js", "-input", "[1]", "-logs"}, "s.js", "[1]", true},
+		{[]string{"-logs", "s.js", "--input=2"}, "s.js", "2", true},
+		{[]string{"a.js", "-logs", "b.js"}, "a.js b.js", "null", true},
+		{[]string{"-input", "3", "--", "-logs", "s.js"}, "-logs s.js", "3", false},
+		{[]string{"-", "-input", "4"}, "-", "4", false},
+	} {
+		fs := newFlagSet("eval", evalUsage)
+		input := fs.String("input", "null", "")
+		logs := fs.Bool("logs", false, "")
+		var stdout, stderr bytes.Buffer
+		got, err := fs.parse(tc.args, &stdout, &stderr)
+		if err != nil || strings.Join(got, " ") != tc.positional || *input != tc.input || *logs != tc.logs {
+			t.Errorf("%q: positional %q, -input %q, -logs %v, err %v; want %q, %q, %v",
+				tc.args, got, *input, *logs, err, tc.positional, tc.input, tc.logs)
+		}
+		if stdout.Len()+stderr.Len() > 0 {
+			t.Errorf("%q printed %q %q", tc.args, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// -h, -help and --help print a verb's usage, with its exit statuses, to
+// standard output and succeed; a wrong flag, anywhere, is a usage error
+// (status 2) that says which flag, after the synopsis on standard error.
+func TestVerbHelpAndUsageErrors(t *testing.T) {
+	for _, verb := range []string{"eval", "conformance"} {
+		for _, help := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"x.js", "--help"}} {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{verb}, help...)
+			err := run(context.Background(), args, nil, &stdout, &stderr)
+			if err != nil || exitCode(err) != 0 || stderr.Len() != 0 {
+				t.Errorf("%q: %v (exit %d), stderr %q", args, err, exitCode(err), stderr.String())
+			}
+			for _, want := range []string{"usage: sandbox-cloudrun " + verb, "\nexit status:\n  0  ", "\n  2  a usage error", "\nflags:\n"} {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("%q: the usage lacks %q:\n%s", args, want, stdout.String())
+				}
+			}
+		}
+		for _, args := range [][]string{{verb, "-bogus"}, {verb, "x.js", "--bogus=1"}, {verb, "-timeout"}, {verb, "x.js", "-memory", "4096"}} {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), args, nil, &stdout, &stderr)
+			if exitCode(err) != 2 || stdout.Len() != 0 || !strings.Contains(err.Error(), "flag") && !strings.Contains(err.Error(), "-memory must be at least 262144") ||
+				!strings.HasPrefix(stderr.String(), "usage: sandbox-cloudrun "+verb) {
+				t.Errorf("%q: %v (exit %d), stdout %q, stderr %q", args, err, exitCode(err), stdout.String(), stderr.String())
+			}
+		}
+	}
+	// the exit statuses of eval are documented where an operator looks
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	for _, line := range []string{"`0` the value", "`3` a typed failure", "`2` a usage error", "`1` no answer"} {
+		if !strings.Contains(text, line) {
+			t.Errorf("README.md does not document eval's exit status %s", line)
+		}
 	}
 }
 

@@ -63,11 +63,13 @@ type Limits struct {
 	DefaultWallClock   time.Duration // defaultWallClockMs
 	MaxWallClock       time.Duration // maxWallClockMs
 	DefaultMemoryBytes int64         // defaultMemoryBytes
+	MinMemoryBytes     int64         // minMemoryBytes
 	MaxMemoryBytes     int64         // maxMemoryBytes
 	MaxInputBytes      int64         // maxInputBytes
 	MaxOutputBytes     int64         // maxOutputBytes
 	MaxScriptBytes     int64         // maxScriptBytes
 	MaxRequestBytes    int64         // maxRequestBytes
+	MaxHeaderBytes     int64         // maxHeaderBytes
 	MaxConcurrent      int64         // maxConcurrent
 	RequestTimeout     time.Duration // requestTimeoutMs
 	Raw                []byte
@@ -116,9 +118,10 @@ func AppendInfo(dst []byte, in Info) []byte {
 		v    int64
 	}{
 		{"defaultWallClockMs", l.DefaultWallClock.Milliseconds()}, {"maxWallClockMs", l.MaxWallClock.Milliseconds()},
-		{"defaultMemoryBytes", l.DefaultMemoryBytes}, {"maxMemoryBytes", l.MaxMemoryBytes},
+		{"defaultMemoryBytes", l.DefaultMemoryBytes}, {"minMemoryBytes", l.MinMemoryBytes}, {"maxMemoryBytes", l.MaxMemoryBytes},
 		{"maxInputBytes", l.MaxInputBytes}, {"maxOutputBytes", l.MaxOutputBytes}, {"maxScriptBytes", l.MaxScriptBytes},
-		{"maxRequestBytes", l.MaxRequestBytes}, {"maxConcurrent", l.MaxConcurrent}, {"requestTimeoutMs", l.RequestTimeout.Milliseconds()},
+		{"maxRequestBytes", l.MaxRequestBytes}, {"maxHeaderBytes", l.MaxHeaderBytes},
+		{"maxConcurrent", l.MaxConcurrent}, {"requestTimeoutMs", l.RequestTimeout.Milliseconds()},
 	} {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -190,11 +193,13 @@ func DecodeInfo(body []byte) (Info, error) {
 		lim.DefaultWallClock = ms("defaultWallClockMs")
 		lim.MaxWallClock = ms("maxWallClockMs")
 		lim.DefaultMemoryBytes, _ = l.Count("defaultMemoryBytes", false)
+		lim.MinMemoryBytes, _ = l.Count("minMemoryBytes", false)
 		lim.MaxMemoryBytes, _ = l.Count("maxMemoryBytes", false)
 		lim.MaxInputBytes, _ = l.Count("maxInputBytes", false)
 		lim.MaxOutputBytes, _ = l.Count("maxOutputBytes", false)
 		lim.MaxScriptBytes, _ = l.Count("maxScriptBytes", false)
 		lim.MaxRequestBytes, _ = l.Count("maxRequestBytes", false)
+		lim.MaxHeaderBytes, _ = l.Count("maxHeaderBytes", false)
 		lim.MaxConcurrent, _ = l.Count("maxConcurrent", false)
 		lim.RequestTimeout = ms("requestTimeoutMs")
 		l.Skip()

@@ -345,7 +345,7 @@ func jsonError(data []byte, err error, what, field string) *RequestError {
 }
 
 // decodeLimits validates the requested limits (the members of "limits")
-// against the maxima and fills in the defaults.
+// against the maxima and the memory minimum, and fills in the defaults.
 func decodeLimits(b map[string][]byte, l Limits) (effect.Limits, *RequestError) {
 	out := effect.Limits{WallClock: l.DefaultWallClock, MemoryBytes: l.DefaultMemoryBytes}
 	if raw, ok := b["wallClockMs"]; ok {
@@ -359,6 +359,12 @@ func decodeLimits(b map[string][]byte, l Limits) (effect.Limits, *RequestError) 
 		n, err := positiveInt("limits.memoryBytes", raw, "maxMemoryBytes", l.MaxMemoryBytes, "bytes")
 		if err != nil {
 			return out, err
+		}
+		if n < l.MinMemoryBytes {
+			// the engine's own state takes more than that: nothing could run
+			const field = "limits.memoryBytes"
+			return out, refuse(ProblemInvalidLimits, fmt.Sprintf("%s of %d is below the server's minMemoryBytes of %d bytes: the engine's own state takes about 150 KiB of any memory limit, so nothing could run",
+				field, n, l.MinMemoryBytes)).withField(field).withLimit("minMemoryBytes", l.MinMemoryBytes)
 		}
 		out.MemoryBytes = n
 	}

@@ -17,7 +17,7 @@ import (
 
 var fuzzLimits = Limits{
 	DefaultWallClock: time.Second, MaxWallClock: 10 * time.Second,
-	DefaultMemoryBytes: 16 << 20, MaxMemoryBytes: 64 << 20,
+	DefaultMemoryBytes: 16 << 20, MinMemoryBytes: 256 << 10, MaxMemoryBytes: 64 << 20,
 	MaxInputBytes: 4 << 10, MaxOutputBytes: 4 << 10, MaxScriptBytes: 4 << 10, MaxRequestBytes: 64 << 10,
 }
 
@@ -47,7 +47,7 @@ func checkRefusal(t *testing.T, err error) {
 
 func checkLimits(t *testing.T, l effect.Limits) {
 	t.Helper()
-	if l.WallClock <= 0 || l.WallClock > fuzzLimits.MaxWallClock || l.MemoryBytes <= 0 || l.MemoryBytes > fuzzLimits.MaxMemoryBytes {
+	if l.WallClock <= 0 || l.WallClock > fuzzLimits.MaxWallClock || l.MemoryBytes < fuzzLimits.MinMemoryBytes || l.MemoryBytes > fuzzLimits.MaxMemoryBytes {
 		t.Fatalf("accepted limits outside the bounds: %+v", l)
 	}
 }
@@ -169,6 +169,10 @@ func TestRequestErrorsSayWhere(t *testing.T) {
 			RequestError{Type: ProblemInvalidLimits, Field: "limits.wallClockMs", Offset: -1, Limit: "maxWallClockMs", LimitValue: 10000}},
 		{"memory not a number", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":"1"}}`,
 			RequestError{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "maxMemoryBytes", LimitValue: 64 << 20}},
+		{"memory under its minimum", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":4096}}`,
+			RequestError{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
+		{"memory one under its minimum", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","limits":{"memoryBytes":262143}}`,
+			RequestError{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
 		{"script over its maximum", DecodeSandboxRequest, `{"script":"` + strings.Repeat("1", 4<<10+1) + `","inputJson":"1"}`,
 			RequestError{Type: ProblemScriptTooLarge, Field: "script", Offset: -1, Limit: "maxScriptBytes", LimitValue: 4 << 10}},
 		{"input over its maximum", DecodeSandboxRequest, `{"script":"1","inputJson":"` + strings.Repeat("1", 4<<10+1) + `"}`,
@@ -193,6 +197,19 @@ func TestRequestErrorsSayWhere(t *testing.T) {
 				t.Errorf("the detail does not say where: %s", re.Detail)
 			}
 		})
+	}
+}
+
+// The memory minimum is a limit a request may ask for; absent limits take
+// the defaults, whatever the minimum.
+func TestMemoryMinimumIsAccepted(t *testing.T) {
+	ev, err := DecodeSandboxRequest([]byte(`{"script":"1","inputJson":"1","limits":{"memoryBytes":262144}}`), fuzzLimits)
+	if err != nil || ev.Limits.MemoryBytes != fuzzLimits.MinMemoryBytes {
+		t.Errorf("at the minimum: %+v, %v", ev.Limits, err)
+	}
+	ev, err = DecodeEvaluationRequest([]byte(`{"scriptRef":"`+seedRef+`"}`), fuzzLimits)
+	if err != nil || ev.Limits.MemoryBytes != fuzzLimits.DefaultMemoryBytes {
+		t.Errorf("absent: %+v, %v", ev.Limits, err)
 	}
 }
 

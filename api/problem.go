@@ -14,7 +14,9 @@ type ProblemType string
 // The problem types, each documented in docs/problems.md.
 const (
 	ProblemUnsupportedMediaType ProblemType = "unsupported-media-type"
+	ProblemUnsupportedEncoding  ProblemType = "unsupported-content-encoding"
 	ProblemRequestTooLarge      ProblemType = "request-too-large"
+	ProblemHeaderTooLarge       ProblemType = "header-too-large"
 	ProblemInputTooLarge        ProblemType = "input-too-large"
 	ProblemScriptTooLarge       ProblemType = "script-too-large"
 	ProblemMalformedJSON        ProblemType = "malformed-json"
@@ -73,7 +75,9 @@ func problemTypes() []struct {
 		Title string
 	}{
 		{ProblemUnsupportedMediaType, "Unsupported media type"},
+		{ProblemUnsupportedEncoding, "Unsupported content encoding"},
 		{ProblemRequestTooLarge, "Request body too large"},
+		{ProblemHeaderTooLarge, "Request header fields too large"},
 		{ProblemInputTooLarge, "Input too large"},
 		{ProblemScriptTooLarge, "Script too large"},
 		{ProblemMalformedJSON, "Malformed JSON"},

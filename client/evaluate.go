@@ -45,8 +45,8 @@ func checkLimits(l effect.Limits) error {
 // under both defaults. The wall clock is sent in whole milliseconds, rounded
 // up. A negative member is the caller's error: Evaluate sends nothing and
 // returns an error that wraps ErrInvalidLimits. Limits above the service's
-// maxima are the service's to refuse: an infrastructure outcome that carries
-// its detail.
+// maxima, or a memory limit below its minimum, are the service's to refuse:
+// an infrastructure outcome that carries its detail.
 //
 // Cancelling ctx cancels the HTTP request, which ends the run on the
 // service, and Evaluate returns ctx's error. Everything else that goes wrong

@@ -156,7 +156,7 @@ func New(cfg Config) (http.Handler, error) {
 	r.Group(func(r chi.Router) {
 		// Cheapest refusals first; none of these reads the body, and the
 		// gate is taken only by a request that passed the others.
-		r.Use(s.capBody, s.requireJSON, s.authenticate, s.admit, s.deadline)
+		r.Use(s.capBody, s.requireJSON, s.requireIdentity, s.authenticate, s.admit, s.deadline)
 		r.Post(routeEvaluations, s.evaluations)
 		r.Post(routeSandbox, s.sandboxEvaluate)
 	})
@@ -194,7 +194,11 @@ func (c *Config) withDefaults() error {
 		bad("Limits.DefaultWallClock %v exceeds Limits.MaxWallClock %v", l.DefaultWallClock, l.MaxWallClock)
 	}
 	positive("DefaultMemoryBytes", l.DefaultMemoryBytes)
+	positive("MinMemoryBytes", l.MinMemoryBytes)
 	positive("MaxMemoryBytes", l.MaxMemoryBytes)
+	if l.MinMemoryBytes > l.DefaultMemoryBytes {
+		bad("Limits.MinMemoryBytes %d exceeds Limits.DefaultMemoryBytes %d", l.MinMemoryBytes, l.DefaultMemoryBytes)
+	}
 	if l.DefaultMemoryBytes > l.MaxMemoryBytes {
 		bad("Limits.DefaultMemoryBytes %d exceeds Limits.MaxMemoryBytes %d", l.DefaultMemoryBytes, l.MaxMemoryBytes)
 	}
@@ -202,6 +206,7 @@ func (c *Config) withDefaults() error {
 	positive("MaxOutputBytes", l.MaxOutputBytes)
 	positive("MaxScriptBytes", l.MaxScriptBytes)
 	positive("MaxRequestBytes", l.MaxRequestBytes)
+	positive("MaxHeaderBytes", l.MaxHeaderBytes)
 	positive("MaxConcurrent", l.MaxConcurrent)
 	if l.RequestTimeout <= 0 {
 		bad("Limits.RequestTimeout must be positive, got %v", l.RequestTimeout)

@@ -72,11 +72,13 @@ var testLimits = api.Limits{
 	DefaultWallClock:   5 * time.Second,
 	MaxWallClock:       30 * time.Second,
 	DefaultMemoryBytes: 32 << 20,
+	MinMemoryBytes:     256 << 10,
 	MaxMemoryBytes:     64 << 20,
 	MaxInputBytes:      2 << 20,
 	MaxOutputBytes:     64 << 10,
 	MaxScriptBytes:     64 << 10,
 	MaxRequestBytes:    4 << 20,
+	MaxHeaderBytes:     32 << 10,
 	MaxConcurrent:      1,
 	RequestTimeout:     time.Minute,
 }

@@ -301,6 +301,31 @@ func (s *server) requireJSON(next http.Handler) http.Handler {
 	})
 }
 
+// requireIdentity refuses a body sent with a content coding (gzip, br, …),
+// which the decoders would read as its compressed bytes. The service does
+// not decompress: its bodies are JSON of at most MaxRequestBytes that a
+// client can send as they are, and decoding would let a few KiB on the wire
+// cost the server's one processor MaxRequestBytes of work. RFC 9110's 415,
+// with Accept-Encoding naming the one coding accepted.
+func (s *server) requireIdentity(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, v := range r.Header.Values("Content-Encoding") {
+			for c := range strings.SplitSeq(v, ",") {
+				if c = strings.TrimSpace(c); c == "" || strings.EqualFold(c, "identity") {
+					continue
+				}
+				p := newProblem(api.ProblemUnsupportedEncoding, http.StatusUnsupportedMediaType,
+					"the body must be sent uncompressed: Content-Encoding "+quoteField(v)+
+						" is not accepted; send the JSON as it is, with no Content-Encoding (or identity)")
+				p.acceptEncoding = "identity"
+				writeProblem(w, r, p)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // authenticate runs the Auth hook, when there is one.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -23,9 +23,10 @@ type problem struct {
 	offset     int64  // byte offset in the body (or in inputJson), -1 when unknown
 	line, col  int
 
-	retryAfter string // Retry-After header
-	allow      string // Allow header
-	cause      error  // logged, never sent
+	retryAfter     string // Retry-After header
+	allow          string // Allow header
+	acceptEncoding string // Accept-Encoding header
+	cause          error  // logged, never sent
 }
 
 func newProblem(slug api.ProblemType, status int, detail string) *problem {
@@ -81,6 +82,9 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p *problem) {
 	}
 	if p.allow != "" {
 		h.Set("Allow", p.allow)
+	}
+	if p.acceptEncoding != "" {
+		h.Set("Accept-Encoding", p.acceptEncoding)
 	}
 	if p.status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", "Bearer")

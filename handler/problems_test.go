@@ -1,6 +1,8 @@
 package handler_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"net/http"
 	"strings"
@@ -22,6 +24,7 @@ func TestRequestProblems(t *testing.T) {
 		slug              string
 		detail            []string
 		members           ext
+		headers           map[string]string // of the answer
 	}{
 		// 415
 		{name: "no content type", route: "/v1/evaluations", body: `{}`, header: map[string]string{"Content-Type": ""},
@@ -30,6 +33,13 @@ func TestRequestProblems(t *testing.T) {
 			status: 415, slug: "unsupported-media-type", detail: []string{`"text/plain"`}},
 		{name: "not UTF-8", route: "/v1/evaluations", body: `{}`, header: map[string]string{"Content-Type": "application/json; charset=latin1"},
 			status: 415, slug: "unsupported-media-type"},
+		{name: "gzip", route: "/v1/sandbox/evaluate", body: gzipped(`{"script":"1","inputJson":"1"}`), header: map[string]string{"Content-Encoding": "gzip"},
+			status: 415, slug: "unsupported-content-encoding", detail: []string{`Content-Encoding "gzip" is not accepted`, "no Content-Encoding (or identity)"},
+			headers: map[string]string{"Accept-Encoding": "identity"}},
+		{name: "gzip after identity", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `"}`, header: map[string]string{"Content-Encoding": "identity, gzip"},
+			status: 415, slug: "unsupported-content-encoding", detail: []string{`"identity, gzip"`}, headers: map[string]string{"Accept-Encoding": "identity"}},
+		{name: "br", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `"}`, header: map[string]string{"Content-Encoding": "br"},
+			status: 415, slug: "unsupported-content-encoding", detail: []string{`"br"`}},
 		// 400 malformed JSON, with where
 		{name: "syntax error", route: "/v1/evaluations", body: "{\n  \"scriptRef\": \n}", status: 400, slug: "malformed-json",
 			detail: []string{"byte offset 18", "line 3, column 1"}, members: ext{"offset": 18.0, "line": 3.0, "column": 1.0}},
@@ -76,6 +86,11 @@ func TestRequestProblems(t *testing.T) {
 			detail: []string{"maxWallClockMs of 30000"}, members: ext{"limit": "maxWallClockMs", "limitValue": 30000.0, "field": "limits.wallClockMs"}},
 		{name: "memory above the maximum", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"1","limits":{"memoryBytes":67108865}}`, status: 400, slug: "invalid-limits",
 			detail: []string{"maxMemoryBytes of 67108864"}, members: ext{"limit": "maxMemoryBytes", "limitValue": 67108864.0}},
+		{name: "memory below the minimum", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","input":{"a":1},"limits":{"memoryBytes":4096}}`, status: 400, slug: "invalid-limits",
+			detail:  []string{"limits.memoryBytes of 4096 is below the server's minMemoryBytes of 262144 bytes", "nothing could run"},
+			members: ext{"limit": "minMemoryBytes", "limitValue": 262144.0, "field": "limits.memoryBytes"}},
+		{name: "memory one below the minimum", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"1","limits":{"memoryBytes":262143}}`, status: 400, slug: "invalid-limits",
+			members: ext{"limit": "minMemoryBytes", "limitValue": 262144.0}},
 		{name: "huge limit", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"memoryBytes":99999999999999999999999}}`, status: 400, slug: "invalid-limits",
 			detail: []string{"maxMemoryBytes"}},
 		{name: "zero", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":0}}`, status: 400, slug: "invalid-limits", detail: []string{"positive integer", "zero"}},
@@ -108,8 +123,29 @@ func TestRequestProblems(t *testing.T) {
 					t.Errorf("member %s = %#v, want %#v; problem %s", k, p[k], want, r.body)
 				}
 			}
+			for k, want := range tc.headers {
+				if got := r.header.Get(k); got != want {
+					t.Errorf("header %s: %q, want %q", k, got, want)
+				}
+			}
 		})
 	}
+}
+
+// A body sent as it is, with Content-Encoding identity, is read as any
+// other.
+func TestIdentityEncodingIsAccepted(t *testing.T) {
+	v := newEnv(t)
+	r := v.mustDo(http.MethodPost, "/v1/sandbox/evaluate", `{"script":"input + 1","inputJson":"1"}`, map[string]string{"Content-Encoding": "identity"})
+	wantBody(t, r, 200, `{"ok":true,"value":2}`)
+}
+
+func gzipped(s string) string {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, _ = zw.Write([]byte(s))
+	_ = zw.Close()
+	return b.String()
 }
 
 // A chunked body (no Content-Length) over the cap fails while it is read,

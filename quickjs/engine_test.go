@@ -589,10 +589,31 @@ func TestHardKillChild(t *testing.T) {
 }
 
 func TestLimitsValidated(t *testing.T) {
-	for _, l := range []effect.Limits{{WallClock: 0, MemoryBytes: 1 << 20}, {WallClock: time.Second, MemoryBytes: 0}, {WallClock: -1, MemoryBytes: -1}} {
+	for _, l := range []effect.Limits{{WallClock: 0, MemoryBytes: 1 << 20}, {WallClock: time.Second, MemoryBytes: 0}, {WallClock: -1, MemoryBytes: -1},
+		{WallClock: time.Second, MemoryBytes: 4096}, {WallClock: time.Second, MemoryBytes: quickjs.MinMemoryBytes - 1}} {
 		out := eval(t, shared(), "1", "1", l)
 		if out.Kind != effect.KindInfrastructure || !strings.Contains(out.Message, "invalid limits") {
 			t.Errorf("limits %+v: %s", l, describe(out))
+		}
+	}
+}
+
+// At MinMemoryBytes a small script runs on a small input: the example
+// scripts on their inputs, as README.md shows them. An engine whose own
+// state grew past the floor fails here.
+func TestMinMemoryRunsASmallScript(t *testing.T) {
+	l := effect.Limits{WallClock: 10 * time.Second, MemoryBytes: quickjs.MinMemoryBytes}
+	for script, input := range map[string]string{"echo": "issues", "issues-to-list": "issues", "order-totals": "orders"} {
+		src, err := os.ReadFile("../examples/scripts/" + script + ".js")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := os.ReadFile("../examples/inputs/" + input + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := eval(t, shared(), string(src), string(in), l); !out.OK {
+			t.Errorf("%s on %s under %d bytes: %s", script, input, l.MemoryBytes, describe(out))
 		}
 	}
 }

@@ -11,6 +11,15 @@ import (
 	"github.com/tetratelabs/wazero"
 )
 
+// MinMemoryBytes is the least memory limit a run may ask for. The limit
+// counts everything QuickJS allocates, and the runtime, the context and the
+// console that every run starts with take about 150 KiB of it before the
+// script or its input get a byte: below that nothing runs at all, and the
+// run would end as a memory limit, or as inputTooLarge for an input of a few
+// bytes, which says nothing true about the input. At this floor a small
+// script runs on a small input (TestMinMemoryRunsASmallScript).
+const MinMemoryBytes = 256 << 10
+
 // Defaults for the engine's constructor options.
 const (
 	DefaultMaxMemoryBytes = 256 << 20
@@ -194,6 +203,15 @@ func CheckCompilationCache(dir string) error {
 		return fmt.Errorf("%q cannot be used: %w", dir, err)
 	}
 	return c.Close(context.Background())
+}
+
+// CheckMemoryLimit refuses a memory limit, a default one included, below
+// MinMemoryBytes; see CheckMaxMemoryBytes.
+func CheckMemoryLimit(n int64) error {
+	if n < MinMemoryBytes {
+		return fmt.Errorf("must be at least %d (the engine's minMemoryBytes: below it nothing runs), got %d", MinMemoryBytes, n)
+	}
+	return nil
 }
 
 // CheckPoolSize: see CheckMaxMemoryBytes.

@@ -119,7 +119,8 @@ func TestBadRequests(t *testing.T) {
 		{name: "unparseable content type", route: routeEvaluations, body: smallEval, header: map[string]string{"Content-Type": "application/json; charset"}, status: 415, slug: "unsupported-media-type"},
 		{name: "json suffix type", route: routeSandbox, body: small, header: map[string]string{"Content-Type": "application/merge-patch+json"}, status: 415, slug: "unsupported-media-type"},
 		{name: "content type in upper case is JSON", route: routeSandbox, body: small, header: map[string]string{"Content-Type": "APPLICATION/JSON; charset=\"UTF-8\""}, ok: `{"ok":true,"value":1}`},
-		{name: "gzip content encoding is not decoded", route: routeSandbox, body: gz.Bytes(), header: map[string]string{"Content-Encoding": "gzip"}, status: 400, slug: "malformed-json", detail: []string{"UTF-8"}},
+		{name: "gzip content encoding is refused, not decoded", route: routeSandbox, body: gz.Bytes(), header: map[string]string{"Content-Encoding": "gzip"},
+			status: 415, slug: "unsupported-content-encoding", detail: []string{`Content-Encoding "gzip" is not accepted`, "identity"}},
 
 		// ---- the request cap, declared and chunked, on both routes
 		{name: "sandbox body at maxRequestBytes", route: routeSandbox, body: pad(small, reqCap), ok: `{"ok":true,"value":1}`},
@@ -236,6 +237,9 @@ func TestBadRequests(t *testing.T) {
 		{name: "memory at the maximum", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","limits":{"memoryBytes":%d}}`, echo, lim.MaxMemoryBytes), ok: `{"ok":true,"value":null}`},
 		{name: "memory one over the maximum", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","limits":{"memoryBytes":%d}}`, echo, lim.MaxMemoryBytes+1),
 			status: 400, slug: "invalid-limits", detail: []string{fmt.Sprintf("maxMemoryBytes of %d", lim.MaxMemoryBytes)}, limit: "maxMemoryBytes", limitValue: lim.MaxMemoryBytes, field: "limits.memoryBytes"},
+		{name: "memory at the minimum", route: routeSandbox, body: fmt.Sprintf(`{"script":"input","inputJson":"{\"a\":1}","limits":{"memoryBytes":%d}}`, lim.MinMemoryBytes), ok: `{"ok":true,"value":{"a":1}}`},
+		{name: "memory one under the minimum", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","input":{"a":1},"limits":{"memoryBytes":%d}}`, echo, lim.MinMemoryBytes-1),
+			status: 400, slug: "invalid-limits", detail: []string{fmt.Sprintf("below the server's minMemoryBytes of %d", lim.MinMemoryBytes)}, limit: "minMemoryBytes", limitValue: lim.MinMemoryBytes, field: "limits.memoryBytes"},
 		{name: "limit 1e400", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"wallClockMs":1e400}}`,
 			status: 400, slug: "invalid-limits", detail: []string{"not an integer written in digits", "maxWallClockMs of 30000"}, limit: "maxWallClockMs", limitValue: lim.MaxWallClock.Milliseconds()},
 		{name: "limit beyond int64 and float64 precision", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","limits":{"memoryBytes":` + strings.Repeat("9", 400) + `}}`,
@@ -331,7 +335,9 @@ func checkCase(t *testing.T, tc badCase, method string, r response) {
 
 // Requests that are wrong at the HTTP level, sent on a raw connection.
 // net/http answers some of them itself, before the service's handler: those
-// answers are plain text, not problem documents, and never 5xx.
+// answers are plain text, not problem documents, and never 5xx; but for a
+// header block over the cap, whose 431 the service's listener turns into a
+// problem document.
 func TestBadHTTP(t *testing.T) {
 	t.Parallel()
 	c := startChild(t, startOpts{env: []string{"STORE_URL=none"}})
@@ -372,10 +378,13 @@ func TestBadHTTP(t *testing.T) {
 			t.Fatalf("got %s, want net/http's 400", r)
 		}
 	})
-	t.Run("headers over 1 MiB (net/http)", func(t *testing.T) {
-		r := raw(t, head+"X-Big: "+strings.Repeat("a", 1<<20+4096)+"\r\nContent-Length: 2\r\n\r\n{}", false)
-		if r.status != http.StatusRequestHeaderFieldsTooLarge {
-			t.Fatalf("got %s, want net/http's 431", r)
+	t.Run("headers over MAX_HEADER_BYTES (net/http, answered as a problem)", func(t *testing.T) {
+		for _, n := range []int{40 << 10, 1<<20 + 4096} {
+			r := raw(t, head+"X-Big: "+strings.Repeat("a", n)+"\r\nContent-Length: 2\r\n\r\n{}", false)
+			p := wantProblem(t, r, http.StatusRequestHeaderFieldsTooLarge, "header-too-large", false, "maxHeaderBytes of 32768 bytes")
+			if p["limit"] != "maxHeaderBytes" || p["limitValue"] != float64(32768) {
+				t.Fatalf("limit %v=%v; %s", p["limit"], p["limitValue"], r)
+			}
 		}
 	})
 	t.Run("HTTP/1.0 without Host", func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
 // The soak's configuration of the service (beyond the defaults): a small CPU
@@ -126,12 +127,10 @@ func soakCases(t testing.TB, refs map[string]string) []soakCase {
 	failure := func(f string) (int, string) { return 200, `{"ok":false,"failure":` + f + `}` }
 	ref := func(name string) string { return refs[name] }
 	big := `"` + strings.Repeat("z", soakMaxIO) + `"`
-	// an input the engine cannot parse within 64 KiB of memory
-	var arr []string
-	for range 500 {
-		arr = append(arr, `\"`+strings.Repeat("x", 100)+`\"`)
-	}
-	engineTooBig := "[" + strings.Join(arr, ",") + "]"
+	// an input within MAX_INPUT_BYTES that the engine cannot parse within
+	// the least memory a request may ask (quickjs.MinMemoryBytes): 60 KB of
+	// empty objects are over a MiB parsed
+	engineTooBig := "[" + strings.Repeat("{},", 20000) + "{}]"
 
 	return []soakCase{
 		// /v1/evaluations: every outcome kind
@@ -233,7 +232,7 @@ func soakCases(t testing.TB, refs map[string]string) []soakCase {
 			want: func(int) (int, string) { return 200, `{"ok":false,"kind":"limit","limit":"memory"}` }},
 		{name: "SPI inputTooLarge (the engine's memory)", weight: 2, route: routeSandbox,
 			body: func(int) string {
-				return `{"script":"input.length","inputJson":"` + engineTooBig + `","limits":{"memoryBytes":65536}}`
+				return `{"script":"input.length","inputJson":"` + engineTooBig + `","limits":{"memoryBytes":` + strconv.Itoa(quickjs.MinMemoryBytes) + `}}`
 			},
 			want: func(int) (int, string) { return 200, `{"ok":false,"kind":"inputTooLarge"}` }},
 		{name: "SPI script-not-found", weight: 1, route: routeSandbox,

@@ -312,8 +312,8 @@ func TestStuckRunsUnderFloods(t *testing.T) {
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-				return fmt.Errorf("900 KiB of headers: %s, want 431", resp.Status)
+			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get("Content-Type") != "application/problem+json" {
+				return fmt.Errorf("900 KiB of headers: %s %q, want a 431 problem", resp.Status, resp.Header.Get("Content-Type"))
 			}
 			return nil
 		},

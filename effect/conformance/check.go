@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -42,9 +43,12 @@ type Result struct {
 //
 // Each case runs on a goroutine of its own, so that a failure that ends a
 // case (Fatalf, or a panic, which is the case's failure) ends only that
-// case, and the next one still runs. When ctx ends, the running case is given
-// Options.StopWithin to return before it is reported as failed, and the cases
-// after it fail without running.
+// case, and the next one still runs. Each case is bounded by
+// Options.CaseTimeout: when it passes, the case's context ends, the case is
+// given Options.StopWithin to return, and it fails saying so; the next case
+// runs. When ctx ends, the running case is given Options.StopWithin to
+// return before it is reported as failed, and the cases after it fail
+// without running.
 func Check(ctx context.Context, factory func(t T) effect.Backend, opts Options, report func(Result)) []Result {
 	results := make([]Result, 0, len(cases))
 	for _, c := range cases {
@@ -65,10 +69,16 @@ func Check(ctx context.Context, factory func(t T) effect.Backend, opts Options, 
 	return results
 }
 
-// checkCase runs one case on a goroutine of its own.
+// errCaseTimeout is the cause of a case's context when its bound passes.
+var errCaseTimeout = errors.New("the case's bound passed")
+
+// checkCase runs one case on a goroutine of its own, within its bound.
 func checkCase(ctx context.Context, c kitCase, factory func(t T) effect.Backend, opts Options) Result {
 	t := &caseT{}
 	start := time.Now()
+	bound, stopWithin := opts.withDefaults().CaseTimeout, opts.withDefaults().StopWithin
+	caseCtx, cancel := context.WithTimeoutCause(ctx, bound, errCaseTimeout)
+	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -81,15 +91,23 @@ func checkCase(ctx context.Context, c kitCase, factory func(t T) effect.Backend,
 				t.Logf("%s", debug.Stack())
 			}
 		}()
-		Case{c}.Run(ctx, t, factory(t), opts)
+		Case{c}.Run(caseCtx, t, factory(t), opts)
 	}()
 	select {
 	case <-done:
-	case <-ctx.Done():
+	case <-caseCtx.Done():
+		timedOut := ctx.Err() == nil
+		if timedOut {
+			t.failFirst(fmt.Sprintf("the case did not finish within its bound of %v (the backend may not be answering); it was stopped", bound))
+		}
 		select {
 		case <-done:
-		case <-time.After(opts.withDefaults().StopWithin):
-			t.Errorf("the case did not return within %v of the end of the run (%v)", opts.withDefaults().StopWithin, context.Cause(ctx))
+		case <-time.After(stopWithin):
+			if timedOut {
+				t.Errorf("the case did not return within %v of being stopped", stopWithin)
+			} else {
+				t.Errorf("the case did not return within %v of the end of the run (%v)", stopWithin, context.Cause(ctx))
+			}
 		}
 	}
 	return t.result(c.name, time.Since(start))
@@ -119,6 +137,14 @@ func (t *caseT) Errorf(format string, args ...any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.failures = append(t.failures, fmt.Sprintf(format, args...))
+}
+
+// failFirst records a failure that the case's other failures follow: why
+// the case was stopped, which explains them.
+func (t *caseT) failFirst(msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failures = append([]string{msg}, t.failures...)
 }
 
 func (t *caseT) Fatalf(format string, args ...any) {

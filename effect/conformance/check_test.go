@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
@@ -77,6 +78,45 @@ func TestCheckAfterTheContextEnds(t *testing.T) {
 	}
 	if n := calls.Load(); n != 1 {
 		t.Errorf("%d backends made", n)
+	}
+}
+
+// TestCheckBoundsEachCase: a backend that never answers fails the first
+// case once its bound has passed, saying so, and every other case still
+// runs and is reported.
+func TestCheckBoundsEachCase(t *testing.T) {
+	fx := JavaScriptFixtures()
+	opts := fastOptions()
+	opts.BackendGrace = time.Hour // the effect would wait for the backend far longer than the bound
+	opts.CaseTimeout = 2 * time.Second
+	var reported []Result
+	start := time.Now()
+	results := Check(t.Context(), func(T) effect.Backend {
+		f := goodFake(bestCaps)
+		f.acts[fx.Echo] = func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+			<-ctx.Done() // never answers; returns once told to stop
+			return effect.Outcome{}, ctx.Err()
+		}
+		return f
+	}, opts, func(r Result) { reported = append(reported, r) })
+	if len(results) != len(cases) || len(reported) != len(cases) {
+		t.Fatalf("%d results, %d reported, for %d cases", len(results), len(reported), len(cases))
+	}
+	first := results[0]
+	if first.Case != "echo" || first.Status != Fail ||
+		!strings.HasPrefix(first.Reason, "the case did not finish within its bound of 2s (the backend may not be answering); it was stopped") {
+		t.Errorf("echo: %s %q", first.Status, first.Reason)
+	}
+	if first.Elapsed > opts.CaseTimeout+opts.StopWithin {
+		t.Errorf("echo took %v, over its bound of %v and the %v it may take to stop", first.Elapsed, opts.CaseTimeout, opts.StopWithin)
+	}
+	for _, r := range results[1:] {
+		if r.Status != Pass {
+			t.Errorf("%s: %s: %s", r.Case, r.Status, text(r))
+		}
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the run took %v", d)
 	}
 }
 

@@ -66,6 +66,13 @@ type Options struct {
 	// service's maximum, say). Abort-mid-run asks for it, so that only the
 	// cancellation can stop the runaway. Zero selects an hour.
 	MaxWallClock time.Duration
+	// CaseTimeout bounds each case under Check: a case still running when
+	// it passes is stopped (its context ends), fails saying so, and the
+	// next case runs, so that a backend that never answers costs each case
+	// this long, not the whole run. Zero selects 2 minutes, which a case
+	// needs only when its backend is failing. Case.Run leaves the bound to
+	// its caller (go test has its own timeout).
+	CaseTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -80,6 +87,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxWallClock == 0 {
 		o.MaxWallClock = time.Hour
+	}
+	if o.CaseTimeout == 0 {
+		o.CaseTimeout = 2 * time.Minute
 	}
 	return o
 }
@@ -306,7 +316,7 @@ func caseRichValue(t T, e *env) {
 	case err != nil:
 		t.Errorf("rich value, backend directly: %v", err)
 	case !o.OK:
-		t.Errorf("rich value, backend directly: outcome %+v, want ok", shortOutcome(o))
+		t.Errorf("rich value, backend directly: outcome %s, want ok", describe(o))
 	default:
 		assertSameJSON(t, "rich value from the backend", o.Value, e.fx.RichExpected)
 	}
@@ -392,6 +402,13 @@ func caseFreshPerRun(t T, e *env) {
 	}
 }
 
+// caseAbortBeforeCall: an already-cancelled context yields the
+// cancellation, not a channel. The effect answers so without calling the
+// backend, whatever the backend does; so the case also calls the backend
+// itself, as rich_value does, with a context that is already cancelled: it
+// must return the cancellation, and at once. An outcome means it ran the
+// script, or answered, for a caller that had already left; a call that does
+// not return means it ignores its context.
 func caseAbortBeforeCall(t T, e *env) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancel()
@@ -402,13 +419,65 @@ func caseAbortBeforeCall(t T, e *env) {
 	})
 	var f *effect.Failure
 	if errors.As(err, &f) || !errors.Is(err, context.Canceled) {
-		t.Fatalf("abort before the call: got %v, want the cancellation", err)
+		t.Errorf("abort before the call: the effect returned %v, want the cancellation", errText(err))
 	}
 	select {
 	case <-e.watched.calls:
-		t.Errorf("abort before the call: the backend was called")
+		t.Errorf("abort before the call: the effect called the backend")
 	default:
 	}
+
+	done := make(chan backendReturn, 1)
+	go func() {
+		done <- callBackend(ctx, e.raw, effect.Request{Script: e.fx.Echo, InputJSON: `"x"`, Limits: defaultLimits})
+	}()
+	select {
+	case r := <-done:
+		switch {
+		case r.panicked != "":
+			t.Errorf("abort before the call: the backend, called with a context already cancelled, panicked: %s", r.panicked)
+		case r.err == nil:
+			t.Errorf("abort before the call: the backend, called with a context already cancelled, answered an outcome (%s) instead of returning the cancellation", describe(r.outcome))
+		case !errors.Is(r.err, context.Canceled):
+			t.Errorf("abort before the call: the backend, called with a context already cancelled, returned %v, want the cancellation (context.Canceled)", r.err)
+		}
+	case <-time.After(e.opts.StopWithin):
+		t.Errorf("abort before the call: the backend, called with a context already cancelled, did not return within %v: it ignores its context", e.opts.StopWithin)
+	}
+}
+
+// backendReturn is what a backend's call returned.
+type backendReturn struct {
+	outcome  effect.Outcome
+	err      error
+	panicked string // the panic's value, when the call panicked
+}
+
+// callBackend calls b and returns what it returned, a panic included, so
+// that a call on a goroutine of its own cannot end the program.
+func callBackend(ctx context.Context, b effect.Backend, req effect.Request) (r backendReturn) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = backendReturn{panicked: oneLine(fmt.Sprint(p))}
+		}
+	}()
+	r.outcome, r.err = b.Evaluate(ctx, req)
+	return r
+}
+
+// what says what a call that returned did, in the SPI's words.
+func (r backendReturn) what() string {
+	switch {
+	case r.panicked != "":
+		return "the backend panicked: " + r.panicked
+	case r.err != nil:
+		return "the backend failed: it returned the error " + oneLine(r.err.Error())
+	case r.outcome.Kind == effect.KindInfrastructure:
+		return "the backend failed: it reported " + describe(r.outcome)
+	case r.outcome.Kind == effect.KindLimit:
+		return "the runaway ended on its own: the backend reported " + describe(r.outcome)
+	}
+	return "the backend reported " + describe(r.outcome)
 }
 
 // caseAbortMidRun cancels a runaway once the backend has it, and requires
@@ -438,7 +507,7 @@ func caseAbortMidRun(t T, e *env) {
 	time.Sleep(abortDelay)
 	select {
 	case <-call.returned:
-		t.Fatalf("abort mid-run: the runaway ended on its own within %v, before it could be aborted", abortDelay)
+		t.Fatalf("abort mid-run: the backend's call returned within %v, before it could be aborted: %s", abortDelay, call.result.what())
 	default:
 	}
 	cancel()
@@ -553,14 +622,31 @@ func show(p *string) string {
 	return fmt.Sprintf("%q", *p)
 }
 
-func shortOutcome(o effect.Outcome) effect.Outcome {
-	if len(o.Message) > 200 {
-		o.Message = o.Message[:200] + "…"
+// describe says what an outcome is, in ADR 0144 D2's words, its texts
+// clipped to one short line.
+func describe(o effect.Outcome) string {
+	switch {
+	case o.OK:
+		return "ok, value " + oneLine(string(o.Value))
+	case o.Kind == effect.KindLimit:
+		return fmt.Sprintf("limit %q", o.Limit)
+	case o.Kind == effect.KindThrew:
+		return fmt.Sprintf("threw, name %s, message %q", show(o.Name), oneLine(o.Message))
+	case o.Kind == effect.KindInputTooLarge:
+		return "inputTooLarge"
+	case o.Kind == effect.KindInfrastructure:
+		return fmt.Sprintf("infrastructure, message %q", oneLine(o.Message))
 	}
-	if len(o.Value) > 200 {
-		o.Value = append(o.Value[:200:200], "…"...)
+	return fmt.Sprintf("of unknown kind %q", oneLine(string(o.Kind)))
+}
+
+// oneLine folds s onto one line of at most 200 bytes.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
 	}
-	return o
+	return s
 }
 
 // watchedBackend lets the kit see when the effect has called the backend and
@@ -570,17 +656,30 @@ type watchedBackend struct {
 	calls chan *watchedCall
 }
 
-type watchedCall struct{ returned chan struct{} }
+// watchedCall is one call: returned is closed when it returns, after
+// result is set.
+type watchedCall struct {
+	returned chan struct{}
+	result   backendReturn
+}
 
 func (w *watchedBackend) Capabilities() effect.Capabilities { return w.inner.Capabilities() }
 
-func (w *watchedBackend) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+func (w *watchedBackend) Evaluate(ctx context.Context, req effect.Request) (o effect.Outcome, err error) {
 	c := &watchedCall{returned: make(chan struct{})}
 	select {
 	case w.calls <- c:
-	default: // only abort_mid_run reads the calls; the others need not block
+	default: // only the abort cases read the calls; the others need not block
 	}
-	defer close(c.returned)
+	defer func() {
+		if p := recover(); p != nil {
+			c.result = backendReturn{panicked: oneLine(fmt.Sprint(p))}
+			close(c.returned)
+			panic(p) // the effect's to report
+		}
+		c.result = backendReturn{outcome: o, err: err}
+		close(c.returned)
+	}()
 	return w.inner.Evaluate(ctx, req)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -26,11 +27,17 @@ type behaviour func(ctx context.Context, req effect.Request) (effect.Outcome, er
 type fake struct {
 	caps effect.Capabilities
 	acts map[string]behaviour
+	// answersCancelled: a call whose context is already cancelled is acted
+	// out anyway, instead of returning the cancellation at once
+	answersCancelled bool
 }
 
 func (f *fake) Capabilities() effect.Capabilities { return f.caps }
 
 func (f *fake) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+	if err := ctx.Err(); err != nil && !f.answersCancelled {
+		return effect.Outcome{}, err
+	}
 	if act, ok := f.acts[req.Script]; ok {
 		return act(ctx, req)
 	}
@@ -213,6 +220,51 @@ func TestKitFailsBadBackends(t *testing.T) {
 				}
 			}
 		}, "backend's own call did not return"},
+		{"answers the runaway at once with infrastructure", "abort_mid_run", func(f *fake) {
+			f.acts[fx.RunawayLoop] = func(context.Context, effect.Request) (effect.Outcome, error) {
+				return effect.Infrastructure("HTTP 500: the service failed"), nil
+			}
+		}, `before it could be aborted: the backend failed: it reported infrastructure, message "HTTP 500: the service failed"`},
+		{"fails the runaway at once with an error", "abort_mid_run", func(f *fake) {
+			f.acts[fx.RunawayLoop] = func(context.Context, effect.Request) (effect.Outcome, error) {
+				return effect.Outcome{}, errors.New("connection refused")
+			}
+		}, "the backend failed: it returned the error connection refused"},
+		{"stops the runaway on its own at once", "abort_mid_run", func(f *fake) {
+			f.acts[fx.RunawayLoop] = func(context.Context, effect.Request) (effect.Outcome, error) {
+				return effect.LimitHit(effect.LimitCPU), nil
+			}
+		}, `the runaway ended on its own: the backend reported limit "cpu"`},
+		{"answers a call whose context is already cancelled", "abort_before_call", func(f *fake) {
+			f.answersCancelled = true
+		}, `called with a context already cancelled, answered an outcome (ok, value "x")`},
+		{"ignores a context that is already cancelled", "abort_before_call", func(f *fake) {
+			f.answersCancelled = true
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			f.acts[fx.Echo] = func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+				select {
+				case <-time.After(req.Limits.WallClock):
+				case <-release: // only so that the test leaves nothing behind
+				}
+				return effect.OK([]byte(req.InputJSON)), nil
+			}
+		}, "did not return within 1s: it ignores its context"},
+		{"returns another error for a context already cancelled", "abort_before_call", func(f *fake) {
+			f.answersCancelled = true
+			f.acts[fx.Echo] = func(context.Context, effect.Request) (effect.Outcome, error) {
+				return effect.Outcome{}, errors.New("no connection")
+			}
+		}, "returned no connection, want the cancellation"},
+		{"panics on a context already cancelled", "abort_before_call", func(f *fake) {
+			f.answersCancelled = true
+			f.acts[fx.Echo] = func(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+				if ctx.Err() != nil {
+					panic("cancelled?")
+				}
+				return effect.OK([]byte(req.InputJSON)), nil
+			}
+		}, "panicked: cancelled?"},
 		{"claims memory but lets the bomb run", "allocation_bomb", func(f *fake) {
 			f.acts[fx.AllocationBomb] = value("null")
 		}, "want a limitExceeded failure"},

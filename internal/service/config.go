@@ -318,6 +318,9 @@ func (c Config) limitProblems() problems {
 func (c Config) engineProblems() problems {
 	var p problems
 	p.named("MAX_MEMORY_BYTES", quickjs.CheckMaxMemoryBytes(c.MaxMemoryBytes))
+	if c.DefaultMemoryBytes > 0 { // else limitProblems says it must be positive
+		p.named("DEFAULT_MEMORY_BYTES", quickjs.CheckMemoryLimit(c.DefaultMemoryBytes))
+	}
 	p.named("POOL_SIZE", quickjs.CheckPoolSize(c.PoolSize))
 	p.named("HARD_KILL_GRACE", quickjs.CheckHardKillGrace(c.HardKillGrace))
 	p.named("MAX_CONCURRENT_EVALUATIONS", worker.CheckConcurrent(c.MaxConcurrentEvaluations))

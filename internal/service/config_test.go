@@ -334,3 +334,18 @@ func TestLookalikes(t *testing.T) {
 		t.Errorf("the warning: %s", s)
 	}
 }
+
+// A default memory limit below the engine's minimum is a start-up problem:
+// every request that takes the default would fail.
+func TestDefaultMemoryBelowTheEngineMinimum(t *testing.T) {
+	t.Setenv("STORE_URL", "none")
+	t.Setenv("DEFAULT_MEMORY_BYTES", "4096")
+	_, err := LoadConfig()
+	if err == nil || !strings.Contains(err.Error(), "DEFAULT_MEMORY_BYTES must be at least 262144") {
+		t.Errorf("DEFAULT_MEMORY_BYTES=4096: %v", err)
+	}
+	t.Setenv("DEFAULT_MEMORY_BYTES", "262144")
+	if _, err := LoadConfig(); err != nil {
+		t.Errorf("DEFAULT_MEMORY_BYTES at the minimum: %v", err)
+	}
+}

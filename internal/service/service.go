@@ -97,9 +97,9 @@ type Service struct {
 func (c Config) Limits() api.Limits {
 	return api.Limits{
 		DefaultWallClock: c.DefaultWallClock, MaxWallClock: c.MaxWallClock,
-		DefaultMemoryBytes: c.DefaultMemoryBytes, MaxMemoryBytes: c.MaxMemoryBytes,
+		DefaultMemoryBytes: c.DefaultMemoryBytes, MinMemoryBytes: quickjs.MinMemoryBytes, MaxMemoryBytes: c.MaxMemoryBytes,
 		MaxInputBytes: c.MaxInputBytes, MaxOutputBytes: c.MaxOutputBytes,
-		MaxScriptBytes: c.MaxScriptBytes, MaxRequestBytes: c.MaxRequestBytes,
+		MaxScriptBytes: c.MaxScriptBytes, MaxRequestBytes: c.MaxRequestBytes, MaxHeaderBytes: int64(c.MaxHeaderBytes),
 		MaxConcurrent: int64(c.MaxConcurrentEvaluations), RequestTimeout: c.RequestTimeout,
 	}
 }
@@ -417,6 +417,9 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		close(checked)
 	}
 	served := make(chan error, 1)
+	// net/http refuses a header block over MaxHeaderBytes itself; the
+	// listener makes its answer the service's problem document.
+	ln = handler.HeaderLimitListener(ln, s.Server.MaxHeaderBytes)
 	go func() { served <- s.Server.Serve(ln) }()
 
 	var err error

@@ -274,11 +274,15 @@ export interface ServiceLimits {
   readonly defaultWallClockMs?: number;
   readonly maxWallClockMs?: number;
   readonly defaultMemoryBytes?: number;
+  /** The least memoryBytes the service takes: below it nothing runs, and the request is refused. */
+  readonly minMemoryBytes?: number;
   readonly maxMemoryBytes?: number;
   readonly maxInputBytes?: number;
   readonly maxOutputBytes?: number;
   readonly maxScriptBytes?: number;
   readonly maxRequestBytes?: number;
+  /** The largest request header block; a larger one is a 431 problem (header-too-large). */
+  readonly maxHeaderBytes?: number;
   readonly maxConcurrent?: number;
   readonly requestTimeoutMs?: number;
   readonly [member: string]: unknown;
@@ -303,11 +307,13 @@ const KNOWN_LIMITS = [
   "defaultWallClockMs",
   "maxWallClockMs",
   "defaultMemoryBytes",
+  "minMemoryBytes",
   "maxMemoryBytes",
   "maxInputBytes",
   "maxOutputBytes",
   "maxScriptBytes",
   "maxRequestBytes",
+  "maxHeaderBytes",
   "maxConcurrent",
   "requestTimeoutMs",
 ] as const;
