@@ -85,18 +85,25 @@ func instantiateHost(ctx context.Context, r wazero.Runtime, pollFn api.GoModuleF
 
 var monotonicBase = time.Now()
 
-// clockTimeGet serves Date.now (realtime) and the monotonic clock.
-func clockTimeGet(_ context.Context, mod api.Module, stack []uint64) {
+// clockTimeGet serves Date.now (realtime) and the monotonic clock to a
+// run. Outside a run (sb_init, the set-up an image is taken of) both clocks
+// read 0: QuickJS seeds Math.random from the time as it creates a context,
+// and a set-up that read no clock leaves no time in the image, on the stack
+// or in the heap, so that every set-up makes the same bytes. sb_run reseeds
+// Math.random from the host for each run.
+func clockTimeGet(ctx context.Context, mod api.Module, stack []uint64) {
 	id, out := uint32(stack[0]), uint32(stack[2])
+	_, inRun := ctx.Value(runStateKey{}).(*runState)
 	var ns uint64
-	switch id {
-	case 0: // realtime
-		ns = uint64(time.Now().UnixNano())
-	case 1: // monotonic
-		ns = uint64(time.Since(monotonicBase).Nanoseconds())
-	default:
+	switch {
+	case id != 0 && id != 1:
 		stack[0] = errnoInval
 		return
+	case !inRun:
+	case id == 0: // realtime
+		ns = uint64(time.Now().UnixNano())
+	default: // monotonic
+		ns = uint64(time.Since(monotonicBase).Nanoseconds())
 	}
 	if !mod.Memory().WriteUint64Le(out, ns) {
 		stack[0] = errnoFault
