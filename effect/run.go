@@ -338,21 +338,40 @@ func (e *Effect) fetch(ctx context.Context, ref contentref.Ref, callerDeadline t
 	return script, nil
 }
 
-// storeFailure tells why the store did not deliver a script: the one place
-// that reads a store's errors.
-func (e *Effect) storeFailure(ctx context.Context, ref contentref.Ref, err error) *NotRunError {
-	untyped := func(retryable bool) error { return newUntyped(ErrScriptFetch, ref.String(), err, retryable) }
+// StoreReason classifies an error of a script store, of a Get or of its
+// own check: the one place that reads a store's errors (the contentref
+// sentinels). An error that matches none is StoreFailed.
+func StoreReason(err error) NotRunReason {
 	switch {
 	case errors.Is(err, contentref.ErrPanicked):
-		return notRun(StorePanicked, ref, untyped(false))
+		return StorePanicked
 	case errors.Is(err, contentref.ErrNotFound):
+		return ScriptNotFound
+	case errors.Is(err, contentref.ErrIntegrity):
+		return ScriptIntegrity
+	case errors.Is(err, contentref.ErrTooLarge):
+		return ScriptTooLarge
+	case errors.Is(err, contentref.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return StoreUnavailable
+	case errors.Is(err, contentref.ErrPermission):
+		return StoreRefused
+	}
+	return StoreFailed
+}
+
+// storeFailure tells why the store did not deliver a script, by its
+// StoreReason.
+func (e *Effect) storeFailure(ctx context.Context, ref contentref.Ref, err error) *NotRunError {
+	untyped := func(retryable bool) error { return newUntyped(ErrScriptFetch, ref.String(), err, retryable) }
+	switch reason := StoreReason(err); reason {
+	case ScriptNotFound:
 		// the typed failure, and the reader's error that says why (for a
 		// log line)
 		return notRun(ScriptNotFound, ref, &missingError{&Failure{Channel: ChannelScriptMissing, ScriptRef: ref.String()}, err})
-	case errors.Is(err, contentref.ErrIntegrity):
+	case ScriptIntegrity:
 		e.log.ErrorContext(ctx, "sandbox script store reported an integrity mismatch", "scriptRef", ref.String(), "error", err)
 		return notRun(ScriptIntegrity, ref, untyped(false))
-	case errors.Is(err, contentref.ErrTooLarge):
+	case ScriptTooLarge:
 		nr := notRun(ScriptTooLarge, ref, untyped(false))
 		nr.Size, nr.Limit = -1, e.maxScript
 		var tl *contentref.TooLargeError
@@ -363,12 +382,11 @@ func (e *Effect) storeFailure(ctx context.Context, ref contentref.Ref, err error
 			}
 		}
 		return nr
-	case errors.Is(err, contentref.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+	case StoreUnavailable:
 		return notRun(StoreUnavailable, ref, untyped(true))
-	case errors.Is(err, contentref.ErrPermission):
-		return notRun(StoreRefused, ref, untyped(false))
+	default: // StorePanicked, StoreRefused, StoreFailed
+		return notRun(reason, ref, untyped(false))
 	}
-	return notRun(StoreFailed, ref, untyped(false))
 }
 
 // missingError is the error of a script the store does not have: the typed

@@ -20,7 +20,6 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/auth"
-	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore/gcsstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -327,14 +326,15 @@ func (s *Service) storeReason(err error) string {
 	return what + " cannot be read: " + storeFailure(err)
 }
 
-// storeFailure is the kind of a store check's failure.
+// storeFailure is the kind of a store check's failure, in words, by the
+// effect's classification of a store's errors.
 func storeFailure(err error) string {
-	switch {
-	case errors.Is(err, contentref.ErrNotFound):
+	switch effect.StoreReason(err) {
+	case effect.ScriptNotFound:
 		return "it does not exist"
-	case errors.Is(err, contentref.ErrPermission):
+	case effect.StoreRefused:
 		return "access is denied"
-	case errors.Is(err, contentref.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+	case effect.StoreUnavailable:
 		return "it does not answer"
 	}
 	return "it fails"
@@ -362,7 +362,7 @@ func (s *Service) checkStore(ctx context.Context) error {
 	case state == prev:
 	case err != nil:
 		level := slog.LevelWarn
-		if errors.Is(err, contentref.ErrNotFound) || errors.Is(err, contentref.ErrPermission) {
+		if r := effect.StoreReason(err); r == effect.ScriptNotFound || r == effect.StoreRefused {
 			level = slog.LevelError
 		}
 		s.log.Log(ctx, level, "the script store cannot be read: "+state, "store", s.storeName, "err", err.Error())
