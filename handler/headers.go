@@ -3,9 +3,9 @@ package handler
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
@@ -48,18 +48,19 @@ func (l *headerLimitListener) Accept() (net.Conn, error) {
 	return &headerLimitConn{Conn: c, l: l}, nil
 }
 
-// answer is the full HTTP response that replaces net/http's.
+// answer is the full HTTP response that replaces net/http's: the problem
+// with the headers of every answer of the handler's, and the connection
+// closed, as net/http closes it.
 func (l *headerLimitListener) answer() []byte {
 	l.once.Do(func() {
 		p := headerTooLarge(int64(l.max))
 		body, _ := p.MarshalJSON()
 		body = append(body, '\n')
+		res := &http.Response{StatusCode: p.status, ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{},
+			ContentLength: int64(len(body)), Body: io.NopCloser(bytes.NewReader(body)), Close: true}
+		setBodyHeaders(res.Header, problemType, len(body))
 		var b bytes.Buffer
-		fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", p.status, http.StatusText(p.status))
-		b.WriteString("Content-Type: application/problem+json\r\n")
-		b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
-		b.WriteString("Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n")
-		b.Write(body)
+		_ = res.Write(&b) // to memory: cannot fail
 		l.doc = b.Bytes()
 	})
 	return l.doc

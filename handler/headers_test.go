@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,9 @@ func wantHeaderTooLarge(t *testing.T, status int, h http.Header, body []byte, ma
 	t.Helper()
 	if status != http.StatusRequestHeaderFieldsTooLarge || h.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("got %d %q %q, want a 431 problem", status, h.Get("Content-Type"), body)
+	}
+	if h.Get("Cache-Control") != "no-store" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Content-Length") != strconv.Itoa(len(body)) {
+		t.Errorf("the 431's headers are not those of every answer: %v", h)
 	}
 	p, err := api.DecodeProblem(body)
 	if err != nil {

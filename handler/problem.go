@@ -89,18 +89,26 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p *problem) {
 	if p.status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", "Bearer")
 	}
-	writeBody(w, p.status, "application/problem+json", append(body, '\n'))
+	writeBody(w, p.status, problemType, append(body, '\n'))
 }
+
+// problemType is the media type of a problem document (RFC 9457).
+const problemType = "application/problem+json"
 
 // writeBody sends a complete body with its length.
 func writeBody(w http.ResponseWriter, status int, contentType string, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	setBodyHeaders(w.Header(), contentType, len(body))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// setBodyHeaders sets the headers of every answer with a body: its type
+// and length, never stored by a cache, never sniffed for another type.
+func setBodyHeaders(h http.Header, contentType string, n int) {
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(n))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 // quoteField quotes a member name for a detail, cut to a readable length.
