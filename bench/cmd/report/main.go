@@ -235,13 +235,10 @@ func table(w io.Writer, workloads []string, cells map[string]map[string]*cell) b
 		outcomes := map[string]bool{}
 		for _, e := range engines {
 			c := byEngine[e]
+			row = append(row, timeCell(c, e, med))
 			if c == nil {
-				row = append(row, "–")
 				continue
 			}
-			m, p := quantiles(c.ms)
-			med[e] = m
-			row = append(row, fmt.Sprintf("%s (%s)", ms(m), ms(p)))
 			runs = min(runs, len(c.ms))
 			for o := range c.outcomes {
 				outcomes[o] = true
@@ -278,6 +275,17 @@ func table(w io.Writer, workloads []string, cells map[string]map[string]*cell) b
 	return agree
 }
 
+// timeCell is a table cell of engine e's times: "median (p90)", its median
+// noted in med for the ratios, or "–" when e did not run the workload.
+func timeCell(c *cell, e string, med map[string]float64) string {
+	if c == nil {
+		return "–"
+	}
+	m, p := quantiles(c.ms)
+	med[e] = m
+	return fmt.Sprintf("%s (%s)", ms(m), ms(p))
+}
+
 // splitTable splits this engine's gap to quickjs-emscripten in two: the
 // same sandbox.wasm on wazero against on V8 is the runtime's share, and on
 // V8 against quickjs-emscripten (also on V8) the build's (QuickJS's
@@ -291,14 +299,7 @@ func splitTable(w io.Writer, workloads []string, cells map[string]map[string]*ce
 		med := map[string]float64{}
 		row := []string{wl}
 		for _, e := range []string{enginePool0, engineOnV8, emscripten} {
-			c := cells[wl][e]
-			if c == nil {
-				row = append(row, "–")
-				continue
-			}
-			m, p := quantiles(c.ms)
-			med[e] = m
-			row = append(row, fmt.Sprintf("%s (%s)", ms(m), ms(p)))
+			row = append(row, timeCell(cells[wl][e], e, med))
 		}
 		row = append(row, ratioCells(med, [][2]string{{enginePool0, engineOnV8}, {engineOnV8, emscripten}, {enginePool0, emscripten}})...)
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
