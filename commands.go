@@ -109,8 +109,8 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *wall <= 0 {
 		return fs.usageError(stderr, "eval: -wall-clock must be positive, got %v", *wall)
 	}
-	if *mem < quickjs.MinMemoryBytes {
-		return fs.usageError(stderr, "eval: -memory must be at least %d (the engine's minimum: below it nothing runs), got %d", quickjs.MinMemoryBytes, *mem)
+	if err := quickjs.CheckMemoryLimit(*mem); err != nil {
+		return fs.usageError(stderr, "eval: -memory %v", err)
 	}
 	in := []byte(*input)
 	if *inputFile != "" {

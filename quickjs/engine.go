@@ -457,10 +457,11 @@ func (e *Engine) checkLimits(l effect.Limits) string {
 		return fmt.Sprintf("invalid limits: wall clock %v must be positive", l.WallClock)
 	case l.MemoryBytes <= 0:
 		return fmt.Sprintf("invalid limits: memoryBytes %d must be positive", l.MemoryBytes)
-	case l.MemoryBytes < MinMemoryBytes:
-		return fmt.Sprintf("invalid limits: memoryBytes %d is below the engine minimum of %d", l.MemoryBytes, MinMemoryBytes)
 	case l.MemoryBytes > e.cfg.maxMemory:
 		return fmt.Sprintf("invalid limits: memoryBytes %d exceeds the engine maximum of %d", l.MemoryBytes, e.cfg.maxMemory)
+	}
+	if err := CheckMemoryLimit(l.MemoryBytes); err != nil {
+		return "invalid limits: memoryBytes " + err.Error()
 	}
 	return ""
 }
