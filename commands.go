@@ -16,11 +16,12 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 func versionCmd(stdout io.Writer) error {
 	_, err := fmt.Fprintf(stdout, "sandbox-cloudrun %s\nengine %s %s\nengine wasm sha256 %s\nspi %s\n",
-		version, quickjs.EngineName, quickjs.EngineVersion, quickjs.WasmSHA256(), effect.SPIVersion)
+		version, quickjs.EngineName, quickjs.EngineVersion, quickjs.WasmSHA256(), spi.SPIVersion)
 	return err
 }
 
@@ -127,7 +128,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := jsontext.Validate(in); err != nil {
 		return exitError{2, fmt.Errorf("eval: the input is not valid JSON: %w", err)}
 	}
-	ev := effect.Evaluation{Input: jsontext.Text(in), Limits: effect.Limits{WallClock: *wall, MemoryBytes: *mem},
+	ev := effect.Evaluation{Input: jsontext.Text(in), Limits: spi.Limits{WallClock: *wall, MemoryBytes: *mem},
 		ExpectedOutputShapeHash: *shape, CaptureLogs: *logs}
 
 	cfg, err := service.LoadConfig()

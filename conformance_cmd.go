@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // conformanceUsage is the conformance verb's synopsis.
@@ -69,7 +69,7 @@ func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	fmt.Fprintf(stdout, "conformance: %s (spi %s, %s %s) declares %s\n", *url, c.SPIVersion(), c.Engine().Name, c.Engine().Version, declaration(c.Capabilities()))
 
 	kitOpts := conformance.Options{MaxWallClock: c.Limits().MaxWallClock, BackendGrace: *grace, CaseTimeout: *caseTimeout}
-	results := conformance.Check(ctx, func(conformance.T) effect.Backend { return c }, kitOpts, func(r conformance.Result) {
+	results := conformance.Check(ctx, func(conformance.T) spi.Backend { return c }, kitOpts, func(r conformance.Result) {
 		fmt.Fprintln(stdout, resultLine(r))
 		if *verbose {
 			for _, l := range r.Logs {
@@ -87,7 +87,7 @@ func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // declaration is what a backend declares (ADR 0144 D4), as its members
 // are named on the wire: name=value, a value quoted unless it is one word.
-func declaration(c effect.Capabilities) string {
+func declaration(c spi.Capabilities) string {
 	word := func(s string) string {
 		if s != "" && strings.IndexFunc(s, func(r rune) bool {
 			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("._-+", r))

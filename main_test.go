@@ -21,11 +21,11 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 func mustBinary(t *testing.T) string {
@@ -115,10 +115,10 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close(context.Background())
-		if c.Capabilities().WallClock != effect.WallClockHard {
+		if c.Capabilities().WallClock != spi.WallClockHard {
 			t.Fatalf("the service declares %+v", c.Capabilities())
 		}
-		conformancetest.Run(t, func(*testing.T) effect.Backend { return c }, conformance.Options{MaxWallClock: c.Limits().MaxWallClock, BackendGrace: time.Minute})
+		conformancetest.Run(t, func(*testing.T) spi.Backend { return c }, conformance.Options{MaxWallClock: c.Limits().MaxWallClock, BackendGrace: time.Minute})
 	})
 	t.Run("conformance subcommand", func(t *testing.T) {
 		// the grace of a loaded machine: composition carries 29 MB of JSON
@@ -522,18 +522,21 @@ func TestWorkersLockDownAtAnyMemoryMaximum(t *testing.T) {
 	}
 }
 
-// Dependencies point inward: the SPI that backend authors import (effect),
+// Dependencies point inward: the SPI that backend authors import (spi) is a
+// leaf that knows nothing of this module but its JSON policy; the effect,
 // the Go client, the wire format, the content reference and the JSON policy
 // link no store, no GCS, no gRPC and no engine, so that a program using the
 // client stays small; the stores but GCS's (contentstore: directory, memory,
 // cache) link no GCS and no gRPC either, which only contentstore/gcsstore
-// does.
+// does; and the engine, the worker, the client and the benchmarks speak the
+// SPI, never the effect that decides what an outcome means.
 func TestDependenciesPointInward(t *testing.T) {
 	const mod = "github.com/loom-plugins/sandbox-cloudrun/"
 	gcs := []string{"cloud.google.com/", "google.golang.org/grpc", "google.golang.org/api", mod + "contentstore/gcsstore"}
 	engine := []string{"github.com/tetratelabs/wazero", mod + "handler", mod + "quickjs", mod + "worker"}
 	spi := append(append([]string{mod + "contentstore"}, gcs...), engine...)
 	for pkg, forbidden := range map[string][]string{
+		"./spi":               append([]string{mod + "effect", mod + "api", mod + "client", mod + "contentref", mod + "telemetry"}, spi...),
 		"./effect":            spi,
 		"./client":            spi,
 		"./contentref":        spi,
@@ -552,6 +555,20 @@ func TestDependenciesPointInward(t *testing.T) {
 			for _, f := range forbidden {
 				if strings.HasPrefix(dep, f) {
 					t.Errorf("%s depends on %s", pkg, dep)
+				}
+			}
+		}
+	}
+	for _, pkg := range []string{"./quickjs/...", "./worker/...", "./client/...", "./bench/..."} {
+		out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			for _, imp := range f[1:] {
+				if imp == mod+"effect" {
+					t.Errorf("%s imports %s: an engine, a client or a benchmark speaks the SPI (%s)", f[0], imp, mod+"spi")
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -55,5 +56,45 @@ func TestReadmeSetUp(t *testing.T) {
 		if strings.HasPrefix(l, "SANDBOX_REBUILD_WASM=1 go test") && l != want["--test-command"] {
 			t.Errorf("README.md runs %q, not .ci/run's %q", l, want["--test-command"])
 		}
+	}
+}
+
+// README's layout table says, for each Go package it lists, what of this
+// module the package imports: the column is what `go list` says, so that a
+// reader can trust the map of the dependencies.
+func TestReadmeLayoutImports(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mod = "github.com/loom-plugins/sandbox-cloudrun/"
+	row := regexp.MustCompile("(?m)^\\| `([a-z/]+)/` \\| .* \\| (.*) \\|$")
+	rows := row.FindAllStringSubmatch(string(b), -1)
+	checked := 0
+	for _, m := range rows {
+		dir, column := m[1], m[2]
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, "./"+dir).Output()
+		if err != nil {
+			continue // not a Go package (terraform/, clients/typescript/, …)
+		}
+		checked++
+		var got []string
+		for _, imp := range strings.Fields(string(out)) {
+			if strings.HasPrefix(imp, mod) {
+				got = append(got, strings.TrimPrefix(imp, mod))
+			}
+		}
+		var want []string
+		for _, n := range regexp.MustCompile("`([a-z/]+)`").FindAllStringSubmatch(column, -1) {
+			want = append(want, n[1])
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("README.md says %s/ imports %v; it imports %v", dir, want, got)
+		}
+	}
+	if checked < 10 {
+		t.Errorf("checked %d packages of README.md's layout table; its rows: %d", checked, len(rows))
 	}
 }

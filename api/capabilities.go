@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Info is the GET /v1/capabilities document: the SPI version, the backend's
@@ -14,7 +14,7 @@ import (
 // engine build.
 type Info struct {
 	SPIVersion   string
-	Capabilities effect.Capabilities
+	Capabilities spi.Capabilities
 	// Idempotent: a retried run gives the same outcome (no network, a fresh
 	// engine per run).
 	Idempotent bool
@@ -167,11 +167,11 @@ func DecodeInfo(body []byte) (Info, error) {
 	if c, ok := obj.Child("capabilities", true); ok {
 		caps := &info.Capabilities
 		caps.Language = c.NonEmpty("language")
-		if s, ok := c.Str("network", true); ok && c.OneOf("network", s, string(effect.NetworkNone), string(effect.NetworkAllowlist), string(effect.NetworkOpen)) {
-			caps.Network = effect.Network(s)
+		if s, ok := c.Str("network", true); ok && c.OneOf("network", s, string(spi.NetworkNone), string(spi.NetworkAllowlist), string(spi.NetworkOpen)) {
+			caps.Network = spi.Network(s)
 		}
-		if s, ok := c.Str("wallClock", true); ok && c.OneOf("wallClock", s, string(effect.WallClockHard), string(effect.WallClockSoft)) {
-			caps.WallClock = effect.WallClock(s)
+		if s, ok := c.Str("wallClock", true); ok && c.OneOf("wallClock", s, string(spi.WallClockHard), string(spi.WallClockSoft)) {
+			caps.WallClock = spi.WallClock(s)
 		}
 		caps.Memory, _ = c.Bool("memory", true)
 		caps.CPU, _ = c.Bool("cpu", true)

@@ -12,6 +12,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // RequestError is why a request body was refused, in the API's own terms:
@@ -346,8 +347,8 @@ func jsonError(data []byte, err error, what, field string) *RequestError {
 
 // decodeLimits validates the requested limits (the members of "limits")
 // against the maxima and the memory minimum, and fills in the defaults.
-func decodeLimits(b map[string][]byte, l Limits) (effect.Limits, *RequestError) {
-	out := effect.Limits{WallClock: l.DefaultWallClock, MemoryBytes: l.DefaultMemoryBytes}
+func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *RequestError) {
+	out := spi.Limits{WallClock: l.DefaultWallClock, MemoryBytes: l.DefaultMemoryBytes}
 	if raw, ok := b["wallClockMs"]; ok {
 		ms, err := positiveInt("limits.wallClockMs", raw, "maxWallClockMs", l.MaxWallClock.Milliseconds(), "ms")
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 var fuzzLimits = Limits{
@@ -45,7 +46,7 @@ func checkRefusal(t *testing.T, err error) {
 	}
 }
 
-func checkLimits(t *testing.T, l effect.Limits) {
+func checkLimits(t *testing.T, l spi.Limits) {
 	t.Helper()
 	if l.WallClock <= 0 || l.WallClock > fuzzLimits.MaxWallClock || l.MemoryBytes < fuzzLimits.MinMemoryBytes || l.MemoryBytes > fuzzLimits.MaxMemoryBytes {
 		t.Fatalf("accepted limits outside the bounds: %+v", l)

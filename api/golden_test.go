@@ -9,6 +9,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // golden returns the files of testdata/dir (valid documents) and of
@@ -74,7 +75,7 @@ func TestGoldenOutcomes(t *testing.T) {
 			t.Errorf("%s: written again as %s (%v), want %s", name, out, err, doc)
 		}
 	}
-	if out, err := api.AppendOutcome(nil, effect.OK([]byte(`{"a":`))); err == nil {
+	if out, err := api.AppendOutcome(nil, spi.OK([]byte(`{"a":`))); err == nil {
 		t.Errorf("an ok outcome with a value that is not JSON was written as %s", out)
 	}
 	for name, doc := range invalid {
@@ -98,7 +99,7 @@ func TestGoldenCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Capabilities.Network != effect.NetworkNone || !info.Idempotent || info.Limits.MaxRequestBytes != 4<<20 || info.Limits.MaxConcurrent != 1 {
+	if info.Capabilities.Network != spi.NetworkNone || !info.Idempotent || info.Limits.MaxRequestBytes != 4<<20 || info.Limits.MaxConcurrent != 1 {
 		t.Errorf("decoded %+v", info)
 	}
 	if out := api.AppendInfo(nil, info); !bytes.Equal(out, doc) {

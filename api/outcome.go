@@ -3,53 +3,53 @@ package api
 import (
 	"errors"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // DecodeOutcome reads one outcome in ADR 0144 D2's closed vocabulary, with no
 // other members. A threw message may be empty (the script threw ""); an
-// infrastructure message may not (effect.Outcome cannot tell an empty message
+// infrastructure message may not (spi.Outcome cannot tell an empty message
 // from a missing one). The value is returned as the JSON text received.
-func DecodeOutcome(body []byte) (effect.Outcome, error) {
+func DecodeOutcome(body []byte) (spi.Outcome, error) {
 	obj, err := jsontext.ParseObject("", body)
 	if err != nil {
-		return effect.Outcome{}, err
+		return spi.Outcome{}, err
 	}
 	ok, _ := obj.Bool("ok", true)
-	var out effect.Outcome
+	var out spi.Outcome
 	switch {
 	case obj.Err() != nil:
 	case ok:
 		value, _ := obj.Take("value", true)
-		out = effect.OK(value)
+		out = spi.OK(value)
 	default:
 		kind, _ := obj.Str("kind", true)
-		switch effect.OutcomeKind(kind) {
-		case effect.KindLimit:
+		switch spi.OutcomeKind(kind) {
+		case spi.KindLimit:
 			limit, present := obj.Str("limit", true)
-			if present && obj.OneOf("limit", limit, string(effect.LimitCPU), string(effect.LimitMemory), string(effect.LimitWallClock)) {
-				out = effect.LimitHit(effect.LimitKind(limit))
+			if present && obj.OneOf("limit", limit, string(spi.LimitCPU), string(spi.LimitMemory), string(spi.LimitWallClock)) {
+				out = spi.LimitHit(spi.LimitKind(limit))
 			}
-		case effect.KindThrew:
+		case spi.KindThrew:
 			var name *string
 			if n, present := obj.Str("name", false); present {
 				name = &n
 			}
 			message, _ := obj.Str("message", true) // may be empty: `throw ""`
-			out = effect.Threw(name, message)
-		case effect.KindInputTooLarge:
-			out = effect.InputTooLarge()
-		case effect.KindInfrastructure:
-			out = effect.Infrastructure(obj.NonEmpty("message"))
+			out = spi.Threw(name, message)
+		case spi.KindInputTooLarge:
+			out = spi.InputTooLarge()
+		case spi.KindInfrastructure:
+			out = spi.Infrastructure(obj.NonEmpty("message"))
 		default:
 			if obj.Err() == nil {
-				obj.OneOf("kind", kind, string(effect.KindLimit), string(effect.KindThrew), string(effect.KindInputTooLarge), string(effect.KindInfrastructure))
+				obj.OneOf("kind", kind, string(spi.KindLimit), string(spi.KindThrew), string(spi.KindInputTooLarge), string(spi.KindInfrastructure))
 			}
 		}
 	}
 	if err := obj.Done(); err != nil {
-		return effect.Outcome{}, err
+		return spi.Outcome{}, err
 	}
 	return out, nil
 }
@@ -63,21 +63,21 @@ var ErrValueNotJSON = errors.New("an ok outcome whose value is not JSON text")
 // strings as JSON.stringify writes them (a lone surrogate the engine wrote
 // stays the same JavaScript string). A threw message may be empty (throw
 // new Error(), throw "": the script's own outcome).
-func AppendOutcome(dst []byte, o effect.Outcome) ([]byte, error) {
+func AppendOutcome(dst []byte, o spi.Outcome) ([]byte, error) {
 	switch o.Kind {
-	case effect.KindLimit:
+	case spi.KindLimit:
 		dst = jsontext.AppendQuote(append(dst, `{"ok":false,"kind":"limit","limit":`...), string(o.Limit))
 		return append(dst, '}'), nil
-	case effect.KindThrew:
+	case spi.KindThrew:
 		dst = append(dst, `{"ok":false,"kind":"threw"`...)
 		if o.Name != nil {
 			dst = jsontext.AppendQuote(append(dst, `,"name":`...), *o.Name)
 		}
 		dst = jsontext.AppendQuote(append(dst, `,"message":`...), o.Message)
 		return append(dst, '}'), nil
-	case effect.KindInputTooLarge:
+	case spi.KindInputTooLarge:
 		return append(dst, `{"ok":false,"kind":"inputTooLarge"}`...), nil
-	case effect.KindInfrastructure:
+	case spi.KindInfrastructure:
 		dst = jsontext.AppendQuote(append(dst, `{"ok":false,"kind":"infrastructure","message":`...), o.Message)
 		return append(dst, '}'), nil
 	}

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // api/testdata/bounds/response-bounds.json is the one table of the value
@@ -23,8 +23,8 @@ func TestResponseBoundsTable(t *testing.T) {
 		t.Fatalf("the table: %v (%d cases)", err, len(cases))
 	}
 	for _, c := range cases {
-		if got := effect.MaxValueBytes(c.MaxMemoryBytes); got != c.MaxValueBytes {
-			t.Errorf("effect.MaxValueBytes(%d) = %d, the table says %d", c.MaxMemoryBytes, got, c.MaxValueBytes)
+		if got := spi.MaxValueBytes(c.MaxMemoryBytes); got != c.MaxValueBytes {
+			t.Errorf("spi.MaxValueBytes(%d) = %d, the table says %d", c.MaxMemoryBytes, got, c.MaxValueBytes)
 		}
 		if got := defaultMaxResponse(c.MaxMemoryBytes); got != c.MaxResponseBytes {
 			t.Errorf("defaultMaxResponse(%d) = %d, the table says %d", c.MaxMemoryBytes, got, c.MaxResponseBytes)

@@ -1,5 +1,5 @@
 // Package client speaks the sandbox service's HTTP API (api/openapi.yaml). A Client
-// is an effect.Backend over POST /v1/sandbox/evaluate, so that an effect (this
+// is an spi.Backend over POST /v1/sandbox/evaluate, so that an effect (this
 // module's, or loom's through the same JSON) can use a running service as its
 // engine; it also offers the effect over HTTP, POST /v1/evaluations.
 //
@@ -23,7 +23,7 @@ import (
 	"strings"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // DefaultMaxResponseBytes is the least bound on a response body unless
@@ -35,12 +35,12 @@ const DefaultMaxResponseBytes = 64 << 20
 
 // defaultMaxResponse is the bound on a response body for a service whose
 // maxMemoryBytes is maxMemory, unless WithMaxResponseBytes sets one: the
-// longest value the SPI route returns (effect.MaxValueBytes) and a MiB for
+// longest value the SPI route returns (spi.MaxValueBytes) and a MiB for
 // the outcome around it, at least DefaultMaxResponseBytes. The tests check
 // it, and the TypeScript client's bound, against one table:
 // api/testdata/bounds/response-bounds.json.
 func defaultMaxResponse(maxMemory int64) int64 {
-	return max(DefaultMaxResponseBytes, effect.MaxValueBytes(maxMemory)+1<<20)
+	return max(DefaultMaxResponseBytes, spi.MaxValueBytes(maxMemory)+1<<20)
 }
 
 // Bounds the client applies whatever the options say.
@@ -52,13 +52,13 @@ const (
 	maxCapabilitiesBytes = 1 << 20
 	// maxMessageUnits bounds every message the client composes, in UTF-16
 	// units as the effect counts them.
-	maxMessageUnits = effect.MaxMessageUnits
+	maxMessageUnits = spi.MaxMessageUnits
 )
 
 // Errors from Dial, tested with errors.Is.
 var (
 	// ErrIncompatibleSPI: the service implements a backend SPI whose major
-	// version differs from effect.SPIVersion's.
+	// version differs from spi.SPIVersion's.
 	ErrIncompatibleSPI = errors.New("client: incompatible sandbox backend SPI")
 	// ErrInvalidCapabilities: GET /v1/capabilities did not return a valid
 	// document.
@@ -115,7 +115,7 @@ func WithMaxResponseBytes(n int64) Option {
 func WithRetryBusy(on bool) Option { return func(c *config) { c.retryBusy = on } }
 
 // Client is a connection to one sandbox service. It is safe for concurrent
-// use. It implements effect.Backend, effect.Warmer and effect.Closer.
+// use. It implements spi.Backend, spi.Warmer and spi.Closer.
 type Client struct {
 	base string // scheme://host[:port][/path], no trailing slash
 	cfg  config
@@ -123,9 +123,9 @@ type Client struct {
 }
 
 var (
-	_ effect.Backend = (*Client)(nil)
-	_ effect.Warmer  = (*Client)(nil)
-	_ effect.Closer  = (*Client)(nil)
+	_ spi.Backend = (*Client)(nil)
+	_ spi.Warmer  = (*Client)(nil)
+	_ spi.Closer  = (*Client)(nil)
 )
 
 // Info is the service's GET /v1/capabilities document, as validated by Dial.
@@ -143,7 +143,7 @@ type Engine = api.Engine
 
 // Dial reads the service's GET /v1/capabilities once, validates it and keeps a
 // frozen copy. It refuses a service whose spiVersion has a major version other
-// than effect.SPIVersion's (ErrIncompatibleSPI) and a document that does not
+// than spi.SPIVersion's (ErrIncompatibleSPI) and a document that does not
 // decode strictly (ErrInvalidCapabilities).
 func Dial(ctx context.Context, baseURL string, opts ...Option) (*Client, error) {
 	cfg := config{maxResponse: DefaultMaxResponseBytes, retryBusy: true}
@@ -220,7 +220,7 @@ func parseBase(raw string) (base, origin string, err error) {
 
 // Capabilities returns the copy of the service's declaration that Dial
 // validated (ADR 0144 D4); it never changes.
-func (c *Client) Capabilities() effect.Capabilities { return c.info.Capabilities }
+func (c *Client) Capabilities() spi.Capabilities { return c.info.Capabilities }
 
 // Limits returns the service's limits as Dial read them.
 func (c *Client) Limits() Limits {

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // TestConformanceThroughTheClient runs the conformance kit (ADR 0144 D5)
@@ -39,7 +39,7 @@ func TestConformanceThroughTheClient(t *testing.T) {
 	srv := httptest.NewServer(double)
 	t.Cleanup(srv.Close)
 
-	conformancetest.Run(t, func(t *testing.T) effect.Backend {
+	conformancetest.Run(t, func(t *testing.T) spi.Backend {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c, err := client.Dial(ctx, srv.URL)
@@ -105,7 +105,7 @@ func (d *contractDouble) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (d *contractDouble) capabilities(w http.ResponseWriter) {
 	doc := map[string]any{
-		"spiVersion":   effect.SPIVersion,
+		"spiVersion":   spi.SPIVersion,
 		"capabilities": d.engine.Capabilities(),
 		"limits": map[string]any{
 			"defaultWallClockMs": 5000, "maxWallClockMs": int64(time.Hour / time.Millisecond),
@@ -157,10 +157,10 @@ func (d *contractDouble) evaluate(w http.ResponseWriter, r *http.Request) {
 	}
 	d.running.Add(1)
 	defer d.running.Add(-1)
-	o, err := d.engine.Evaluate(r.Context(), effect.Request{
+	o, err := d.engine.Evaluate(r.Context(), spi.Request{
 		Script:    *req.Script,
 		InputJSON: *req.InputJSON,
-		Limits:    effect.Limits{WallClock: time.Duration(req.Limits.WallClockMs) * time.Millisecond, MemoryBytes: req.Limits.MemoryBytes},
+		Limits:    spi.Limits{WallClock: time.Duration(req.Limits.WallClockMs) * time.Millisecond, MemoryBytes: req.Limits.MemoryBytes},
 	})
 	if err != nil { // the client went away and the engine stopped
 		d.cancelled.Add(1)

@@ -6,19 +6,19 @@ import (
 	"strconv"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // outcomeFromBody decodes a 200 body of POST /v1/sandbox/evaluate. A body
 // that is not exactly one outcome of ADR 0144 D2 becomes an infrastructure
 // outcome that says what is wrong with it.
-func outcomeFromBody(op string, body []byte) effect.Outcome {
+func outcomeFromBody(op string, body []byte) spi.Outcome {
 	o, err := api.DecodeOutcome(body)
 	if err != nil {
-		return effect.Infrastructure((&Error{Op: op, StatusCode: 200, Reason: "malformed outcome: " + err.Error()}).Error())
+		return spi.Infrastructure((&Error{Op: op, StatusCode: 200, Reason: "malformed outcome: " + err.Error()}).Error())
 	}
-	if o.Kind == effect.KindInfrastructure {
-		o.Message = effect.BoundText(o.Message, maxMessageUnits)
+	if o.Kind == spi.KindInfrastructure {
+		o.Message = spi.BoundText(o.Message, maxMessageUnits)
 	}
 	return o
 }
@@ -43,11 +43,11 @@ func decodeInfo(body []byte) (Info, error) {
 	}
 	got, ok := major(info.SPIVersion)
 	if !ok {
-		return Info{}, fmt.Errorf("%w: spiVersion %s is not a semantic version", ErrInvalidCapabilities, strconv.Quote(effect.BoundText(info.SPIVersion, 64)))
+		return Info{}, fmt.Errorf("%w: spiVersion %s is not a semantic version", ErrInvalidCapabilities, strconv.Quote(spi.BoundText(info.SPIVersion, 64)))
 	}
-	want, _ := major(effect.SPIVersion)
+	want, _ := major(spi.SPIVersion)
 	if got != want {
-		return Info{}, fmt.Errorf("%w: the service implements %s, this client %s", ErrIncompatibleSPI, info.SPIVersion, effect.SPIVersion)
+		return Info{}, fmt.Errorf("%w: the service implements %s, this client %s", ErrIncompatibleSPI, info.SPIVersion, spi.SPIVersion)
 	}
 	return info, nil
 }

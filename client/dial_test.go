@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 func TestDialReadsAndFreezesCapabilities(t *testing.T) {
@@ -168,10 +168,10 @@ func TestWarmAndClose(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	c := dial(t, f.URL)
-	var b effect.Backend = c
-	warmer, ok := b.(effect.Warmer)
+	var b spi.Backend = c
+	warmer, ok := b.(spi.Warmer)
 	if !ok {
-		t.Fatal("Client does not implement effect.Warmer")
+		t.Fatal("Client does not implement spi.Warmer")
 	}
 	err := warmer.Warm(context.Background())
 	var e *client.Error

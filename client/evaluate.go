@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 const evaluatePath = "/v1/sandbox/evaluate"
@@ -17,7 +17,7 @@ const evaluatePath = "/v1/sandbox/evaluate"
 // toWire writes limits as the service reads them, in whole milliseconds. A
 // zero member stays zero, which the request leaves out (the service's
 // default).
-func toWire(l effect.Limits) api.RequestLimits {
+func toWire(l spi.Limits) api.RequestLimits {
 	ms := int64(l.WallClock / time.Millisecond)
 	if l.WallClock%time.Millisecond != 0 {
 		ms++ // never ask for less time than the caller gave
@@ -27,7 +27,7 @@ func toWire(l effect.Limits) api.RequestLimits {
 
 // checkLimits refuses negative limits, which no service takes; a zero member
 // is the service's default.
-func checkLimits(l effect.Limits) error {
+func checkLimits(l spi.Limits) error {
 	if l.WallClock < 0 || l.MemoryBytes < 0 {
 		return fmt.Errorf("%w: wall clock %v and memoryBytes %d must not be negative (zero takes the service's default)",
 			ErrInvalidLimits, l.WallClock, l.MemoryBytes)
@@ -36,12 +36,12 @@ func checkLimits(l effect.Limits) error {
 }
 
 // Evaluate runs req on the service (ADR 0144 D1) and implements
-// effect.Backend; a successful outcome's Value is the JSON text the service
+// spi.Backend; a successful outcome's Value is the JSON text the service
 // sent.
 //
 // Limits: a zero member of req.Limits is left out of the request, so the
 // service's default applies to it (Limits().DefaultWallClock and
-// DefaultMemoryBytes, from GET /v1/capabilities); the zero effect.Limits runs
+// DefaultMemoryBytes, from GET /v1/capabilities); the zero spi.Limits runs
 // under both defaults. The wall clock is sent in whole milliseconds, rounded
 // up. A negative member is the caller's error: Evaluate sends nothing and
 // returns an error that wraps ErrInvalidLimits. Limits above the service's
@@ -51,12 +51,12 @@ func checkLimits(l effect.Limits) error {
 // Cancelling ctx cancels the HTTP request, which ends the run on the
 // service, and Evaluate returns ctx's error. Everything else that goes wrong
 // on the way is an infrastructure outcome saying what happened.
-func (c *Client) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+func (c *Client) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	// A lone surrogate (WTF-8, as the engine and the service hold one) is
 	// sent as its escape, which the service reads back as the same code
 	// unit; any other byte that is not UTF-8 has no JSON form.
 	if err := checkLimits(req.Limits); err != nil {
-		return effect.Outcome{}, err
+		return spi.Outcome{}, err
 	}
 	script := req.Script
 	if !jsontext.ValidWTF8(script) {
@@ -69,9 +69,9 @@ func (c *Client) Evaluate(ctx context.Context, req effect.Request) (effect.Outco
 // by content reference ("sha256:…"), with the same limits. A reference the
 // service does not hold is an infrastructure outcome carrying the service's
 // detail.
-func (c *Client) EvaluateRef(ctx context.Context, scriptRef, inputJSON string, limits effect.Limits) (effect.Outcome, error) {
+func (c *Client) EvaluateRef(ctx context.Context, scriptRef, inputJSON string, limits spi.Limits) (spi.Outcome, error) {
 	if err := checkLimits(limits); err != nil {
-		return effect.Outcome{}, err
+		return spi.Outcome{}, err
 	}
 	if scriptRef == "" {
 		return infrastructure("empty script reference"), nil
@@ -79,9 +79,9 @@ func (c *Client) EvaluateRef(ctx context.Context, scriptRef, inputJSON string, l
 	return c.evaluate(ctx, api.SandboxRequest{ScriptRef: scriptRef, InputJSON: inputJSON}, limits)
 }
 
-func (c *Client) evaluate(ctx context.Context, body api.SandboxRequest, limits effect.Limits) (effect.Outcome, error) {
+func (c *Client) evaluate(ctx context.Context, body api.SandboxRequest, limits spi.Limits) (spi.Outcome, error) {
 	if err := ctx.Err(); err != nil {
-		return effect.Outcome{}, err
+		return spi.Outcome{}, err
 	}
 	if !utf8.ValidString(body.InputJSON) {
 		return infrastructure("the input is not valid UTF-8, which a JSON request cannot carry"), nil
@@ -90,18 +90,18 @@ func (c *Client) evaluate(ctx context.Context, body api.SandboxRequest, limits e
 	data := api.AppendSandboxRequest(nil, body)
 	resp, err := c.do(ctx, http.MethodPost, evaluatePath, data, c.cfg.maxResponse)
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return effect.Outcome{}, ctxErr // cancellation wins over whatever came back
+		return spi.Outcome{}, ctxErr // cancellation wins over whatever came back
 	}
 	if err != nil {
-		return effect.Infrastructure(err.Error()), nil // an *Error: bounded, token redacted
+		return spi.Infrastructure(err.Error()), nil // an *Error: bounded, token redacted
 	}
 	const op = http.MethodPost + " " + evaluatePath
 	if err := requireJSON(resp); err != nil {
-		return effect.Infrastructure((&Error{Op: op, StatusCode: http.StatusOK, Reason: err.Error()}).Error()), nil
+		return spi.Infrastructure((&Error{Op: op, StatusCode: http.StatusOK, Reason: err.Error()}).Error()), nil
 	}
 	return outcomeFromBody(op, resp.body), nil
 }
 
-func infrastructure(reason string) effect.Outcome {
-	return effect.Infrastructure(effect.BoundText("sandbox service client: "+reason, maxMessageUnits))
+func infrastructure(reason string) spi.Outcome {
+	return spi.Infrastructure(spi.BoundText("sandbox service client: "+reason, maxMessageUnits))
 }

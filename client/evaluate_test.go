@@ -16,29 +16,29 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 func TestEvaluateEveryOutcome(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
-		want       effect.Outcome
+		want       spi.Outcome
 	}{
 		{"ok", `{"ok":true,"value":{"b": [1, 2.50, "é\u00e9"], "a": null}}`,
-			effect.OK([]byte(`{"b": [1, 2.50, "é\u00e9"], "a": null}`))},
-		{"ok null", `{"ok":true,"value":null}`, effect.OK([]byte(`null`))},
-		{"ok value first", `{"value":"x","ok":true}`, effect.OK([]byte(`"x"`))},
-		{"limit cpu", `{"ok":false,"kind":"limit","limit":"cpu"}`, effect.LimitHit(effect.LimitCPU)},
-		{"limit memory", `{"ok":false,"kind":"limit","limit":"memory"}`, effect.LimitHit(effect.LimitMemory)},
-		{"limit wallClock", `{"ok":false,"kind":"limit","limit":"wallClock"}`, effect.LimitHit(effect.LimitWallClock)},
+			spi.OK([]byte(`{"b": [1, 2.50, "é\u00e9"], "a": null}`))},
+		{"ok null", `{"ok":true,"value":null}`, spi.OK([]byte(`null`))},
+		{"ok value first", `{"value":"x","ok":true}`, spi.OK([]byte(`"x"`))},
+		{"limit cpu", `{"ok":false,"kind":"limit","limit":"cpu"}`, spi.LimitHit(spi.LimitCPU)},
+		{"limit memory", `{"ok":false,"kind":"limit","limit":"memory"}`, spi.LimitHit(spi.LimitMemory)},
+		{"limit wallClock", `{"ok":false,"kind":"limit","limit":"wallClock"}`, spi.LimitHit(spi.LimitWallClock)},
 		{"threw", `{"ok":false,"kind":"threw","name":"TypeError","message":"x is not a function"}`,
-			effect.Threw(ptr("TypeError"), "x is not a function")},
-		{"threw without name", `{"ok":false,"kind":"threw","message":"42"}`, effect.Threw(nil, "42")},
-		{"threw empty name", `{"ok":false,"kind":"threw","name":"","message":"m"}`, effect.Threw(ptr(""), "m")},
-		{"threw empty message", `{"ok":false,"kind":"threw","name":"Error","message":""}`, effect.Threw(ptr("Error"), "")},
-		{"inputTooLarge", `{"ok":false,"kind":"inputTooLarge"}`, effect.InputTooLarge()},
+			spi.Threw(ptr("TypeError"), "x is not a function")},
+		{"threw without name", `{"ok":false,"kind":"threw","message":"42"}`, spi.Threw(nil, "42")},
+		{"threw empty name", `{"ok":false,"kind":"threw","name":"","message":"m"}`, spi.Threw(ptr(""), "m")},
+		{"threw empty message", `{"ok":false,"kind":"threw","name":"Error","message":""}`, spi.Threw(ptr("Error"), "")},
+		{"inputTooLarge", `{"ok":false,"kind":"inputTooLarge"}`, spi.InputTooLarge()},
 		{"infrastructure", `{"ok":false,"kind":"infrastructure","message":"quickjs: engine failed"}`,
-			effect.Infrastructure("quickjs: engine failed")},
+			spi.Infrastructure("quickjs: engine failed")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, tc.body) })
@@ -55,8 +55,8 @@ func TestEvaluateSendsTheContract(t *testing.T) {
 	c := dial(t, f.URL)
 	ctx := context.Background()
 	script := "input.a + '<&>'"
-	if _, err := c.Evaluate(ctx, effect.Request{Script: script, InputJSON: `{"a":"é"}`,
-		Limits: effect.Limits{WallClock: 1500*time.Millisecond + time.Microsecond, MemoryBytes: 1 << 20}}); err != nil {
+	if _, err := c.Evaluate(ctx, spi.Request{Script: script, InputJSON: `{"a":"é"}`,
+		Limits: spi.Limits{WallClock: 1500*time.Millisecond + time.Microsecond, MemoryBytes: 1 << 20}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.EvaluateRef(ctx, "sha256:"+strings.Repeat("0", 64), `null`, defaultLimits); err != nil {
@@ -97,7 +97,7 @@ func TestEvaluateRefusesLocallyWhatJSONCannotCarry(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
 	c := dial(t, f.URL)
 	ctx := context.Background()
-	for name, req := range map[string]effect.Request{
+	for name, req := range map[string]spi.Request{
 		"script not UTF-8": {Script: "'\xff'", InputJSON: "null", Limits: defaultLimits},
 		"input not UTF-8":  {Script: "1", InputJSON: "\"\xed\xa0\x80\"", Limits: defaultLimits},
 	} {
@@ -310,7 +310,7 @@ func TestEvaluateBusyBeyondTheDeadlineIsInfrastructure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
-	o, err := c.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "null", Limits: defaultLimits})
+	o, err := c.Evaluate(ctx, spi.Request{Script: "1", InputJSON: "null", Limits: defaultLimits})
 	if err != nil {
 		t.Fatalf("error %v, want an infrastructure outcome", err)
 	}
@@ -346,7 +346,7 @@ func TestEvaluateBusyCancelledWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := c.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "null", Limits: defaultLimits})
+	_, err := c.Evaluate(ctx, spi.Request{Script: "1", InputJSON: "null", Limits: defaultLimits})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
@@ -383,7 +383,7 @@ func TestEvaluateCancellationReachesTheServer(t *testing.T) {
 			}
 			defer cancel()
 			start := time.Now()
-			o, err := c.Evaluate(ctx, effect.Request{Script: "for(;;){}", InputJSON: "null", Limits: effect.Limits{WallClock: time.Hour, MemoryBytes: 1 << 20}})
+			o, err := c.Evaluate(ctx, spi.Request{Script: "for(;;){}", InputJSON: "null", Limits: spi.Limits{WallClock: time.Hour, MemoryBytes: 1 << 20}})
 			if !errors.Is(err, ctx.Err()) || ctx.Err() == nil {
 				t.Fatalf("Evaluate = %+v, %v; want the context's error", o, err)
 			}
@@ -407,7 +407,7 @@ func TestEvaluateAlreadyCancelledSendsNothing(t *testing.T) {
 	c := dial(t, f.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "null", Limits: defaultLimits}); !errors.Is(err, context.Canceled) {
+	if _, err := c.Evaluate(ctx, spi.Request{Script: "1", InputJSON: "null", Limits: defaultLimits}); !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
 	if n := len(f.requests()); n != 0 {
@@ -488,7 +488,7 @@ func TestIDToken(t *testing.T) {
 }
 
 // Without WithMaxResponseBytes, the client reads any value the service can
-// return (up to effect.MaxValueBytes of the advertised maxMemoryBytes), even
+// return (up to spi.MaxValueBytes of the advertised maxMemoryBytes), even
 // one over DefaultMaxResponseBytes, so that the caller's effect bounds the
 // output (limitExceeded output) instead of the transport failing untyped.
 func TestEvaluateReadsAnyValueTheServiceCanMake(t *testing.T) {
@@ -529,8 +529,8 @@ func TestOutcomeJSONPolicy(t *testing.T) {
 func TestEvaluateSendsLoneSurrogatesEscaped(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":55297}`) })
 	c := dial(t, f.URL)
-	o, err := c.Evaluate(context.Background(), effect.Request{Script: "'\xed\xa0\x80'.charCodeAt(0) + input.n", InputJSON: `{"n":1}`,
-		Limits: effect.Limits{WallClock: 5 * time.Second, MemoryBytes: 16 << 20}})
+	o, err := c.Evaluate(context.Background(), spi.Request{Script: "'\xed\xa0\x80'.charCodeAt(0) + input.n", InputJSON: `{"n":1}`,
+		Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 16 << 20}})
 	if err != nil || !o.OK {
 		t.Fatalf("outcome %+v, %v", o, err)
 	}

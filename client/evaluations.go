@@ -8,8 +8,8 @@ import (
 	"net/http"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 const evaluationsPath = "/v1/evaluations"
@@ -24,7 +24,7 @@ type EvaluationRequest struct {
 	// Limits, when set, are sent; a zero member is left out, so that the
 	// service's default applies to it. Nil leaves both to the service. A
 	// negative member is refused before sending (ErrInvalidLimits).
-	Limits *effect.Limits
+	Limits *spi.Limits
 	// ExpectedOutputShapeHash, when set, asks for the shape check.
 	ExpectedOutputShapeHash string
 	// CaptureLogs asks for the run's bounded console output.
@@ -80,7 +80,7 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 	}
 	r, err := api.DecodeEvaluation(resp.body)
 	if err != nil {
-		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: effect.BoundText("malformed response: "+err.Error(), maxMessageUnits)}
+		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: spi.BoundText("malformed response: "+err.Error(), maxMessageUnits)}
 	}
 	return r, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 const ref = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -45,7 +46,7 @@ func TestEvaluationsEveryAnswer(t *testing.T) {
 		{"ok", `{"ok":true,"value":{"items":[1,2]}}`, client.EvaluationResponse{OK: true, Value: json.RawMessage(`{"items":[1,2]}`)}},
 		{"ok with logs", `{"ok":true,"value":null,"logs":"hello\n"}`, client.EvaluationResponse{OK: true, Value: json.RawMessage(`null`), Logs: ptr("hello\n")}},
 		{"limitExceeded", `{"ok":false,"failure":{"channel":"limitExceeded","kind":"output"}}`,
-			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: effect.LimitOutput}}},
+			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitOutput}}},
 		{"scriptError", `{"ok":false,"failure":{"channel":"scriptError","name":"RangeError","message":"bad"},"logs":""}`,
 			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("RangeError"), Message: "bad"}, Logs: ptr("")}},
 		{"scriptError without name", `{"ok":false,"failure":{"channel":"scriptError","message":"x"}}`,
@@ -79,10 +80,10 @@ func TestEvaluationsSendsTheContract(t *testing.T) {
 	}{
 		{"minimal", client.EvaluationRequest{ScriptRef: ref}, `{"scriptRef":"` + ref + `","input":null}`},
 		{"everything", client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage(`{ "a" : [1] }`),
-			Limits:                  &effect.Limits{WallClock: 250 * time.Millisecond, MemoryBytes: 1 << 20},
+			Limits:                  &spi.Limits{WallClock: 250 * time.Millisecond, MemoryBytes: 1 << 20},
 			ExpectedOutputShapeHash: "sha256:ff", CaptureLogs: true},
 			`{"scriptRef":"` + ref + `","input":{"a":[1]},"limits":{"wallClockMs":250,"memoryBytes":1048576},"expectedOutputShapeHash":"sha256:ff","captureLogs":true}`},
-		{"one limit", client.EvaluationRequest{ScriptRef: ref, Limits: &effect.Limits{MemoryBytes: 1 << 20}},
+		{"one limit", client.EvaluationRequest{ScriptRef: ref, Limits: &spi.Limits{MemoryBytes: 1 << 20}},
 			`{"scriptRef":"` + ref + `","input":null,"limits":{"memoryBytes":1048576}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,7 +108,7 @@ func TestEvaluationsRefusesInvalidRequestsLocally(t *testing.T) {
 	for name, req := range map[string]client.EvaluationRequest{
 		"no ref":         {},
 		"input not JSON": {ScriptRef: ref, Input: json.RawMessage(`{a:1}`)},
-		"negative limit": {ScriptRef: ref, Limits: &effect.Limits{WallClock: -time.Second}},
+		"negative limit": {ScriptRef: ref, Limits: &spi.Limits{WallClock: -time.Second}},
 	} {
 		if _, err := c.Evaluations(context.Background(), req); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -208,7 +209,7 @@ func TestEvaluationsCancelled(t *testing.T) {
 // same Failure.
 func TestEvaluationsReadsWhatTheEffectWrites(t *testing.T) {
 	for _, want := range []*effect.Failure{
-		{Channel: effect.ChannelLimitExceeded, Kind: effect.LimitWallClock},
+		{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitWallClock},
 		{Channel: effect.ChannelScriptError, Name: ptr("Error"), Message: "é\u2028<x>"},
 		{Channel: effect.ChannelScriptError, Message: ""},
 		{Channel: effect.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"},

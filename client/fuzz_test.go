@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // FuzzDecodeOutcome feeds arbitrary bodies to the outcome decoder. It must
@@ -42,7 +42,7 @@ func FuzzDecodeOutcome(f *testing.F) {
 		}
 		decoded, err := api.DecodeOutcome(body)
 		if err != nil {
-			if o.Kind != effect.KindInfrastructure || !strings.Contains(o.Message, "malformed outcome") {
+			if o.Kind != spi.KindInfrastructure || !strings.Contains(o.Message, "malformed outcome") {
 				t.Fatalf("refused body (%v) became %+v, want infrastructure saying it is malformed", err, o)
 			}
 			return
@@ -61,7 +61,7 @@ func FuzzDecodeOutcome(f *testing.F) {
 }
 
 // wellFormed checks an outcome against ADR 0144 D2 as the effect validates it.
-func wellFormed(o effect.Outcome) error {
+func wellFormed(o spi.Outcome) error {
 	switch {
 	case o.OK:
 		if o.Kind != "" || o.Limit != "" || o.Name != nil || o.Message != "" {
@@ -75,33 +75,33 @@ func wellFormed(o effect.Outcome) error {
 		return fmt.Errorf("failed outcome with a value")
 	}
 	switch o.Kind {
-	case effect.KindLimit:
+	case spi.KindLimit:
 		if o.Name != nil || o.Message != "" {
 			return fmt.Errorf("limit with text")
 		}
 		switch o.Limit {
-		case effect.LimitCPU, effect.LimitMemory, effect.LimitWallClock:
+		case spi.LimitCPU, spi.LimitMemory, spi.LimitWallClock:
 			return nil
 		}
 		return fmt.Errorf("limit %q", o.Limit)
-	case effect.KindThrew:
+	case spi.KindThrew:
 		if o.Limit != "" {
 			return fmt.Errorf("threw with a limit")
 		}
 		return nil
-	case effect.KindInputTooLarge:
+	case spi.KindInputTooLarge:
 		if o.Limit != "" || o.Name != nil || o.Message != "" {
 			return fmt.Errorf("inputTooLarge with fields")
 		}
 		return nil
-	case effect.KindInfrastructure:
+	case spi.KindInfrastructure:
 		if o.Limit != "" || o.Name != nil || o.Message == "" {
 			return fmt.Errorf("infrastructure needs a message and nothing else")
 		}
 		if !utf8.ValidString(o.Message) || strings.IndexByte(o.Message, 0) >= 0 {
 			return fmt.Errorf("infrastructure message is not storable")
 		}
-		if n := len(utf16.Encode([]rune(o.Message))); n > effect.MaxMessageUnits {
+		if n := len(utf16.Encode([]rune(o.Message))); n > spi.MaxMessageUnits {
 			return fmt.Errorf("infrastructure message is %d units", n)
 		}
 		return nil
@@ -110,7 +110,7 @@ func wellFormed(o effect.Outcome) error {
 }
 
 // encode writes an outcome as the service does.
-func encode(t *testing.T, o effect.Outcome) []byte {
+func encode(t *testing.T, o spi.Outcome) []byte {
 	b, err := outcomeJSON(o)
 	if err != nil {
 		t.Fatalf("encoding %+v: %v", o, err)
@@ -121,7 +121,7 @@ func encode(t *testing.T, o effect.Outcome) []byte {
 // outcomeJSON writes an outcome as ADR 0144 D2's object, without HTML
 // escaping: json.Marshal would rewrite "&" in a value as "\u0026", the same
 // value in other text.
-func outcomeJSON(o effect.Outcome) ([]byte, error) {
+func outcomeJSON(o spi.Outcome) ([]byte, error) {
 	m := map[string]any{"ok": o.OK}
 	switch {
 	case o.OK:
@@ -129,9 +129,9 @@ func outcomeJSON(o effect.Outcome) ([]byte, error) {
 	default:
 		m["kind"] = o.Kind
 		switch o.Kind {
-		case effect.KindLimit:
+		case spi.KindLimit:
 			m["limit"] = o.Limit
-		case effect.KindThrew, effect.KindInfrastructure:
+		case spi.KindThrew, spi.KindInfrastructure:
 			m["message"] = o.Message
 			if o.Name != nil {
 				m["name"] = *o.Name
@@ -148,7 +148,7 @@ func outcomeJSON(o effect.Outcome) ([]byte, error) {
 }
 
 // show prints an outcome with its name and its value in compact form.
-func show(o effect.Outcome) string {
+func show(o spi.Outcome) string {
 	name := "<nil>"
 	if o.Name != nil {
 		name = fmt.Sprintf("%q", *o.Name)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // capsDoc is the GET /v1/capabilities document as the service writes it:
@@ -26,7 +26,7 @@ var capsDoc = func() string {
 	return strings.TrimSuffix(string(b), "\n")
 }()
 
-var wantCaps = effect.Capabilities{Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockHard,
+var wantCaps = spi.Capabilities{Language: "javascript", Network: spi.NetworkNone, WallClock: spi.WallClockHard,
 	Memory: true, CPU: true, FreshPerRun: true}
 
 // recorded is one request a fake service received.
@@ -97,13 +97,13 @@ func writeProblem(w http.ResponseWriter, status int, detail string, extra string
 	_, _ = w.Write(b)
 }
 
-var defaultLimits = effect.Limits{WallClock: 2 * time.Second, MemoryBytes: 32 << 20}
+var defaultLimits = spi.Limits{WallClock: 2 * time.Second, MemoryBytes: 32 << 20}
 
-func evalT(t *testing.T, c *client.Client) effect.Outcome {
+func evalT(t *testing.T, c *client.Client) spi.Outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	o, err := c.Evaluate(ctx, effect.Request{Script: "input", InputJSON: `{"a":1}`, Limits: defaultLimits})
+	o, err := c.Evaluate(ctx, spi.Request{Script: "input", InputJSON: `{"a":1}`, Limits: defaultLimits})
 	if err != nil {
 		t.Fatalf("Evaluate returned an error: %v", err)
 	}
@@ -112,9 +112,9 @@ func evalT(t *testing.T, c *client.Client) effect.Outcome {
 
 // wantInfra requires an infrastructure outcome whose message holds every
 // fragment.
-func wantInfra(t *testing.T, o effect.Outcome, fragments ...string) {
+func wantInfra(t *testing.T, o spi.Outcome, fragments ...string) {
 	t.Helper()
-	if o.OK || o.Kind != effect.KindInfrastructure || o.Message == "" {
+	if o.OK || o.Kind != spi.KindInfrastructure || o.Message == "" {
 		t.Fatalf("outcome %+v, want infrastructure", o)
 	}
 	for _, f := range fragments {
@@ -122,8 +122,8 @@ func wantInfra(t *testing.T, o effect.Outcome, fragments ...string) {
 			t.Errorf("infrastructure message %q lacks %q", o.Message, f)
 		}
 	}
-	if n := len([]rune(o.Message)); n > effect.MaxMessageUnits {
-		t.Errorf("message is %d runes, over %d", n, effect.MaxMessageUnits)
+	if n := len([]rune(o.Message)); n > spi.MaxMessageUnits {
+		t.Errorf("message is %d runes, over %d", n, spi.MaxMessageUnits)
 	}
 }
 

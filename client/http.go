@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Busy retries (WithRetryBusy).
@@ -70,7 +70,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Reason)
 	}
-	return effect.BoundText(b.String(), maxMessageUnits)
+	return spi.BoundText(b.String(), maxMessageUnits)
 }
 
 // Retryable reports whether the same request may succeed later: the problem
@@ -124,7 +124,7 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return nil, &Error{Op: op, Reason: effect.BoundText(err.Error(), maxMessageUnits)}
+		return nil, &Error{Op: op, Reason: spi.BoundText(err.Error(), maxMessageUnits)}
 	}
 	req.Header.Set("Accept", "application/json, application/problem+json")
 	if body != nil {
@@ -136,7 +136,7 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, &Error{Op: op, Reason: "ID token: " + effect.BoundText(err.Error(), maxMessageUnits), retryable: true}
+			return nil, &Error{Op: op, Reason: "ID token: " + spi.BoundText(err.Error(), maxMessageUnits), retryable: true}
 		}
 		if !validToken(token) {
 			return nil, &Error{Op: op, Reason: "ID token: the hook returned an empty or malformed token"}
@@ -147,7 +147,7 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 		if token != "" {
 			s = strings.ReplaceAll(s, token, "[token]")
 		}
-		return effect.BoundText(s, maxMessageUnits)
+		return spi.BoundText(s, maxMessageUnits)
 	}
 
 	res, err := c.cfg.hc.Do(req)
@@ -278,7 +278,7 @@ func requireJSON(r *response) error {
 	ct := r.header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
-		return fmt.Errorf("response Content-Type is %q, want application/json", effect.BoundText(ct, 64))
+		return fmt.Errorf("response Content-Type is %q, want application/json", spi.BoundText(ct, 64))
 	}
 	if !utf8.Valid(r.body) {
 		return fmt.Errorf("response body is not valid UTF-8")

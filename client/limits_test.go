@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // A zero member of the limits is left out of the request, which is how the
@@ -20,20 +20,20 @@ import (
 func TestZeroLimitsAreLeftToTheService(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		limits effect.Limits
+		limits spi.Limits
 		want   any // the request's "limits" member; nil: absent
 	}{
-		{"zero", effect.Limits{}, nil},
-		{"zero wall clock", effect.Limits{MemoryBytes: 1 << 20}, map[string]any{"memoryBytes": float64(1 << 20)}},
-		{"zero memory", effect.Limits{WallClock: 250 * time.Millisecond}, map[string]any{"wallClockMs": 250.0}},
-		{"a nanosecond of wall clock is a millisecond", effect.Limits{WallClock: 1}, map[string]any{"wallClockMs": 1.0}},
-		{"both", effect.Limits{WallClock: time.Second, MemoryBytes: 2 << 20}, map[string]any{"wallClockMs": 1000.0, "memoryBytes": float64(2 << 20)}},
+		{"zero", spi.Limits{}, nil},
+		{"zero wall clock", spi.Limits{MemoryBytes: 1 << 20}, map[string]any{"memoryBytes": float64(1 << 20)}},
+		{"zero memory", spi.Limits{WallClock: 250 * time.Millisecond}, map[string]any{"wallClockMs": 250.0}},
+		{"a nanosecond of wall clock is a millisecond", spi.Limits{WallClock: 1}, map[string]any{"wallClockMs": 1.0}},
+		{"both", spi.Limits{WallClock: time.Second, MemoryBytes: 2 << 20}, map[string]any{"wallClockMs": 1000.0, "memoryBytes": float64(2 << 20)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
 			c := dial(t, f.URL)
 			ctx := context.Background()
-			o, err := c.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "null", Limits: tc.limits})
+			o, err := c.Evaluate(ctx, spi.Request{Script: "1", InputJSON: "null", Limits: tc.limits})
 			if err != nil || !o.OK {
 				t.Fatalf("Evaluate = %+v, %v", o, err)
 			}
@@ -67,7 +67,7 @@ func TestNegativeLimitsAreTheCallersError(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
 	c := dial(t, f.URL)
 	ctx := context.Background()
-	for name, l := range map[string]effect.Limits{
+	for name, l := range map[string]spi.Limits{
 		"negative wall clock":              {WallClock: -time.Millisecond, MemoryBytes: 1 << 20},
 		"negative memory":                  {WallClock: time.Second, MemoryBytes: -1},
 		"both negative":                    {WallClock: -1, MemoryBytes: -1},
@@ -82,7 +82,7 @@ func TestNegativeLimitsAreTheCallersError(t *testing.T) {
 				t.Errorf("%s: %s: %v does not say what is wrong", name, call, err)
 			}
 		}
-		o, err := c.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "null", Limits: l})
+		o, err := c.Evaluate(ctx, spi.Request{Script: "1", InputJSON: "null", Limits: l})
 		if err == nil {
 			t.Errorf("%s: Evaluate returned the outcome %+v", name, o)
 		}
@@ -92,7 +92,7 @@ func TestNegativeLimitsAreTheCallersError(t *testing.T) {
 		_, err = c.Evaluations(ctx, client.EvaluationRequest{ScriptRef: ref, Limits: &l})
 		check("Evaluations", err)
 		// the caller's error comes first, whatever else is wrong
-		_, err = c.Evaluate(ctx, effect.Request{Script: "'\xff'", InputJSON: "null", Limits: l})
+		_, err = c.Evaluate(ctx, spi.Request{Script: "'\xff'", InputJSON: "null", Limits: l})
 		check("Evaluate of a script that is not UTF-8", err)
 	}
 	if n := len(f.requests()); n != 0 {
@@ -117,35 +117,35 @@ func TestZeroLimitsRunUnderTheServicesDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		script string
-		limits effect.Limits
-		want   effect.Outcome
+		limits spi.Limits
+		want   spi.Outcome
 	}{
-		{"zero: a value", "input.a + 1", effect.Limits{}, effect.OK([]byte("2"))},
-		{"zero: the default wall clock stops a runaway", "for (;;) {}", effect.Limits{}, effect.LimitHit(effect.LimitWallClock)},
-		{"zero: the default memory refuses 32 MiB", bigString, effect.Limits{}, effect.LimitHit(effect.LimitMemory)},
-		{"zero wall clock: the default stops a runaway", "for (;;) {}", effect.Limits{MemoryBytes: 64 << 20}, effect.LimitHit(effect.LimitWallClock)},
-		{"zero wall clock: the memory given holds 32 MiB", bigString, effect.Limits{MemoryBytes: 128 << 20}, effect.OK([]byte("33554432"))},
-		{"zero memory: the default refuses 32 MiB", bigString, effect.Limits{WallClock: 10 * time.Second}, effect.LimitHit(effect.LimitMemory)},
+		{"zero: a value", "input.a + 1", spi.Limits{}, spi.OK([]byte("2"))},
+		{"zero: the default wall clock stops a runaway", "for (;;) {}", spi.Limits{}, spi.LimitHit(spi.LimitWallClock)},
+		{"zero: the default memory refuses 32 MiB", bigString, spi.Limits{}, spi.LimitHit(spi.LimitMemory)},
+		{"zero wall clock: the default stops a runaway", "for (;;) {}", spi.Limits{MemoryBytes: 64 << 20}, spi.LimitHit(spi.LimitWallClock)},
+		{"zero wall clock: the memory given holds 32 MiB", bigString, spi.Limits{MemoryBytes: 128 << 20}, spi.OK([]byte("33554432"))},
+		{"zero memory: the default refuses 32 MiB", bigString, spi.Limits{WallClock: 10 * time.Second}, spi.LimitHit(spi.LimitMemory)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			start := time.Now()
-			got, err := c.Evaluate(ctx, effect.Request{Script: tc.script, InputJSON: `{"a":1}`, Limits: tc.limits})
+			got, err := c.Evaluate(ctx, spi.Request{Script: tc.script, InputJSON: `{"a":1}`, Limits: tc.limits})
 			if err != nil {
 				t.Fatalf("Evaluate returned an error: %v", err)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("outcome %+v (value %s), want %+v (value %s)", got, got.Value, tc.want, tc.want.Value)
 			}
-			if took := time.Since(start); got.Limit == effect.LimitWallClock && took > 10*time.Second {
+			if took := time.Since(start); got.Limit == spi.LimitWallClock && took > 10*time.Second {
 				t.Errorf("the runaway was stopped after %v, not at the default 1 s", took)
 			}
 		})
 	}
 	// above the service's maximum: the service refuses, and says which
-	over := effect.Limits{WallClock: c.Limits().MaxWallClock + time.Millisecond}
-	o, err := c.Evaluate(context.Background(), effect.Request{Script: "1", InputJSON: "null", Limits: over})
+	over := spi.Limits{WallClock: c.Limits().MaxWallClock + time.Millisecond}
+	o, err := c.Evaluate(context.Background(), spi.Request{Script: "1", InputJSON: "null", Limits: over})
 	if err != nil {
 		t.Fatalf("Evaluate over the maximum returned an error: %v", err)
 	}

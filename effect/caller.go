@@ -10,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // caller is how the effect calls its backend, and the only way: the
@@ -18,24 +21,27 @@ import (
 // into an untyped failure, and the outcome validated against D2's closed
 // vocabulary.
 type caller struct {
-	backend Backend
-	caps    Capabilities
-	grace   time.Duration
-	log     *slog.Logger
+	backend spi.Backend
+	caps    spi.Capabilities
+	// grace is the caller grace of Options.BackendGrace; zero leaves the
+	// timeline to a backend that is spi.Timed.
+	grace time.Duration
+	log   *slog.Logger
 }
 
 // newCaller builds the caller of backend with opts' BackendGrace,
 // AllowNetwork, AllowReusedEnvironment and Logger. It reads the backend's
 // capabilities exactly once, validates them and refuses the ones the
 // options do not accept, joining every problem.
-func newCaller(backend Backend, opts Options) (*caller, error) {
+func newCaller(backend spi.Backend, opts Options) (*caller, error) {
 	var problems []error
 	c := &caller{backend: backend, grace: opts.BackendGrace, log: opts.Logger}
 	if backend == nil {
 		problems = append(problems, fmt.Errorf("%w: nil Backend", ErrInvalidOptions))
 	}
+	_, timed := backend.(spi.Timed)
 	switch {
-	case c.grace == 0:
+	case c.grace == 0 && !timed:
 		c.grace = DefaultBackendGrace
 	case c.grace < 0:
 		problems = append(problems, fmt.Errorf("%w: BackendGrace must be >= 0, got %v", ErrInvalidOptions, c.grace))
@@ -49,7 +55,7 @@ func newCaller(backend Backend, opts Options) (*caller, error) {
 			problems = append(problems, err)
 		} else {
 			problems = append(problems, validateCapabilities(caps)...)
-			if caps.Network != NetworkNone && !opts.AllowNetwork {
+			if caps.Network != spi.NetworkNone && !opts.AllowNetwork {
 				problems = append(problems, fmt.Errorf("%w (network: %q)", ErrNetworkRefused, caps.Network))
 			}
 			if !caps.FreshPerRun && !opts.AllowReusedEnvironment {
@@ -64,17 +70,21 @@ func newCaller(backend Backend, opts Options) (*caller, error) {
 	return c, nil
 }
 
-// deadline is when the caller gives up on a run with this wall clock: the
-// grace past it (ADR 0144 D2), counted from the start of the run.
-func (c *caller) deadline(wallClock time.Duration) time.Duration { return after(wallClock, c.grace) }
+// timing is the Timing of a run with this wall clock: the backend's own
+// when it is spi.Timed and BackendGrace is zero, else a caller grace of
+// BackendGrace.
+func (c *caller) timing(wallClock time.Duration) spi.Timing {
+	if c.grace == 0 {
+		return c.backend.(spi.Timed).Timing(wallClock)
+	}
+	return spi.Timing{WallClock: wallClock, CallerGrace: c.grace}
+}
 
 // callContext is the context of a backend call (ADR 0144 D2's combined
 // signal): ctx, ending also at the caller's deadline for a run of this wall
 // clock (budget from now), with errDeadline as its cause.
-func (c *caller) callContext(ctx context.Context, wallClock time.Duration) (_ context.Context, _ context.CancelFunc, budget time.Duration) {
-	budget = c.deadline(wallClock)
-	callCtx, cancel := context.WithTimeoutCause(ctx, budget, errDeadline)
-	return callCtx, cancel, budget
+func (c *caller) callContext(ctx context.Context, t spi.Timing) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, t.CallerDeadline(), errDeadline)
 }
 
 // running counts what an evaluation has still running (itself, and a
@@ -124,7 +134,7 @@ func (r *running) done() {
 
 // callResult is what the backend goroutine hands back.
 type callResult struct {
-	outcome  Outcome
+	outcome  spi.Outcome
 	logs     string
 	err      error
 	panicked bool
@@ -142,8 +152,8 @@ var errDeadline = errors.New("sandbox: backend deadline (wall clock + grace) pas
 // text is not bounded here, nor is an ok value checked to be JSON text).
 // The goroutine always finishes once the backend honours its context: the
 // result channel is buffered, so nothing waits for a reader.
-func (c *caller) call(ctx context.Context, req Request, logs bool, label string, running *running) (Outcome, string, error) {
-	callCtx, cancel, budget := c.callContext(ctx, req.Limits.WallClock)
+func (c *caller) call(ctx context.Context, req spi.Request, t spi.Timing, logs bool, label string, running *running) (spi.Outcome, string, error) {
+	callCtx, cancel := c.callContext(ctx, t)
 	defer cancel() // releases the timer and tells the backend to stop, on every path
 
 	results := make(chan callResult, 1)
@@ -179,43 +189,43 @@ func (c *caller) call(ctx context.Context, req Request, logs bool, label string,
 		default:
 			abandoned.Store(true)
 			if ctx.Err() != nil {
-				return Outcome{}, "", cancelled(ctx, false)
+				return spi.Outcome{}, "", cancelled(ctx, false)
 			}
 			c.log.WarnContext(ctx, "sandbox backend did not settle", "scriptRef", label,
-				"wallClock", req.Limits.WallClock.String(), "grace", c.grace.String())
-			return Outcome{}, "", didNotSettle(budget, req.Limits.WallClock, c.grace, nil)
+				"wallClock", t.WallClock.String(), "grace", t.CallerGrace.String())
+			return spi.Outcome{}, "", didNotSettle(t, nil)
 		}
 	}
 	switch {
 	case ctx.Err() != nil:
-		return Outcome{}, "", cancelled(ctx, false)
+		return spi.Outcome{}, "", cancelled(ctx, false)
 	case r.panicked:
 		c.log.ErrorContext(ctx, "sandbox backend panicked", "scriptRef", label,
-			"panic", BoundText(fmt.Sprint(r.panicVal), MaxMessageUnits), "stack", string(r.stack))
-		return Outcome{}, "", newUntyped(ErrBackendPanicked, BoundText(fmt.Sprint(r.panicVal), MaxMessageUnits), nil, false)
+			"panic", spi.BoundText(fmt.Sprint(r.panicVal), spi.MaxMessageUnits), "stack", string(r.stack))
+		return spi.Outcome{}, "", newUntyped(ErrBackendPanicked, spi.BoundText(fmt.Sprint(r.panicVal), spi.MaxMessageUnits), nil, false)
 	case r.err != nil && callCtx.Err() != nil:
 		// The backend stopped because the deadline told it to.
-		return Outcome{}, "", didNotSettle(budget, req.Limits.WallClock, c.grace, r.err)
+		return spi.Outcome{}, "", didNotSettle(t, r.err)
 	case r.err != nil:
 		var f *Failure
 		if errors.As(r.err, &f) {
 			c.log.WarnContext(ctx, "sandbox backend returned a typed failure as an error", "scriptRef", label)
-			return Outcome{}, "", newUntyped(ErrBackendFailed, "returned a typed failure as an error (only the effect maps outcomes to channels)", r.err, false)
+			return spi.Outcome{}, "", newUntyped(ErrBackendFailed, "returned a typed failure as an error (only the effect maps outcomes to channels)", r.err, false)
 		}
-		return Outcome{}, "", newUntyped(ErrBackendFailed, "", r.err, true)
+		return spi.Outcome{}, "", newUntyped(ErrBackendFailed, "", r.err, true)
 	}
 	o, err := ValidateOutcome(r.outcome)
 	if err != nil {
 		c.log.WarnContext(ctx, "sandbox backend returned a malformed outcome", "scriptRef", label, "problems", err.Error())
-		return Outcome{}, r.logs, err
+		return spi.Outcome{}, r.logs, err
 	}
 	return o, r.logs, nil
 }
 
 // evaluate calls the backend, asking a ConsoleBackend for the run's console
 // output when logs.
-func (c *caller) evaluate(ctx context.Context, req Request, logs bool) (Outcome, string, error) {
-	if console, ok := c.backend.(ConsoleBackend); ok && logs {
+func (c *caller) evaluate(ctx context.Context, req spi.Request, logs bool) (spi.Outcome, string, error) {
+	if console, ok := c.backend.(spi.ConsoleBackend); ok && logs {
 		return console.EvaluateWithLogs(ctx, req)
 	}
 	o, err := c.backend.Evaluate(ctx, req)
@@ -225,9 +235,9 @@ func (c *caller) evaluate(ctx context.Context, req Request, logs bool) (Outcome,
 // didNotSettle is the untyped, retryable failure of a backend that was still
 // running at the deadline (ADR 0144 D2's "sandbox backend did not settle
 // within …").
-func didNotSettle(budget, wallClock, grace time.Duration, cause error) error {
+func didNotSettle(t spi.Timing, cause error) error {
 	return newUntypedText(ErrBackendDidNotSettle,
-		fmt.Sprintf("%v within %v (wall clock %v + grace %v)", ErrBackendDidNotSettle, budget, wallClock, grace), cause, true)
+		fmt.Sprintf("%v within %v (wall clock %v + grace %v)", ErrBackendDidNotSettle, t.CallerDeadline(), t.WallClock, t.CallerGrace), cause, true)
 }
 
 // ValidateOutcome checks an outcome against ADR 0144 D2's closed vocabulary
@@ -236,7 +246,7 @@ func didNotSettle(budget, wallClock, grace time.Duration, cause error) error {
 // into a local, and only the locals are checked and returned. An empty
 // threw message is not malformed (`throw ""` is the script's own outcome);
 // an ok value is checked to be present, not to be JSON text.
-func ValidateOutcome(o Outcome) (Outcome, error) {
+func ValidateOutcome(o spi.Outcome) (spi.Outcome, error) {
 	ok, value, kind, limit, namePtr, message := o.OK, o.Value, o.Kind, o.Limit, o.Name, o.Message
 	hasName := namePtr != nil
 	var name string
@@ -250,7 +260,7 @@ func ValidateOutcome(o Outcome) (Outcome, error) {
 			problems = append(problems, field+" is not allowed here")
 		}
 	}
-	var valid Outcome
+	var valid spi.Outcome
 	switch {
 	case ok:
 		unexpected("kind", kind != "")
@@ -260,78 +270,78 @@ func ValidateOutcome(o Outcome) (Outcome, error) {
 		if len(value) == 0 {
 			problems = append(problems, "an ok outcome needs a value")
 		}
-		valid = OK(value)
-	case kind == KindLimit:
+		valid = spi.OK(value)
+	case kind == spi.KindLimit:
 		unexpected("value", value != nil)
 		unexpected("name", hasName)
 		unexpected("message", message != "")
 		switch limit {
-		case LimitCPU, LimitMemory, LimitWallClock:
-			valid = LimitHit(limit)
+		case spi.LimitCPU, spi.LimitMemory, spi.LimitWallClock:
+			valid = spi.LimitHit(limit)
 		default:
-			problems = append(problems, "limit must be cpu, memory or wallClock, got "+quoteBounded(string(limit)))
+			problems = append(problems, "limit must be cpu, memory or wallClock, got "+jsontext.QuoteShort(string(limit)))
 		}
-	case kind == KindThrew:
+	case kind == spi.KindThrew:
 		unexpected("value", value != nil)
 		unexpected("limit", limit != "")
 		if hasName {
-			valid = Threw(&name, message)
+			valid = spi.Threw(&name, message)
 		} else {
-			valid = Threw(nil, message)
+			valid = spi.Threw(nil, message)
 		}
-	case kind == KindInputTooLarge:
+	case kind == spi.KindInputTooLarge:
 		unexpected("value", value != nil)
 		unexpected("limit", limit != "")
 		unexpected("name", hasName)
 		unexpected("message", message != "")
-		valid = InputTooLarge()
-	case kind == KindInfrastructure:
+		valid = spi.InputTooLarge()
+	case kind == spi.KindInfrastructure:
 		unexpected("value", value != nil)
 		unexpected("limit", limit != "")
 		unexpected("name", hasName)
 		if message == "" {
 			problems = append(problems, "an infrastructure outcome needs a message")
 		}
-		valid = Infrastructure(message)
+		valid = spi.Infrastructure(message)
 	case kind == "":
 		problems = append(problems, "a failed outcome needs a kind")
 	default:
-		problems = append(problems, "unknown kind "+quoteBounded(string(kind)))
+		problems = append(problems, "unknown kind "+jsontext.QuoteShort(string(kind)))
 	}
 	if len(problems) > 0 {
-		return Outcome{}, newUntyped(ErrMalformedOutcome, BoundText(strings.Join(problems, "; "), MaxMessageUnits), nil, false)
+		return spi.Outcome{}, newUntyped(ErrMalformedOutcome, spi.BoundText(strings.Join(problems, "; "), spi.MaxMessageUnits), nil, false)
 	}
 	return valid, nil
 }
 
 // readCapabilities calls backend.Capabilities once, turning a panic into an
 // error: a third-party backend must not take the service down at start-up.
-func readCapabilities(backend Backend) (caps Capabilities, err error) {
+func readCapabilities(backend spi.Backend) (caps spi.Capabilities, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: Capabilities panicked: %s", ErrInvalidCapabilities, BoundText(fmt.Sprint(p), MaxMessageUnits))
+			err = fmt.Errorf("%w: Capabilities panicked: %s", ErrInvalidCapabilities, spi.BoundText(fmt.Sprint(p), spi.MaxMessageUnits))
 		}
 	}()
 	return backend.Capabilities(), nil
 }
 
-func validateCapabilities(c Capabilities) []error {
+func validateCapabilities(c spi.Capabilities) []error {
 	var problems []error
 	if !validLanguage(c.Language) {
 		problems = append(problems, fmt.Errorf("%w: language must be 1 to 64 ASCII letters, digits or ._+-, got %s",
-			ErrInvalidCapabilities, quoteBounded(c.Language)))
+			ErrInvalidCapabilities, jsontext.QuoteShort(c.Language)))
 	}
 	switch c.Network {
-	case NetworkNone, NetworkAllowlist, NetworkOpen:
+	case spi.NetworkNone, spi.NetworkAllowlist, spi.NetworkOpen:
 	default:
 		problems = append(problems, fmt.Errorf("%w: network must be none, allowlist or open, got %s",
-			ErrInvalidCapabilities, quoteBounded(string(c.Network))))
+			ErrInvalidCapabilities, jsontext.QuoteShort(string(c.Network))))
 	}
 	switch c.WallClock {
-	case WallClockHard, WallClockSoft:
+	case spi.WallClockHard, spi.WallClockSoft:
 	default:
 		problems = append(problems, fmt.Errorf("%w: wallClock must be hard or soft, got %s",
-			ErrInvalidCapabilities, quoteBounded(string(c.WallClock))))
+			ErrInvalidCapabilities, jsontext.QuoteShort(string(c.WallClock))))
 	}
 	return problems
 }

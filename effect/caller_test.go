@@ -12,14 +12,15 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // ignoresContext is a backend that returns only when release is closed,
 // whatever its context says: a backend that does not honour cancellation.
 func ignoresContext(release <-chan struct{}) *fakeBackend {
-	return &fakeBackend{eval: func(context.Context, effect.Request) (effect.Outcome, error) {
+	return &fakeBackend{eval: func(context.Context, spi.Request) (spi.Outcome, error) {
 		<-release
-		return effect.OK([]byte("1")), nil
+		return spi.OK([]byte("1")), nil
 	}}
 }
 
@@ -32,7 +33,7 @@ func TestRunRacesABackendThatIgnoresItsContext(t *testing.T) {
 		e := mustNew(t, effect.NoStore, ignoresContext(release), effect.Options{BackendGrace: time.Second, StopGrace: time.Nanosecond})
 		start := time.Now()
 		res, err := e.Run(context.Background(), effect.Evaluation{Script: "1", Input: []byte("null"),
-			Limits: effect.Limits{WallClock: 2 * time.Second, MemoryBytes: 1 << 20}, Answer: effect.AnswerOutcome})
+			Limits: spi.Limits{WallClock: 2 * time.Second, MemoryBytes: 1 << 20}, Answer: effect.AnswerOutcome})
 		if took := time.Since(start); took != 3*time.Second+time.Nanosecond {
 			t.Errorf("answered after %v, want the deadline of wall clock + grace (3s) and the stop grace", took)
 		}
@@ -50,7 +51,7 @@ func TestRunRacesABackendThatIgnoresItsContext(t *testing.T) {
 // it gives up.
 func TestRunWaitsForAnAbandonedBackend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		in := effect.Evaluation{ScriptRef: testRef, Input: []byte("null"), Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}
+		in := effect.Evaluation{ScriptRef: testRef, Input: []byte("null"), Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}
 
 		// the backend returns 400 ms after the caller left, within the grace
 		release := make(chan struct{})
@@ -112,7 +113,7 @@ func (stallingReader) Get(ctx context.Context, _ contentref.Ref) ([]byte, error)
 // and the answer says the script did not run (ErrNotRun).
 func TestFetchDeadlineAndErrNotRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := returning(effect.OK([]byte("1")), nil)
+		b := returning(spi.OK([]byte("1")), nil)
 		e := mustNew(t, stallingReader{}, b, effect.Options{BackendGrace: time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -144,21 +145,21 @@ func TestFetchDeadlineAndErrNotRun(t *testing.T) {
 // every problem of a malformed one.
 func TestValidateOutcome(t *testing.T) {
 	name := "TypeError"
-	o, err := effect.ValidateOutcome(effect.Threw(&name, "boom"))
-	if err != nil || o.Kind != effect.KindThrew || *o.Name != name || o.Message != "boom" {
+	o, err := effect.ValidateOutcome(spi.Threw(&name, "boom"))
+	if err != nil || o.Kind != spi.KindThrew || *o.Name != name || o.Message != "boom" {
 		t.Fatalf("threw: %+v %v", o, err)
 	}
 	name = "changed"
 	if *o.Name != "TypeError" {
 		t.Error("the validated outcome shares the backend's name")
 	}
-	_, err = effect.ValidateOutcome(effect.Outcome{OK: true, Value: []byte("1"), Kind: effect.KindLimit, Message: "x"})
+	_, err = effect.ValidateOutcome(spi.Outcome{OK: true, Value: []byte("1"), Kind: spi.KindLimit, Message: "x"})
 	assertUntyped(t, err, effect.ErrMalformedOutcome, false)
 	for _, want := range []string{"kind is not allowed", "message is not allowed"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
 	}
-	_, err = effect.ValidateOutcome(effect.LimitHit(effect.LimitOutput))
+	_, err = effect.ValidateOutcome(spi.LimitHit(spi.LimitOutput))
 	assertUntyped(t, err, effect.ErrMalformedOutcome, false)
 }

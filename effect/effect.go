@@ -16,12 +16,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // ScriptReader returns a script's bytes by content reference (the content
@@ -123,7 +123,7 @@ type Effect struct {
 // exactly once, validates them, refuses the ones the options do not accept,
 // and keeps a copy: a backend whose declaration changes later changes
 // nothing (ADR 0144 D4). scripts is the store, or NoStore.
-func New(scripts ScriptReader, backend Backend, opts Options) (*Effect, error) {
+func New(scripts ScriptReader, backend spi.Backend, opts Options) (*Effect, error) {
 	var problems []error
 	invalid := func(format string, args ...any) {
 		problems = append(problems, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))
@@ -176,20 +176,20 @@ func New(scripts ScriptReader, backend Backend, opts Options) (*Effect, error) {
 		return nil, err
 	}
 	if e.stopGrace == 0 {
-		e.stopGrace = c.grace
+		e.stopGrace = c.timing(0).CallerGrace
 	}
 	return e, nil
 }
 
 // Capabilities returns the vetted copy of the backend's declaration taken at
 // construction.
-func (e *Effect) Capabilities() Capabilities { return e.caller.caps }
+func (e *Effect) Capabilities() spi.Capabilities { return e.caller.caps }
 
 // Idempotent reports whether an evaluation is a pure function of (script,
 // input), so that an at-least-once re-run is safe by construction: only when
 // the backend has no network and a fresh environment per run (ADR 0144 D4).
 func (e *Effect) Idempotent() bool {
-	return e.caller.caps.Network == NetworkNone && e.caller.caps.FreshPerRun
+	return e.caller.caps.Network == spi.NetworkNone && e.caller.caps.FreshPerRun
 }
 
 // ScriptStore reports whether the effect reads scripts by reference: false
@@ -199,7 +199,7 @@ func (e *Effect) ScriptStore() bool { return e.scripts != NoStore }
 // Warm asks the backend to do its cold-start work ahead of traffic, when it
 // can (ADR 0064 D1). It is advisory: a backend without Warm returns nil.
 func (e *Effect) Warm(ctx context.Context) error {
-	if w, ok := e.caller.backend.(Warmer); ok {
+	if w, ok := e.caller.backend.(spi.Warmer); ok {
 		return w.Warm(ctx)
 	}
 	return nil
@@ -208,7 +208,7 @@ func (e *Effect) Warm(ctx context.Context) error {
 // Close releases the backend's pools, connections or instances, when it has
 // any.
 func (e *Effect) Close(ctx context.Context) error {
-	if cl, ok := e.caller.backend.(Closer); ok {
+	if cl, ok := e.caller.backend.(spi.Closer); ok {
 		return cl.Close(ctx)
 	}
 	return nil
@@ -225,7 +225,7 @@ type Input struct {
 	// JSON null.
 	Input any
 	// Limits for the run; both must be positive.
-	Limits Limits
+	Limits spi.Limits
 	// ExpectedOutputShapeHash, when set, is the ShapeHash the output must
 	// have.
 	ExpectedOutputShapeHash string
@@ -289,7 +289,7 @@ func inputText(v any) (jsontext.Text, error) {
 	case raw != nil:
 		if err := jsontext.Validate(raw); err != nil {
 			return nil, &Failure{Channel: ChannelInputNotSerializable,
-				Message: BoundText("input is not valid JSON text: "+err.Error(), MaxMessageUnits)}
+				Message: spi.BoundText("input is not valid JSON text: "+err.Error(), spi.MaxMessageUnits)}
 		}
 		return jsontext.Text(raw), nil
 	}
@@ -297,24 +297,14 @@ func inputText(v any) (jsontext.Text, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, &Failure{Channel: ChannelInputNotSerializable, Message: BoundText(err.Error(), MaxMessageUnits)}
+		return nil, &Failure{Channel: ChannelInputNotSerializable, Message: spi.BoundText(err.Error(), spi.MaxMessageUnits)}
 	}
 	text := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	// encoding/json passes nested RawMessage through without checking
 	// UTF-8 or duplicate keys; the backend gets only strict JSON.
 	if err := jsontext.Validate(text); err != nil {
 		return nil, &Failure{Channel: ChannelInputNotSerializable,
-			Message: BoundText("input marshals to invalid JSON text: "+err.Error(), MaxMessageUnits)}
+			Message: spi.BoundText("input marshals to invalid JSON text: "+err.Error(), spi.MaxMessageUnits)}
 	}
 	return jsontext.Text(text), nil
-}
-
-// quoteBounded quotes backend- or caller-controlled text for an error
-// message, cut so that it cannot dominate the message.
-func quoteBounded(s string) string {
-	const max = 64
-	if unitsOver(s, max) {
-		return strconv.Quote(BoundText(s, max)) + "…"
-	}
-	return strconv.Quote(s)
 }

@@ -11,46 +11,47 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // TestNewRefusesWhatItCannotVouchFor proves ADR 0144 D4's refusals and the
 // validation of the declaration and of the options.
 func TestNewRefusesWhatItCannotVouchFor(t *testing.T) {
-	with := func(edit func(*effect.Capabilities)) effect.Capabilities {
+	with := func(edit func(*spi.Capabilities)) spi.Capabilities {
 		c := safeCaps
 		edit(&c)
 		return c
 	}
 	for _, tc := range []struct {
 		name  string
-		caps  effect.Capabilities
+		caps  spi.Capabilities
 		opts  effect.Options
 		wants []error // nil: accepted
 	}{
 		{"safe", safeCaps, effect.Options{}, nil},
-		{"allowlist network refused", with(func(c *effect.Capabilities) { c.Network = effect.NetworkAllowlist }), effect.Options{}, []error{effect.ErrNetworkRefused}},
-		{"open network refused", with(func(c *effect.Capabilities) { c.Network = effect.NetworkOpen }), effect.Options{}, []error{effect.ErrNetworkRefused}},
-		{"open network allowed", with(func(c *effect.Capabilities) { c.Network = effect.NetworkOpen }), effect.Options{AllowNetwork: true}, nil},
-		{"reused environment refused", with(func(c *effect.Capabilities) { c.FreshPerRun = false }), effect.Options{}, []error{effect.ErrReusedEnvironmentRefused}},
-		{"reused environment allowed", with(func(c *effect.Capabilities) { c.FreshPerRun = false }), effect.Options{AllowReusedEnvironment: true}, nil},
-		{"both refused at once", with(func(c *effect.Capabilities) { c.FreshPerRun = false; c.Network = effect.NetworkOpen }), effect.Options{},
+		{"allowlist network refused", with(func(c *spi.Capabilities) { c.Network = spi.NetworkAllowlist }), effect.Options{}, []error{effect.ErrNetworkRefused}},
+		{"open network refused", with(func(c *spi.Capabilities) { c.Network = spi.NetworkOpen }), effect.Options{}, []error{effect.ErrNetworkRefused}},
+		{"open network allowed", with(func(c *spi.Capabilities) { c.Network = spi.NetworkOpen }), effect.Options{AllowNetwork: true}, nil},
+		{"reused environment refused", with(func(c *spi.Capabilities) { c.FreshPerRun = false }), effect.Options{}, []error{effect.ErrReusedEnvironmentRefused}},
+		{"reused environment allowed", with(func(c *spi.Capabilities) { c.FreshPerRun = false }), effect.Options{AllowReusedEnvironment: true}, nil},
+		{"both refused at once", with(func(c *spi.Capabilities) { c.FreshPerRun = false; c.Network = spi.NetworkOpen }), effect.Options{},
 			[]error{effect.ErrNetworkRefused, effect.ErrReusedEnvironmentRefused}},
-		{"worst case allowed", with(func(c *effect.Capabilities) {
-			*c = effect.Capabilities{Language: "python", Network: effect.NetworkOpen, WallClock: effect.WallClockSoft}
+		{"worst case allowed", with(func(c *spi.Capabilities) {
+			*c = spi.Capabilities{Language: "python", Network: spi.NetworkOpen, WallClock: spi.WallClockSoft}
 		}), effect.Options{AllowNetwork: true, AllowReusedEnvironment: true}, nil},
-		{"unknown network", with(func(c *effect.Capabilities) { c.Network = "wifi" }), effect.Options{AllowNetwork: true}, []error{effect.ErrInvalidCapabilities}},
-		{"empty network", with(func(c *effect.Capabilities) { c.Network = "" }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
-		{"unknown wall clock", with(func(c *effect.Capabilities) { c.WallClock = "firm" }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
-		{"empty language", with(func(c *effect.Capabilities) { c.Language = "" }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
-		{"language with a space", with(func(c *effect.Capabilities) { c.Language = "java script" }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
-		{"language too long", with(func(c *effect.Capabilities) { c.Language = strings.Repeat("j", 65) }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
+		{"unknown network", with(func(c *spi.Capabilities) { c.Network = "wifi" }), effect.Options{AllowNetwork: true}, []error{effect.ErrInvalidCapabilities}},
+		{"empty network", with(func(c *spi.Capabilities) { c.Network = "" }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
+		{"unknown wall clock", with(func(c *spi.Capabilities) { c.WallClock = "firm" }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
+		{"empty language", with(func(c *spi.Capabilities) { c.Language = "" }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
+		{"language with a space", with(func(c *spi.Capabilities) { c.Language = "java script" }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
+		{"language too long", with(func(c *spi.Capabilities) { c.Language = strings.Repeat("j", 65) }), effect.Options{}, []error{effect.ErrInvalidCapabilities}},
 		{"negative grace", safeCaps, effect.Options{BackendGrace: -time.Second}, []error{effect.ErrInvalidOptions}},
 		{"negative input bound", safeCaps, effect.Options{MaxInputBytes: -1}, []error{effect.ErrInvalidOptions}},
 		{"negative output bound", safeCaps, effect.Options{MaxOutputBytes: -1}, []error{effect.ErrInvalidOptions}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			caps := tc.caps
-			e, err := effect.New(newReader(), &fakeBackend{caps: func(int) effect.Capabilities { return caps }}, tc.opts)
+			e, err := effect.New(newReader(), &fakeBackend{caps: func(int) spi.Capabilities { return caps }}, tc.opts)
 			if tc.wants == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -79,7 +80,7 @@ func TestNewRefusesNilsAndPanics(t *testing.T) {
 	if _, err := effect.New(newReader(), nil, effect.Options{}); !errors.Is(err, effect.ErrInvalidOptions) {
 		t.Errorf("nil backend: %v", err)
 	}
-	panicky := &fakeBackend{caps: func(int) effect.Capabilities { panic("no declaration today") }}
+	panicky := &fakeBackend{caps: func(int) spi.Capabilities { panic("no declaration today") }}
 	if _, err := effect.New(newReader(), panicky, effect.Options{}); !errors.Is(err, effect.ErrInvalidCapabilities) ||
 		!strings.Contains(err.Error(), "no declaration today") {
 		t.Errorf("panicking Capabilities: %v", err)
@@ -91,19 +92,19 @@ func TestNewRefusesNilsAndPanics(t *testing.T) {
 func TestIdempotent(t *testing.T) {
 	opts := effect.Options{AllowNetwork: true, AllowReusedEnvironment: true}
 	for _, tc := range []struct {
-		network effect.Network
+		network spi.Network
 		fresh   bool
 		want    bool
 	}{
-		{effect.NetworkNone, true, true},
-		{effect.NetworkNone, false, false},
-		{effect.NetworkAllowlist, true, false},
-		{effect.NetworkOpen, true, false},
-		{effect.NetworkOpen, false, false},
+		{spi.NetworkNone, true, true},
+		{spi.NetworkNone, false, false},
+		{spi.NetworkAllowlist, true, false},
+		{spi.NetworkOpen, true, false},
+		{spi.NetworkOpen, false, false},
 	} {
 		c := safeCaps
 		c.Network, c.FreshPerRun = tc.network, tc.fresh
-		e := mustNew(t, newReader(), &fakeBackend{caps: func(int) effect.Capabilities { return c }}, opts)
+		e := mustNew(t, newReader(), &fakeBackend{caps: func(int) spi.Capabilities { return c }}, opts)
 		if got := e.Idempotent(); got != tc.want {
 			t.Errorf("network %s, freshPerRun %v: Idempotent() = %v, want %v", tc.network, tc.fresh, got, tc.want)
 		}
@@ -115,13 +116,13 @@ func TestIdempotent(t *testing.T) {
 // decides.
 func TestCapabilitiesSnapshot(t *testing.T) {
 	b := &fakeBackend{
-		caps: func(call int) effect.Capabilities {
+		caps: func(call int) spi.Capabilities {
 			if call == 1 {
 				return safeCaps
 			}
-			return effect.Capabilities{Language: "javascript", Network: effect.NetworkOpen, WallClock: effect.WallClockSoft}
+			return spi.Capabilities{Language: "javascript", Network: spi.NetworkOpen, WallClock: spi.WallClockSoft}
 		},
-		eval: func(context.Context, effect.Request) (effect.Outcome, error) { return effect.OK([]byte("2")), nil },
+		eval: func(context.Context, spi.Request) (spi.Outcome, error) { return spi.OK([]byte("2")), nil },
 	}
 	e := mustNew(t, newReader(testScript), b, effect.Options{})
 	for range 3 {
@@ -130,7 +131,7 @@ func TestCapabilitiesSnapshot(t *testing.T) {
 		}
 	}
 	got := e.Capabilities()
-	got.Network = effect.NetworkOpen // the caller's copy, not the effect's
+	got.Network = spi.NetworkOpen // the caller's copy, not the effect's
 	if e.Capabilities() != safeCaps || !e.Idempotent() {
 		t.Errorf("snapshot changed: %+v, idempotent %v", e.Capabilities(), e.Idempotent())
 	}
@@ -143,7 +144,7 @@ func TestCapabilitiesSnapshot(t *testing.T) {
 // channel (ADR 0144 D2, issue step 6).
 func TestOutcomeMapping(t *testing.T) {
 	t.Run("ok is returned as its JSON round-trip", func(t *testing.T) {
-		out, err := evalWith(t, returning(effect.OK([]byte(` {"b" : [1, 2.50, -0, 1E2], "a":"\u00e9\/", "s":"\ud800"} `)), nil), effect.Options{})
+		out, err := evalWith(t, returning(spi.OK([]byte(` {"b" : [1, 2.50, -0, 1E2], "a":"\u00e9\/", "s":"\ud800"} `)), nil), effect.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,9 +152,9 @@ func TestOutcomeMapping(t *testing.T) {
 			t.Errorf("got %s, want %s", out, want)
 		}
 	})
-	for _, l := range []effect.LimitKind{effect.LimitCPU, effect.LimitMemory, effect.LimitWallClock} {
+	for _, l := range []spi.LimitKind{spi.LimitCPU, spi.LimitMemory, spi.LimitWallClock} {
 		t.Run("limit "+string(l), func(t *testing.T) {
-			_, err := evalWith(t, returning(effect.LimitHit(l), nil), effect.Options{})
+			_, err := evalWith(t, returning(spi.LimitHit(l), nil), effect.Options{})
 			f := asFailure(t, err)
 			if f.Channel != effect.ChannelLimitExceeded || f.Kind != l {
 				t.Errorf("got %+v", f)
@@ -164,7 +165,7 @@ func TestOutcomeMapping(t *testing.T) {
 		})
 	}
 	t.Run("threw with a name", func(t *testing.T) {
-		_, err := evalWith(t, returning(effect.Threw(ptr("TypeError"), "x is not a function"), nil), effect.Options{})
+		_, err := evalWith(t, returning(spi.Threw(ptr("TypeError"), "x is not a function"), nil), effect.Options{})
 		f := asFailure(t, err)
 		if f.Channel != effect.ChannelScriptError || f.Name == nil || *f.Name != "TypeError" || f.Message != "x is not a function" {
 			t.Errorf("got %+v", f)
@@ -174,7 +175,7 @@ func TestOutcomeMapping(t *testing.T) {
 		}
 	})
 	t.Run("threw without a name", func(t *testing.T) {
-		_, err := evalWith(t, returning(effect.Threw(nil, "42"), nil), effect.Options{})
+		_, err := evalWith(t, returning(spi.Threw(nil, "42"), nil), effect.Options{})
 		f := asFailure(t, err)
 		if f.Channel != effect.ChannelScriptError || f.Name != nil || f.Message != "42" {
 			t.Errorf("got %+v", f)
@@ -185,25 +186,25 @@ func TestOutcomeMapping(t *testing.T) {
 	// `throw ""` this way. Both are the script's own exception, a pure
 	// function of (script, input), so they stay typed rather than malformed.
 	t.Run("threw with an empty message", func(t *testing.T) {
-		_, err := evalWith(t, returning(effect.Threw(ptr("Error"), ""), nil), effect.Options{})
+		_, err := evalWith(t, returning(spi.Threw(ptr("Error"), ""), nil), effect.Options{})
 		f := asFailure(t, err)
 		if f.Channel != effect.ChannelScriptError || f.Name == nil || *f.Name != "Error" || f.Message != "" {
 			t.Errorf("got %+v", f)
 		}
-		_, err = evalWith(t, returning(effect.Threw(nil, ""), nil), effect.Options{})
+		_, err = evalWith(t, returning(spi.Threw(nil, ""), nil), effect.Options{})
 		if f := asFailure(t, err); f.Channel != effect.ChannelScriptError || f.Name != nil || f.Message != "" {
 			t.Errorf("got %+v", f)
 		}
 	})
 	t.Run("inputTooLarge", func(t *testing.T) {
-		_, err := evalWith(t, returning(effect.InputTooLarge(), nil), effect.Options{MaxInputBytes: 4096})
+		_, err := evalWith(t, returning(spi.InputTooLarge(), nil), effect.Options{MaxInputBytes: 4096})
 		f := asFailure(t, err)
 		if f.Channel != effect.ChannelInputTooLarge || f.LimitBytes != 4096 {
 			t.Errorf("got %+v", f)
 		}
 	})
 	t.Run("infrastructure is untyped and retryable", func(t *testing.T) {
-		_, err := evalWith(t, returning(effect.Infrastructure("worker pool closed"), nil), effect.Options{})
+		_, err := evalWith(t, returning(spi.Infrastructure("worker pool closed"), nil), effect.Options{})
 		assertUntyped(t, err, effect.ErrBackendFailed, true)
 		if !strings.Contains(err.Error(), "worker pool closed") {
 			t.Errorf("error %q lost the backend's message", err)
@@ -216,34 +217,34 @@ func TestOutcomeMapping(t *testing.T) {
 func TestMalformedOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		o    effect.Outcome
+		o    spi.Outcome
 	}{
-		{"zero outcome", effect.Outcome{}},
-		{"ok with a kind", effect.Outcome{OK: true, Value: []byte("1"), Kind: effect.KindThrew}},
-		{"ok with a limit", effect.Outcome{OK: true, Value: []byte("1"), Limit: effect.LimitCPU}},
-		{"ok with a name", effect.Outcome{OK: true, Value: []byte("1"), Name: ptr("Error")}},
-		{"ok with a message", effect.Outcome{OK: true, Value: []byte("1"), Message: "hi"}},
-		{"ok without a value", effect.Outcome{OK: true}},
-		{"ok with a value that is not JSON", effect.OK([]byte("{oops"))},
-		{"ok with JavaScript that is not JSON", effect.OK([]byte("undefined"))},
-		{"ok with NaN", effect.OK([]byte("NaN"))},
-		{"ok with two values", effect.OK([]byte("1 2"))},
-		{"ok with invalid UTF-8", effect.OK([]byte("\"\xff\""))},
-		{"ok with raw surrogate bytes", effect.OK([]byte("\"\xed\xa0\x80\""))},
-		{"ok with duplicate keys", effect.OK([]byte(`{"a":1,"a":2}`))},
-		{"unknown kind", effect.Outcome{Kind: "exploded", Message: "boom"}},
-		{"failure without a kind", effect.Outcome{Message: "boom"}},
-		{"limit of disk", effect.LimitHit("disk")},
-		{"limit of output (only the effect bounds output)", effect.LimitHit(effect.LimitOutput)},
-		{"limit without a limit", effect.Outcome{Kind: effect.KindLimit}},
-		{"limit with a message", effect.Outcome{Kind: effect.KindLimit, Limit: effect.LimitCPU, Message: "x"}},
-		{"limit with a value", effect.Outcome{Kind: effect.KindLimit, Limit: effect.LimitCPU, Value: []byte("1")}},
-		{"threw with a value", effect.Outcome{Kind: effect.KindThrew, Message: "m", Value: []byte("1")}},
-		{"threw with a limit", effect.Outcome{Kind: effect.KindThrew, Message: "m", Limit: effect.LimitCPU}},
-		{"inputTooLarge with a message", effect.Outcome{Kind: effect.KindInputTooLarge, Message: "m"}},
-		{"infrastructure without a message", effect.Infrastructure("")},
-		{"infrastructure with a name", effect.Outcome{Kind: effect.KindInfrastructure, Message: "m", Name: ptr("E")}},
-		{"kind of 5 MB", effect.Outcome{Kind: effect.OutcomeKind(strings.Repeat("k\x00\xed\xa0\x80", 1<<20))}},
+		{"zero outcome", spi.Outcome{}},
+		{"ok with a kind", spi.Outcome{OK: true, Value: []byte("1"), Kind: spi.KindThrew}},
+		{"ok with a limit", spi.Outcome{OK: true, Value: []byte("1"), Limit: spi.LimitCPU}},
+		{"ok with a name", spi.Outcome{OK: true, Value: []byte("1"), Name: ptr("Error")}},
+		{"ok with a message", spi.Outcome{OK: true, Value: []byte("1"), Message: "hi"}},
+		{"ok without a value", spi.Outcome{OK: true}},
+		{"ok with a value that is not JSON", spi.OK([]byte("{oops"))},
+		{"ok with JavaScript that is not JSON", spi.OK([]byte("undefined"))},
+		{"ok with NaN", spi.OK([]byte("NaN"))},
+		{"ok with two values", spi.OK([]byte("1 2"))},
+		{"ok with invalid UTF-8", spi.OK([]byte("\"\xff\""))},
+		{"ok with raw surrogate bytes", spi.OK([]byte("\"\xed\xa0\x80\""))},
+		{"ok with duplicate keys", spi.OK([]byte(`{"a":1,"a":2}`))},
+		{"unknown kind", spi.Outcome{Kind: "exploded", Message: "boom"}},
+		{"failure without a kind", spi.Outcome{Message: "boom"}},
+		{"limit of disk", spi.LimitHit("disk")},
+		{"limit of output (only the effect bounds output)", spi.LimitHit(spi.LimitOutput)},
+		{"limit without a limit", spi.Outcome{Kind: spi.KindLimit}},
+		{"limit with a message", spi.Outcome{Kind: spi.KindLimit, Limit: spi.LimitCPU, Message: "x"}},
+		{"limit with a value", spi.Outcome{Kind: spi.KindLimit, Limit: spi.LimitCPU, Value: []byte("1")}},
+		{"threw with a value", spi.Outcome{Kind: spi.KindThrew, Message: "m", Value: []byte("1")}},
+		{"threw with a limit", spi.Outcome{Kind: spi.KindThrew, Message: "m", Limit: spi.LimitCPU}},
+		{"inputTooLarge with a message", spi.Outcome{Kind: spi.KindInputTooLarge, Message: "m"}},
+		{"infrastructure without a message", spi.Infrastructure("")},
+		{"infrastructure with a name", spi.Outcome{Kind: spi.KindInfrastructure, Message: "m", Name: ptr("E")}},
+		{"kind of 5 MB", spi.Outcome{Kind: spi.OutcomeKind(strings.Repeat("k\x00\xed\xa0\x80", 1<<20))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := evalWith(t, returning(tc.o, nil), effect.Options{})
@@ -258,38 +259,38 @@ func TestMalformedOutcomes(t *testing.T) {
 func TestBackendErrors(t *testing.T) {
 	t.Run("plain error is untyped, retryable, cause kept", func(t *testing.T) {
 		cause := errors.New("instance failed to start")
-		_, err := evalWith(t, returning(effect.Outcome{}, cause), effect.Options{})
+		_, err := evalWith(t, returning(spi.Outcome{}, cause), effect.Options{})
 		assertUntyped(t, err, effect.ErrBackendFailed, true)
 		if !errors.Is(err, cause) {
 			t.Errorf("cause lost from %q", err)
 		}
 	})
 	t.Run("error wins over an outcome returned with it", func(t *testing.T) {
-		_, err := evalWith(t, returning(effect.OK([]byte("1")), errors.New("x")), effect.Options{})
+		_, err := evalWith(t, returning(spi.OK([]byte("1")), errors.New("x")), effect.Options{})
 		assertUntyped(t, err, effect.ErrBackendFailed, true)
 	})
 	t.Run("typed failure returned as an error is rewrapped untyped", func(t *testing.T) {
-		typed := &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: effect.LimitCPU}
-		_, err := evalWith(t, returning(effect.Outcome{}, typed), effect.Options{})
+		typed := &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitCPU}
+		_, err := evalWith(t, returning(spi.Outcome{}, typed), effect.Options{})
 		assertUntyped(t, err, effect.ErrBackendFailed, false) // includes: errors.As finds no *Failure
 		if !strings.Contains(err.Error(), "limitExceeded") {
 			t.Errorf("text of the typed failure lost: %q", err)
 		}
 	})
 	t.Run("backend's own cancellation is not the caller's", func(t *testing.T) {
-		_, err := evalWith(t, returning(effect.Outcome{}, context.Canceled), effect.Options{})
+		_, err := evalWith(t, returning(spi.Outcome{}, context.Canceled), effect.Options{})
 		assertUntyped(t, err, effect.ErrBackendFailed, true)
 	})
 	t.Run("5 MB error text is bounded, cause kept", func(t *testing.T) {
 		cause := errors.New(strings.Repeat("\x00\xed\xa0\x80x", 1<<20))
-		_, err := evalWith(t, returning(effect.Outcome{}, cause), effect.Options{})
+		_, err := evalWith(t, returning(spi.Outcome{}, cause), effect.Options{})
 		assertUntyped(t, err, effect.ErrBackendFailed, true)
 		if !errors.Is(err, cause) {
 			t.Error("cause lost")
 		}
 	})
 	t.Run("panic is untyped and not retryable", func(t *testing.T) {
-		b := &fakeBackend{eval: func(context.Context, effect.Request) (effect.Outcome, error) { panic("nil map write") }}
+		b := &fakeBackend{eval: func(context.Context, spi.Request) (spi.Outcome, error) { panic("nil map write") }}
 		_, err := evalWith(t, b, effect.Options{})
 		assertUntyped(t, err, effect.ErrBackendPanicked, false)
 		if !strings.Contains(err.Error(), "nil map write") {
@@ -305,11 +306,11 @@ func TestBoundedScriptError(t *testing.T) {
 	lone := "\xed\xa0\x80" // WTF-8 for a lone U+D800, as an engine writes it
 	message := strings.Repeat("a"+lone+"\x00😀", 5<<20/8)
 	name := strings.Repeat("N\x00", 200)
-	_, err := evalWith(t, returning(effect.Threw(&name, message), nil), effect.Options{})
+	_, err := evalWith(t, returning(spi.Threw(&name, message), nil), effect.Options{})
 	f := asFailure(t, err)
-	assertStorable(t, f.Message, effect.MaxMessageUnits)
-	assertStorable(t, *f.Name, effect.MaxNameUnits)
-	assertStorable(t, err.Error(), effect.MaxMessageUnits)
+	assertStorable(t, f.Message, spi.MaxMessageUnits)
+	assertStorable(t, *f.Name, spi.MaxNameUnits)
+	assertStorable(t, err.Error(), spi.MaxMessageUnits)
 	// 2048 units of "a\uFFFD\uFFFD😀" (5 units each): 409 whole groups and
 	// "a\uFFFD\uFFFD", since the next pair would pass the bound.
 	want := strings.Repeat("a\uFFFD\uFFFD😀", 409) + "a\uFFFD\uFFFD"
@@ -328,7 +329,7 @@ func TestBoundedScriptError(t *testing.T) {
 	}
 
 	// The same bound applies to infrastructure text.
-	_, err = evalWith(t, returning(effect.Infrastructure(message), nil), effect.Options{})
+	_, err = evalWith(t, returning(spi.Infrastructure(message), nil), effect.Options{})
 	assertUntyped(t, err, effect.ErrBackendFailed, true)
 }
 
@@ -337,7 +338,7 @@ func TestFailureJSON(t *testing.T) {
 		f    effect.Failure
 		want string
 	}{
-		{effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: effect.LimitOutput}, `{"channel":"limitExceeded","kind":"output"}`},
+		{effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitOutput}, `{"channel":"limitExceeded","kind":"output"}`},
 		{effect.Failure{Channel: effect.ChannelScriptError, Message: "42"}, `{"channel":"scriptError","message":"42"}`},
 		{effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("E"), Message: "m"}, `{"channel":"scriptError","name":"E","message":"m"}`},
 		{effect.Failure{Channel: effect.ChannelShapeMismatch, Expected: "sha256:a", Observed: "sha256:b"}, `{"channel":"shapeMismatch","expected":"sha256:a","observed":"sha256:b"}`},
@@ -390,7 +391,7 @@ func TestOrderOfChecks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reader := newReader(testScript)
-			b := returning(effect.OK([]byte("1")), nil)
+			b := returning(spi.OK([]byte("1")), nil)
 			e := mustNew(t, reader, b, effect.Options{MaxInputBytes: 64})
 			in := validInput()
 			tc.edit(&in)
@@ -421,7 +422,7 @@ func notSerializable(t *testing.T, err error) {
 	if f.Channel != effect.ChannelInputNotSerializable || f.Message == "" {
 		t.Errorf("got %+v", f)
 	}
-	assertStorable(t, f.Message, effect.MaxMessageUnits)
+	assertStorable(t, f.Message, spi.MaxMessageUnits)
 }
 
 // TestInputReachesBackend proves what the backend receives: verified source
@@ -439,7 +440,7 @@ func TestInputReachesBackend(t *testing.T) {
 		{[]int{1, 2}, `[1,2]`},
 		{strings.Repeat("x", 62), `"` + strings.Repeat("x", 62) + `"`}, // exactly the 64-byte bound
 	} {
-		b := returning(effect.OK([]byte("1")), nil)
+		b := returning(spi.OK([]byte("1")), nil)
 		e := mustNew(t, newReader(testScript), b, effect.Options{MaxInputBytes: 64})
 		in := validInput()
 		in.Input = tc.input
@@ -454,7 +455,7 @@ func TestInputReachesBackend(t *testing.T) {
 }
 
 func TestScriptMissing(t *testing.T) {
-	b := returning(effect.OK([]byte("1")), nil)
+	b := returning(spi.OK([]byte("1")), nil)
 	e := mustNew(t, newReader(), b, effect.Options{})
 	_, err := e.Evaluate(context.Background(), validInput())
 	f := asFailure(t, err)
@@ -478,7 +479,7 @@ func TestScriptIntegrity(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			reader := newReader()
 			reader.get = get
-			b := returning(effect.OK([]byte("1")), nil)
+			b := returning(spi.OK([]byte("1")), nil)
 			e := mustNew(t, reader, b, effect.Options{})
 			_, err := e.Evaluate(context.Background(), validInput())
 			assertUntyped(t, err, contentref.ErrIntegrity, false)
@@ -501,7 +502,7 @@ func TestScriptStoreFailures(t *testing.T) {
 	} {
 		reader := newReader()
 		reader.get = func(context.Context, contentref.Ref) ([]byte, error) { return nil, tc.err }
-		e := mustNew(t, reader, returning(effect.OK([]byte("1")), nil), effect.Options{})
+		e := mustNew(t, reader, returning(spi.OK([]byte("1")), nil), effect.Options{})
 		_, err := e.Evaluate(context.Background(), validInput())
 		assertUntyped(t, err, effect.ErrScriptFetch, tc.retryable)
 	}
@@ -522,9 +523,9 @@ func TestOutputBound(t *testing.T) {
 		{`[1e5,1]`, false},                  // 100000 is longer than 1e5 but within
 		{`[1e9,1e9]`, true},                 // canonical 1000000000 is what counts
 	} {
-		out, err := evalWith(t, returning(effect.OK([]byte(tc.value)), nil), effect.Options{MaxOutputBytes: 11})
+		out, err := evalWith(t, returning(spi.OK([]byte(tc.value)), nil), effect.Options{MaxOutputBytes: 11})
 		if tc.over {
-			if f := asFailure(t, err); f.Channel != effect.ChannelLimitExceeded || f.Kind != effect.LimitOutput {
+			if f := asFailure(t, err); f.Channel != effect.ChannelLimitExceeded || f.Kind != spi.LimitOutput {
 				t.Errorf("%s: got %+v", tc.value, f)
 			}
 		} else if err != nil {
@@ -537,7 +538,7 @@ func TestShapeCheck(t *testing.T) {
 	value := `{"items":[{"id":1,"tags":["a"]},{"id":2,"tags":[]}],"total":2,"next":null}`
 	const want = "sha256:4d71a86f82e68a50d1bf0112c4db8cd72484a7595ce7df8c54ea39f65564b4ec"
 	run := func(expected string) (string, error) {
-		e := mustNew(t, newReader(testScript), returning(effect.OK([]byte(value)), nil), effect.Options{})
+		e := mustNew(t, newReader(testScript), returning(spi.OK([]byte(value)), nil), effect.Options{})
 		in := validInput()
 		in.ExpectedOutputShapeHash = expected
 		out, err := e.Evaluate(context.Background(), in)
@@ -555,11 +556,11 @@ func TestShapeCheck(t *testing.T) {
 
 // TestOutputBoundBeforeShape proves step 7 comes before step 8.
 func TestOutputBoundBeforeShape(t *testing.T) {
-	e := mustNew(t, newReader(testScript), returning(effect.OK([]byte(`[1,2,3]`)), nil), effect.Options{MaxOutputBytes: 3})
+	e := mustNew(t, newReader(testScript), returning(spi.OK([]byte(`[1,2,3]`)), nil), effect.Options{MaxOutputBytes: 3})
 	in := validInput()
 	in.ExpectedOutputShapeHash = "sha256:" + strings.Repeat("0", 64)
 	_, err := e.Evaluate(context.Background(), in)
-	if f := asFailure(t, err); f.Channel != effect.ChannelLimitExceeded || f.Kind != effect.LimitOutput {
+	if f := asFailure(t, err); f.Channel != effect.ChannelLimitExceeded || f.Kind != spi.LimitOutput {
 		t.Errorf("got %+v", f)
 	}
 }
@@ -567,7 +568,7 @@ func TestOutputBoundBeforeShape(t *testing.T) {
 // TestSaturatingDeadline proves a huge wall clock does not overflow the
 // deadline arithmetic into the past.
 func TestSaturatingDeadline(t *testing.T) {
-	e := mustNew(t, newReader(testScript), returning(effect.OK([]byte("1")), nil), effect.Options{})
+	e := mustNew(t, newReader(testScript), returning(spi.OK([]byte("1")), nil), effect.Options{})
 	in := validInput()
 	in.Limits.WallClock = math.MaxInt64
 	if out, err := e.Evaluate(context.Background(), in); err != nil || string(out) != "1" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Channel names a typed failure (ADR 0060, ADR 0064 D3): something the script
@@ -41,7 +42,7 @@ const (
 // MaxInputBytes: the only byte bound the caller controls.
 type Failure struct {
 	Channel    Channel
-	Kind       LimitKind
+	Kind       spi.LimitKind
 	Name       *string
 	Message    string
 	Expected   string
@@ -74,7 +75,7 @@ func (f *Failure) Error() string {
 	default:
 		s = "sandbox: " + strconv.Quote(string(f.Channel))
 	}
-	return BoundText(s, MaxMessageUnits)
+	return spi.BoundText(s, spi.MaxMessageUnits)
 }
 
 // MarshalJSON writes the failure as the service's API does (api/openapi.yaml):
@@ -108,7 +109,7 @@ func (f *Failure) MarshalJSON() ([]byte, error) {
 	case ChannelInputNotSerializable:
 		str("message", f.Message)
 	default:
-		return nil, fmt.Errorf("sandbox: cannot marshal a failure with unknown channel %q", BoundText(string(f.Channel), MaxNameUnits))
+		return nil, fmt.Errorf("sandbox: cannot marshal a failure with unknown channel %q", spi.BoundText(string(f.Channel), spi.MaxNameUnits))
 	}
 	return append(out, '}'), nil
 }
@@ -141,9 +142,9 @@ func readFailure(o *jsontext.Object) (*Failure, error) {
 	out := &Failure{Channel: Channel(ch)}
 	switch out.Channel {
 	case ChannelLimitExceeded:
-		if k, ok := o.Str("kind", true); ok && o.OneOf("kind", k, string(LimitCPU), string(LimitMemory),
-			string(LimitWallClock), string(LimitOutput)) {
-			out.Kind = LimitKind(k)
+		if k, ok := o.Str("kind", true); ok && o.OneOf("kind", k, string(spi.LimitCPU), string(spi.LimitMemory),
+			string(spi.LimitWallClock), string(spi.LimitOutput)) {
+			out.Kind = spi.LimitKind(k)
 		}
 	case ChannelScriptError:
 		if n, ok := o.Str("name", false); ok {
@@ -304,11 +305,11 @@ func newUntypedText(kind error, text string, cause error, retryable bool) error 
 		text += ": " + causeText
 		var f *Failure
 		if errors.As(cause, &f) || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
-			cause = errors.New(BoundText(causeText, MaxMessageUnits))
+			cause = errors.New(spi.BoundText(causeText, spi.MaxMessageUnits))
 		}
 	}
 	return &untypedError{
-		text:      BoundText(text, MaxMessageUnits),
+		text:      spi.BoundText(text, spi.MaxMessageUnits),
 		kind:      kind,
 		cause:     cause,
 		retryable: retryable,
@@ -331,7 +332,7 @@ func cancelled(ctx context.Context, notRun bool) error {
 	if notRun {
 		kind = errors.Join(err, ErrNotRun)
 	}
-	return &untypedError{text: BoundText(text, MaxMessageUnits), kind: kind, cause: cause}
+	return &untypedError{text: spi.BoundText(text, spi.MaxMessageUnits), kind: kind, cause: cause}
 }
 
 // Retryable reports whether err is an untyped infrastructure failure that may

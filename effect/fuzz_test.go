@@ -6,34 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
-
-// FuzzBoundText: the result is storable, within the bound, and a prefix of
-// the unbounded scrub, so truncation only ever drops whole characters from
-// the end. Seeds: testdata/fuzz/FuzzBoundText.
-func FuzzBoundText(f *testing.F) {
-	f.Fuzz(func(t *testing.T, s string, max int) {
-		max %= 4096
-		got := BoundText(s, max)
-		if !utf8.ValidString(got) || strings.IndexByte(got, 0) >= 0 {
-			t.Fatalf("not storable: %q", got)
-		}
-		if n := len(utf16.Encode([]rune(got))); n > max && n > 0 {
-			t.Fatalf("%d units over %d", n, max)
-		}
-		full := BoundText(s, 2*len(s)+1)
-		if !strings.HasPrefix(full, got) {
-			t.Fatalf("%q is not a prefix of %q", got, full)
-		}
-		if max >= 0 && unitsOver(s, max) != (len(utf16.Encode([]rune(full))) > max) {
-			t.Fatalf("unitsOver(%q, %d) disagrees", s, max)
-		}
-	})
-}
 
 // FuzzShapeHash: never panics; the hash has the published form; the skeleton
 // is its own RFC 8785 form; and whitespace, key order and the spelling of

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 const testScript = "input.x + 1"
@@ -21,8 +22,8 @@ const testScript = "input.x + 1"
 var testRef = contentref.RefOf([]byte(testScript))
 
 // safeCaps is the declaration the effect accepts with default options.
-var safeCaps = effect.Capabilities{
-	Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockHard,
+var safeCaps = spi.Capabilities{
+	Language: "javascript", Network: spi.NetworkNone, WallClock: spi.WallClockHard,
 	Memory: true, CPU: true, FreshPerRun: true,
 }
 
@@ -65,15 +66,15 @@ func (r *recordingReader) Calls() int {
 
 // fakeBackend answers with a function and counts calls.
 type fakeBackend struct {
-	caps      func(call int) effect.Capabilities
+	caps      func(call int) spi.Capabilities
 	capsCalls atomic.Int32
-	eval      func(ctx context.Context, req effect.Request) (effect.Outcome, error)
+	eval      func(ctx context.Context, req spi.Request) (spi.Outcome, error)
 	evalCalls atomic.Int32
 	mu        sync.Mutex
-	requests  []effect.Request
+	requests  []spi.Request
 }
 
-func (b *fakeBackend) Capabilities() effect.Capabilities {
+func (b *fakeBackend) Capabilities() spi.Capabilities {
 	n := int(b.capsCalls.Add(1))
 	if b.caps == nil {
 		return safeCaps
@@ -81,7 +82,7 @@ func (b *fakeBackend) Capabilities() effect.Capabilities {
 	return b.caps(n)
 }
 
-func (b *fakeBackend) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+func (b *fakeBackend) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	b.evalCalls.Add(1)
 	b.mu.Lock()
 	b.requests = append(b.requests, req)
@@ -90,11 +91,11 @@ func (b *fakeBackend) Evaluate(ctx context.Context, req effect.Request) (effect.
 }
 
 // returning is a backend that answers every call with the same outcome.
-func returning(o effect.Outcome, err error) *fakeBackend {
-	return &fakeBackend{eval: func(context.Context, effect.Request) (effect.Outcome, error) { return o, err }}
+func returning(o spi.Outcome, err error) *fakeBackend {
+	return &fakeBackend{eval: func(context.Context, spi.Request) (spi.Outcome, error) { return o, err }}
 }
 
-func mustNew(t *testing.T, r effect.ScriptReader, b effect.Backend, opts effect.Options) *effect.Effect {
+func mustNew(t *testing.T, r effect.ScriptReader, b spi.Backend, opts effect.Options) *effect.Effect {
 	t.Helper()
 	e, err := effect.New(r, b, opts)
 	if err != nil {
@@ -107,12 +108,12 @@ func validInput() effect.Input {
 	return effect.Input{
 		ScriptRef: testRef.String(),
 		Input:     map[string]any{"x": 1},
-		Limits:    effect.Limits{WallClock: time.Second, MemoryBytes: 64 << 20},
+		Limits:    spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20},
 	}
 }
 
 // evalWith runs one evaluation of testScript against backend.
-func evalWith(t *testing.T, b effect.Backend, opts effect.Options) (string, error) {
+func evalWith(t *testing.T, b spi.Backend, opts effect.Options) (string, error) {
 	t.Helper()
 	e := mustNew(t, newReader(testScript), b, opts)
 	out, err := e.Evaluate(context.Background(), validInput())
@@ -146,7 +147,7 @@ func assertUntyped(t *testing.T, err error, kind error, retryable bool) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("untyped error %q passes for a cancellation", err)
 	}
-	assertStorable(t, err.Error(), effect.MaxMessageUnits)
+	assertStorable(t, err.Error(), spi.MaxMessageUnits)
 }
 
 // assertStorable checks that text can go into an append-only log and Postgres

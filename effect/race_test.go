@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -20,9 +21,9 @@ import (
 // untilCancelled is a backend that never returns on its own: it waits for its
 // context, as a well-behaved backend whose run is stuck would.
 func untilCancelled() *fakeBackend {
-	return &fakeBackend{eval: func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+	return &fakeBackend{eval: func(ctx context.Context, _ spi.Request) (spi.Outcome, error) {
 		<-ctx.Done()
-		return effect.Outcome{}, ctx.Err()
+		return spi.Outcome{}, ctx.Err()
 	}}
 }
 
@@ -30,7 +31,7 @@ func untilCancelled() *fakeBackend {
 // cancellation, not a channel, and touches neither the store nor the backend.
 func TestCancelledBeforeTheCall(t *testing.T) {
 	reader := newReader(testScript)
-	b := returning(effect.OK([]byte("1")), nil)
+	b := returning(spi.OK([]byte("1")), nil)
 	e := mustNew(t, reader, b, effect.Options{})
 	cause := errors.New("flow aborted by its owner")
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -45,7 +46,7 @@ func TestCancelledBeforeTheCall(t *testing.T) {
 	if errors.As(err, &f) || effect.Retryable(err) {
 		t.Errorf("cancellation is typed or retryable: %v", err)
 	}
-	assertStorable(t, err.Error(), effect.MaxMessageUnits)
+	assertStorable(t, err.Error(), spi.MaxMessageUnits)
 	if reader.Calls() != 0 || b.evalCalls.Load() != 0 {
 		t.Error("store or backend used after cancellation")
 	}
@@ -66,18 +67,18 @@ func TestCallerDeadlineIsACancellation(t *testing.T) {
 // TestCancellationWinsOverEveryOutcome proves that an outcome arriving after
 // the caller cancelled is discarded for the cancellation, whatever it was.
 func TestCancellationWinsOverEveryOutcome(t *testing.T) {
-	for name, o := range map[string]effect.Outcome{
-		"success":     effect.OK([]byte(`{"done":true}`)),
-		"threw":       effect.Threw(nil, "boom"),
-		"limit":       effect.LimitHit(effect.LimitCPU),
+	for name, o := range map[string]spi.Outcome{
+		"success":     spi.OK([]byte(`{"done":true}`)),
+		"threw":       spi.Threw(nil, "boom"),
+		"limit":       spi.LimitHit(spi.LimitCPU),
 		"malformed":   {Kind: "exploded"},
-		"infra":       effect.Infrastructure("pool closed"),
-		"inputTooBig": effect.InputTooLarge(),
+		"infra":       spi.Infrastructure("pool closed"),
+		"inputTooBig": spi.InputTooLarge(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			b := &fakeBackend{eval: func(context.Context, effect.Request) (effect.Outcome, error) {
+			b := &fakeBackend{eval: func(context.Context, spi.Request) (spi.Outcome, error) {
 				cancel() // the caller aborts while the backend is finishing
 				return o, nil
 			}}
@@ -91,9 +92,9 @@ func TestCancellationWinsOverEveryOutcome(t *testing.T) {
 	t.Run("success that ignores the cancellation", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			b := &fakeBackend{eval: func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+			b := &fakeBackend{eval: func(ctx context.Context, _ spi.Request) (spi.Outcome, error) {
 				<-ctx.Done()
-				return effect.OK([]byte("1")), nil
+				return spi.OK([]byte("1")), nil
 			}}
 			e := mustNew(t, newReader(testScript), b, effect.Options{})
 			time.AfterFunc(time.Second, cancel)
@@ -111,7 +112,7 @@ func TestCancelledDuringFetch(t *testing.T) {
 			<-ctx.Done()
 			return nil, errors.Join(contentref.ErrUnavailable, ctx.Err())
 		}
-		b := returning(effect.OK([]byte("1")), nil)
+		b := returning(spi.OK([]byte("1")), nil)
 		e := mustNew(t, reader, b, effect.Options{})
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(time.Second, cancel)
@@ -172,9 +173,9 @@ func TestNeverSettles(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			var logs servicetest.Logs
 			release := make(chan struct{})
-			b := &fakeBackend{eval: func(context.Context, effect.Request) (effect.Outcome, error) {
+			b := &fakeBackend{eval: func(context.Context, spi.Request) (spi.Outcome, error) {
 				<-release
-				return effect.OK([]byte("1")), nil
+				return spi.OK([]byte("1")), nil
 			}}
 			e := mustNew(t, newReader(testScript), b, effect.Options{
 				BackendGrace: time.Second,
@@ -200,10 +201,10 @@ func TestNeverSettles(t *testing.T) {
 	})
 	t.Run("backend that stops when the deadline tells it to", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := &fakeBackend{eval: func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+			b := &fakeBackend{eval: func(ctx context.Context, _ spi.Request) (spi.Outcome, error) {
 				<-ctx.Done()
 				time.Sleep(time.Millisecond) // returns just after the effect gave up, or races it
-				return effect.Outcome{}, errors.New("interrupted")
+				return spi.Outcome{}, errors.New("interrupted")
 			}}
 			e := mustNew(t, newReader(testScript), b, effect.Options{BackendGrace: time.Second})
 			_, err := e.Evaluate(context.Background(), validInput())
@@ -219,12 +220,12 @@ func TestNeverSettles(t *testing.T) {
 // the context the backend saw is cancelled (not timed out).
 func TestBackendContextReleased(t *testing.T) {
 	var seen context.Context
-	b := &fakeBackend{eval: func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+	b := &fakeBackend{eval: func(ctx context.Context, _ spi.Request) (spi.Outcome, error) {
 		seen = ctx
 		if _, ok := ctx.Deadline(); !ok {
 			t.Error("backend context has no deadline")
 		}
-		return effect.OK([]byte("1")), nil
+		return spi.OK([]byte("1")), nil
 	}}
 	if _, err := evalWith(t, b, effect.Options{}); err != nil {
 		t.Fatal(err)

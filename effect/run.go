@@ -11,6 +11,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Evaluation is one run as a caller of Run asks for it: the script, by value
@@ -25,7 +26,7 @@ type Evaluation struct {
 	// null.
 	Input jsontext.Text
 	// Limits for the run; both must be positive.
-	Limits Limits
+	Limits spi.Limits
 	// ExpectedOutputShapeHash, when set, is the ShapeHash the value must
 	// have (AnswerChannel).
 	ExpectedOutputShapeHash string
@@ -70,7 +71,7 @@ func (ev Evaluation) problems() []string {
 		problems = append(problems, fmt.Sprintf("limits.memoryBytes must be > 0, got %d", ev.Limits.MemoryBytes))
 	}
 	if h := ev.ExpectedOutputShapeHash; h != "" && !ValidShapeHash(h) {
-		problems = append(problems, fmt.Sprintf("expectedOutputShapeHash must be sha256: and 64 lowercase hex digits, got %s", quoteBounded(h)))
+		problems = append(problems, fmt.Sprintf("expectedOutputShapeHash must be sha256: and 64 lowercase hex digits, got %s", jsontext.QuoteShort(h)))
 	}
 	return problems
 }
@@ -83,7 +84,7 @@ type Result struct {
 	Value json.RawMessage
 	// Outcome is the backend's outcome, validated, once the backend
 	// answered (AnswerOutcome's answer).
-	Outcome Outcome
+	Outcome spi.Outcome
 	// Logs is the run's console output when the evaluation asked for it;
 	// empty when the script never ran.
 	Logs string
@@ -203,10 +204,11 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 		return res, &Failure{Channel: ChannelInputTooLarge, LimitBytes: e.maxInput}
 	}
 	// 3. The script: sent by value, or fetched, verified and bounded.
+	timing := e.caller.timing(ev.Limits.WallClock)
 	script := ev.Script
 	if !ev.ScriptRef.IsZero() {
 		res.Fetch.Start = time.Now()
-		b, err := e.fetch(ctx, ev.ScriptRef, e.caller.deadline(ev.Limits.WallClock))
+		b, err := e.fetch(ctx, ev.ScriptRef, timing)
 		res.Fetch.End = time.Now()
 		if err != nil {
 			return res, err
@@ -215,8 +217,8 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	}
 	// 4, 5. Call the backend, racing the caller and the deadline, and
 	// validate the outcome.
-	req := Request{Script: script, InputJSON: string(input), Limits: ev.Limits}
-	out, logs, err := e.caller.call(ctx, req, ev.CaptureLogs, ev.label(), r)
+	req := spi.Request{Script: script, InputJSON: string(input), Limits: ev.Limits}
+	out, logs, err := e.caller.call(ctx, req, timing, ev.CaptureLogs, ev.label(), r)
 	res.Logs = logs
 	if err != nil {
 		return res, err
@@ -234,11 +236,11 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 // maximum can make: the only bound on an outcome answered as it is (ADR
 // 0144 D2 leaves the output's to the caller's effect), which an engine
 // within its memory cannot reach.
-func (e *Effect) boundValue(ctx context.Context, ev Evaluation, o Outcome) error {
+func (e *Effect) boundValue(ctx context.Context, ev Evaluation, o spi.Outcome) error {
 	if e.maxMemory == 0 || !o.OK {
 		return nil
 	}
-	if n, max := int64(len(o.Value)), MaxValueBytes(e.maxMemory); n > max {
+	if n, max := int64(len(o.Value)), spi.MaxValueBytes(e.maxMemory); n > max {
 		e.log.WarnContext(ctx, "sandbox backend returned a value longer than its memory can make", "scriptRef", ev.label(), "bytes", n)
 		return newUntyped(ErrMalformedOutcome, fmt.Sprintf("the backend returned a value of %d bytes, over the %d bytes a run within the memory maximum of %d bytes can make",
 			n, max, e.maxMemory), nil, false)
@@ -248,7 +250,7 @@ func (e *Effect) boundValue(ctx context.Context, ev Evaluation, o Outcome) error
 
 // decide maps a validated outcome to the effect's answer: its channel, the
 // output bound, the shape check, and the value as its JSON round-trip.
-func (e *Effect) decide(ctx context.Context, ev Evaluation, o Outcome) (json.RawMessage, error) {
+func (e *Effect) decide(ctx context.Context, ev Evaluation, o spi.Outcome) (json.RawMessage, error) {
 	// 6. Map the outcome to a channel.
 	value, err := e.interpret(o)
 	if err != nil {
@@ -261,7 +263,7 @@ func (e *Effect) decide(ctx context.Context, ev Evaluation, o Outcome) (json.Raw
 		return nil, newUntyped(ErrMalformedOutcome, "ok value is not JSON text", err, false)
 	}
 	if over {
-		return nil, &Failure{Channel: ChannelLimitExceeded, Kind: LimitOutput}
+		return nil, &Failure{Channel: ChannelLimitExceeded, Kind: spi.LimitOutput}
 	}
 	// 8. Check the shape.
 	if ev.ExpectedOutputShapeHash != "" {
@@ -279,35 +281,34 @@ func (e *Effect) decide(ctx context.Context, ev Evaluation, o Outcome) (json.Raw
 }
 
 // interpret maps a validated outcome to a channel: step 6.
-func (e *Effect) interpret(o Outcome) ([]byte, error) {
+func (e *Effect) interpret(o spi.Outcome) ([]byte, error) {
 	switch o.Kind {
-	case KindLimit:
+	case spi.KindLimit:
 		return nil, &Failure{Channel: ChannelLimitExceeded, Kind: o.Limit}
-	case KindThrew:
-		f := &Failure{Channel: ChannelScriptError, Message: BoundText(o.Message, MaxMessageUnits)}
+	case spi.KindThrew:
+		f := &Failure{Channel: ChannelScriptError, Message: spi.BoundText(o.Message, spi.MaxMessageUnits)}
 		if o.Name != nil {
-			n := BoundText(*o.Name, MaxNameUnits)
+			n := spi.BoundText(*o.Name, spi.MaxNameUnits)
 			f.Name = &n
 		}
 		return nil, f
-	case KindInputTooLarge:
+	case spi.KindInputTooLarge:
 		return nil, &Failure{Channel: ChannelInputTooLarge, LimitBytes: e.maxInput}
-	case KindInfrastructure:
+	case spi.KindInfrastructure:
 		return nil, newUntyped(ErrBackendFailed, o.Message, nil, true)
 	}
 	return o.Value, nil // ok
 }
 
 // fetch reads the script and checks that its bytes hash to ref and are
-// within MaxScriptBytes: step 3. The read ends by the fetch deadline,
-// Timing.FetchDeadline's rule for this effect's caller, whose deadline is
-// callerDeadline past the start of the run: a store that stalls ends the
-// fetch rather than the request, and the answer blames the store rather
-// than the wall clock. Every failure is a *NotRunError.
-func (e *Effect) fetch(ctx context.Context, ref contentref.Ref, callerDeadline time.Duration) ([]byte, error) {
+// within MaxScriptBytes: step 3. The read ends by the run's
+// Timing.FetchDeadline: a store that stalls ends the fetch rather than the
+// request, and the answer blames the store rather than the wall clock.
+// Every failure is a *NotRunError.
+func (e *Effect) fetch(ctx context.Context, ref contentref.Ref, t spi.Timing) ([]byte, error) {
 	fctx := ctx
 	if d, ok := ctx.Deadline(); ok {
-		if by := fetchDeadline(d, callerDeadline); !by.IsZero() {
+		if by := t.FetchDeadline(d); !by.IsZero() {
 			var cancel context.CancelFunc
 			fctx, cancel = context.WithDeadline(ctx, by)
 			defer cancel()

@@ -10,12 +10,13 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // byRef is an evaluation of testScript by its reference.
 func byRef(answer effect.Answer) effect.Evaluation {
 	return effect.Evaluation{ScriptRef: testRef, Input: []byte(`{"x":1}`),
-		Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}, Answer: answer}
+		Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}, Answer: answer}
 }
 
 // Each way a script never runs is a NotRunError with its reason, and the
@@ -75,7 +76,7 @@ func TestRunNotRunReasons(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := returning(effect.OK([]byte("1")), nil)
+			b := returning(spi.OK([]byte("1")), nil)
 			e := mustNew(t, tc.reader, b, effect.Options{MaxScriptBytes: 1000})
 			ev := byRef(effect.AnswerOutcome)
 			if !tc.ev.ScriptRef.IsZero() {
@@ -93,7 +94,7 @@ func TestRunNotRunReasons(t *testing.T) {
 			if isFailure := errors.As(err, &f); isFailure != (tc.reason == effect.ScriptNotFound) {
 				t.Errorf("typed %v, want the typed scriptMissing only for a missing script", f)
 			}
-			assertStorable(t, err.Error(), effect.MaxMessageUnits)
+			assertStorable(t, err.Error(), spi.MaxMessageUnits)
 			if b.evalCalls.Load() != 0 || !res.Call.Start.IsZero() {
 				t.Error("the backend was called")
 			}
@@ -108,7 +109,7 @@ func TestRunNotRunReasons(t *testing.T) {
 	t.Run("stopped", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := mustNew(t, newReader(testScript), returning(effect.OK([]byte("1")), nil), effect.Options{}).Run(ctx, byRef(effect.AnswerChannel))
+		_, err := mustNew(t, newReader(testScript), returning(spi.OK([]byte("1")), nil), effect.Options{}).Run(ctx, byRef(effect.AnswerChannel))
 		var nr *effect.NotRunError
 		if !errors.As(err, &nr) || nr.Reason != effect.Stopped || !errors.Is(err, context.Canceled) || !errors.Is(err, effect.ErrNotRun) {
 			t.Fatalf("got %v", err)
@@ -120,24 +121,24 @@ func TestRunNotRunReasons(t *testing.T) {
 // bounded: the caller's effect does that), and AnswerChannel with the
 // effect's decision, on the same run.
 func TestRunAnswers(t *testing.T) {
-	long := strings.Repeat("m", 3*effect.MaxMessageUnits)
+	long := strings.Repeat("m", 3*spi.MaxMessageUnits)
 	name := "TypeError"
-	b := returning(effect.Threw(&name, long), nil)
+	b := returning(spi.Threw(&name, long), nil)
 	e := mustNew(t, newReader(testScript), b, effect.Options{})
 	res, err := e.Run(context.Background(), byRef(effect.AnswerOutcome))
-	if err != nil || res.Outcome.Kind != effect.KindThrew || res.Outcome.Message != long || res.Value != nil {
+	if err != nil || res.Outcome.Kind != spi.KindThrew || res.Outcome.Message != long || res.Value != nil {
 		t.Fatalf("outcome answer: %+v, %v", res, err)
 	}
 	res, err = e.Run(context.Background(), byRef(effect.AnswerChannel))
 	f := asFailure(t, err)
-	if f.Channel != effect.ChannelScriptError || len(f.Message) != effect.MaxMessageUnits {
+	if f.Channel != effect.ChannelScriptError || len(f.Message) != spi.MaxMessageUnits {
 		t.Fatalf("channel answer: %+v", f)
 	}
-	if res.Outcome.Kind != effect.KindThrew {
+	if res.Outcome.Kind != spi.KindThrew {
 		t.Errorf("the channel answer's result lost the outcome: %+v", res.Outcome)
 	}
 
-	ok := mustNew(t, newReader(testScript), returning(effect.OK([]byte(`{ "b" : 1, "a" : 2 }`)), nil), effect.Options{})
+	ok := mustNew(t, newReader(testScript), returning(spi.OK([]byte(`{ "b" : 1, "a" : 2 }`)), nil), effect.Options{})
 	res, err = ok.Run(context.Background(), byRef(effect.AnswerChannel))
 	if err != nil || string(res.Value) != `{"b":1,"a":2}` {
 		t.Fatalf("the value is %s (%v), want its JSON round-trip", res.Value, err)
@@ -151,7 +152,7 @@ func TestRunAnswers(t *testing.T) {
 // The outcome's value is bounded by what a run within the memory maximum can
 // make; beyond it the outcome is malformed, never answered.
 func TestRunBoundsAnOutcomesValue(t *testing.T) {
-	max := effect.MaxValueBytes(1 << 20)
+	max := spi.MaxValueBytes(1 << 20)
 	value := func(n int64) []byte {
 		v := []byte(strings.Repeat("x", int(n)))
 		v[0], v[n-1] = '"', '"'
@@ -161,8 +162,8 @@ func TestRunBoundsAnOutcomesValue(t *testing.T) {
 		n  int64
 		ok bool
 	}{{max, true}, {max + 1, false}} {
-		e := mustNew(t, effect.NoStore, returning(effect.OK(value(tc.n)), nil), effect.Options{MaxMemoryBytes: 1 << 20})
-		_, err := e.Run(context.Background(), effect.Evaluation{Script: "s", Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}, Answer: effect.AnswerOutcome})
+		e := mustNew(t, effect.NoStore, returning(spi.OK(value(tc.n)), nil), effect.Options{MaxMemoryBytes: 1 << 20})
+		_, err := e.Run(context.Background(), effect.Evaluation{Script: "s", Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}, Answer: effect.AnswerOutcome})
 		if tc.ok && err != nil {
 			t.Errorf("%d bytes: %v", tc.n, err)
 		}
@@ -173,7 +174,7 @@ func TestRunBoundsAnOutcomesValue(t *testing.T) {
 			}
 		}
 	}
-	if _, err := effect.New(effect.NoStore, &maxMemoryBackend{fakeBackend: returning(effect.OK([]byte("1")), nil), max: 1 << 20},
+	if _, err := effect.New(effect.NoStore, &maxMemoryBackend{fakeBackend: returning(spi.OK([]byte("1")), nil), max: 1 << 20},
 		effect.Options{MaxMemoryBytes: 2 << 20}); !errors.Is(err, effect.ErrInvalidOptions) || !strings.Contains(err.Error(), "engine's maximum") {
 		t.Errorf("a memory maximum over the engine's: %v", err)
 	}
@@ -189,7 +190,7 @@ func (b *maxMemoryBackend) MaxMemoryBytes() int64 { return b.max }
 // consoleBackend is a ConsoleBackend whose runs log one line.
 type consoleBackend struct{ *fakeBackend }
 
-func (b consoleBackend) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+func (b consoleBackend) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
 	o, err := b.Evaluate(ctx, req)
 	return o, "hello\n", err
 }
@@ -199,14 +200,14 @@ func (b consoleBackend) EvaluateWithLogs(ctx context.Context, req effect.Request
 func TestRunCapturesTheConsole(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		backend effect.Backend
+		backend spi.Backend
 		capture bool
 		want    string
 	}{
-		{"asked", consoleBackend{returning(effect.OK([]byte("1")), nil)}, true, "hello\n"},
-		{"not asked", consoleBackend{returning(effect.OK([]byte("1")), nil)}, false, ""},
-		{"asked, with a failure", consoleBackend{returning(effect.Threw(nil, "x"), nil)}, true, "hello\n"},
-		{"a backend without a console", returning(effect.OK([]byte("1")), nil), true, ""},
+		{"asked", consoleBackend{returning(spi.OK([]byte("1")), nil)}, true, "hello\n"},
+		{"not asked", consoleBackend{returning(spi.OK([]byte("1")), nil)}, false, ""},
+		{"asked, with a failure", consoleBackend{returning(spi.Threw(nil, "x"), nil)}, true, "hello\n"},
+		{"a backend without a console", returning(spi.OK([]byte("1")), nil), true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := byRef(effect.AnswerChannel)
@@ -226,9 +227,9 @@ func TestRunCapturesTheConsole(t *testing.T) {
 // backend is asked.
 func TestRunRefusesAnImpossibleEvaluation(t *testing.T) {
 	reader := newReader(testScript)
-	b := returning(effect.OK([]byte("1")), nil)
+	b := returning(spi.OK([]byte("1")), nil)
 	ev := byRef(effect.AnswerChannel)
-	ev.Limits = effect.Limits{}
+	ev.Limits = spi.Limits{}
 	ev.ExpectedOutputShapeHash = "md5:x"
 	_, err := mustNew(t, reader, b, effect.Options{}).Run(context.Background(), ev)
 	invalidInput("limits.wallClock", "limits.memoryBytes", "expectedOutputShapeHash")(t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // runaway never ends on its own before its wall clock (the default engine's
@@ -430,7 +431,7 @@ func TestCapabilities(t *testing.T) {
 		`"idempotent":true,"scriptStore":%%t,"limits":{"defaultWallClockMs":5000,"maxWallClockMs":30000,"defaultMemoryBytes":33554432,"minMemoryBytes":262144,"maxMemoryBytes":67108864,`+
 		`"maxInputBytes":2097152,"maxOutputBytes":65536,"maxScriptBytes":65536,"maxRequestBytes":4194304,"maxHeaderBytes":32768,"maxConcurrent":1,"requestTimeoutMs":60000},`+
 		`"engine":{"name":"quickjs","version":%q,"wasmSha256":%q}}`, quickjs.EngineVersion, quickjs.WasmSHA256())
-	if e.Capabilities().WallClock != effect.WallClockSoft {
+	if e.Capabilities().WallClock != spi.WallClockSoft {
 		t.Fatalf("engine declares %+v", e.Capabilities())
 	}
 	wantBody(t, newEnv(t).mustDo(http.MethodGet, "/v1/capabilities", nil, nil), 200, fmt.Sprintf(want, true))

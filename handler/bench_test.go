@@ -15,21 +15,22 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // constBackend answers every run with the value 1 at once, so that a
 // request's time is the handler's and the effect's own.
 type constBackend struct{}
 
-func (constBackend) Capabilities() effect.Capabilities {
-	return effect.Capabilities{Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockHard, Memory: true, CPU: true, FreshPerRun: true}
+func (constBackend) Capabilities() spi.Capabilities {
+	return spi.Capabilities{Language: "javascript", Network: spi.NetworkNone, WallClock: spi.WallClockHard, Memory: true, CPU: true, FreshPerRun: true}
 }
 
-func (constBackend) Evaluate(context.Context, effect.Request) (effect.Outcome, error) {
-	return effect.OK([]byte(`1`)), nil
+func (constBackend) Evaluate(context.Context, spi.Request) (spi.Outcome, error) {
+	return spi.OK([]byte(`1`)), nil
 }
 
-func (b constBackend) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+func (b constBackend) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
 	out, err := b.Evaluate(ctx, req)
 	return out, "", err
 }

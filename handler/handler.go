@@ -35,6 +35,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Errors an Auth hook wraps to choose the response: ErrUnauthenticated is
@@ -230,7 +231,7 @@ func (c *Config) withDefaults() error {
 // for the isolation member.
 func (s *server) capabilitiesJSON() []byte {
 	info := api.Info{
-		SPIVersion:   effect.SPIVersion,
+		SPIVersion:   spi.SPIVersion,
 		Capabilities: s.cfg.Effect.Capabilities(),
 		Idempotent:   s.cfg.Effect.Idempotent(),
 		ScriptStore:  s.cfg.Effect.ScriptStore(),

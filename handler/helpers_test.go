@@ -27,6 +27,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // cacheDir holds wazero's compiled engine, so the second engine the tests
@@ -106,7 +107,7 @@ const (
 	scriptOutcome        = "/*outcome*/ "       // prefix: answer the outcome document that follows
 )
 
-// overlongBytes is one more than effect.MaxValueBytes(1 MiB).
+// overlongBytes is one more than spi.MaxValueBytes(1 MiB).
 const overlongBytes = 3<<20 + 1
 
 // testBackend is the real engine with a few scripts that make it misbehave,
@@ -129,27 +130,27 @@ func newTestBackend(e *quickjs.Engine) *testBackend {
 	return &testBackend{Engine: e, started: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
-func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outcome, error, bool) {
+func (b *testBackend) misbehave(ctx context.Context, script string) (spi.Outcome, error, bool) {
 	switch {
 	case script == scriptPanic:
 		panic("secret panic detail")
 	case script == scriptInfrastructure:
-		return effect.Infrastructure("test: the machine room is on fire"), nil, true
+		return spi.Infrastructure("test: the machine room is on fire"), nil, true
 	case script == scriptMalformed:
-		return effect.Outcome{Kind: "bogus"}, nil, true
+		return spi.Outcome{Kind: "bogus"}, nil, true
 	case script == scriptDuplicateKeys:
-		return effect.OK([]byte(`{"a":1,"a":2}`)), nil, true
+		return spi.OK([]byte(`{"a":1,"a":2}`)), nil, true
 	case script == scriptHang:
 		<-ctx.Done()
-		return effect.Outcome{}, ctx.Err(), true
+		return spi.Outcome{}, ctx.Err(), true
 	case script == scriptOverlong:
 		v := bytes.Repeat([]byte("x"), overlongBytes)
 		v[0], v[len(v)-1] = '"', '"'
-		return effect.OK(v), nil, true
+		return spi.OK(v), nil, true
 	case script == scriptIgnore:
 		b.started <- struct{}{}
 		<-b.release
-		return effect.OK([]byte(`"released"`)), nil, true
+		return spi.OK([]byte(`"released"`)), nil, true
 	case strings.HasPrefix(script, scriptOutcome):
 		o, err := api.DecodeOutcome([]byte(strings.TrimPrefix(script, scriptOutcome)))
 		if err != nil {
@@ -159,7 +160,7 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (effect.Outc
 	case strings.HasPrefix(script, scriptSignal):
 		b.started <- struct{}{}
 	}
-	return effect.Outcome{}, nil, false
+	return spi.Outcome{}, nil, false
 }
 
 func (b *testBackend) record(script string, err error) {
@@ -181,7 +182,7 @@ func (b *testBackend) ended(script string) (r run, ok bool) {
 	return run{}, false
 }
 
-func (b *testBackend) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+func (b *testBackend) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	if out, err, ok := b.misbehave(ctx, req.Script); ok {
 		return out, err
 	}
@@ -190,7 +191,7 @@ func (b *testBackend) Evaluate(ctx context.Context, req effect.Request) (effect.
 	return out, err
 }
 
-func (b *testBackend) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+func (b *testBackend) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
 	if out, err, ok := b.misbehave(ctx, req.Script); ok {
 		return out, "", err
 	}

@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
@@ -183,7 +183,7 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 	if p != nil {
 		attrs = append(attrs, slog.String("problem", string(p.slug)), slog.Bool("retryable", p.retryable))
 		if p.cause != nil {
-			attrs = append(attrs, slog.String("error", effect.BoundText(p.cause.Error(), effect.MaxMessageUnits)))
+			attrs = append(attrs, slog.String("error", spi.BoundText(p.cause.Error(), spi.MaxMessageUnits)))
 		}
 		if p.status >= 500 {
 			level = slog.LevelError
@@ -254,7 +254,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 				panic(v)
 			}
 			s.log.ErrorContext(r.Context(), "handler panicked",
-				"panic", effect.BoundText(fmt.Sprint(v), effect.MaxMessageUnits), "stack", string(debug.Stack()))
+				"panic", spi.BoundText(fmt.Sprint(v), spi.MaxMessageUnits), "stack", string(debug.Stack()))
 			p := newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error")
 			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
 				if rec := recordFrom(r.Context()); rec != nil {
@@ -335,7 +335,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		}
 		principal, err := s.cfg.Auth(r)
 		if err != nil {
-			detail := effect.BoundText(err.Error(), 512)
+			detail := spi.BoundText(err.Error(), 512)
 			switch {
 			case errors.Is(err, ErrForbidden):
 				writeProblem(w, r, newProblem(api.ProblemForbidden, http.StatusForbidden, detail))
@@ -403,7 +403,7 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 // stoppedFetching is stopped for an evaluation whose context ended while its
 // script was being fetched: the server's request timeout is then a 503
-// store-unavailable (the fetch's own deadline, effect.Timing's
+// store-unavailable (the fetch's own deadline, spi.Timing's
 // FetchDeadline, is later only when the run leaves it less than a second):
 // the script never ran, and the wall clock is not to blame.
 func (s *server) stoppedFetching(w http.ResponseWriter, r *http.Request, ctx context.Context, script string) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Which output bound applies where: GET /v1/capabilities' maxOutputBytes
@@ -36,14 +36,14 @@ func TestOutputBoundPerRoute(t *testing.T) {
 }
 
 // The SPI route's one bound on a value is what a run within the server's
-// memory maximum can make (effect.MaxValueBytes): an engine that returns
+// memory maximum can make (spi.MaxValueBytes): an engine that returns
 // more is a malformed outcome, never sent on.
 func TestSPIValueOverWhatTheMemoryCanMake(t *testing.T) {
 	v := newEnv(t, withConfig(func(c *handler.Config) {
 		c.Limits.MaxMemoryBytes, c.Limits.DefaultMemoryBytes = 1<<20, 1<<20
 	}))
-	if overlongBytes != effect.MaxValueBytes(1<<20)+1 {
-		t.Fatalf("overlongBytes %d is not one over the bound %d", overlongBytes, effect.MaxValueBytes(1<<20))
+	if overlongBytes != spi.MaxValueBytes(1<<20)+1 {
+		t.Fatalf("overlongBytes %d is not one over the bound %d", overlongBytes, spi.MaxValueBytes(1<<20))
 	}
 	r := v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptOverlong, "inputJson": "null"})
 	wantProblem(t, r, 500, "malformed-outcome", false, fmt.Sprint(overlongBytes))

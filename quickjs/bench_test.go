@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // The workloads are shared with bench/ (native QuickJS and quickjs-emscripten
@@ -23,13 +23,13 @@ func workload(b *testing.B, name string) string {
 	return string(s)
 }
 
-func benchEval(b *testing.B, e *quickjs.Engine, script, input string, l effect.Limits, want effect.OutcomeKind) {
+func benchEval(b *testing.B, e *quickjs.Engine, script, input string, l spi.Limits, want spi.OutcomeKind) {
 	b.Helper()
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		out, err := e.Evaluate(ctx, effect.Request{Script: script, InputJSON: input, Limits: l})
+		out, err := e.Evaluate(ctx, spi.Request{Script: script, InputJSON: input, Limits: l})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func benchEval(b *testing.B, e *quickjs.Engine, script, input string, l effect.L
 	}
 }
 
-var benchLimits = effect.Limits{WallClock: 30 * time.Second, MemoryBytes: 64 << 20}
+var benchLimits = spi.Limits{WallClock: 30 * time.Second, MemoryBytes: 64 << 20}
 
 // BenchmarkEcho is the per-evaluation overhead: a fresh instance, a small
 // input in, the value out.
@@ -69,7 +69,7 @@ func BenchmarkEchoLatency(b *testing.B) {
 			time.Sleep(50 * time.Microsecond)
 		}
 		b.StartTimer()
-		out, err := e.Evaluate(ctx, effect.Request{Script: script, InputJSON: `{"hello":"world","n":[1,2,3]}`, Limits: l})
+		out, err := e.Evaluate(ctx, spi.Request{Script: script, InputJSON: `{"hello":"world","n":[1,2,3]}`, Limits: l})
 		if err != nil || !out.OK {
 			b.Fatal(describe(out), err)
 		}
@@ -108,7 +108,7 @@ func BenchmarkReshape256KiBContextDone(b *testing.B) {
 // 16 MiB limit.
 func BenchmarkMemoryKill16MiB(b *testing.B) {
 	benchEval(b, newEngine(b), workload(b, "alloc-bomb.js"), "null",
-		effect.Limits{WallClock: 30 * time.Second, MemoryBytes: 16 << 20}, effect.KindLimit)
+		spi.Limits{WallClock: 30 * time.Second, MemoryBytes: 16 << 20}, spi.KindLimit)
 }
 
 func BenchmarkStrings(b *testing.B) {

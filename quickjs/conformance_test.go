@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // The conformance kit (ADR 0144 D5) over the engine, in each hard-kill
@@ -28,7 +28,7 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = e.Close(context.Background()) })
-			conformancetest.Run(t, func(t *testing.T) effect.Backend { return e }, conformance.Options{})
+			conformancetest.Run(t, func(t *testing.T) spi.Backend { return e }, conformance.Options{})
 		})
 	}
 }

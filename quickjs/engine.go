@@ -13,16 +13,16 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // ErrClosed is returned by an Engine after Close.
 var ErrClosed = errors.New("quickjs: engine closed")
 
 // Engine runs scripts, each in a fresh wasm instance. It is safe for
-// concurrent use. It implements effect.Backend, effect.Warmer and
-// effect.Closer.
+// concurrent use. It implements spi.Backend, spi.Warmer and
+// spi.Closer.
 type Engine struct {
 	cfg config
 	rt  wazero.Runtime
@@ -89,9 +89,9 @@ func (e *Engine) end() {
 }
 
 var (
-	_ effect.Backend = (*Engine)(nil)
-	_ effect.Warmer  = (*Engine)(nil)
-	_ effect.Closer  = (*Engine)(nil)
+	_ spi.Backend = (*Engine)(nil)
+	_ spi.Warmer  = (*Engine)(nil)
+	_ spi.Closer  = (*Engine)(nil)
 )
 
 // New creates an engine. Compilation of the embedded module happens on Warm or
@@ -158,7 +158,7 @@ func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime
 // clock is hard when a run that never reaches the interrupt handler is still
 // stopped: by wazero's context-done termination, or by the process-kill
 // backstop. With the Go watchdog alone it is soft.
-func (e *Engine) Capabilities() effect.Capabilities {
+func (e *Engine) Capabilities() spi.Capabilities {
 	return DeclaredCapabilities(e.cfg.cpuBudget, e.cfg.hardKill == HardKillForTests || e.cfg.procKill)
 }
 
@@ -166,14 +166,14 @@ func (e *Engine) Capabilities() effect.Capabilities {
 // enforce; hardWallClock says whether a run stuck where the interrupt
 // handler cannot reach is still stopped at its deadline (by whatever holds
 // the engine: context-done termination, or the end of the process).
-func DeclaredCapabilities(cpuBudget uint64, hardWallClock bool) effect.Capabilities {
-	wall := effect.WallClockSoft
+func DeclaredCapabilities(cpuBudget uint64, hardWallClock bool) spi.Capabilities {
+	wall := spi.WallClockSoft
 	if hardWallClock {
-		wall = effect.WallClockHard
+		wall = spi.WallClockHard
 	}
-	return effect.Capabilities{
+	return spi.Capabilities{
 		Language:    "javascript",
-		Network:     effect.NetworkNone,
+		Network:     spi.NetworkNone,
 		WallClock:   wall,
 		Memory:      true,
 		CPU:         cpuBudget > 0,
@@ -184,9 +184,12 @@ func DeclaredCapabilities(cpuBudget uint64, hardWallClock bool) effect.Capabilit
 // MaxMemoryBytes is the largest memory limit a request may ask for.
 func (e *Engine) MaxMemoryBytes() int64 { return e.cfg.maxMemory }
 
-// HardKillGrace is how long after its deadline a run that does not stop is
-// abandoned (watchdog) or terminated (context done).
-func (e *Engine) HardKillGrace() time.Duration { return e.cfg.grace }
+// Timing is the clock of a run with this wall clock: a run that does not
+// stop is abandoned (watchdog) or terminated (context done) one grace after
+// its deadline (spi.Timed).
+func (e *Engine) Timing(wallClock time.Duration) spi.Timing {
+	return spi.EngineTiming(wallClock, e.cfg.grace)
+}
 
 // Ready is the number of fresh instances waiting in the pool.
 func (e *Engine) Ready() int { return len(e.pool) }
@@ -391,7 +394,7 @@ func (e *Engine) Close(ctx context.Context) error {
 
 // Result is an Outcome with what the run printed.
 type Result struct {
-	Outcome effect.Outcome
+	Outcome spi.Outcome
 	// Logs is the run's console output, capped at 64 KiB with a marker; set
 	// only when the request asked for it.
 	Logs string
@@ -400,45 +403,45 @@ type Result struct {
 	Polls uint64
 }
 
-// Evaluate runs one script (ADR 0144 D1). It implements effect.Backend.
-func (e *Engine) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+// Evaluate runs one script (ADR 0144 D1). It implements spi.Backend.
+func (e *Engine) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	r, err := e.Run(ctx, req, false)
 	return r.Outcome, err
 }
 
 // EvaluateWithLogs is Evaluate that also returns the run's console output
 // (at most 64 KiB, truncated with a marker).
-func (e *Engine) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+func (e *Engine) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
 	r, err := e.Run(ctx, req, true)
 	return r.Outcome, r.Logs, err
 }
 
 // Run evaluates req like Evaluate and, when logs is true, also returns the
 // run's console output.
-func (e *Engine) Run(ctx context.Context, req effect.Request, logs bool) (Result, error) {
+func (e *Engine) Run(ctx context.Context, req spi.Request, logs bool) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
 	if msg := e.checkLimits(req.Limits); msg != "" {
-		return Result{Outcome: effect.Infrastructure(msg)}, nil
+		return Result{Outcome: spi.Infrastructure(msg)}, nil
 	}
 	if int64(len(req.InputJSON)) > req.Limits.MemoryBytes {
 		// The parsed input cannot be smaller than a fraction of its text; an
 		// input longer than the whole limit cannot fit.
-		return Result{Outcome: effect.InputTooLarge()}, nil
+		return Result{Outcome: spi.InputTooLarge()}, nil
 	}
 	if int64(len(req.Script)) > e.cfg.maxMemory {
-		return Result{Outcome: effect.Infrastructure(fmt.Sprintf(
+		return Result{Outcome: spi.Infrastructure(fmt.Sprintf(
 			"script of %d bytes exceeds the engine's memory maximum of %d bytes", len(req.Script), e.cfg.maxMemory))}, nil
 	}
 	if err := e.compile(ctx); err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
-		return Result{Outcome: effect.Infrastructure(err.Error())}, nil
+		return Result{Outcome: spi.Infrastructure(err.Error())}, nil
 	}
 	if !e.begin() {
-		return Result{Outcome: effect.Infrastructure(ErrClosed.Error())}, nil
+		return Result{Outcome: spi.Infrastructure(ErrClosed.Error())}, nil
 	}
 	in, err := e.take(ctx)
 	if err != nil {
@@ -446,12 +449,12 @@ func (e *Engine) Run(ctx context.Context, req effect.Request, logs bool) (Result
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
-		return Result{Outcome: effect.Infrastructure(err.Error())}, nil
+		return Result{Outcome: spi.Infrastructure(err.Error())}, nil
 	}
 	return e.runIn(ctx, in, req, logs)
 }
 
-func (e *Engine) checkLimits(l effect.Limits) string {
+func (e *Engine) checkLimits(l spi.Limits) string {
 	switch {
 	case l.WallClock <= 0:
 		return fmt.Sprintf("invalid limits: wall clock %v must be positive", l.WallClock)
@@ -472,9 +475,9 @@ type execResult struct {
 }
 
 // runIn runs the request in the instance under the watchdog.
-func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, logs bool) (Result, error) {
+func (e *Engine) runIn(ctx context.Context, in *instance, req spi.Request, logs bool) (Result, error) {
 	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
-	timing := effect.Timing{WallClock: req.Limits.WallClock, Grace: e.cfg.grace}
+	timing := e.Timing(req.Limits.WallClock)
 	var kill *killTimer
 	if e.cfg.procKill {
 		k, err := newKillTimer()
@@ -486,7 +489,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 		if err != nil {
 			in.close()
 			e.end()
-			return Result{Outcome: effect.Infrastructure(err.Error())}, nil
+			return Result{Outcome: spi.Infrastructure(err.Error())}, nil
 		}
 		kill = k
 	}
@@ -555,7 +558,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req effect.Request, lo
 	if cancelled {
 		return Result{}, ctx.Err()
 	}
-	return Result{Outcome: effect.LimitHit(effect.LimitWallClock)}, nil
+	return Result{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
 }
 
 // abandon leaves a stuck run to finish on its own and reports it.
@@ -576,14 +579,14 @@ func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
 	if r.err != nil {
 		var exit *sys.ExitError
 		if errors.As(r.err, &exit) {
-			return Result{Outcome: effect.LimitHit(effect.LimitWallClock)}, nil
+			return Result{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
 		}
 		if errors.Is(r.err, errGuestMemory) {
-			return Result{Outcome: effect.InputTooLarge()}, nil
+			return Result{Outcome: spi.InputTooLarge()}, nil
 		}
 		// The first line only: wazero appends the guest's stack trace.
 		msg, _, _ := strings.Cut(r.err.Error(), "\n")
-		return Result{Outcome: effect.Infrastructure("quickjs: engine failed: " + msg)}, nil
+		return Result{Outcome: spi.Infrastructure("quickjs: engine failed: " + msg)}, nil
 	}
 	raw := r.raw
 	res := Result{Logs: string(raw.logs), Polls: raw.polls}
@@ -593,36 +596,36 @@ func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
 		// whose answer would be deeper than every JSON reader downstream
 		// accepts is the script's own doing: a threw RangeError, as a cycle
 		// is a TypeError.
-		if jsontext.ExceedsDepth(raw.result, effect.MaxValueDepth) {
+		if jsontext.ExceedsDepth(raw.result, spi.MaxValueDepth) {
 			name := "RangeError"
-			res.Outcome = effect.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels: the answer around it would be deeper than the %d levels JSON readers accept",
-				effect.MaxValueDepth, jsontext.MaxDepth))
+			res.Outcome = spi.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels: the answer around it would be deeper than the %d levels JSON readers accept",
+				spi.MaxValueDepth, jsontext.MaxDepth))
 			break
 		}
-		res.Outcome = effect.OK(raw.result)
+		res.Outcome = spi.OK(raw.result)
 	case statusThrew:
 		var name *string
 		if raw.hasName {
 			n := string(raw.name)
 			name = &n
 		}
-		res.Outcome = effect.Threw(name, string(raw.result))
+		res.Outcome = spi.Threw(name, string(raw.result))
 	case statusLimitCPU:
-		res.Outcome = effect.LimitHit(effect.LimitCPU)
+		res.Outcome = spi.LimitHit(spi.LimitCPU)
 	case statusLimitMemory:
-		res.Outcome = effect.LimitHit(effect.LimitMemory)
+		res.Outcome = spi.LimitHit(spi.LimitMemory)
 	case statusLimitWallClock:
-		res.Outcome = effect.LimitHit(effect.LimitWallClock)
+		res.Outcome = spi.LimitHit(spi.LimitWallClock)
 	case statusCancelled:
 		// the caller's context was done when the guest polled; ctx.Err() is
 		// checked above, so this is a context that ended without an error
 		return Result{}, context.Canceled
 	case statusInputTooLarge:
-		res.Outcome = effect.InputTooLarge()
+		res.Outcome = spi.InputTooLarge()
 	case statusInputInvalid:
-		res.Outcome = effect.Infrastructure("quickjs: input is not valid JSON: " + string(raw.result))
+		res.Outcome = spi.Infrastructure("quickjs: input is not valid JSON: " + string(raw.result))
 	default:
-		res.Outcome = effect.Infrastructure(fmt.Sprintf("quickjs: the shim failed with status %d", raw.status))
+		res.Outcome = spi.Infrastructure(fmt.Sprintf("quickjs: the shim failed with status %d", raw.status))
 	}
 	return res, nil
 }

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-var limits = effect.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}
+var limits = spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}
 
 func newEngine(t testing.TB, opts ...quickjs.Option) *quickjs.Engine {
 	t.Helper()
@@ -47,9 +47,9 @@ var shared = sync.OnceValue(func() *quickjs.Engine {
 	return e
 })
 
-func eval(t testing.TB, e *quickjs.Engine, script, input string, l effect.Limits) effect.Outcome {
+func eval(t testing.TB, e *quickjs.Engine, script, input string, l spi.Limits) spi.Outcome {
 	t.Helper()
-	out, err := e.Evaluate(context.Background(), effect.Request{Script: script, InputJSON: input, Limits: l})
+	out, err := e.Evaluate(context.Background(), spi.Request{Script: script, InputJSON: input, Limits: l})
 	if err != nil {
 		t.Fatalf("Evaluate(%.60q): %v", script, err)
 	}
@@ -58,7 +58,7 @@ func eval(t testing.TB, e *quickjs.Engine, script, input string, l effect.Limits
 
 func str(s string) *string { return &s }
 
-func describe(o effect.Outcome) string {
+func describe(o spi.Outcome) string {
 	name := "<none>"
 	if o.Name != nil {
 		name = fmt.Sprintf("%q", *o.Name)
@@ -86,7 +86,7 @@ func TestEmbeddedWasmMatchesRecord(t *testing.T) {
 
 func TestCapabilities(t *testing.T) {
 	got := shared().Capabilities()
-	want := effect.Capabilities{Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockSoft, Memory: true, CPU: true, FreshPerRun: true}
+	want := spi.Capabilities{Language: "javascript", Network: spi.NetworkNone, WallClock: spi.WallClockSoft, Memory: true, CPU: true, FreshPerRun: true}
 	if got != want {
 		t.Fatalf("Capabilities() = %+v, want %+v", got, want)
 	}
@@ -96,7 +96,7 @@ func TestCapabilities(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := e.Capabilities(); c.WallClock != effect.WallClockHard {
+		if c := e.Capabilities(); c.WallClock != spi.WallClockHard {
 			t.Errorf("wall clock %q, want hard", c.WallClock)
 		}
 		_ = e.Close(context.Background())
@@ -110,54 +110,54 @@ func TestOutcomes(t *testing.T) {
 	e := shared()
 	cases := []struct {
 		name, script, input string
-		want                effect.Outcome
+		want                spi.Outcome
 	}{
-		{"echo", "input", `{"a":[1,"x",null]}`, effect.OK([]byte(`{"a":[1,"x",null]}`))},
-		{"reshape", "input.items.filter(i => i.ok).map(i => i.id)", `{"items":[{"id":1,"ok":true},{"id":2,"ok":false}]}`, effect.OK([]byte(`[1]`))},
-		{"undefined is null", "undefined", "1", effect.OK([]byte(`null`))},
-		{"empty script is null", "", "1", effect.OK([]byte(`null`))},
-		{"function is null", "(function(){})", "1", effect.OK([]byte(`null`))},
-		{"null input", "input === null", "null", effect.OK([]byte(`true`))},
-		{"throw Error", "throw new Error('boom')", "null", effect.Threw(str("Error"), "boom")},
-		{"throw TypeError", "null.x", "null", effect.Threw(str("TypeError"), "cannot read property 'x' of null")},
-		{"throw 42", "throw 42", "null", effect.Threw(nil, "42")},
-		{"throw null", "throw null", "null", effect.Threw(nil, "null")},
-		{"throw string", "throw 'plain'", "null", effect.Threw(nil, "plain")},
-		{"throw object", "throw {code: 7}", "null", effect.Threw(nil, "[object Object]")},
-		{"throw object with message", "throw {name: 'Custom', message: 'm'}", "null", effect.Threw(str("Custom"), "m")},
-		{"non-string name", "throw {name: 5, message: 'm'}", "null", effect.Threw(nil, "m")},
-		{"throwing getters", "throw {get name() { throw 1 }, get message() { throw 2 }, toString() { return 'ts' }}", "null", effect.Threw(nil, "ts")},
+		{"echo", "input", `{"a":[1,"x",null]}`, spi.OK([]byte(`{"a":[1,"x",null]}`))},
+		{"reshape", "input.items.filter(i => i.ok).map(i => i.id)", `{"items":[{"id":1,"ok":true},{"id":2,"ok":false}]}`, spi.OK([]byte(`[1]`))},
+		{"undefined is null", "undefined", "1", spi.OK([]byte(`null`))},
+		{"empty script is null", "", "1", spi.OK([]byte(`null`))},
+		{"function is null", "(function(){})", "1", spi.OK([]byte(`null`))},
+		{"null input", "input === null", "null", spi.OK([]byte(`true`))},
+		{"throw Error", "throw new Error('boom')", "null", spi.Threw(str("Error"), "boom")},
+		{"throw TypeError", "null.x", "null", spi.Threw(str("TypeError"), "cannot read property 'x' of null")},
+		{"throw 42", "throw 42", "null", spi.Threw(nil, "42")},
+		{"throw null", "throw null", "null", spi.Threw(nil, "null")},
+		{"throw string", "throw 'plain'", "null", spi.Threw(nil, "plain")},
+		{"throw object", "throw {code: 7}", "null", spi.Threw(nil, "[object Object]")},
+		{"throw object with message", "throw {name: 'Custom', message: 'm'}", "null", spi.Threw(str("Custom"), "m")},
+		{"non-string name", "throw {name: 5, message: 'm'}", "null", spi.Threw(nil, "m")},
+		{"throwing getters", "throw {get name() { throw 1 }, get message() { throw 2 }, toString() { return 'ts' }}", "null", spi.Threw(nil, "ts")},
 		{"throwing everything", "throw {get name() { throw 1 }, get message() { throw 2 }, toString() { throw 3 }}", "null",
-			effect.Threw(nil, "thrown value could not be converted to a string")},
-		{"throw symbol", "throw Symbol('s')", "null", effect.Threw(nil, "Symbol(s)")},
-		{"syntax error", "let = ;", "null", effect.Threw(str("SyntaxError"), "unexpected token in expression: ';'")},
-		{"reference error", "fetch('http://example.com')", "null", effect.Threw(str("ReferenceError"), "'fetch' is not defined")},
-		{"BigInt result", "1n", "null", effect.Threw(str("TypeError"), "Do not know how to serialize a BigInt")},
-		{"cyclic result", "const o = {}; o.o = o; o", "null", effect.Threw(str("TypeError"), "circular reference")},
-		{"stack overflow", "function f() { return f() + 1 } f()", "null", effect.Threw(str("InternalError"), "stack overflow")},
-		{"nested parse", `JSON.parse("[".repeat(100000))`, "null", effect.Threw(str("SyntaxError"), "stack overflow")},
+			spi.Threw(nil, "thrown value could not be converted to a string")},
+		{"throw symbol", "throw Symbol('s')", "null", spi.Threw(nil, "Symbol(s)")},
+		{"syntax error", "let = ;", "null", spi.Threw(str("SyntaxError"), "unexpected token in expression: ';'")},
+		{"reference error", "fetch('http://example.com')", "null", spi.Threw(str("ReferenceError"), "'fetch' is not defined")},
+		{"BigInt result", "1n", "null", spi.Threw(str("TypeError"), "Do not know how to serialize a BigInt")},
+		{"cyclic result", "const o = {}; o.o = o; o", "null", spi.Threw(str("TypeError"), "circular reference")},
+		{"stack overflow", "function f() { return f() + 1 } f()", "null", spi.Threw(str("InternalError"), "stack overflow")},
+		{"nested parse", `JSON.parse("[".repeat(100000))`, "null", spi.Threw(str("SyntaxError"), "stack overflow")},
 		// JSON.stringify is iterative in QuickJS: deep nesting is slow (quadratic), not an overflow.
-		{"nested stringify", `let a = []; for (let i = 0; i < 5000; i++) a = [a]; JSON.stringify(a).length`, "null", effect.OK([]byte("10002"))},
-		{"nested result", `let a = []; for (let i = 0; i < 5000; i++) a = [a]; a`, "null", effect.OK([]byte(strings.Repeat("[", 5001) + strings.Repeat("]", 5001)))},
+		{"nested stringify", `let a = []; for (let i = 0; i < 5000; i++) a = [a]; JSON.stringify(a).length`, "null", spi.OK([]byte("10002"))},
+		{"nested result", `let a = []; for (let i = 0; i < 5000; i++) a = [a]; a`, "null", spi.OK([]byte(strings.Repeat("[", 5001) + strings.Repeat("]", 5001)))},
 		{"result at the depth limit", `let a = 1; for (let i = 0; i < 9999; i++) a = [a]; a`, "null",
-			effect.OK([]byte(strings.Repeat("[", 9999) + "1" + strings.Repeat("]", 9999)))},
+			spi.OK([]byte(strings.Repeat("[", 9999) + "1" + strings.Repeat("]", 9999)))},
 		{"result over the depth limit", `let a = 1; for (let i = 0; i < 10000; i++) a = [a]; a`, "null",
-			effect.Threw(str("RangeError"), "the result nests deeper than 9999 levels: the answer around it would be deeper than the 10000 levels JSON readers accept")},
-		{"strings do not count as nesting", `"[".repeat(20000)`, "null", effect.OK([]byte(`"` + strings.Repeat("[", 20000) + `"`))},
-		{"nested regexp", `new RegExp("(?:".repeat(100000) + ")".repeat(100000)).test("")`, "null", effect.Threw(str("SyntaxError"), "stack overflow")},
-		{"forged out of memory", "throw new InternalError('out of memory')", "null", effect.LimitHit(effect.LimitMemory)},
-		{"forged elsewhere is a script error", "throw new Error('out of memory')", "null", effect.Threw(str("Error"), "out of memory")},
-		{"forged lookalike object", "throw {name: 'InternalError', message: 'out of memory'}", "null", effect.Threw(str("InternalError"), "out of memory")},
-		{"interrupted text is a script error", "throw new InternalError('interrupted')", "null", effect.Threw(str("InternalError"), "interrupted")},
-		{"allocation bomb", "const a = []; while (true) a.push('x'.repeat(1000) + a.length)", "null", effect.LimitHit(effect.LimitMemory)},
-		{"bomb caught and rethrown", "try { const a = []; while (true) a.push({x: a.length}) } catch (e) { throw e }", "null", effect.LimitHit(effect.LimitMemory)},
-		{"bomb caught, other error", "try { const a = []; while (true) a.push({x: a.length}) } catch (e) { throw new Error('caught ' + e.message) }", "null", effect.LimitHit(effect.LimitMemory)},
-		{"typed array over the cap", "new Uint8Array(64 << 20).length", "null", effect.LimitHit(effect.LimitMemory)},
-		{"string repeat over the cap", "'x'.repeat(40 << 20).length", "null", effect.LimitHit(effect.LimitMemory)},
-		{"array size near the limit", "new Array(2 ** 32 - 1).fill(0).length", "null", effect.LimitHit(effect.LimitMemory)},
-		{"input too large", "input.length", "[" + strings.Repeat("{},", 2<<20) + "{}]", effect.InputTooLarge()},
-		{"input longer than the limit", "1", `"` + strings.Repeat("ab", 17<<20) + `"`, effect.InputTooLarge()},
-		{"input nested too deep", "1", strings.Repeat("[", 100000) + strings.Repeat("]", 100000), effect.InputTooLarge()},
+			spi.Threw(str("RangeError"), "the result nests deeper than 9999 levels: the answer around it would be deeper than the 10000 levels JSON readers accept")},
+		{"strings do not count as nesting", `"[".repeat(20000)`, "null", spi.OK([]byte(`"` + strings.Repeat("[", 20000) + `"`))},
+		{"nested regexp", `new RegExp("(?:".repeat(100000) + ")".repeat(100000)).test("")`, "null", spi.Threw(str("SyntaxError"), "stack overflow")},
+		{"forged out of memory", "throw new InternalError('out of memory')", "null", spi.LimitHit(spi.LimitMemory)},
+		{"forged elsewhere is a script error", "throw new Error('out of memory')", "null", spi.Threw(str("Error"), "out of memory")},
+		{"forged lookalike object", "throw {name: 'InternalError', message: 'out of memory'}", "null", spi.Threw(str("InternalError"), "out of memory")},
+		{"interrupted text is a script error", "throw new InternalError('interrupted')", "null", spi.Threw(str("InternalError"), "interrupted")},
+		{"allocation bomb", "const a = []; while (true) a.push('x'.repeat(1000) + a.length)", "null", spi.LimitHit(spi.LimitMemory)},
+		{"bomb caught and rethrown", "try { const a = []; while (true) a.push({x: a.length}) } catch (e) { throw e }", "null", spi.LimitHit(spi.LimitMemory)},
+		{"bomb caught, other error", "try { const a = []; while (true) a.push({x: a.length}) } catch (e) { throw new Error('caught ' + e.message) }", "null", spi.LimitHit(spi.LimitMemory)},
+		{"typed array over the cap", "new Uint8Array(64 << 20).length", "null", spi.LimitHit(spi.LimitMemory)},
+		{"string repeat over the cap", "'x'.repeat(40 << 20).length", "null", spi.LimitHit(spi.LimitMemory)},
+		{"array size near the limit", "new Array(2 ** 32 - 1).fill(0).length", "null", spi.LimitHit(spi.LimitMemory)},
+		{"input too large", "input.length", "[" + strings.Repeat("{},", 2<<20) + "{}]", spi.InputTooLarge()},
+		{"input longer than the limit", "1", `"` + strings.Repeat("ab", 17<<20) + `"`, spi.InputTooLarge()},
+		{"input nested too deep", "1", strings.Repeat("[", 100000) + strings.Repeat("]", 100000), spi.InputTooLarge()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,7 +168,7 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
-func sameOutcome(got, want effect.Outcome) bool {
+func sameOutcome(got, want spi.Outcome) bool {
 	return got.OK == want.OK && string(got.Value) == string(want.Value) && got.Kind == want.Kind && got.Limit == want.Limit &&
 		got.Message == want.Message && (got.Name == nil) == (want.Name == nil) && (got.Name == nil || *got.Name == *want.Name)
 }
@@ -184,16 +184,16 @@ func TestLimitsWhileDescribingOrSerialising(t *testing.T) {
 	const bomb = "let a = []; for (;;) a.push(new Array(1e5).fill(1))"
 	const loop = "for (;;) {}"
 	budget := newEngine(t, quickjs.WithCPUBudget(200), quickjs.WithPoolSize(0))
-	generous := effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}
-	short := effect.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20}
-	memory := effect.LimitHit(effect.LimitMemory)
-	cpu := effect.LimitHit(effect.LimitCPU)
-	wallClock := effect.LimitHit(effect.LimitWallClock)
+	generous := spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}
+	short := spi.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20}
+	memory := spi.LimitHit(spi.LimitMemory)
+	cpu := spi.LimitHit(spi.LimitCPU)
+	wallClock := spi.LimitHit(spi.LimitWallClock)
 	cases := []struct {
 		name, script string
 		e            *quickjs.Engine
-		l            effect.Limits
-		want         effect.Outcome
+		l            spi.Limits
+		want         spi.Outcome
 	}{
 		// The memory limit.
 		{"bomb in the message getter", "throw {get message(){let a=[];for(;;)a.push(new Array(1e5).fill(1))}}", shared(), generous, memory},
@@ -208,7 +208,7 @@ func TestLimitsWhileDescribingOrSerialising(t *testing.T) {
 		{"bomb in a getter of the result", "({ get x() { " + bomb + " } })", shared(), generous, memory},
 		{"bomb in the message getter of a value toJSON throws", "({ toJSON() { throw { get message() { " + bomb + " } } } })", shared(), generous, memory},
 		// As in the body, a toJSON that catches the error and returns normally succeeds.
-		{"bomb caught in toJSON, recovered from", "({ toJSON() { try { " + bomb + " } catch (e) { return 'recovered' } } })", shared(), generous, effect.OK([]byte(`"recovered"`))},
+		{"bomb caught in toJSON, recovered from", "({ toJSON() { try { " + bomb + " } catch (e) { return 'recovered' } } })", shared(), generous, spi.OK([]byte(`"recovered"`))},
 
 		// The CPU budget.
 		{"loop in the message getter, cpu", "throw { get message() { " + loop + " } }", budget, generous, cpu},
@@ -224,12 +224,12 @@ func TestLimitsWhileDescribingOrSerialising(t *testing.T) {
 		{"loop in Symbol.toPrimitive, wall clock", "throw { [Symbol.toPrimitive]() { " + loop + " } }", shared(), short, wallClock},
 
 		// No limit: the description is the script's, getters that throw fall back.
-		{"getters returning strings", "throw { get name() { return 'Custom' }, get message() { return 'from a getter' } }", shared(), generous, effect.Threw(str("Custom"), "from a getter")},
-		{"message getter of an Error", "const e = new TypeError('t'); Object.defineProperty(e, 'message', { get() { return 'g' } }); throw e", shared(), generous, effect.Threw(str("TypeError"), "g")},
-		{"message getter that throws", "throw { name: 'N', get message() { throw new Error('inner') } }", shared(), generous, effect.Threw(str("N"), "[object Object]")},
-		{"message getter that throws, with toString", "throw { get message() { throw new Error('inner') }, toString() { return 'ts' } }", shared(), generous, effect.Threw(nil, "ts")},
-		{"stack overflow in the message getter", "throw { get message() { function f() { return f() } return f() }, toString() { return 'ts' } }", shared(), generous, effect.Threw(nil, "ts")},
-		{"proxy with a trap that throws", "throw new Proxy({}, { get() { throw 1 } })", shared(), generous, effect.Threw(nil, "thrown value could not be converted to a string")},
+		{"getters returning strings", "throw { get name() { return 'Custom' }, get message() { return 'from a getter' } }", shared(), generous, spi.Threw(str("Custom"), "from a getter")},
+		{"message getter of an Error", "const e = new TypeError('t'); Object.defineProperty(e, 'message', { get() { return 'g' } }); throw e", shared(), generous, spi.Threw(str("TypeError"), "g")},
+		{"message getter that throws", "throw { name: 'N', get message() { throw new Error('inner') } }", shared(), generous, spi.Threw(str("N"), "[object Object]")},
+		{"message getter that throws, with toString", "throw { get message() { throw new Error('inner') }, toString() { return 'ts' } }", shared(), generous, spi.Threw(nil, "ts")},
+		{"stack overflow in the message getter", "throw { get message() { function f() { return f() } return f() }, toString() { return 'ts' } }", shared(), generous, spi.Threw(nil, "ts")},
+		{"proxy with a trap that throws", "throw new Proxy({}, { get() { throw 1 } })", shared(), generous, spi.Threw(nil, "thrown value could not be converted to a string")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -305,7 +305,7 @@ func TestNoEscape(t *testing.T) {
 	if string(out.Value) != `{"r":"rejected"}` {
 		t.Errorf("import(): %s", describe(out))
 	}
-	if out := eval(t, e, `import * as os from "os"`, "null", limits); out.Kind != effect.KindThrew {
+	if out := eval(t, e, `import * as os from "os"`, "null", limits); out.Kind != spi.KindThrew {
 		t.Errorf("static import: %s", describe(out))
 	}
 }
@@ -341,7 +341,7 @@ func TestGlobalScope(t *testing.T) {
 func TestBytecodeRejected(t *testing.T) {
 	// The first bytes of a QuickJS bytecode object (BC_VERSION then atoms).
 	out := eval(t, shared(), "\x05\x02\x02a\x02b", "null", limits)
-	if out.Kind != effect.KindThrew || out.Name == nil || *out.Name != "SyntaxError" {
+	if out.Kind != spi.KindThrew || out.Name == nil || *out.Name != "SyntaxError" {
 		t.Fatalf("bytecode-like input: %s", describe(out))
 	}
 }
@@ -349,8 +349,8 @@ func TestBytecodeRejected(t *testing.T) {
 func TestRunawayLoop(t *testing.T) {
 	t.Run("wall clock", func(t *testing.T) {
 		start := time.Now()
-		out := eval(t, shared(), "while (true) {}", "null", effect.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20})
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+		out := eval(t, shared(), "while (true) {}", "null", spi.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20})
+		if out.Kind != spi.KindLimit || out.Limit != spi.LimitWallClock {
 			t.Fatalf("got %s", describe(out))
 		}
 		if d := time.Since(start); d > 300*time.Millisecond+quickjs.DefaultHardKillGrace {
@@ -359,32 +359,32 @@ func TestRunawayLoop(t *testing.T) {
 	})
 	t.Run("cpu budget", func(t *testing.T) {
 		e := newEngine(t, quickjs.WithCPUBudget(200), quickjs.WithPoolSize(0))
-		out := eval(t, e, "while (true) {}", "null", effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20})
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitCPU {
+		out := eval(t, e, "while (true) {}", "null", spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20})
+		if out.Kind != spi.KindLimit || out.Limit != spi.LimitCPU {
 			t.Fatalf("got %s", describe(out))
 		}
 		// Counted in operations, the budget is deterministic.
-		r1, _ := e.Run(context.Background(), effect.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, false)
-		r2, _ := e.Run(context.Background(), effect.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, false)
+		r1, _ := e.Run(context.Background(), spi.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, false)
+		r2, _ := e.Run(context.Background(), spi.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, false)
 		if r1.Polls != 201 || r2.Polls != 201 {
 			t.Fatalf("polls %d and %d, want 201 each", r1.Polls, r2.Polls)
 		}
 	})
 	t.Run("caught interrupt stays a kill", func(t *testing.T) {
-		out := eval(t, shared(), "for (;;) { try { while (true) {} } catch (e) {} }", "null", effect.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 16 << 20})
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+		out := eval(t, shared(), "for (;;) { try { while (true) {} } catch (e) {} }", "null", spi.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 16 << 20})
+		if out.Kind != spi.KindLimit || out.Limit != spi.LimitWallClock {
 			t.Fatalf("got %s", describe(out))
 		}
 	})
 	t.Run("catastrophic regexp", func(t *testing.T) {
-		out := eval(t, shared(), `/^(a+)+$/.test("a".repeat(40) + "b")`, "null", effect.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20})
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+		out := eval(t, shared(), `/^(a+)+$/.test("a".repeat(40) + "b")`, "null", spi.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20})
+		if out.Kind != spi.KindLimit || out.Limit != spi.LimitWallClock {
 			t.Fatalf("got %s", describe(out))
 		}
 	})
 	t.Run("getter on the thrown value loops", func(t *testing.T) {
-		out := eval(t, shared(), "throw { get message() { while (true) {} } }", "null", effect.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 16 << 20})
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+		out := eval(t, shared(), "throw { get message() { while (true) {} } }", "null", spi.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 16 << 20})
+		if out.Kind != spi.KindLimit || out.Limit != spi.LimitWallClock {
 			t.Fatalf("got %s", describe(out))
 		}
 	})
@@ -392,8 +392,8 @@ func TestRunawayLoop(t *testing.T) {
 
 func TestAllocationBombStoppedFast(t *testing.T) {
 	start := time.Now()
-	out := eval(t, shared(), "const a = []; while (true) a.push(new Array(1000).fill(a.length))", "null", effect.Limits{WallClock: 30 * time.Second, MemoryBytes: 16 << 20})
-	if out.Kind != effect.KindLimit || out.Limit != effect.LimitMemory {
+	out := eval(t, shared(), "const a = []; while (true) a.push(new Array(1000).fill(a.length))", "null", spi.Limits{WallClock: 30 * time.Second, MemoryBytes: 16 << 20})
+	if out.Kind != spi.KindLimit || out.Limit != spi.LimitMemory {
 		t.Fatalf("got %s", describe(out))
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -403,7 +403,7 @@ func TestAllocationBombStoppedFast(t *testing.T) {
 
 func TestConsole(t *testing.T) {
 	e := shared()
-	r, err := e.Run(context.Background(), effect.Request{
+	r, err := e.Run(context.Background(), spi.Request{
 		Script:    `console.log("a", 1, {b: [2]}, null, undefined); console.info("i"); console.warn("w"); console.error("e"); "v"`,
 		InputJSON: "null", Limits: limits}, true)
 	if err != nil {
@@ -415,14 +415,14 @@ func TestConsole(t *testing.T) {
 	if string(r.Outcome.Value) != `"v"` {
 		t.Fatalf("value mixed with logs: %s", describe(r.Outcome))
 	}
-	r, _ = e.Run(context.Background(), effect.Request{Script: `for (let i = 0; i < 10000; i++) console.log("é".repeat(50)); 1`, InputJSON: "null", Limits: limits}, true)
+	r, _ = e.Run(context.Background(), spi.Request{Script: `for (let i = 0; i < 10000; i++) console.log("é".repeat(50)); 1`, InputJSON: "null", Limits: limits}, true)
 	if len(r.Logs) > 64<<10 || !strings.HasSuffix(r.Logs, "[console output truncated at 64 KiB]\n") {
 		t.Fatalf("log cap: %d bytes, ends %q", len(r.Logs), r.Logs[max(0, len(r.Logs)-60):])
 	}
 	if !json.Valid([]byte(fmt.Sprintf("%q", r.Logs))) || strings.ToValidUTF8(r.Logs, "?") != r.Logs {
 		t.Fatal("truncation split a UTF-8 sequence")
 	}
-	if r, _ = e.Run(context.Background(), effect.Request{Script: `console.log("x"); 1`, InputJSON: "null", Limits: limits}, false); r.Logs != "" {
+	if r, _ = e.Run(context.Background(), spi.Request{Script: `console.log("x"); 1`, InputJSON: "null", Limits: limits}, false); r.Logs != "" {
 		t.Fatalf("logs returned without being asked for: %q", r.Logs)
 	}
 }
@@ -471,7 +471,7 @@ func TestFreshPerRun(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := e.Evaluate(context.Background(), effect.Request{Script: probe, InputJSON: fmt.Sprint(i), Limits: limits})
+			out, err := e.Evaluate(context.Background(), spi.Request{Script: probe, InputJSON: fmt.Sprint(i), Limits: limits})
 			if err != nil || string(out.Value) != "[]" {
 				bad.Add(1)
 				t.Errorf("concurrent run %d: %s %v", i, describe(out), err)
@@ -486,7 +486,7 @@ func TestCancellation(t *testing.T) {
 	t.Run("before", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := e.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "1", Limits: limits})
+		_, err := e.Evaluate(ctx, spi.Request{Script: "1", InputJSON: "1", Limits: limits})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
@@ -495,7 +495,7 @@ func TestCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
 		start := time.Now()
-		_, err := e.Evaluate(ctx, effect.Request{Script: "while (true) {}", InputJSON: "1", Limits: effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
+		_, err := e.Evaluate(ctx, spi.Request{Script: "while (true) {}", InputJSON: "1", Limits: spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
@@ -506,7 +506,7 @@ func TestCancellation(t *testing.T) {
 	t.Run("deadline of the caller", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		_, err := e.Evaluate(ctx, effect.Request{Script: "while (true) {}", InputJSON: "1", Limits: effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
+		_, err := e.Evaluate(ctx, spi.Request{Script: "while (true) {}", InputJSON: "1", Limits: spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 		}
@@ -526,9 +526,9 @@ func TestHardKill(t *testing.T) {
 	t.Run("context done terminates in process", func(t *testing.T) {
 		e := newEngine(t, quickjs.WithHardKill(quickjs.HardKillForTests, grace), quickjs.WithPoolSize(0))
 		start := time.Now()
-		out := eval(t, e, nativeRunaway, "null", effect.Limits{WallClock: deadline, MemoryBytes: 128 << 20})
+		out := eval(t, e, nativeRunaway, "null", spi.Limits{WallClock: deadline, MemoryBytes: 128 << 20})
 		took := time.Since(start)
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+		if out.Kind != spi.KindLimit || out.Limit != spi.LimitWallClock {
 			t.Fatalf("got %s", describe(out))
 		}
 		if took > deadline+2*grace+200*time.Millisecond {
@@ -582,17 +582,17 @@ func TestHardKillChild(t *testing.T) {
 		quickjs.WithPoolSize(0), quickjs.WithOnStuck(func(s quickjs.StuckRun) { fmt.Println("child: stuck", s.Overrun) }))
 	fmt.Println("child: evaluating")
 	// Keep the process alive past the kill whatever the Go watchdog does.
-	_, _ = e.Evaluate(context.Background(), effect.Request{Script: nativeRunaway + "; new Array(3e6).fill(0.5).join().length",
-		InputJSON: "null", Limits: effect.Limits{WallClock: childDeadline, MemoryBytes: 128 << 20}})
+	_, _ = e.Evaluate(context.Background(), spi.Request{Script: nativeRunaway + "; new Array(3e6).fill(0.5).join().length",
+		InputJSON: "null", Limits: spi.Limits{WallClock: childDeadline, MemoryBytes: 128 << 20}})
 	time.Sleep(10 * time.Second)
 	fmt.Println("child: survived")
 }
 
 func TestLimitsValidated(t *testing.T) {
-	for _, l := range []effect.Limits{{WallClock: 0, MemoryBytes: 1 << 20}, {WallClock: time.Second, MemoryBytes: 0}, {WallClock: -1, MemoryBytes: -1},
+	for _, l := range []spi.Limits{{WallClock: 0, MemoryBytes: 1 << 20}, {WallClock: time.Second, MemoryBytes: 0}, {WallClock: -1, MemoryBytes: -1},
 		{WallClock: time.Second, MemoryBytes: 4096}, {WallClock: time.Second, MemoryBytes: quickjs.MinMemoryBytes - 1}} {
 		out := eval(t, shared(), "1", "1", l)
-		if out.Kind != effect.KindInfrastructure || !strings.Contains(out.Message, "invalid limits") {
+		if out.Kind != spi.KindInfrastructure || !strings.Contains(out.Message, "invalid limits") {
 			t.Errorf("limits %+v: %s", l, describe(out))
 		}
 	}
@@ -602,7 +602,7 @@ func TestLimitsValidated(t *testing.T) {
 // scripts on their inputs, as README.md shows them. An engine whose own
 // state grew past the floor fails here.
 func TestMinMemoryRunsASmallScript(t *testing.T) {
-	l := effect.Limits{WallClock: 10 * time.Second, MemoryBytes: quickjs.MinMemoryBytes}
+	l := spi.Limits{WallClock: 10 * time.Second, MemoryBytes: quickjs.MinMemoryBytes}
 	for script, input := range map[string]string{"echo": "issues", "issues-to-list": "issues", "order-totals": "orders"} {
 		src, err := os.ReadFile("../examples/scripts/" + script + ".js")
 		if err != nil {
@@ -636,7 +636,7 @@ func TestClose(t *testing.T) {
 	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if out := eval(t, e, "1", "1", limits); out.Kind != effect.KindInfrastructure {
+	if out := eval(t, e, "1", "1", limits); out.Kind != spi.KindInfrastructure {
 		t.Fatalf("after Close: %s", describe(out))
 	}
 	time.Sleep(50 * time.Millisecond)
@@ -718,10 +718,10 @@ func TestCloseWhileRunning(t *testing.T) {
 	if err := e.Warm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan effect.Outcome, 1)
+	done := make(chan spi.Outcome, 1)
 	go func() {
-		out, _ := e.Evaluate(context.Background(), effect.Request{Script: "let i = 0; while (true) i++", InputJSON: "1",
-			Limits: effect.Limits{WallClock: 700 * time.Millisecond, MemoryBytes: 16 << 20}})
+		out, _ := e.Evaluate(context.Background(), spi.Request{Script: "let i = 0; while (true) i++", InputJSON: "1",
+			Limits: spi.Limits{WallClock: 700 * time.Millisecond, MemoryBytes: 16 << 20}})
 		done <- out
 	}()
 	time.Sleep(300 * time.Millisecond) // running
@@ -730,7 +730,7 @@ func TestCloseWhileRunning(t *testing.T) {
 	if err := e.Close(ctx); err == nil || !strings.Contains(err.Error(), "still running") {
 		t.Fatalf("Close during a run: %v", err)
 	}
-	if out := <-done; out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+	if out := <-done; out.Kind != spi.KindLimit || out.Limit != spi.LimitWallClock {
 		t.Fatalf("the run after Close: %s", describe(out))
 	}
 	// A second engine closes cleanly once its run is over.
@@ -753,8 +753,8 @@ func TestMemoryPressureScriptsEndTyped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := eval(t, shared(), string(script), "null", effect.Limits{WallClock: 10 * time.Second, MemoryBytes: 16 << 20})
-		if !out.OK && (out.Kind != effect.KindLimit || out.Limit != effect.LimitMemory) {
+		out := eval(t, shared(), string(script), "null", spi.Limits{WallClock: 10 * time.Second, MemoryBytes: 16 << 20})
+		if !out.OK && (out.Kind != spi.KindLimit || out.Limit != spi.LimitMemory) {
 			t.Errorf("%s: %s", filepath.Base(f), describe(out))
 		}
 	}
@@ -776,10 +776,10 @@ func TestFirstCallCancelledDuringCompile(t *testing.T) {
 			// compiling takes hundreds of milliseconds: the context ends first
 			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 			defer cancel()
-			if out, err := e.Evaluate(ctx, effect.Request{Script: "1", InputJSON: "null", Limits: limits}); !errors.Is(err, context.DeadlineExceeded) {
+			if out, err := e.Evaluate(ctx, spi.Request{Script: "1", InputJSON: "null", Limits: limits}); !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("the first call, its context ended during the compilation: %s, %v; want the context's error", describe(out), err)
 			}
-			if out := eval(t, e, "1 + 1", "null", limits); !sameOutcome(out, effect.OK([]byte("2"))) {
+			if out := eval(t, e, "1 + 1", "null", limits); !sameOutcome(out, spi.OK([]byte("2"))) {
 				t.Fatalf("the next call: %s", describe(out))
 			}
 		})

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 )
 
 // The wasm linear memory is capped whatever the guest asks for, so the host's
@@ -190,22 +189,22 @@ func TestTrapAfterRefusedAllocationIsTheMemoryLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name, script string
 		afterOOM     bool
-		want         effect.Outcome
+		want         spi.Outcome
 	}{
-		{"after a refused allocation", `try { new Uint8Array(1 << 30) } catch (e) {} for (;;) {}`, true, effect.LimitHit(effect.LimitMemory)},
-		{"with no refused allocation", `for (;;) {}`, false, effect.Infrastructure("")},
+		{"after a refused allocation", `try { new Uint8Array(1 << 30) } catch (e) {} for (;;) {}`, true, spi.LimitHit(spi.LimitMemory)},
+		{"with no refused allocation", `for (;;) {}`, false, spi.Infrastructure("")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			afterOOM.Store(tc.afterOOM)
-			out, err := e.Evaluate(ctx, effect.Request{Script: tc.script, InputJSON: "null",
-				Limits: effect.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
+			out, err := e.Evaluate(ctx, spi.Request{Script: tc.script, InputJSON: "null",
+				Limits: spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if out.Kind != tc.want.Kind || out.Limit != tc.want.Limit {
 				t.Fatalf("got %+v, want %+v", out, tc.want)
 			}
-			if out.Kind == effect.KindInfrastructure && !strings.Contains(out.Message, "a trap forced by the test") {
+			if out.Kind == spi.KindInfrastructure && !strings.Contains(out.Message, "a trap forced by the test") {
 				t.Fatalf("the engine failure does not say why: %q", out.Message)
 			}
 		})

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // A recycled mapping is indistinguishable from a fresh one: zero over the
@@ -143,9 +143,9 @@ func TestEngineRecyclesMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close(ctx)
-	l := effect.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}
+	l := spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}
 	for i := range 5 {
-		out, err := e.Evaluate(ctx, effect.Request{
+		out, err := e.Evaluate(ctx, spi.Request{
 			Script:    `const seen = globalThis.mark; globalThis.mark = 1; const s = "x".repeat(1 << 20); [seen === undefined, s.length]`,
 			InputJSON: "null", Limits: l})
 		if err != nil || !out.OK || string(out.Value) != "[true,1048576]" {

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // QuickJS's own test programs, the ones upstream's `make test` runs with
@@ -146,7 +146,7 @@ func withPrelude(src string, stdOS bool) string {
 // CPU budget of 1,000,000 polls, of which test_builtin.js uses 2,283), but
 // for a wall clock generous enough for a loaded 2-core machine (each takes
 // under a second there).
-var upstreamLimits = effect.Limits{WallClock: 2 * time.Minute, MemoryBytes: 64 << 20}
+var upstreamLimits = spi.Limits{WallClock: 2 * time.Minute, MemoryBytes: 64 << 20}
 
 // runUpstream runs one program (src, the file's text) and returns why it
 // failed, or "" when every assertion held: the result must be the
@@ -155,7 +155,7 @@ var upstreamLimits = effect.Limits{WallClock: 2 * time.Minute, MemoryBytes: 64 <
 func runUpstream(t *testing.T, e *quickjs.Engine, file, src string, stdOS bool) string {
 	t.Helper()
 	script := withPrelude(src, stdOS) + epilogue(file, stdOS)
-	out, logs, err := e.EvaluateWithLogs(context.Background(), effect.Request{Script: script, InputJSON: "null", Limits: upstreamLimits})
+	out, logs, err := e.EvaluateWithLogs(context.Background(), spi.Request{Script: script, InputJSON: "null", Limits: upstreamLimits})
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
@@ -163,7 +163,7 @@ func runUpstream(t *testing.T, e *quickjs.Engine, file, src string, stdOS bool) 
 	var why []string
 	if !out.OK || string(out.Value) != string(want) {
 		why = append(why, "the run ended "+describe(out))
-		if out.Kind == effect.KindThrew {
+		if out.Kind == spi.KindThrew {
 			why = append(why, "where (a second run through indirect eval): "+whereItThrew(t, e, src, stdOS))
 		}
 	}

@@ -88,7 +88,7 @@ func TestTruncatedBodyEveryTime(t *testing.T) {
 	wantJSON(t, c.post(routeSandbox, refBody(routeSandbox, ref)), `{"ok":true,"value":"truncated"}`)
 }
 
-// A script whose result nests deeper than effect.MaxValueDepth (9,999)
+// A script whose result nests deeper than spi.MaxValueDepth (9,999)
 // levels is the script's doing and gets a typed outcome, the script's
 // RangeError; a result at 9,999 levels is returned, in an answer of 10,000
 // levels that every JSON reader downstream, the Go client's among them,

@@ -16,6 +16,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // inprocConfig configures an in-process server; zero fields take the
@@ -36,7 +37,7 @@ type inprocConfig struct {
 	// wrapScripts and wrapBackend put a test's misbehaviour between the
 	// handler and the real store or engine.
 	wrapScripts func(effect.ScriptReader) effect.ScriptReader
-	wrapBackend func(effect.ConsoleBackend) effect.ConsoleBackend
+	wrapBackend func(spi.ConsoleBackend) spi.ConsoleBackend
 }
 
 // inprocCPUBudget is the in-process server's CPU budget: a tenth of the

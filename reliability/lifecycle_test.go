@@ -15,6 +15,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // helperEnv, when set (to the parent's compilation cache), makes the test
@@ -38,16 +39,16 @@ func helperProcess(t *testing.T, name string) (string, error) {
 const secret = "sk-secret-4f1d9a"
 
 // panicky panics on scripts that contain /*panic*/, in the engine's place.
-type panicky struct{ effect.ConsoleBackend }
+type panicky struct{ spi.ConsoleBackend }
 
-func (p panicky) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+func (p panicky) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	if strings.Contains(req.Script, "/*panic*/") {
 		panic("engine panicked holding " + secret)
 	}
 	return p.ConsoleBackend.Evaluate(ctx, req)
 }
 
-func (p panicky) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+func (p panicky) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
 	if strings.Contains(req.Script, "/*panic*/") {
 		panic("engine panicked holding " + secret)
 	}
@@ -95,7 +96,7 @@ func panicsBecomeInternal(t *testing.T, workers bool) {
 	poison := contentref.RefOf([]byte("/* the store panics on this one */")).String()
 	s := newInproc(t, inprocConfig{
 		workers:     workers,
-		wrapBackend: func(b effect.ConsoleBackend) effect.ConsoleBackend { return panicky{b} },
+		wrapBackend: func(b spi.ConsoleBackend) spi.ConsoleBackend { return panicky{b} },
 		wrapScripts: func(r effect.ScriptReader) effect.ScriptReader { return panickyReader{r, poison} },
 	})
 	refs := s.put(t, "/*panic*/ 1", "input.n * 2")

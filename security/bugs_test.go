@@ -25,7 +25,7 @@ func TestSPIEmptyThrownMessageIsThrew(t *testing.T) {
 	s := shared(t)
 	for _, script := range []string{`throw new Error()`, `throw ""`, `throw new TypeError("")`} {
 		q := req{script: script}
-		r := s.do(t, spi, q)
+		r := s.do(t, spiRoute, q)
 		if r.status != 200 || r.class != "threw" || r.message != "" {
 			t.Errorf("%s: want 200 {\"ok\":false,\"kind\":\"threw\",...,\"message\":\"\"}, got %v", script, r)
 		}
@@ -59,7 +59,7 @@ func TestInterruptNotStarvedByBacktraces(t *testing.T) {
 		{"recursion that recurses again in finally", `function f() { try { f() } finally { f() } } f()`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, rt := range []route{spi, evaluations} {
+			for _, rt := range []route{spiRoute, evaluations} {
 				q := req{script: tc.script, wall: runaway}
 				r := s.do(t, rt, q)
 				if r.class != "limit:wallClock" {
@@ -115,7 +115,7 @@ func TestGuestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {
 	s := shared(t)
 	for name, p := range scripts {
 		t.Run(strings.TrimSuffix(name, ".js"), func(t *testing.T) {
-			for _, rt := range []route{spi, evaluations} {
+			for _, rt := range []route{spiRoute, evaluations} {
 				q := req{script: p.script, memory: p.memory, wall: 10 * time.Second}
 				r := s.do(t, rt, q)
 				if r.status >= 500 || r.class == "infrastructure" || strings.Contains(r.body, "wasm error") {

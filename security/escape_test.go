@@ -128,7 +128,7 @@ func TestEscapeFamily(t *testing.T) {
 	s := shared(t)
 	for _, tc := range escapeCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, rt := range []route{spi, evaluations} {
+			for _, rt := range []route{spiRoute, evaluations} {
 				q := req{script: tc.script, wall: tc.wall}
 				if q.wall == 0 {
 					q.wall = 2 * time.Second
@@ -159,7 +159,7 @@ func TestNothingOfTheHostInGuestText(t *testing.T) {
 	  add(() => (1.5).toLocaleString() + " " + new Date(0).toLocaleString());
 	  add(() => "".__quote());
 	  out.join("\n")`
-	for _, rt := range []route{spi, evaluations} {
+	for _, rt := range []route{spiRoute, evaluations} {
 		q := req{script: script, wall: 2 * time.Second}
 		r := s.do(t, rt, q)
 		check(t, q, r, want{class: "ok"})
@@ -174,5 +174,5 @@ func TestNothingOfTheHostInGuestText(t *testing.T) {
 	}
 	// The time zone is UTC: the host's zone is not visible either.
 	q := req{script: `new Date(0).getTimezoneOffset()`}
-	check(t, q, s.do(t, spi, q), want{class: "ok", value: "0"})
+	check(t, q, s.do(t, spiRoute, q), want{class: "ok", value: "0"})
 }

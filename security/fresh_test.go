@@ -62,16 +62,16 @@ func TestPollutionInvisibleInTheNextRun(t *testing.T) {
 	s := shared(t)
 	const rounds = 20
 	for i := 0; i < rounds; i++ {
-		rt := spi
+		rt := spiRoute
 		if i%2 == 1 {
 			rt = evaluations
 		}
 		q := req{script: pollute, input: fmt.Sprintf(`"secret-%d"`, i), wall: 2 * time.Second}
 		check(t, q, s.do(t, rt, q), want{class: "ok", value: fmt.Sprintf(`"polluted secret-%d"`, i)})
 		// the probe on the other route, then on the same one
-		for _, prt := range []route{evaluations, spi} {
+		for _, prt := range []route{evaluations, spiRoute} {
 			if i%2 == 1 {
-				prt = map[route]route{spi: evaluations, evaluations: spi}[prt]
+				prt = map[route]route{spiRoute: evaluations, evaluations: spiRoute}[prt]
 			}
 			q := req{script: probe, wall: 2 * time.Second}
 			check(t, q, s.do(t, prt, q), want{class: "ok", value: `[[],null]`})

@@ -172,7 +172,7 @@ func TestHostileScripts(t *testing.T) {
 	s := shared(t)
 	for _, tc := range hostileCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, rt := range []route{spi, evaluations} {
+			for _, rt := range []route{spiRoute, evaluations} {
 				q := req{script: tc.script, input: tc.input, wall: tc.wall, memory: tc.memory, logs: rt == evaluations}
 				if tc.wall == 0 {
 					q.wall = 5 * time.Second
@@ -206,7 +206,7 @@ func TestCPUBudgetThroughTheService(t *testing.T) {
 		`Promise.resolve().then(() => { for (;;) {} }); "unreached"`,
 		`(async () => { for (;;) await null })()`,
 	} {
-		for _, rt := range []route{spi, evaluations, spi} {
+		for _, rt := range []route{spiRoute, evaluations, spiRoute} {
 			q := req{script: script, wall: 20 * time.Second}
 			r := s.do(t, rt, q)
 			check(t, q, r, want{class: "limit:cpu"})
@@ -270,7 +270,7 @@ func TestMemoryPressureSweep(t *testing.T) {
 	for _, mem := range []int64{4 << 20, 16 << 20} {
 		for i, op := range ops {
 			t.Run(fmt.Sprintf("%d MiB/%d", mem>>20, i), func(t *testing.T) {
-				for _, rt := range []route{spi, evaluations} {
+				for _, rt := range []route{spiRoute, evaluations} {
 					q := req{script: strings.Replace(memoryPressure, "OP", op, 1), memory: mem, wall: 10 * time.Second}
 					check(t, q, s.do(t, rt, q), want{class: "ok|limit:memory"})
 				}

@@ -33,7 +33,7 @@ func TestPromiseJobsThroughTheService(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, rt := range []route{spi, evaluations} {
+			for _, rt := range []route{spiRoute, evaluations} {
 				q := req{script: tc.script, input: tc.input, wall: tc.wall, memory: tc.memory}
 				if q.wall == 0 {
 					q.wall = generous

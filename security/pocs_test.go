@@ -123,7 +123,7 @@ func TestQuickJSPoCs(t *testing.T) {
 				return
 			}
 			s := shared(t)
-			for _, rt := range []route{spi, evaluations} {
+			for _, rt := range []route{spiRoute, evaluations} {
 				q := req{script: p.script, wall: p.wall, memory: p.memory}
 				if q.wall == 0 {
 					q.wall = 5 * time.Second

@@ -128,7 +128,7 @@ func shared(t *testing.T) *service {
 type route string
 
 const (
-	spi         route = "/v1/sandbox/evaluate" // the backend SPI: the engine's outcome, exactly
+	spiRoute    route = "/v1/sandbox/evaluate" // the backend SPI: the engine's outcome, exactly
 	evaluations route = "/v1/evaluations"      // the effect: channels, bounds, shape
 )
 
@@ -195,7 +195,7 @@ func (q req) body(rt route, ref string) []byte {
 		in = "null"
 	}
 	switch rt {
-	case spi:
+	case spiRoute:
 		m["script"] = q.script
 		m["inputJson"] = in
 	case evaluations:
@@ -268,7 +268,7 @@ func (r *result) decode(t *testing.T) {
 		return
 	}
 	switch r.route {
-	case spi:
+	case spiRoute:
 		var o struct {
 			OK      bool            `json:"ok"`
 			Value   json.RawMessage `json:"value"`

@@ -250,7 +250,7 @@ func TestStuckRunsKeepTheInstance(t *testing.T) {
 	var nexts []time.Duration
 	all := allStuckCases()
 	for i, tc := range all {
-		rt := spi
+		rt := spiRoute
 		if i%2 == 1 {
 			rt = evaluations // alternate, so both routes meet a stuck run
 		}
@@ -318,7 +318,7 @@ func TestStuckRunsUnderFloods(t *testing.T) {
 			return nil
 		},
 		"evaluations refused with 429": func(client *http.Client, base string) error {
-			resp, err := client.Post(base+string(spi), "application/json", strings.NewReader(`{"script":"1","inputJson":"null"}`))
+			resp, err := client.Post(base+string(spiRoute), "application/json", strings.NewReader(`{"script":"1","inputJson":"null"}`))
 			if err != nil {
 				return err
 			}
@@ -357,7 +357,7 @@ func TestStuckRunsUnderFloods(t *testing.T) {
 			}
 			peak := int64(0)
 			for i := range tries {
-				c.stuck(t, spi, req{script: `'a'.repeat(4e6).indexOf('a'.repeat(4e4) + 'b')`, wall: 20 * time.Millisecond, memory: 16 << 20})
+				c.stuck(t, spiRoute, req{script: `'a'.repeat(4e6).indexOf('a'.repeat(4e4) + 'b')`, wall: 20 * time.Millisecond, memory: 16 << 20})
 				if rss := residentBytes(t, c.Cmd.Process.Pid); rss > peak {
 					peak = rss
 				}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // stuckEnough is how long a stuck case's guest must stay inside native code
@@ -140,7 +140,7 @@ func measureStuckCase(t *testing.T, i string) {
 		memory = serviceLimits.DefaultMemoryBytes
 	}
 	start := time.Now()
-	out, err := e.Evaluate(ctx, effect.Request{Script: c.script, InputJSON: "null", Limits: effect.Limits{WallClock: maxStuckWall, MemoryBytes: memory}})
+	out, err := e.Evaluate(ctx, spi.Request{Script: c.script, InputJSON: "null", Limits: spi.Limits{WallClock: maxStuckWall, MemoryBytes: memory}})
 	var m measured
 	if e.StuckRuns() == 0 {
 		m = measured{Ended: true, Outcome: fmt.Sprintf("%+v %v after %v", out, err, time.Since(start))}

@@ -58,7 +58,7 @@ func TestReachableSurfaceIsAllowListed(t *testing.T) {
 	}
 	s := shared(t)
 	var got []string
-	for _, rt := range []route{spi, evaluations} {
+	for _, rt := range []route{spiRoute, evaluations} {
 		q := req{script: string(src)}
 		r := s.do(t, rt, q)
 		check(t, q, r, want{class: "ok"})

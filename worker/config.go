@@ -68,7 +68,7 @@ type EngineOptions struct {
 	CPUBudget uint64
 	// PoolSize is how many fresh instances a worker keeps ready.
 	PoolSize int
-	// HardKillGrace is the grace of a run's effect.Timing: the server kills
+	// HardKillGrace is the grace of a run's spi.Timing: the server kills
 	// a worker whose run has not stopped at its HardKill, the worker's own
 	// kernel timer fires at its Backstop, and a caller of the pool must wait
 	// for the answer until its CallerDeadline.

@@ -8,7 +8,7 @@
 // run at a time: script bytes, input and limits in, outcome and logs out,
 // in frames private to this package.
 //
-// Pool is the server's side: an effect.Backend that keeps Concurrent +
+// Pool is the server's side: an spi.Backend that keeps Concurrent +
 // Spares workers warm and owns the hard kill. A run that has not answered one
 // grace after its deadline gets the wall-clock limit and its worker SIGKILL;
 // a spare takes the next run, and a successor starts in the background. The

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // ErrClosed is returned by a Pool after Close.
@@ -38,7 +38,7 @@ type Options struct {
 }
 
 // Pool runs evaluations in worker processes, one run per worker at a time.
-// It implements effect.Backend, effect.Warmer and effect.Closer.
+// It implements spi.Backend, spi.Warmer and spi.Closer.
 //
 // The hard kill is the pool's: a run that has not answered one grace after
 // its deadline gets the wall-clock limit, and its worker is killed with
@@ -76,9 +76,9 @@ type Pool struct {
 }
 
 var (
-	_ effect.Backend = (*Pool)(nil)
-	_ effect.Warmer  = (*Pool)(nil)
-	_ effect.Closer  = (*Pool)(nil)
+	_ spi.Backend = (*Pool)(nil)
+	_ spi.Warmer  = (*Pool)(nil)
+	_ spi.Closer  = (*Pool)(nil)
 )
 
 // New validates opts and starts the pool's workers in the background; Warm
@@ -276,9 +276,15 @@ func (p *Pool) Warm(ctx context.Context) error {
 	}
 }
 
+// Timing is the clock of a run with this wall clock: the pool kills a
+// worker whose run has not stopped one HardKillGrace past it (spi.Timed).
+func (p *Pool) Timing(wallClock time.Duration) spi.Timing {
+	return spi.EngineTiming(wallClock, p.opts.Engine.HardKillGrace)
+}
+
 // Capabilities declares what runs in the pool's workers enforce. The wall
 // clock is hard: a run that does not stop ends with its worker.
-func (p *Pool) Capabilities() effect.Capabilities {
+func (p *Pool) Capabilities() spi.Capabilities {
 	return quickjs.DeclaredCapabilities(p.opts.Engine.CPUBudget, true)
 }
 
@@ -312,34 +318,34 @@ func (p *Pool) Healthy() error {
 // Kills is how many workers the pool has killed for runs that did not stop.
 func (p *Pool) Kills() int64 { return p.kills.Load() }
 
-// Evaluate runs one script (ADR 0144 D1). It implements effect.Backend.
-func (p *Pool) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+// Evaluate runs one script (ADR 0144 D1). It implements spi.Backend.
+func (p *Pool) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	r, err := p.Run(ctx, req, false)
 	return r.Outcome, err
 }
 
 // EvaluateWithLogs is Evaluate that also returns the run's console output
 // (at most 64 KiB, truncated with a marker).
-func (p *Pool) EvaluateWithLogs(ctx context.Context, req effect.Request) (effect.Outcome, string, error) {
+func (p *Pool) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
 	r, err := p.Run(ctx, req, true)
 	return r.Outcome, r.Logs, err
 }
 
 // Run evaluates req in a worker and, when logs is true, also returns the
 // run's console output.
-func (p *Pool) Run(ctx context.Context, req effect.Request, logs bool) (quickjs.Result, error) {
+func (p *Pool) Run(ctx context.Context, req spi.Request, logs bool) (quickjs.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return quickjs.Result{}, err
 	}
 	if req.Limits.WallClock <= 0 {
-		return quickjs.Result{Outcome: effect.Infrastructure(fmt.Sprintf("invalid limits: wall clock %v must be positive", req.Limits.WallClock))}, nil
+		return quickjs.Result{Outcome: spi.Infrastructure(fmt.Sprintf("invalid limits: wall clock %v must be positive", req.Limits.WallClock))}, nil
 	}
 	w, err := p.acquire(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return quickjs.Result{}, ctx.Err()
 		}
-		return quickjs.Result{Outcome: effect.Infrastructure(err.Error())}, nil
+		return quickjs.Result{Outcome: spi.Infrastructure(err.Error())}, nil
 	}
 	return p.runOn(ctx, w, req, logs)
 }
@@ -374,14 +380,14 @@ func (p *Pool) acquire(ctx context.Context) (*proc, error) {
 
 // runOn sends req to w and waits for its result, the hard kill, the
 // caller's cancellation or the worker's death, whichever comes first.
-func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool) (quickjs.Result, error) {
-	timing := effect.Timing{WallClock: req.Limits.WallClock, Grace: p.opts.Engine.HardKillGrace}
+func (p *Pool) runOn(ctx context.Context, w *proc, req spi.Request, logs bool) (quickjs.Result, error) {
+	timing := p.Timing(req.Limits.WallClock)
 	w.nextID++
 	id := w.nextID
 	w.wbuf = appendRun(startFrame(w.wbuf, frameRun), id, req, logs)
 	if len(w.wbuf)-frameHeader > w.maxFrame {
 		p.idle.put(w)
-		return quickjs.Result{Outcome: effect.Infrastructure(fmt.Sprintf(
+		return quickjs.Result{Outcome: spi.Infrastructure(fmt.Sprintf(
 			"the script and input (%d bytes) exceed what a worker accepts for a memory maximum of %d bytes",
 			len(w.wbuf)-frameHeader, p.opts.Engine.MaxMemoryBytes))}, nil
 	}
@@ -404,7 +410,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 		return p.died(w, w.readErr)
 	case <-hardKill.C:
 		p.killStuck(w, req.Limits, false)
-		return quickjs.Result{Outcome: effect.LimitHit(effect.LimitWallClock)}, nil
+		return quickjs.Result{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
 	case <-ctx.Done():
 	}
 	// Cancelled: the guest stops at its next interrupt poll; give it the
@@ -433,7 +439,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req effect.Request, logs bool
 func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (quickjs.Result, error) {
 	if r.id != id {
 		w.kill()
-		return quickjs.Result{Outcome: effect.Infrastructure(fmt.Sprintf("the sandbox worker answered run %d for run %d", r.id, id))}, nil
+		return quickjs.Result{Outcome: spi.Infrastructure(fmt.Sprintf("the sandbox worker answered run %d for run %d", r.id, id))}, nil
 	}
 	if r.retire {
 		p.log.Error("a sandbox worker retired: its engine abandoned a run inside the guest",
@@ -458,7 +464,7 @@ func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (q
 // killStuck is the hard kill: w's run did not stop one grace after its
 // deadline (or its cancellation), so it is inside one long native call that
 // never polls. The worker holds nothing but that guest.
-func (p *Pool) killStuck(w *proc, l effect.Limits, cancelled bool) {
+func (p *Pool) killStuck(w *proc, l spi.Limits, cancelled bool) {
 	w.kill()
 	p.kills.Add(1)
 	p.log.Error("killed a sandbox worker whose run did not stop at its deadline",
@@ -476,7 +482,7 @@ func (p *Pool) died(w *proc, cause error) (quickjs.Result, error) {
 	}
 	err := w.describeExit(fmt.Errorf("the sandbox worker process died during the run: %w", cause))
 	p.log.Error("a sandbox worker died during a run", "pid", w.pid, "err", err.Error())
-	return quickjs.Result{Outcome: effect.Infrastructure(err.Error())}, nil
+	return quickjs.Result{Outcome: spi.Infrastructure(err.Error())}, nil
 }
 
 // Close stops starting workers and ends every worker: idle ones by closing

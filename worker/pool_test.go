@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // The test binary is its own worker: started with Verb, it serves the
@@ -88,18 +88,18 @@ func newPool(t testing.TB, mod func(*Options)) *Pool {
 }
 
 // generous is the wall clock of a run whose outcome must not be a timeout.
-var generous = effect.Limits{WallClock: 20 * time.Second, MemoryBytes: 32 << 20}
+var generous = spi.Limits{WallClock: 20 * time.Second, MemoryBytes: 32 << 20}
 
-func run(t testing.TB, p *Pool, script, input string, l effect.Limits) effect.Outcome {
+func run(t testing.TB, p *Pool, script, input string, l spi.Limits) spi.Outcome {
 	t.Helper()
-	out, err := p.Evaluate(context.Background(), effect.Request{Script: script, InputJSON: input, Limits: l})
+	out, err := p.Evaluate(context.Background(), spi.Request{Script: script, InputJSON: input, Limits: l})
 	if err != nil {
 		t.Fatalf("%s: %v", script, err)
 	}
 	return out
 }
 
-func describe(o effect.Outcome) string {
+func describe(o spi.Outcome) string {
 	if o.OK {
 		return "ok " + string(o.Value)
 	}
@@ -122,7 +122,7 @@ func TestOutcomesCrossTheChannel(t *testing.T) {
 	p := newPool(t, nil)
 	cases := []struct {
 		script, input string
-		limits        effect.Limits
+		limits        spi.Limits
 		want          string
 	}{
 		{`input.a + 1`, `{"a":41}`, generous, `ok 42`},
@@ -130,8 +130,8 @@ func TestOutcomesCrossTheChannel(t *testing.T) {
 		{`'\ud800'.charCodeAt(0)`, `null`, generous, `ok 55296`},
 		{`throw new TypeError('no')`, `null`, generous, `threw TypeError: no`},
 		{`throw 7`, `null`, generous, `threw: 7`},
-		{`for (;;) {}`, `null`, effect.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 32 << 20}, `limit wallClock`},
-		{`let a = []; for (;;) a.push(new Array(1e5).fill(1))`, `null`, effect.Limits{WallClock: 20 * time.Second, MemoryBytes: 4 << 20}, `limit memory`},
+		{`for (;;) {}`, `null`, spi.Limits{WallClock: 200 * time.Millisecond, MemoryBytes: 32 << 20}, `limit wallClock`},
+		{`let a = []; for (;;) a.push(new Array(1e5).fill(1))`, `null`, spi.Limits{WallClock: 20 * time.Second, MemoryBytes: 4 << 20}, `limit memory`},
 		{`undefined`, `null`, generous, `ok null`},
 	}
 	for _, c := range cases {
@@ -139,7 +139,7 @@ func TestOutcomesCrossTheChannel(t *testing.T) {
 			t.Errorf("%s on %s: got %s, want %s", c.script, c.input, got, c.want)
 		}
 	}
-	out, logs, err := p.EvaluateWithLogs(context.Background(), effect.Request{Script: `console.log('hi', 1); 2`, InputJSON: `null`, Limits: generous})
+	out, logs, err := p.EvaluateWithLogs(context.Background(), spi.Request{Script: `console.log('hi', 1); 2`, InputJSON: `null`, Limits: generous})
 	if err != nil || describe(out) != "ok 2" || logs != "hi 1\n" {
 		t.Fatalf("with logs: %s, %q, %v", describe(out), logs, err)
 	}
@@ -157,9 +157,9 @@ func TestHardKillKeepsThePool(t *testing.T) {
 	for i := range 3 {
 		before := pids(p)
 		start := time.Now()
-		out := run(t, p, stuckScript, `null`, effect.Limits{WallClock: 50 * time.Millisecond, MemoryBytes: 32 << 20})
+		out := run(t, p, stuckScript, `null`, spi.Limits{WallClock: 50 * time.Millisecond, MemoryBytes: 32 << 20})
 		took := time.Since(start)
-		if out.Kind != effect.KindLimit || out.Limit != effect.LimitWallClock {
+		if out.Kind != spi.KindLimit || out.Limit != spi.LimitWallClock {
 			t.Fatalf("stuck run %d: got %s", i, describe(out))
 		}
 		// the answer is the kill's, not the guest's return (which takes
@@ -193,7 +193,7 @@ func TestCancellation(t *testing.T) {
 	}{{`for (;;) {}`, 0}, {stuckScript, 1}} {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(300*time.Millisecond, cancel)
-		_, err := p.Evaluate(ctx, effect.Request{Script: c.script, InputJSON: `null`, Limits: generous})
+		_, err := p.Evaluate(ctx, spi.Request{Script: c.script, InputJSON: `null`, Limits: generous})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("%s: got %v, want context.Canceled", c.script, err)
 		}
@@ -221,11 +221,11 @@ func TestWorkerDeathDuringARun(t *testing.T) {
 			p := newPool(t, nil)
 			busy := make(chan int, 1)
 			p.dispatched = func(w *proc) { busy <- w.pid }
-			res := make(chan effect.Outcome, 1)
+			res := make(chan spi.Outcome, 1)
 			go func() {
-				out, err := p.Evaluate(context.Background(), effect.Request{Script: `for (;;) {}`, InputJSON: `null`, Limits: generous})
+				out, err := p.Evaluate(context.Background(), spi.Request{Script: `for (;;) {}`, InputJSON: `null`, Limits: generous})
 				if err != nil {
-					out = effect.Infrastructure("error: " + err.Error())
+					out = spi.Infrastructure("error: " + err.Error())
 				}
 				res <- out
 			}()
@@ -236,7 +236,7 @@ func TestWorkerDeathDuringARun(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := <-res
-			if out.Kind != effect.KindInfrastructure || !strings.Contains(out.Message, "died during the run") ||
+			if out.Kind != spi.KindInfrastructure || !strings.Contains(out.Message, "died during the run") ||
 				!strings.Contains(out.Message, says) {
 				t.Fatalf("got %s", describe(out))
 			}
@@ -265,7 +265,7 @@ func TestStartFailure(t *testing.T) {
 		t.Fatalf("Warm: %v", err)
 	}
 	out := run(t, p, `1`, `null`, generous)
-	if out.Kind != effect.KindInfrastructure || !strings.Contains(out.Message, "no sandbox worker is ready") {
+	if out.Kind != spi.KindInfrastructure || !strings.Contains(out.Message, "no sandbox worker is ready") {
 		t.Fatalf("got %s", describe(out))
 	}
 	if p.Healthy() == nil {
@@ -336,7 +336,7 @@ func TestFreshAcrossWorkers(t *testing.T) {
 			t.Fatalf("run %d saw an earlier run's global: %s", i, got)
 		}
 		if i == 2 {
-			run(t, p, stuckScript, `null`, effect.Limits{WallClock: 10 * time.Millisecond, MemoryBytes: 32 << 20})
+			run(t, p, stuckScript, `null`, spi.Limits{WallClock: 10 * time.Millisecond, MemoryBytes: 32 << 20})
 		}
 	}
 }
@@ -345,10 +345,10 @@ func TestFreshAcrossWorkers(t *testing.T) {
 // so abort-mid-run runs and must pass.
 func TestConformance(t *testing.T) {
 	p := newPool(t, nil)
-	if p.Capabilities().WallClock != effect.WallClockHard {
+	if p.Capabilities().WallClock != spi.WallClockHard {
 		t.Fatalf("the pool declares %s", p.Capabilities().WallClock)
 	}
-	conformancetest.Run(t, func(t *testing.T) effect.Backend { return p }, conformance.Options{})
+	conformancetest.Run(t, func(t *testing.T) spi.Backend { return p }, conformance.Options{})
 }
 
 // pids are the pool's live workers.

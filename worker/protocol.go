@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // The channel between the server and a worker is a stream of frames: a
@@ -56,10 +56,10 @@ const maxControlFrame = 64 << 10
 
 // maxDataFrame bounds run and result frames for an engine whose memory
 // maximum is maxMemory: a script and an input that fit in the guest's memory,
-// or a value (at most effect.MaxValueBytes) and the capped console output
+// or a value (at most spi.MaxValueBytes) and the capped console output
 // that came out of it.
 func maxDataFrame(maxMemory int64) int {
-	return int(effect.MaxValueBytes(maxMemory)) + 1<<20
+	return int(spi.MaxValueBytes(maxMemory)) + 1<<20
 }
 
 var errFrameTooLarge = errors.New("worker: frame too large")
@@ -164,12 +164,12 @@ type runFrame struct {
 	id     uint64
 	script string
 	input  string
-	limits effect.Limits
+	limits spi.Limits
 	logs   bool
 }
 
 // appendRun appends the payload of a run frame.
-func appendRun(b []byte, id uint64, req effect.Request, logs bool) []byte {
+func appendRun(b []byte, id uint64, req spi.Request, logs bool) []byte {
 	b = binary.AppendUvarint(b, id)
 	b = binary.AppendUvarint(b, uint64(req.Limits.WallClock))
 	b = binary.AppendUvarint(b, uint64(req.Limits.MemoryBytes))
@@ -200,7 +200,7 @@ const (
 type resultFrame struct {
 	id      uint64
 	status  byte
-	outcome effect.Outcome
+	outcome spi.Outcome
 	logs    string
 	polls   uint64
 	// retire: the worker cannot serve another run (its engine abandoned a
@@ -236,10 +236,10 @@ func (f *resultFrame) parse(b []byte) error {
 	f.id = d.uvarint()
 	f.status = d.byte()
 	f.retire = d.bool()
-	o := effect.Outcome{}
+	o := spi.Outcome{}
 	o.OK = d.bool()
-	o.Kind = effect.OutcomeKind(d.bytes())
-	o.Limit = effect.LimitKind(d.bytes())
+	o.Kind = spi.OutcomeKind(d.bytes())
+	o.Limit = spi.LimitKind(d.bytes())
 	if d.bool() {
 		n := string(d.bytes())
 		o.Name = &n

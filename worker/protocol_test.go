@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // A result frame carries every outcome variant exactly, and a run frame the
@@ -14,14 +14,14 @@ import (
 func TestFramesRoundTrip(t *testing.T) {
 	name := "TypeError"
 	empty := ""
-	for _, o := range []effect.Outcome{
-		effect.OK([]byte(`{"a":[1,"\ud800"]}`)),
-		effect.LimitHit(effect.LimitMemory),
-		effect.Threw(&name, "bad"),
-		effect.Threw(&empty, ""),
-		effect.Threw(nil, "7"),
-		effect.InputTooLarge(),
-		effect.Infrastructure("engine failed"),
+	for _, o := range []spi.Outcome{
+		spi.OK([]byte(`{"a":[1,"\ud800"]}`)),
+		spi.LimitHit(spi.LimitMemory),
+		spi.Threw(&name, "bad"),
+		spi.Threw(&empty, ""),
+		spi.Threw(nil, "7"),
+		spi.InputTooLarge(),
+		spi.Infrastructure("engine failed"),
 	} {
 		in := resultFrame{id: 9, status: resultOutcome, outcome: o, logs: "hi\n", polls: 12, retire: true}
 		var out resultFrame
@@ -34,7 +34,7 @@ func TestFramesRoundTrip(t *testing.T) {
 		}
 	}
 	script := "'\xed\xa0\x80'.length\x00"
-	req := effect.Request{Script: script, InputJSON: `"\ud800"`, Limits: effect.Limits{WallClock: 1500 * time.Millisecond, MemoryBytes: 16 << 20}}
+	req := spi.Request{Script: script, InputJSON: `"\ud800"`, Limits: spi.Limits{WallClock: 1500 * time.Millisecond, MemoryBytes: 16 << 20}}
 	var f runFrame
 	if err := f.parse(appendRun(nil, 3, req, true)); err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestFramesRoundTrip(t *testing.T) {
 // A frame cut short, or with bytes after its end, is refused, never
 // misread; a frame over its bound is refused before its payload is read.
 func TestFramesRefuseDamage(t *testing.T) {
-	full := (&resultFrame{id: 1, outcome: effect.OK([]byte(`1`))}).append(nil)
+	full := (&resultFrame{id: 1, outcome: spi.OK([]byte(`1`))}).append(nil)
 	for n := range len(full) {
 		var r resultFrame
 		if err := r.parse(full[:n]); err == nil {
@@ -69,8 +69,8 @@ func TestFramesRefuseDamage(t *testing.T) {
 
 // No input makes the decoders panic or read past their input.
 func FuzzFrames(f *testing.F) {
-	f.Add((&resultFrame{id: 1, outcome: effect.OK([]byte(`[1]`)), logs: "x"}).append(nil))
-	f.Add(appendRun(nil, 2, effect.Request{Script: "1", InputJSON: "null", Limits: effect.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}, false))
+	f.Add((&resultFrame{id: 1, outcome: spi.OK([]byte(`[1]`)), logs: "x"}).append(nil))
+	f.Add(appendRun(nil, 2, spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}, false))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r resultFrame
 		if r.parse(b) == nil {

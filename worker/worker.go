@@ -15,8 +15,8 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // ExitRetired is a worker's exit code after its engine abandoned a run that
@@ -272,7 +272,7 @@ func (rn *runner) loop(ctx context.Context) error {
 		rn.current, rn.cancel = f.id, cancel
 		rn.mu.Unlock()
 
-		r, err := rn.engine.Run(runCtx, effect.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, f.logs)
+		r, err := rn.engine.Run(runCtx, spi.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, f.logs)
 
 		rn.mu.Lock()
 		rn.current, rn.cancel = 0, nil

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Status is how a case ended.
@@ -49,7 +49,7 @@ type Result struct {
 // runs. When ctx ends, the running case is given Options.StopWithin to
 // return before it is reported as failed, and the cases after it fail
 // without running.
-func Check(ctx context.Context, factory func(t T) effect.Backend, opts Options, report func(Result)) []Result {
+func Check(ctx context.Context, factory func(t T) spi.Backend, opts Options, report func(Result)) []Result {
 	results := make([]Result, 0, len(cases))
 	for _, c := range cases {
 		var r Result
@@ -73,7 +73,7 @@ func Check(ctx context.Context, factory func(t T) effect.Backend, opts Options, 
 var errCaseTimeout = errors.New("the case's bound passed")
 
 // checkCase runs one case on a goroutine of its own, within its bound.
-func checkCase(ctx context.Context, c kitCase, factory func(t T) effect.Backend, opts Options) Result {
+func checkCase(ctx context.Context, c kitCase, factory func(t T) spi.Backend, opts Options) Result {
 	t := &caseT{}
 	start := time.Now()
 	bound, stopWithin := opts.withDefaults().CaseTimeout, opts.withDefaults().StopWithin

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // TestCheckEndsOnlyTheFailingCase: a Fatalf in one case and a panic in
@@ -17,7 +17,7 @@ func TestCheckEndsOnlyTheFailingCase(t *testing.T) {
 	fx := JavaScriptFixtures()
 	var made, cleaned atomic.Int32
 	var reported []string
-	results := Check(t.Context(), func(t T) effect.Backend {
+	results := Check(t.Context(), func(t T) spi.Backend {
 		t.Cleanup(func() { cleaned.Add(1) })
 		f := goodFake(bestCaps)
 		switch made.Add(1) {
@@ -67,7 +67,7 @@ func TestCheckAfterTheContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var calls atomic.Int32
-	results := Check(ctx, func(T) effect.Backend { calls.Add(1); return goodFake(bestCaps) }, fastOptions(), func(Result) { cancel() })
+	results := Check(ctx, func(T) spi.Backend { calls.Add(1); return goodFake(bestCaps) }, fastOptions(), func(Result) { cancel() })
 	if results[0].Status != Pass {
 		t.Errorf("first case: %s %s", results[0].Status, text(results[0]))
 	}
@@ -91,11 +91,11 @@ func TestCheckBoundsEachCase(t *testing.T) {
 	opts.CaseTimeout = 2 * time.Second
 	var reported []Result
 	start := time.Now()
-	results := Check(t.Context(), func(T) effect.Backend {
+	results := Check(t.Context(), func(T) spi.Backend {
 		f := goodFake(bestCaps)
-		f.acts[fx.Echo] = func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+		f.acts[fx.Echo] = func(ctx context.Context, _ spi.Request) (spi.Outcome, error) {
 			<-ctx.Done() // never answers; returns once told to stop
-			return effect.Outcome{}, ctx.Err()
+			return spi.Outcome{}, ctx.Err()
 		}
 		return f
 	}, opts, func(r Result) { reported = append(reported, r) })

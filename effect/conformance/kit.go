@@ -1,5 +1,5 @@
 // Package conformance proves a sandbox backend (ADR 0144 D5): it runs ADR
-// 0064's security list against any effect.Backend, through the effect, so it
+// 0064's security list against any spi.Backend, through the effect, so it
 // proves the composition that is actually deployed, and it checks each
 // capability the backend declares against what the backend does. A
 // declaration that nothing verifies is a guarantee in name only.
@@ -10,7 +10,7 @@
 // runs them as subtests through the conformancetest package:
 //
 //	func TestConformance(t *testing.T) {
-//		conformancetest.Run(t, func(t *testing.T) effect.Backend {
+//		conformancetest.Run(t, func(t *testing.T) spi.Backend {
 //			b, err := mybackend.New(…)
 //			if err != nil {
 //				t.Fatal(err)
@@ -43,6 +43,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Options tune the kit. The zero value suits an in-process engine.
@@ -126,7 +127,7 @@ func (c Case) Name() string { return c.c.name }
 // goroutine. A case the declaration does not claim ends in t.Skipf with the
 // declaration that gates it. Every call the case makes is bounded by
 // Options.Timeout and ends when ctx does.
-func (c Case) Run(ctx context.Context, t T, backend effect.Backend, opts Options) {
+func (c Case) Run(ctx context.Context, t T, backend spi.Backend, opts Options) {
 	t.Helper()
 	runCase(ctx, t, c.c, backend, opts)
 }
@@ -136,7 +137,7 @@ type kitCase struct {
 	name string
 	// gate returns why the declaration does not claim what the case proves,
 	// or "" when the case applies.
-	gate func(effect.Capabilities) string
+	gate func(spi.Capabilities) string
 	run  func(t T, env *env)
 }
 
@@ -145,24 +146,24 @@ var cases = []kitCase{
 	{"throw", always, caseThrow},
 	{"syntax_error", always, caseSyntaxError},
 	{"runaway_loop", always, caseRunawayLoop},
-	{"allocation_bomb", func(c effect.Capabilities) string {
+	{"allocation_bomb", func(c spi.Capabilities) string {
 		return unless(c.Memory, "the backend declares memory: false")
 	}, caseAllocationBomb},
 	{"rich_value", always, caseRichValue},
-	{"no_network_no_escape", func(c effect.Capabilities) string {
-		return unless(c.Network == effect.NetworkNone, fmt.Sprintf("the backend declares network: %q", c.Network))
+	{"no_network_no_escape", func(c spi.Capabilities) string {
+		return unless(c.Network == spi.NetworkNone, fmt.Sprintf("the backend declares network: %q", c.Network))
 	}, caseNoNetworkNoEscape},
-	{"fresh_per_run", func(c effect.Capabilities) string {
+	{"fresh_per_run", func(c spi.Capabilities) string {
 		return unless(c.FreshPerRun, "the backend declares freshPerRun: false")
 	}, caseFreshPerRun},
 	{"abort_before_call", always, caseAbortBeforeCall},
-	{"abort_mid_run", func(c effect.Capabilities) string {
-		return unless(c.WallClock == effect.WallClockHard, "the backend declares wallClock: \"soft\", which cannot be preempted")
+	{"abort_mid_run", func(c spi.Capabilities) string {
+		return unless(c.WallClock == spi.WallClockHard, "the backend declares wallClock: \"soft\", which cannot be preempted")
 	}, caseAbortMidRun},
 	{"composition", always, caseComposition},
 }
 
-func always(effect.Capabilities) string { return "" }
+func always(spi.Capabilities) string { return "" }
 
 func unless(claimed bool, reason string) string {
 	if claimed {
@@ -173,11 +174,11 @@ func unless(claimed bool, reason string) string {
 
 // Limits the cases run under (documented on Fixtures).
 var (
-	defaultLimits     = effect.Limits{WallClock: 10 * time.Second, MemoryBytes: 64 << 20}
-	runawayLimits     = effect.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}
-	bombLimits        = effect.Limits{WallClock: 20 * time.Second, MemoryBytes: 32 << 20}
-	abortLimits       = effect.Limits{MemoryBytes: 64 << 20} // wall clock: Options.MaxWallClock
-	compositionLimits = effect.Limits{WallClock: 10 * time.Second, MemoryBytes: 128 << 20}
+	defaultLimits     = spi.Limits{WallClock: 10 * time.Second, MemoryBytes: 64 << 20}
+	runawayLimits     = spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}
+	bombLimits        = spi.Limits{WallClock: 20 * time.Second, MemoryBytes: 32 << 20}
+	abortLimits       = spi.Limits{MemoryBytes: 64 << 20} // wall clock: Options.MaxWallClock
+	compositionLimits = spi.Limits{WallClock: 10 * time.Second, MemoryBytes: 128 << 20}
 )
 
 // abortDelay is how long abort_mid_run lets the runaway run before it
@@ -191,13 +192,13 @@ type env struct {
 	ctx     context.Context // every call the case makes ends when it does
 	opts    Options
 	fx      *Fixtures
-	raw     effect.Backend
+	raw     spi.Backend
 	watched *watchedBackend
 	eff     *effect.Effect
-	caps    effect.Capabilities
+	caps    spi.Capabilities
 }
 
-func runCase(ctx context.Context, t T, c kitCase, backend effect.Backend, opts Options) {
+func runCase(ctx context.Context, t T, c kitCase, backend spi.Backend, opts Options) {
 	t.Helper()
 	e := newEnv(ctx, t, backend, opts)
 	if reason := c.gate(e.caps); reason != "" {
@@ -206,7 +207,7 @@ func runCase(ctx context.Context, t T, c kitCase, backend effect.Backend, opts O
 	c.run(t, e)
 }
 
-func newEnv(ctx context.Context, t T, backend effect.Backend, opts Options) *env {
+func newEnv(ctx context.Context, t T, backend spi.Backend, opts Options) *env {
 	t.Helper()
 	if backend == nil {
 		t.Fatalf("conformance: the factory returned a nil backend")
@@ -242,17 +243,17 @@ func newEnv(ctx context.Context, t T, backend effect.Backend, opts Options) *env
 // effectOptions passes AllowNetwork and AllowReusedEnvironment exactly when
 // the declaration needs them (ADR 0144 D6), so that a backend that claims
 // more than it did earns nothing by it.
-func effectOptions(declared effect.Capabilities, opts Options) effect.Options {
+func effectOptions(declared spi.Capabilities, opts Options) effect.Options {
 	return effect.Options{
 		BackendGrace:           opts.BackendGrace,
-		AllowNetwork:           declared.Network != effect.NetworkNone,
+		AllowNetwork:           declared.Network != spi.NetworkNone,
 		AllowReusedEnvironment: !declared.FreshPerRun,
 		Logger:                 slog.New(slog.DiscardHandler), // a late backend may log after the test ended
 	}
 }
 
 // evaluate runs script through the effect, bounded by the kit's timeout.
-func (e *env) evaluate(script, input string, limits effect.Limits) (json.RawMessage, error) {
+func (e *env) evaluate(script, input string, limits spi.Limits) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(e.ctx, e.opts.Timeout)
 	defer cancel()
 	return e.eff.Evaluate(ctx, effect.Input{
@@ -291,7 +292,7 @@ func caseRunawayLoop(t T, e *env) {
 	start := time.Now()
 	_, err := e.evaluate(e.fx.RunawayLoop, "null", runawayLimits)
 	f := wantFailure(t, "runaway loop", err, effect.ChannelLimitExceeded)
-	if f.Kind != effect.LimitCPU && f.Kind != effect.LimitWallClock {
+	if f.Kind != spi.LimitCPU && f.Kind != spi.LimitWallClock {
 		t.Errorf("runaway loop: limit %q, want cpu or wallClock", f.Kind)
 	}
 	t.Logf("runaway loop stopped as %s after %v", f.Kind, time.Since(start).Round(time.Millisecond))
@@ -300,7 +301,7 @@ func caseRunawayLoop(t T, e *env) {
 func caseAllocationBomb(t T, e *env) {
 	_, err := e.evaluate(e.fx.AllocationBomb, "null", bombLimits)
 	f := wantFailure(t, "allocation bomb", err, effect.ChannelLimitExceeded)
-	if f.Kind != effect.LimitMemory {
+	if f.Kind != spi.LimitMemory {
 		t.Errorf("allocation bomb: limit %q, want memory (the backend declares memory: true)", f.Kind)
 	}
 }
@@ -311,7 +312,7 @@ func caseAllocationBomb(t T, e *env) {
 func caseRichValue(t T, e *env) {
 	ctx, cancel := context.WithTimeout(e.ctx, e.opts.Timeout)
 	defer cancel()
-	o, err := e.raw.Evaluate(ctx, effect.Request{Script: e.fx.RichValue, InputJSON: string(e.fx.RichInput), Limits: defaultLimits})
+	o, err := e.raw.Evaluate(ctx, spi.Request{Script: e.fx.RichValue, InputJSON: string(e.fx.RichInput), Limits: defaultLimits})
 	switch {
 	case err != nil:
 		t.Errorf("rich value, backend directly: %v", err)
@@ -429,7 +430,7 @@ func caseAbortBeforeCall(t T, e *env) {
 
 	done := make(chan backendReturn, 1)
 	go func() {
-		done <- callBackend(ctx, e.raw, effect.Request{Script: e.fx.Echo, InputJSON: `"x"`, Limits: defaultLimits})
+		done <- callBackend(ctx, e.raw, spi.Request{Script: e.fx.Echo, InputJSON: `"x"`, Limits: defaultLimits})
 	}()
 	select {
 	case r := <-done:
@@ -448,14 +449,14 @@ func caseAbortBeforeCall(t T, e *env) {
 
 // backendReturn is what a backend's call returned.
 type backendReturn struct {
-	outcome  effect.Outcome
+	outcome  spi.Outcome
 	err      error
 	panicked string // the panic's value, when the call panicked
 }
 
 // callBackend calls b and returns what it returned, a panic included, so
 // that a call on a goroutine of its own cannot end the program.
-func callBackend(ctx context.Context, b effect.Backend, req effect.Request) (r backendReturn) {
+func callBackend(ctx context.Context, b spi.Backend, req spi.Request) (r backendReturn) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = backendReturn{panicked: oneLine(fmt.Sprint(p))}
@@ -472,9 +473,9 @@ func (r backendReturn) what() string {
 		return "the backend panicked: " + r.panicked
 	case r.err != nil:
 		return "the backend failed: it returned the error " + oneLine(r.err.Error())
-	case r.outcome.Kind == effect.KindInfrastructure:
+	case r.outcome.Kind == spi.KindInfrastructure:
 		return "the backend failed: it reported " + describe(r.outcome)
-	case r.outcome.Kind == effect.KindLimit:
+	case r.outcome.Kind == spi.KindLimit:
 		return "the runaway ended on its own: the backend reported " + describe(r.outcome)
 	}
 	return "the backend reported " + describe(r.outcome)
@@ -492,7 +493,7 @@ func caseAbortMidRun(t T, e *env) {
 		_, err := e.eff.Evaluate(ctx, effect.Input{
 			ScriptRef: contentref.RefOf([]byte(e.fx.RunawayLoop)).String(),
 			Input:     json.RawMessage("null"),
-			Limits:    effect.Limits{WallClock: e.opts.MaxWallClock, MemoryBytes: abortLimits.MemoryBytes},
+			Limits:    spi.Limits{WallClock: e.opts.MaxWallClock, MemoryBytes: abortLimits.MemoryBytes},
 		})
 		done <- result{err}
 	}()
@@ -537,11 +538,11 @@ func caseComposition(t T, e *env) {
 	if f.Message == "" {
 		t.Errorf("composition: empty message")
 	}
-	assertStorable(t, "composition: message", f.Message, effect.MaxMessageUnits)
+	assertStorable(t, "composition: message", f.Message, spi.MaxMessageUnits)
 	if f.Name != nil {
-		assertStorable(t, "composition: name", *f.Name, effect.MaxNameUnits)
+		assertStorable(t, "composition: name", *f.Name, spi.MaxNameUnits)
 	}
-	assertStorable(t, "composition: error text", err.Error(), effect.MaxMessageUnits)
+	assertStorable(t, "composition: error text", err.Error(), spi.MaxMessageUnits)
 	j, jerr := json.Marshal(f)
 	if jerr != nil {
 		t.Fatalf("composition: the failure does not marshal: %v", jerr)
@@ -624,17 +625,17 @@ func show(p *string) string {
 
 // describe says what an outcome is, in ADR 0144 D2's words, its texts
 // clipped to one short line.
-func describe(o effect.Outcome) string {
+func describe(o spi.Outcome) string {
 	switch {
 	case o.OK:
 		return "ok, value " + oneLine(string(o.Value))
-	case o.Kind == effect.KindLimit:
+	case o.Kind == spi.KindLimit:
 		return fmt.Sprintf("limit %q", o.Limit)
-	case o.Kind == effect.KindThrew:
+	case o.Kind == spi.KindThrew:
 		return fmt.Sprintf("threw, name %s, message %q", show(o.Name), oneLine(o.Message))
-	case o.Kind == effect.KindInputTooLarge:
+	case o.Kind == spi.KindInputTooLarge:
 		return "inputTooLarge"
-	case o.Kind == effect.KindInfrastructure:
+	case o.Kind == spi.KindInfrastructure:
 		return fmt.Sprintf("infrastructure, message %q", oneLine(o.Message))
 	}
 	return fmt.Sprintf("of unknown kind %q", oneLine(string(o.Kind)))
@@ -652,7 +653,7 @@ func oneLine(s string) string {
 // watchedBackend lets the kit see when the effect has called the backend and
 // when the backend's own call returned.
 type watchedBackend struct {
-	inner effect.Backend
+	inner spi.Backend
 	calls chan *watchedCall
 }
 
@@ -663,9 +664,9 @@ type watchedCall struct {
 	result   backendReturn
 }
 
-func (w *watchedBackend) Capabilities() effect.Capabilities { return w.inner.Capabilities() }
+func (w *watchedBackend) Capabilities() spi.Capabilities { return w.inner.Capabilities() }
 
-func (w *watchedBackend) Evaluate(ctx context.Context, req effect.Request) (o effect.Outcome, err error) {
+func (w *watchedBackend) Evaluate(ctx context.Context, req spi.Request) (o spi.Outcome, err error) {
 	c := &watchedCall{returned: make(chan struct{})}
 	select {
 	case w.calls <- c:

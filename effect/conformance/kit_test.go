@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // There is no JavaScript engine in this package, so these tests stand in
@@ -22,84 +22,84 @@ import (
 // to catch it.
 
 // behaviour is how a fake acts out one fixture.
-type behaviour func(ctx context.Context, req effect.Request) (effect.Outcome, error)
+type behaviour func(ctx context.Context, req spi.Request) (spi.Outcome, error)
 
 type fake struct {
-	caps effect.Capabilities
+	caps spi.Capabilities
 	acts map[string]behaviour
 	// answersCancelled: a call whose context is already cancelled is acted
 	// out anyway, instead of returning the cancellation at once
 	answersCancelled bool
 }
 
-func (f *fake) Capabilities() effect.Capabilities { return f.caps }
+func (f *fake) Capabilities() spi.Capabilities { return f.caps }
 
-func (f *fake) Evaluate(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+func (f *fake) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	if err := ctx.Err(); err != nil && !f.answersCancelled {
-		return effect.Outcome{}, err
+		return spi.Outcome{}, err
 	}
 	if act, ok := f.acts[req.Script]; ok {
 		return act(ctx, req)
 	}
-	return effect.Infrastructure("fake: unknown script"), nil
+	return spi.Infrastructure("fake: unknown script"), nil
 }
 
-var bestCaps = effect.Capabilities{
-	Language: "javascript", Network: effect.NetworkNone, WallClock: effect.WallClockHard,
+var bestCaps = spi.Capabilities{
+	Language: "javascript", Network: spi.NetworkNone, WallClock: spi.WallClockHard,
 	Memory: true, CPU: true, FreshPerRun: true,
 }
 
 // worstCaps is the scaffold's most conservative honest declaration (ADR 0144
 // D6).
-var worstCaps = effect.Capabilities{
-	Language: "javascript", Network: effect.NetworkOpen, WallClock: effect.WallClockSoft,
+var worstCaps = spi.Capabilities{
+	Language: "javascript", Network: spi.NetworkOpen, WallClock: spi.WallClockSoft,
 }
 
 func value(v string) behaviour {
-	return func(context.Context, effect.Request) (effect.Outcome, error) { return effect.OK([]byte(v)), nil }
+	return func(context.Context, spi.Request) (spi.Outcome, error) { return spi.OK([]byte(v)), nil }
 }
 
 func threw(name *string, message string) behaviour {
-	return func(context.Context, effect.Request) (effect.Outcome, error) { return effect.Threw(name, message), nil }
+	return func(context.Context, spi.Request) (spi.Outcome, error) { return spi.Threw(name, message), nil }
 }
 
 // runaway stands in for an engine with a hard wall clock and a CPU budget of
 // a tenth of it: it stops when its context ends.
-func runaway(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+func runaway(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	timer := time.NewTimer(req.Limits.WallClock / 10)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
-		return effect.LimitHit(effect.LimitCPU), nil
+		return spi.LimitHit(spi.LimitCPU), nil
 	case <-ctx.Done():
-		return effect.Outcome{}, ctx.Err()
+		return spi.Outcome{}, ctx.Err()
 	}
 }
 
 // goodFake acts out every fixture as a conforming JavaScript engine would.
-func goodFake(caps effect.Capabilities) *fake {
+func goodFake(caps spi.Capabilities) *fake {
 	fx := JavaScriptFixtures()
 	richOut := new(bytes.Buffer)
 	_ = json.Indent(richOut, fx.RichExpected, "", "  ") // same value, other text
 	oversized := strings.Repeat("a\xed\xa0\x80b\x00c\xed\xb0\x80d😀", 5<<20/9+1)
 	return &fake{caps: caps, acts: map[string]behaviour{
-		fx.Echo: func(_ context.Context, req effect.Request) (effect.Outcome, error) {
-			return effect.OK([]byte(req.InputJSON)), nil
+		fx.Echo: func(_ context.Context, req spi.Request) (spi.Outcome, error) {
+			return spi.OK([]byte(req.InputJSON)), nil
 		},
 		fx.Throw:       threw(ptr("Error"), ThrowMessage),
 		fx.SyntaxError: threw(ptr("SyntaxError"), "unexpected token: '}'"),
 		fx.RunawayLoop: runaway,
-		fx.AllocationBomb: func(context.Context, effect.Request) (effect.Outcome, error) {
-			return effect.LimitHit(effect.LimitMemory), nil
+		fx.AllocationBomb: func(context.Context, spi.Request) (spi.Outcome, error) {
+			return spi.LimitHit(spi.LimitMemory), nil
 		},
 		fx.RichValue:    value(richOut.String()),
 		fx.NetworkProbe: value(`{"reachable":[]}`),
 		fx.EscapeProbe:  value(`{"reachable":[]}`),
 		fx.ImportProbe:  value(`{}`),
-		fx.StatefulProbe: func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+		fx.StatefulProbe: func(_ context.Context, req spi.Request) (spi.Outcome, error) {
 			var in struct{ Run int }
 			_ = json.Unmarshal([]byte(req.InputJSON), &in)
-			return effect.OK(fmt.Appendf(nil, `{"run":%d,"sawEarlierState":false,"seen":[]}`, in.Run)), nil
+			return spi.OK(fmt.Appendf(nil, `{"run":%d,"sawEarlierState":false,"seen":[]}`, in.Run)), nil
 		},
 		fx.OversizedThrow: threw(ptr("Name\x00\xed\xa0\x80"+strings.Repeat("n", 300)), oversized),
 	}}
@@ -111,11 +111,11 @@ func fastOptions() Options {
 
 // record runs one case as Check does, on a goroutine of its own, so that the
 // kit's tests see a case fail through the same reporter as the binary.
-func record(t *testing.T, name string, backend effect.Backend, opts Options) Result {
+func record(t *testing.T, name string, backend spi.Backend, opts Options) Result {
 	t.Helper()
 	for _, c := range cases {
 		if c.name == name {
-			return checkCase(t.Context(), c, func(T) effect.Backend { return backend }, opts)
+			return checkCase(t.Context(), c, func(T) spi.Backend { return backend }, opts)
 		}
 	}
 	t.Fatalf("no case %q", name)
@@ -130,7 +130,7 @@ func text(r Result) string {
 // TestKitPassesAWellBehavedBackend runs Check over a fake that keeps every
 // contract; every case must pass, none may be skipped.
 func TestKitPassesAWellBehavedBackend(t *testing.T) {
-	results := Check(t.Context(), func(T) effect.Backend { return goodFake(bestCaps) }, fastOptions(), nil)
+	results := Check(t.Context(), func(T) spi.Backend { return goodFake(bestCaps) }, fastOptions(), nil)
 	if len(results) != len(cases) {
 		t.Fatalf("%d results for %d cases", len(results), len(cases))
 	}
@@ -173,7 +173,7 @@ func TestEffectOptionsFollowTheDeclaration(t *testing.T) {
 		t.Errorf("worst declaration lacks opt-ins: %+v", o)
 	}
 	allowlist := bestCaps
-	allowlist.Network = effect.NetworkAllowlist
+	allowlist.Network = spi.NetworkAllowlist
 	if o := effectOptions(allowlist, Options{}); !o.AllowNetwork || o.AllowReusedEnvironment {
 		t.Errorf("allowlist: %+v", o)
 	}
@@ -191,48 +191,48 @@ func TestKitFailsBadBackends(t *testing.T) {
 	}{
 		{"reuses state between runs", "fresh_per_run", func(f *fake) {
 			var runs atomic.Int32
-			f.acts[fx.StatefulProbe] = func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+			f.acts[fx.StatefulProbe] = func(_ context.Context, req spi.Request) (spi.Outcome, error) {
 				var in struct{ Run int }
 				_ = json.Unmarshal([]byte(req.InputJSON), &in)
 				saw := runs.Add(1) > 2 // a pool of two contexts, reused from the third run
-				return effect.OK(fmt.Appendf(nil, `{"run":%d,"sawEarlierState":%v,"seen":["globalThis"]}`, in.Run, saw)), nil
+				return spi.OK(fmt.Appendf(nil, `{"run":%d,"sawEarlierState":%v,"seen":["globalThis"]}`, in.Run, saw)), nil
 			}
 		}, "saw state left by an earlier run"},
 		{"reuses state only under concurrency", "fresh_per_run", func(f *fake) {
-			f.acts[fx.StatefulProbe] = func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+			f.acts[fx.StatefulProbe] = func(_ context.Context, req spi.Request) (spi.Outcome, error) {
 				var in struct{ Run int }
 				_ = json.Unmarshal([]byte(req.InputJSON), &in)
 				if in.Run >= 100 {
 					in.Run = 100 // answers cross-wired between concurrent runs
 				}
-				return effect.OK(fmt.Appendf(nil, `{"run":%d,"sawEarlierState":false}`, in.Run)), nil
+				return spi.OK(fmt.Appendf(nil, `{"run":%d,"sawEarlierState":false}`, in.Run)), nil
 			}
 		}, "got the result of run"},
 		{"ignores cancellation", "abort_mid_run", func(f *fake) {
 			release := make(chan struct{})
 			t.Cleanup(func() { close(release) })
-			f.acts[fx.RunawayLoop] = func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+			f.acts[fx.RunawayLoop] = func(_ context.Context, req spi.Request) (spi.Outcome, error) {
 				select {
 				case <-time.After(req.Limits.WallClock):
-					return effect.LimitHit(effect.LimitWallClock), nil
+					return spi.LimitHit(spi.LimitWallClock), nil
 				case <-release: // only so that the test leaves nothing behind
-					return effect.Outcome{}, context.Canceled
+					return spi.Outcome{}, context.Canceled
 				}
 			}
 		}, "backend's own call did not return"},
 		{"answers the runaway at once with infrastructure", "abort_mid_run", func(f *fake) {
-			f.acts[fx.RunawayLoop] = func(context.Context, effect.Request) (effect.Outcome, error) {
-				return effect.Infrastructure("HTTP 500: the service failed"), nil
+			f.acts[fx.RunawayLoop] = func(context.Context, spi.Request) (spi.Outcome, error) {
+				return spi.Infrastructure("HTTP 500: the service failed"), nil
 			}
 		}, `before it could be aborted: the backend failed: it reported infrastructure, message "HTTP 500: the service failed"`},
 		{"fails the runaway at once with an error", "abort_mid_run", func(f *fake) {
-			f.acts[fx.RunawayLoop] = func(context.Context, effect.Request) (effect.Outcome, error) {
-				return effect.Outcome{}, errors.New("connection refused")
+			f.acts[fx.RunawayLoop] = func(context.Context, spi.Request) (spi.Outcome, error) {
+				return spi.Outcome{}, errors.New("connection refused")
 			}
 		}, "the backend failed: it returned the error connection refused"},
 		{"stops the runaway on its own at once", "abort_mid_run", func(f *fake) {
-			f.acts[fx.RunawayLoop] = func(context.Context, effect.Request) (effect.Outcome, error) {
-				return effect.LimitHit(effect.LimitCPU), nil
+			f.acts[fx.RunawayLoop] = func(context.Context, spi.Request) (spi.Outcome, error) {
+				return spi.LimitHit(spi.LimitCPU), nil
 			}
 		}, `the runaway ended on its own: the backend reported limit "cpu"`},
 		{"answers a call whose context is already cancelled", "abort_before_call", func(f *fake) {
@@ -242,49 +242,49 @@ func TestKitFailsBadBackends(t *testing.T) {
 			f.answersCancelled = true
 			release := make(chan struct{})
 			t.Cleanup(func() { close(release) })
-			f.acts[fx.Echo] = func(_ context.Context, req effect.Request) (effect.Outcome, error) {
+			f.acts[fx.Echo] = func(_ context.Context, req spi.Request) (spi.Outcome, error) {
 				select {
 				case <-time.After(req.Limits.WallClock):
 				case <-release: // only so that the test leaves nothing behind
 				}
-				return effect.OK([]byte(req.InputJSON)), nil
+				return spi.OK([]byte(req.InputJSON)), nil
 			}
 		}, "did not return within 1s: it ignores its context"},
 		{"returns another error for a context already cancelled", "abort_before_call", func(f *fake) {
 			f.answersCancelled = true
-			f.acts[fx.Echo] = func(context.Context, effect.Request) (effect.Outcome, error) {
-				return effect.Outcome{}, errors.New("no connection")
+			f.acts[fx.Echo] = func(context.Context, spi.Request) (spi.Outcome, error) {
+				return spi.Outcome{}, errors.New("no connection")
 			}
 		}, "returned no connection, want the cancellation"},
 		{"panics on a context already cancelled", "abort_before_call", func(f *fake) {
 			f.answersCancelled = true
-			f.acts[fx.Echo] = func(ctx context.Context, req effect.Request) (effect.Outcome, error) {
+			f.acts[fx.Echo] = func(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 				if ctx.Err() != nil {
 					panic("cancelled?")
 				}
-				return effect.OK([]byte(req.InputJSON)), nil
+				return spi.OK([]byte(req.InputJSON)), nil
 			}
 		}, "panicked: cancelled?"},
 		{"claims memory but lets the bomb run", "allocation_bomb", func(f *fake) {
 			f.acts[fx.AllocationBomb] = value("null")
 		}, "want a limitExceeded failure"},
 		{"reports the bomb as a wall-clock kill", "allocation_bomb", func(f *fake) {
-			f.acts[fx.AllocationBomb] = func(context.Context, effect.Request) (effect.Outcome, error) {
-				return effect.LimitHit(effect.LimitWallClock), nil
+			f.acts[fx.AllocationBomb] = func(context.Context, spi.Request) (spi.Outcome, error) {
+				return spi.LimitHit(spi.LimitWallClock), nil
 			}
 		}, "want memory"},
 		{"never stops a runaway", "runaway_loop", func(f *fake) {
-			f.acts[fx.RunawayLoop] = func(ctx context.Context, _ effect.Request) (effect.Outcome, error) {
+			f.acts[fx.RunawayLoop] = func(ctx context.Context, _ spi.Request) (spi.Outcome, error) {
 				<-ctx.Done()
-				return effect.Outcome{}, ctx.Err()
+				return spi.Outcome{}, ctx.Err()
 			}
 		}, "did not settle"},
 		{"echo changes the input", "echo", func(f *fake) { f.acts[fx.Echo] = value(`{"greeting":"hello"}`) }, "echo result differs"},
 		{"throw reports another message", "throw", func(f *fake) { f.acts[fx.Throw] = threw(ptr("Error"), "something else") }, "want \"conformance: thrown on purpose\""},
 		{"throw loses the name", "throw", func(f *fake) { f.acts[fx.Throw] = threw(nil, ThrowMessage) }, "name absent"},
 		{"throw becomes infrastructure", "throw", func(f *fake) {
-			f.acts[fx.Throw] = func(context.Context, effect.Request) (effect.Outcome, error) {
-				return effect.Infrastructure("Error: " + ThrowMessage), nil
+			f.acts[fx.Throw] = func(context.Context, spi.Request) (spi.Outcome, error) {
+				return spi.Infrastructure("Error: " + ThrowMessage), nil
 			}
 		}, "want a scriptError failure"},
 		{"syntax error runs anyway", "syntax_error", func(f *fake) { f.acts[fx.SyntaxError] = value("null") }, "want a scriptError"},
@@ -304,8 +304,8 @@ func TestKitFailsBadBackends(t *testing.T) {
 		{"import() loads host modules", "no_network_no_escape", func(f *fake) { f.acts[fx.ImportProbe] = value(`"escaped"`) }, "import probe"},
 		{"probe answers nothing useful", "no_network_no_escape", func(f *fake) { f.acts[fx.EscapeProbe] = value(`{}`) }, "does not carry a reachable list"},
 		{"oversized throw becomes infrastructure", "composition", func(f *fake) {
-			f.acts[fx.OversizedThrow] = func(context.Context, effect.Request) (effect.Outcome, error) {
-				return effect.Infrastructure("message too large"), nil
+			f.acts[fx.OversizedThrow] = func(context.Context, spi.Request) (spi.Outcome, error) {
+				return spi.Infrastructure("message too large"), nil
 			}
 		}, "want a scriptError"},
 	} {
@@ -333,7 +333,7 @@ func TestKitRefusesToPassVacuously(t *testing.T) {
 	incomplete.StatefulProbe = ""
 	for _, tc := range []struct {
 		name     string
-		backend  effect.Backend
+		backend  spi.Backend
 		opts     Options
 		mentions string
 	}{

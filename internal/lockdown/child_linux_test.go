@@ -22,9 +22,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/lockdown"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 const childArg = "lockdown-test-child"
@@ -223,8 +223,8 @@ func runChild(arg string) int {
 
 	if cfg.KillTimer {
 		fmt.Println("armed") // the parent expects SIGKILL after this
-		_, _ = e.Evaluate(ctx, effect.Request{Script: nativeRunaway, InputJSON: "null",
-			Limits: effect.Limits{WallClock: 100 * time.Millisecond, MemoryBytes: 128 << 20}})
+		_, _ = e.Evaluate(ctx, spi.Request{Script: nativeRunaway, InputJSON: "null",
+			Limits: spi.Limits{WallClock: 100 * time.Millisecond, MemoryBytes: 128 << 20}})
 		time.Sleep(time.Minute)
 		fmt.Println("not killed")
 		return 3

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // The service's defaults, but for a CPU budget that a runaway spends in
@@ -31,22 +31,22 @@ type evalCase struct {
 	name   string
 	script string
 	input  string
-	limits effect.Limits
+	limits spi.Limits
 	logs   bool
-	check  func(o effect.Outcome, logs string) bool
+	check  func(o spi.Outcome, logs string) bool
 }
 
-func limitHit(kind effect.LimitKind) func(effect.Outcome, string) bool {
-	return func(o effect.Outcome, _ string) bool { return o.Kind == effect.KindLimit && o.Limit == kind }
+func limitHit(kind spi.LimitKind) func(spi.Outcome, string) bool {
+	return func(o spi.Outcome, _ string) bool { return o.Kind == spi.KindLimit && o.Limit == kind }
 }
 
-func value(want string) func(effect.Outcome, string) bool {
-	return func(o effect.Outcome, _ string) bool { return o.OK && string(o.Value) == want }
+func value(want string) func(spi.Outcome, string) bool {
+	return func(o spi.Outcome, _ string) bool { return o.OK && string(o.Value) == want }
 }
 
 var (
-	big  = effect.Limits{WallClock: 2 * time.Minute, MemoryBytes: testMaxMemory}
-	fast = effect.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20}
+	big  = spi.Limits{WallClock: 2 * time.Minute, MemoryBytes: testMaxMemory}
+	fast = spi.Limits{WallClock: 300 * time.Millisecond, MemoryBytes: 16 << 20}
 )
 
 // evalCases are the kinds of run a worker serves: each kind of result and
@@ -55,29 +55,29 @@ var evalCases = []evalCase{
 	{name: "sum", script: "input.reduce((a, b) => a + b, 0)", input: "[1,2,3]", limits: big, check: value("6")},
 	{name: "random", script: "[Math.random(), Math.random()].every(x => x >= 0 && x < 1)", input: "null", limits: big, check: value("true")},
 	{name: "console", script: `console.log("hello", 1); "done"`, input: "null", limits: big, logs: true,
-		check: func(o effect.Outcome, logs string) bool {
+		check: func(o spi.Outcome, logs string) bool {
 			return o.OK && string(o.Value) == `"done"` && strings.Contains(logs, "hello 1")
 		}},
 	{name: "threw", script: `throw new TypeError("boom")`, input: "null", limits: big,
-		check: func(o effect.Outcome, _ string) bool {
-			return o.Kind == effect.KindThrew && o.Name != nil && *o.Name == "TypeError"
+		check: func(o spi.Outcome, _ string) bool {
+			return o.Kind == spi.KindThrew && o.Name != nil && *o.Name == "TypeError"
 		}},
 	{name: "array bomb", script: "const a = []; while (true) a.push(new Array(1000).fill(a.length))", input: "null", limits: big,
-		check: limitHit(effect.LimitMemory)},
+		check: limitHit(spi.LimitMemory)},
 	{name: "buffer bomb", script: "const a = []; while (true) a.push(new Uint8Array(1 << 20).fill(1))", input: "null", limits: big,
-		check: limitHit(effect.LimitMemory)},
+		check: limitHit(spi.LimitMemory)},
 	{name: "string bomb", script: `const a = []; while (true) a.push("z".repeat(1 << 20) + a.length)`, input: "null", limits: big,
-		check: limitHit(effect.LimitMemory)},
-	{name: "cpu runaway", script: "let i = 0; while (true) i++", input: "null", limits: big, check: limitHit(effect.LimitCPU)},
+		check: limitHit(spi.LimitMemory)},
+	{name: "cpu runaway", script: "let i = 0; while (true) i++", input: "null", limits: big, check: limitHit(spi.LimitCPU)},
 	// most of its time in a native builtin between polls, so that the CPU
 	// budget, counted in polls, cannot run out first on any machine
-	{name: "wall-clock runaway", script: `while (true) "w".repeat(1 << 16)`, input: "null", limits: fast, check: limitHit(effect.LimitWallClock)},
+	{name: "wall-clock runaway", script: `while (true) "w".repeat(1 << 16)`, input: "null", limits: fast, check: limitHit(spi.LimitWallClock)},
 	{name: "large result", script: `"x".repeat(16 << 20)`, input: "null", limits: big,
-		check: func(o effect.Outcome, _ string) bool { return o.OK && len(o.Value) == 16<<20+2 }},
+		check: func(o spi.Outcome, _ string) bool { return o.OK && len(o.Value) == 16<<20+2 }},
 	{name: "huge result", script: `"x".repeat(60 << 20)`, input: "null", limits: big,
-		check: func(o effect.Outcome, _ string) bool { return o.OK && len(o.Value) == 60<<20+2 }},
+		check: func(o spi.Outcome, _ string) bool { return o.OK && len(o.Value) == 60<<20+2 }},
 	{name: "large array", script: "Array.from({length: 1e6}, (_, i) => i)", input: "null", limits: big,
-		check: func(o effect.Outcome, _ string) bool { return o.OK && strings.HasSuffix(string(o.Value), ",999999]") }},
+		check: func(o spi.Outcome, _ string) bool { return o.OK && strings.HasSuffix(string(o.Value), ",999999]") }},
 	{name: "large input", script: "input.length", input: `"` + strings.Repeat("y", 8<<20) + `"`, limits: big, check: value("8388608")},
 }
 
@@ -86,7 +86,7 @@ func runEvals(e *quickjs.Engine) []evalResult {
 	for _, c := range evalCases {
 		// on stderr, so that a child that dies shows where
 		fmt.Fprintf(os.Stderr, "%s evaluating %q\n", time.Now().Format("15:04:05.000"), c.name)
-		r, err := e.Run(context.Background(), effect.Request{Script: c.script, InputJSON: c.input, Limits: c.limits}, c.logs)
+		r, err := e.Run(context.Background(), spi.Request{Script: c.script, InputJSON: c.input, Limits: c.limits}, c.logs)
 		got := fmt.Sprintf("ok:%v kind:%s limit:%s value:%.80s message:%.120s", r.Outcome.OK, r.Outcome.Kind, r.Outcome.Limit, r.Outcome.Value, r.Outcome.Message)
 		if err != nil {
 			got = "error: " + err.Error()

@@ -19,6 +19,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
@@ -207,7 +208,7 @@ func parseProblem(name string, typ reflect.Type, value string, def reflect.Value
 // admit the run's limits, a request timeout that leaves the run its whole
 // deadline (the verb has no request to time out), and the process-kill
 // backstop only where the engine has it (Linux).
-func (c Config) ForOneRun(limits effect.Limits) Config {
+func (c Config) ForOneRun(limits spi.Limits) Config {
 	c.MaxConcurrentEvaluations, c.WorkerSpares = 1, 0
 	c.MaxWallClock = max(c.MaxWallClock, limits.WallClock)
 	c.DefaultWallClock = min(c.DefaultWallClock, c.MaxWallClock)

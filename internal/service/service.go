@@ -25,6 +25,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
@@ -32,7 +33,7 @@ import (
 // Backend is the engine the service runs guests on: the worker pool, or an
 // in-process engine (InProcess).
 type Backend interface {
-	effect.ConsoleBackend
+	spi.ConsoleBackend
 	Warm(ctx context.Context) error
 	Close(ctx context.Context) error
 }
@@ -56,7 +57,7 @@ type Options struct {
 	// WrapScripts and WrapBackend put a test's misbehaviour between the
 	// effect and the real store or engine.
 	WrapScripts func(effect.ScriptReader) effect.ScriptReader
-	WrapBackend func(effect.ConsoleBackend) effect.ConsoleBackend
+	WrapBackend func(spi.ConsoleBackend) spi.ConsoleBackend
 }
 
 // Service is the wired service.
@@ -104,13 +105,13 @@ func (c Config) Limits() api.Limits {
 }
 
 // EffectOptions are the effect's options, from the configuration: the byte
-// bounds that Limits advertises, and the caller's grace of the engine's
-// hard-kill grace.
+// bounds that Limits advertises. The effect takes the run's timeline from
+// the backend (spi.Timed), which Timing describes.
 func (c Config) EffectOptions(log *slog.Logger) effect.Options {
 	return effect.Options{
 		MaxInputBytes: int(c.MaxInputBytes), MaxOutputBytes: int(c.MaxOutputBytes),
 		MaxScriptBytes: c.MaxScriptBytes, MaxMemoryBytes: c.MaxMemoryBytes,
-		BackendGrace: c.Timing(0).CallerGrace(), Logger: log,
+		Logger: log,
 	}
 }
 
@@ -127,8 +128,8 @@ func (c Config) EngineOptions() worker.EngineOptions {
 }
 
 // Timing is the clock of a run with this wall clock, under HARD_KILL_GRACE.
-func (c Config) Timing(wallClock time.Duration) effect.Timing {
-	return effect.Timing{WallClock: wallClock, Grace: c.HardKillGrace}
+func (c Config) Timing(wallClock time.Duration) spi.Timing {
+	return spi.EngineTiming(wallClock, c.HardKillGrace)
 }
 
 // InProcess is an Options.Backend that runs guests in this process, on one
@@ -207,7 +208,7 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 		}
 		s.Backend = s.Workers
 	}
-	var backend effect.ConsoleBackend = s.Backend
+	var backend spi.ConsoleBackend = s.Backend
 	if opts.WrapBackend != nil {
 		backend = opts.WrapBackend(backend)
 	}

@@ -18,9 +18,9 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
@@ -111,14 +111,14 @@ func (f *flakyStore) failWith(err error) {
 // idleBackend is an engine that is warm at once and runs nothing.
 type idleBackend struct{}
 
-func (idleBackend) Capabilities() effect.Capabilities {
+func (idleBackend) Capabilities() spi.Capabilities {
 	return quickjs.DeclaredCapabilities(quickjs.DefaultCPUBudget, true)
 }
-func (idleBackend) Evaluate(context.Context, effect.Request) (effect.Outcome, error) {
-	return effect.Infrastructure("idle"), nil
+func (idleBackend) Evaluate(context.Context, spi.Request) (spi.Outcome, error) {
+	return spi.Infrastructure("idle"), nil
 }
-func (idleBackend) EvaluateWithLogs(context.Context, effect.Request) (effect.Outcome, string, error) {
-	return effect.Infrastructure("idle"), "", nil
+func (idleBackend) EvaluateWithLogs(context.Context, spi.Request) (spi.Outcome, string, error) {
+	return spi.Infrastructure("idle"), "", nil
 }
 func (idleBackend) Warm(context.Context) error  { return nil }
 func (idleBackend) Close(context.Context) error { return nil }

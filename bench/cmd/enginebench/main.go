@@ -26,8 +26,8 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 func main() {
@@ -79,10 +79,10 @@ func main() {
 		log.Fatal(err)
 	}
 
-	req := effect.Request{
+	req := spi.Request{
 		Script:    string(script),
 		InputJSON: string(input),
-		Limits:    effect.Limits{WallClock: 30 * time.Second, MemoryBytes: *mem},
+		Limits:    spi.Limits{WallClock: 30 * time.Second, MemoryBytes: *mem},
 	}
 	out := os.Stdout
 	for i := 0; i < *warmup+*runs; i++ {
@@ -128,14 +128,14 @@ func waitFull(e *quickjs.Engine) {
 // normalise gives the outcome's kind and the text its digest is taken of, the
 // same text the other runners hash: the value's JSON text, "limit:memory",
 // or "threw:Name: message".
-func normalise(o effect.Outcome) (kind, text string) {
+func normalise(o spi.Outcome) (kind, text string) {
 	switch {
 	case o.OK:
 		return "ok", string(o.Value)
-	case o.Kind == effect.KindLimit:
+	case o.Kind == spi.KindLimit:
 		k := "limit:" + string(o.Limit)
 		return k, k
-	case o.Kind == effect.KindThrew:
+	case o.Kind == spi.KindThrew:
 		name := ""
 		if o.Name != nil {
 			name = *o.Name

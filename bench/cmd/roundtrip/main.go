@@ -26,14 +26,14 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 type backend interface {
-	Evaluate(context.Context, effect.Request) (effect.Outcome, error)
+	Evaluate(context.Context, spi.Request) (spi.Outcome, error)
 }
 
 func main() {
@@ -66,7 +66,7 @@ func main() {
 	check(pool.Warm(ctx))
 	time.Sleep(time.Second) // the spare starts
 
-	req := effect.Request{Limits: effect.Limits{WallClock: 5 * time.Second, MemoryBytes: 64 << 20}}
+	req := spi.Request{Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 64 << 20}}
 	name := "echo"
 	if *reshape {
 		name = "reshape-16KiB"

@@ -2,7 +2,7 @@
 export const MAX_MESSAGE_UNITS = 2048;
 
 /**
- * Makes text bounded and storable, as the service's effect.BoundText does: at
+ * Makes text bounded and storable, as the service's spi.BoundText does: at
  * most maxUnits UTF-16 code units, cut only between characters (a surrogate
  * pair is never split), with NUL and every lone surrogate replaced by U+FFFD.
  */

@@ -1,5 +1,5 @@
 // boundText: the bound every composed message goes through, as the service's
-// effect.BoundText (ADR 0144 D2: 2048 UTF-16 units, storable).
+// spi.BoundText (ADR 0144 D2: 2048 UTF-16 units, storable).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { boundText, MAX_MESSAGE_UNITS } from "@loom-plugins/sandbox-cloudrun";

@@ -7,15 +7,15 @@ package conformancetest
 import (
 	"testing"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 var _ conformance.T = (*testing.T)(nil)
 
 // Run runs every case of ADR 0144 D5 as a subtest of t, named as the case,
 // each against a new backend from factory (called inside the subtest).
-func Run(t *testing.T, factory func(t *testing.T) effect.Backend, opts conformance.Options) {
+func Run(t *testing.T, factory func(t *testing.T) spi.Backend, opts conformance.Options) {
 	t.Helper()
 	if factory == nil {
 		t.Fatal("conformance: nil factory")

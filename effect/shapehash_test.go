@@ -2,59 +2,11 @@ package effect_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
-
-func TestBoundText(t *testing.T) {
-	lone := "\xed\xa0\x80"    // WTF-8 lone high surrogate
-	loneLow := "\xed\xb0\x80" // WTF-8 lone low surrogate
-	for _, tc := range []struct {
-		name string
-		in   string
-		max  int
-		want string
-	}{
-		{"short and clean", "hello", 10, "hello"},
-		{"cut ASCII", "hello", 3, "hel"},
-		{"units, not bytes", "ééé", 2, "éé"},
-		{"pair fits", "ab😀", 4, "ab😀"},
-		{"pair never split", "ab😀c", 3, "ab"},
-		{"NUL", "a\x00b", 10, "a\uFFFDb"},
-		{"lone high surrogate is one U+FFFD", "a" + lone + "b", 10, "a\uFFFDb"},
-		{"lone low surrogate", loneLow + "b", 10, "\uFFFDb"},
-		{"surrogate halves encoded apart stay lone", lone + loneLow, 10, "\uFFFD\uFFFD"},
-		{"invalid byte", "a\xffb", 10, "a\uFFFDb"},
-		{"truncated sequence", "a\xe2\x82", 10, "a\uFFFD\uFFFD"},
-		{"U+FFFD kept", "\uFFFD", 1, "\uFFFD"},
-		{"replacement counts one unit", lone + lone + "x", 2, "\uFFFD\uFFFD"},
-		{"zero max", "abc", 0, ""},
-		{"negative max", "abc", -1, ""},
-		{"empty", "", 5, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := effect.BoundText(tc.in, tc.max); got != tc.want {
-				t.Errorf("BoundText(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
-			}
-		})
-	}
-	t.Run("5 MB", func(t *testing.T) {
-		got := effect.BoundText(strings.Repeat("x😀\x00", 2<<20), effect.MaxMessageUnits)
-		assertStorable(t, got, effect.MaxMessageUnits)
-		if n := len(utf16.Encode([]rune(got))); n != 2048 {
-			t.Errorf("%d units, want 2048", n)
-		}
-	})
-	t.Run("clean text is not copied", func(t *testing.T) {
-		s := strings.Repeat("ok ", 100)
-		if n := testing.AllocsPerRun(100, func() { _ = effect.BoundText(s, 2048) }); n != 0 {
-			t.Errorf("%v allocations", n)
-		}
-	})
-}
 
 // TestShapeHashVectors pins the published vectors (docs/shape-hash.md).
 func TestShapeHashVectors(t *testing.T) {
@@ -122,6 +74,6 @@ func ExampleShapeHash() {
 }
 
 func ExampleBoundText() {
-	fmt.Printf("%+q\n", effect.BoundText("ok\x00 😀😀", 5)) // 😀 is two UTF-16 units
+	fmt.Printf("%+q\n", spi.BoundText("ok\x00 😀😀", 5)) // 😀 is two UTF-16 units
 	// Output: "ok\ufffd "
 }

@@ -1,8 +1,4 @@
-package effect
-
-// The backend SPI (ADR 0144 D1, D2, D4) in Go terms. Engines (the quickjs
-// package) and remote clients implement Backend; only the effect interprets
-// what a backend reports.
+package spi
 
 import (
 	"context"
@@ -171,4 +167,11 @@ type Capabilities struct {
 	Memory      bool      `json:"memory"`
 	CPU         bool      `json:"cpu"`
 	FreshPerRun bool      `json:"freshPerRun"`
+}
+
+// Timed is implemented by a backend that enforces the wall clock itself and
+// knows when each party gives up on a run (the quickjs engine, the worker
+// pool): its caller waits for it until the run's Timing.CallerDeadline.
+type Timed interface {
+	Timing(wallClock time.Duration) Timing
 }

@@ -1,4 +1,4 @@
-package effect
+package spi
 
 import (
 	"strings"
@@ -54,22 +54,4 @@ func BoundText(s string, maxUnits int) string {
 		i += size
 	}
 	return b.String()
-}
-
-// unitsOver reports whether s has more than max UTF-16 code units, counted as
-// BoundText counts them, looking at no more of s than it needs to.
-func unitsOver(s string, max int) bool {
-	n := 0
-	for i := 0; i < len(s); {
-		r, size := jsontext.DecodeWTF8(s[i:])
-		n++
-		if r >= 0x10000 {
-			n++
-		}
-		if n > max {
-			return true
-		}
-		i += size
-	}
-	return false
 }

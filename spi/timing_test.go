@@ -1,4 +1,4 @@
-package effect_test
+package spi_test
 
 import (
 	"math"
@@ -6,18 +6,18 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Each party gives up one step after the one nearer the guest: the hard kill
 // a grace past the wall clock, the worker's backstop a grace later, the
 // caller a second after that.
 func TestTimingDeadlines(t *testing.T) {
-	tm := effect.Timing{WallClock: 5 * time.Second, Grace: 500 * time.Millisecond}
+	tm := spi.EngineTiming(5*time.Second, 500*time.Millisecond)
 	for name, c := range map[string]struct{ got, want time.Duration }{
 		"HardKill":       {tm.HardKill(), 5500 * time.Millisecond},
 		"Backstop":       {tm.Backstop(), 6 * time.Second},
-		"CallerGrace":    {tm.CallerGrace(), 2 * time.Second},
+		"CallerGrace":    {tm.CallerGrace, 2 * time.Second},
 		"CallerDeadline": {tm.CallerDeadline(), 7 * time.Second},
 	} {
 		if c.got != c.want {
@@ -25,7 +25,7 @@ func TestTimingDeadlines(t *testing.T) {
 		}
 	}
 	// A wall clock near the largest duration saturates, never wraps.
-	huge := effect.Timing{WallClock: math.MaxInt64 - time.Second, Grace: time.Minute}
+	huge := spi.EngineTiming(math.MaxInt64-time.Second, time.Minute)
 	for name, got := range map[string]time.Duration{"HardKill": huge.HardKill(), "Backstop": huge.Backstop(), "CallerDeadline": huge.CallerDeadline()} {
 		if got != math.MaxInt64 {
 			t.Errorf("%s of a huge wall clock = %v, want the largest duration", name, got)
@@ -38,7 +38,7 @@ func TestTimingDeadlines(t *testing.T) {
 // second reaches the request's.
 func TestTimingFetchDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tm := effect.Timing{WallClock: 5 * time.Second, Grace: 500 * time.Millisecond} // caller deadline 7 s
+		tm := spi.EngineTiming(5*time.Second, 500*time.Millisecond) // caller deadline 7 s
 		now := time.Now()
 		for _, c := range []struct {
 			name     string
@@ -55,7 +55,7 @@ func TestTimingFetchDeadline(t *testing.T) {
 				t.Errorf("%s: FetchDeadline = %v, want %v", c.name, got.Sub(now), c.want.Sub(now))
 			}
 		}
-		huge := effect.Timing{WallClock: math.MaxInt64, Grace: time.Second}
+		huge := spi.EngineTiming(math.MaxInt64, time.Second)
 		if got := huge.FetchDeadline(now.Add(time.Minute)); !got.Equal(now.Add(time.Second)) {
 			t.Errorf("a huge wall clock: FetchDeadline = %v from now, want 1s", got.Sub(now))
 		}

@@ -1,0 +1,13 @@
+// Package spi is the vocabulary every sandbox backend speaks.
+//
+// It holds what docs/spi.md calls the SPI: the Backend interface and its
+// optional parts (Warmer, Closer, ConsoleBackend, Timed), the Request and its
+// Limits, the Outcome in its closed vocabulary, the Capabilities a backend
+// declares, the bounds on a value and on text, and the Timing that orders
+// every deadline of a run. Engines (the quickjs package, the worker pool)
+// and remote backends (the client package) implement it; the effect package
+// alone decides what an outcome means.
+//
+// The package is a leaf: it imports nothing of this module but its JSON
+// policy, so that an engine never depends on the code that judges it.
+package spi
