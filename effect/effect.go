@@ -1,12 +1,15 @@
-// Package effect owns every guarantee around a sandbox backend (ADR 0144 D3),
-// and an evaluation whole: Effect.Run bounds the input, fetches the script
-// under a deadline of its own and verifies and bounds it, races the backend
-// against the caller and a deadline (Timing), waits for the engine to stop,
-// validates the backend's outcome, captures the console, and answers with
-// the backend's outcome or the effect's decision (the typed channel, the
-// bounded output, the shape check), or with a typed error for each way the
-// script never ran (NotRunError). Evaluate is the same for a caller that
-// holds the input as a Go value (ADR 0144's SandboxEffect).
+// Package effect owns every guarantee around a sandbox backend.
+//
+// Effect.Run is one evaluation, whole, for both of the service's routes and
+// the eval verb: it bounds the input, fetches the script by reference under
+// a deadline of its own and verifies and bounds it, calls the backend raced
+// against the caller and the run's deadline (spi.Timing), waits for the
+// engine to stop, validates the outcome, captures the console, and answers
+// with the backend's outcome or with the effect's decision: the typed
+// channel (Failure), the bounded output, the shape check. Each way a script
+// never ran is a NotRunError; every other failure is untyped, with bounded
+// text, and Retryable says whether running it again can help. The rules are
+// those of docs/spi.md; the vocabulary the backend speaks is package spi.
 package effect
 
 import (
@@ -16,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
@@ -214,73 +216,13 @@ func (e *Effect) Close(ctx context.Context) error {
 	return nil
 }
 
-// Input is one evaluation as a caller of Evaluate asks for it
-// (SandboxEvalInput).
-type Input struct {
-	// ScriptRef is the script's content reference, sha256:<64 hex>.
-	ScriptRef string
-	// Input is the value the script receives. A json.RawMessage is taken as
-	// JSON text and validated; a jsontext.Text is JSON text already
-	// validated; any other value is marshalled with encoding/json. Nil is
-	// JSON null.
-	Input any
-	// Limits for the run; both must be positive.
-	Limits spi.Limits
-	// ExpectedOutputShapeHash, when set, is the ShapeHash the output must
-	// have.
-	ExpectedOutputShapeHash string
-}
-
-// Evaluate runs one script on one input and returns the script's result as
-// canonical JSON text: the value's JSON round-trip (ADR 0144 D3), so that the
-// first run and a replay from a durable store see the same value.
-//
-// It is Run with AnswerChannel for a caller that holds the input as a Go
-// value: it parses the input, serialises it, and runs it; but it returns as
-// soon as it stops waiting for the backend, without waiting for the
-// backend's call to return. A typed failure is a *Failure, alone; anything
-// else is an untyped error with bounded text (see Retryable). Cancellation of
-// ctx wins over every outcome: once ctx is done, Evaluate returns an error
-// matching ctx.Err().
-func (e *Effect) Evaluate(ctx context.Context, in Input) (json.RawMessage, error) {
-	if ctx.Err() != nil {
-		return nil, cancelled(ctx, true)
-	}
-	ev, err := in.evaluation()
-	if err != nil {
-		return nil, err
-	}
-	res, err := e.run(ctx, ev, newRunning(nil))
-	var f *Failure
-	if errors.As(err, &f) {
-		return nil, f // the typed failure alone: the caller may store it
-	}
-	return res.Value, err
-}
-
-// evaluation is the Evaluation in asks for, or why there is none: an
-// untyped ErrInvalidInput naming every problem of the reference, the limits
-// and the shape hash, or the typed inputNotSerializable.
-func (in Input) evaluation() (Evaluation, error) {
-	ev := Evaluation{Limits: in.Limits, ExpectedOutputShapeHash: in.ExpectedOutputShapeHash}
-	var problems []string
-	ref, err := contentref.ParseRef(in.ScriptRef)
-	if err != nil {
-		problems = append(problems, "scriptRef: "+err.Error())
-	}
-	ev.ScriptRef = ref
-	if problems = append(problems, ev.problems()...); len(problems) > 0 {
-		return Evaluation{}, newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
-	}
-	if ev.Input, err = inputText(in.Input); err != nil {
-		return Evaluation{}, err
-	}
-	return ev, nil
-}
-
-// inputText turns a caller's value into the JSON text the backend receives,
-// refusing what JSON cannot carry.
-func inputText(v any) (jsontext.Text, error) {
+// InputText is the adapter for a caller that holds the input as a Go value
+// (loom's SandboxEvalInput) rather than as JSON text: it returns the
+// Evaluation's Input, or the typed inputNotSerializable for what JSON cannot
+// carry. A json.RawMessage is taken as JSON text and validated; a
+// jsontext.Text is JSON text already validated; any other value is
+// marshalled with encoding/json, and nil is JSON null.
+func InputText(v any) (jsontext.Text, error) {
 	checked, _ := v.(jsontext.Text)
 	raw, _ := v.(json.RawMessage)
 	switch {

@@ -126,7 +126,7 @@ func TestCapabilitiesSnapshot(t *testing.T) {
 	}
 	e := mustNew(t, newReader(testScript), b, effect.Options{})
 	for range 3 {
-		if _, err := e.Evaluate(context.Background(), validInput()); err != nil {
+		if _, err := evaluate(context.Background(), e, validInput()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -363,27 +363,26 @@ func TestOrderOfChecks(t *testing.T) {
 	self["self"] = self
 	for _, tc := range []struct {
 		name  string
-		edit  func(*effect.Input)
+		edit  func(*input)
 		check func(t *testing.T, err error)
 	}{
-		{"bad script reference", func(in *effect.Input) { in.ScriptRef = "sha1:abc" }, invalidInput("scriptRef")},
-		{"zero wall clock", func(in *effect.Input) { in.Limits.WallClock = 0 }, invalidInput("limits.wallClock must be > 0")},
-		{"negative memory", func(in *effect.Input) { in.Limits.MemoryBytes = -1 }, invalidInput("limits.memoryBytes must be > 0")},
-		{"bad shape hash", func(in *effect.Input) { in.ExpectedOutputShapeHash = "sha256:XYZ" }, invalidInput("expectedOutputShapeHash")},
-		{"every problem at once", func(in *effect.Input) { *in = effect.Input{} }, invalidInput("scriptRef", "wallClock", "memoryBytes")},
-		{"NaN", func(in *effect.Input) { in.Input = math.NaN() }, notSerializable},
-		{"infinity in a map", func(in *effect.Input) { in.Input = map[string]float64{"x": math.Inf(1)} }, notSerializable},
-		{"channel", func(in *effect.Input) { in.Input = make(chan int) }, notSerializable},
-		{"func", func(in *effect.Input) { in.Input = func() {} }, notSerializable},
-		{"complex", func(in *effect.Input) { in.Input = 1 + 2i }, notSerializable},
-		{"cycle", func(in *effect.Input) { in.Input = self }, notSerializable},
-		{"raw text that is not JSON", func(in *effect.Input) { in.Input = json.RawMessage(`{"a":`) }, notSerializable},
-		{"empty raw text", func(in *effect.Input) { in.Input = json.RawMessage{} }, notSerializable},
-		{"raw text with duplicate keys", func(in *effect.Input) { in.Input = json.RawMessage(`{"a":1,"a":2}`) }, notSerializable},
-		{"nested raw text with invalid UTF-8", func(in *effect.Input) {
+		{"zero wall clock", func(in *input) { in.Limits.WallClock = 0 }, invalidInput("limits.wallClock must be > 0")},
+		{"negative memory", func(in *input) { in.Limits.MemoryBytes = -1 }, invalidInput("limits.memoryBytes must be > 0")},
+		{"bad shape hash", func(in *input) { in.ExpectedOutputShapeHash = "sha256:XYZ" }, invalidInput("expectedOutputShapeHash")},
+		{"every problem at once", func(in *input) { *in = input{ExpectedOutputShapeHash: "sha256:XYZ"} }, invalidInput("wallClock", "memoryBytes", "expectedOutputShapeHash")},
+		{"NaN", func(in *input) { in.Input = math.NaN() }, notSerializable},
+		{"infinity in a map", func(in *input) { in.Input = map[string]float64{"x": math.Inf(1)} }, notSerializable},
+		{"channel", func(in *input) { in.Input = make(chan int) }, notSerializable},
+		{"func", func(in *input) { in.Input = func() {} }, notSerializable},
+		{"complex", func(in *input) { in.Input = 1 + 2i }, notSerializable},
+		{"cycle", func(in *input) { in.Input = self }, notSerializable},
+		{"raw text that is not JSON", func(in *input) { in.Input = json.RawMessage(`{"a":`) }, notSerializable},
+		{"empty raw text", func(in *input) { in.Input = json.RawMessage{} }, notSerializable},
+		{"raw text with duplicate keys", func(in *input) { in.Input = json.RawMessage(`{"a":1,"a":2}`) }, notSerializable},
+		{"nested raw text with invalid UTF-8", func(in *input) {
 			in.Input = map[string]any{"x": json.RawMessage("\"\xff\"")}
 		}, notSerializable},
-		{"too large", func(in *effect.Input) { in.Input = strings.Repeat("x", 100) }, func(t *testing.T, err error) {
+		{"too large", func(in *input) { in.Input = strings.Repeat("x", 100) }, func(t *testing.T, err error) {
 			if f := asFailure(t, err); f.Channel != effect.ChannelInputTooLarge || f.LimitBytes != 64 {
 				t.Errorf("got %+v", f)
 			}
@@ -395,7 +394,7 @@ func TestOrderOfChecks(t *testing.T) {
 			e := mustNew(t, reader, b, effect.Options{MaxInputBytes: 64})
 			in := validInput()
 			tc.edit(&in)
-			_, err := e.Evaluate(context.Background(), in)
+			_, err := evaluate(context.Background(), e, in)
 			tc.check(t, err)
 			if reader.Calls() != 0 || b.evalCalls.Load() != 0 {
 				t.Errorf("fetched %d times and called the backend %d times before refusing the input", reader.Calls(), b.evalCalls.Load())
@@ -444,7 +443,7 @@ func TestInputReachesBackend(t *testing.T) {
 		e := mustNew(t, newReader(testScript), b, effect.Options{MaxInputBytes: 64})
 		in := validInput()
 		in.Input = tc.input
-		if _, err := e.Evaluate(context.Background(), in); err != nil {
+		if _, err := evaluate(context.Background(), e, in); err != nil {
 			t.Fatalf("%v: %v", tc.input, err)
 		}
 		req := b.requests[0]
@@ -457,7 +456,7 @@ func TestInputReachesBackend(t *testing.T) {
 func TestScriptMissing(t *testing.T) {
 	b := returning(spi.OK([]byte("1")), nil)
 	e := mustNew(t, newReader(), b, effect.Options{})
-	_, err := e.Evaluate(context.Background(), validInput())
+	_, err := evaluate(context.Background(), e, validInput())
 	f := asFailure(t, err)
 	if f.Channel != effect.ChannelScriptMissing || f.ScriptRef != testRef.String() {
 		t.Errorf("got %+v", f)
@@ -481,7 +480,7 @@ func TestScriptIntegrity(t *testing.T) {
 			reader.get = get
 			b := returning(spi.OK([]byte("1")), nil)
 			e := mustNew(t, reader, b, effect.Options{})
-			_, err := e.Evaluate(context.Background(), validInput())
+			_, err := evaluate(context.Background(), e, validInput())
 			assertUntyped(t, err, contentref.ErrIntegrity, false)
 			if !errors.Is(err, effect.ErrScriptFetch) || b.evalCalls.Load() != 0 {
 				t.Errorf("err %v, backend calls %d", err, b.evalCalls.Load())
@@ -503,7 +502,7 @@ func TestScriptStoreFailures(t *testing.T) {
 		reader := newReader()
 		reader.get = func(context.Context, contentref.Ref) ([]byte, error) { return nil, tc.err }
 		e := mustNew(t, reader, returning(spi.OK([]byte("1")), nil), effect.Options{})
-		_, err := e.Evaluate(context.Background(), validInput())
+		_, err := evaluate(context.Background(), e, validInput())
 		assertUntyped(t, err, effect.ErrScriptFetch, tc.retryable)
 	}
 }
@@ -541,7 +540,7 @@ func TestShapeCheck(t *testing.T) {
 		e := mustNew(t, newReader(testScript), returning(spi.OK([]byte(value)), nil), effect.Options{})
 		in := validInput()
 		in.ExpectedOutputShapeHash = expected
-		out, err := e.Evaluate(context.Background(), in)
+		out, err := evaluate(context.Background(), e, in)
 		return string(out), err
 	}
 	if out, err := run(want); err != nil || out != value {
@@ -559,7 +558,7 @@ func TestOutputBoundBeforeShape(t *testing.T) {
 	e := mustNew(t, newReader(testScript), returning(spi.OK([]byte(`[1,2,3]`)), nil), effect.Options{MaxOutputBytes: 3})
 	in := validInput()
 	in.ExpectedOutputShapeHash = "sha256:" + strings.Repeat("0", 64)
-	_, err := e.Evaluate(context.Background(), in)
+	_, err := evaluate(context.Background(), e, in)
 	if f := asFailure(t, err); f.Channel != effect.ChannelLimitExceeded || f.Kind != spi.LimitOutput {
 		t.Errorf("got %+v", f)
 	}
@@ -571,7 +570,7 @@ func TestSaturatingDeadline(t *testing.T) {
 	e := mustNew(t, newReader(testScript), returning(spi.OK([]byte("1")), nil), effect.Options{})
 	in := validInput()
 	in.Limits.WallClock = math.MaxInt64
-	if out, err := e.Evaluate(context.Background(), in); err != nil || string(out) != "1" {
+	if out, err := evaluate(context.Background(), e, in); err != nil || string(out) != "1" {
 		t.Errorf("%s, %v", out, err)
 	}
 }

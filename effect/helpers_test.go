@@ -2,6 +2,7 @@ package effect_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -104,19 +105,40 @@ func mustNew(t *testing.T, r effect.ScriptReader, b spi.Backend, opts effect.Opt
 	return e
 }
 
-func validInput() effect.Input {
-	return effect.Input{
-		ScriptRef: testRef.String(),
+// input is an evaluation of a caller that holds its input as a Go value:
+// evaluate turns it into an effect.Evaluation with effect.InputText.
+type input struct {
+	ScriptRef               contentref.Ref
+	Input                   any
+	Limits                  spi.Limits
+	ExpectedOutputShapeHash string
+}
+
+func validInput() input {
+	return input{
+		ScriptRef: testRef,
 		Input:     map[string]any{"x": 1},
 		Limits:    spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20},
 	}
+}
+
+// evaluate runs in through e.Run, answering with the effect's decision: the
+// value, or the error (a typed *Failure among them).
+func evaluate(ctx context.Context, e *effect.Effect, in input) (json.RawMessage, error) {
+	text, err := effect.InputText(in.Input)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.Run(ctx, effect.Evaluation{ScriptRef: in.ScriptRef, Input: text, Limits: in.Limits,
+		ExpectedOutputShapeHash: in.ExpectedOutputShapeHash})
+	return res.Value, err
 }
 
 // evalWith runs one evaluation of testScript against backend.
 func evalWith(t *testing.T, b spi.Backend, opts effect.Options) (string, error) {
 	t.Helper()
 	e := mustNew(t, newReader(testScript), b, opts)
-	out, err := e.Evaluate(context.Background(), validInput())
+	out, err := evaluate(context.Background(), e, validInput())
 	return string(out), err
 }
 

@@ -37,8 +37,8 @@ func TestCancelledBeforeTheCall(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
 	in := validInput()
-	in.Input = make(chan int) // even a bad input loses to the cancellation
-	_, err := e.Evaluate(ctx, in)
+	in.Limits = spi.Limits{} // even an evaluation no run can have loses to the cancellation
+	_, err := evaluate(ctx, e, in)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, cause) {
 		t.Fatalf("got %v", err)
 	}
@@ -57,7 +57,7 @@ func TestCallerDeadlineIsACancellation(t *testing.T) {
 		e := mustNew(t, newReader(testScript), untilCancelled(), effect.Options{})
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
-		_, err := e.Evaluate(ctx, validInput())
+		_, err := evaluate(ctx, e, validInput())
 		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, effect.ErrBackendDidNotSettle) {
 			t.Errorf("got %v", err)
 		}
@@ -83,7 +83,7 @@ func TestCancellationWinsOverEveryOutcome(t *testing.T) {
 				return o, nil
 			}}
 			e := mustNew(t, newReader(testScript), b, effect.Options{})
-			_, err := e.Evaluate(ctx, validInput())
+			_, err := evaluate(ctx, e, validInput())
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("got %v", err)
 			}
@@ -98,7 +98,7 @@ func TestCancellationWinsOverEveryOutcome(t *testing.T) {
 			}}
 			e := mustNew(t, newReader(testScript), b, effect.Options{})
 			time.AfterFunc(time.Second, cancel)
-			if _, err := e.Evaluate(ctx, validInput()); !errors.Is(err, context.Canceled) {
+			if _, err := evaluate(ctx, e, validInput()); !errors.Is(err, context.Canceled) {
 				t.Fatalf("got %v", err)
 			}
 		})
@@ -116,7 +116,7 @@ func TestCancelledDuringFetch(t *testing.T) {
 		e := mustNew(t, reader, b, effect.Options{})
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(time.Second, cancel)
-		if _, err := e.Evaluate(ctx, validInput()); !errors.Is(err, context.Canceled) {
+		if _, err := evaluate(ctx, e, validInput()); !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v", err)
 		}
 		if b.evalCalls.Load() != 0 {
@@ -136,7 +136,7 @@ func TestNeverSettles(t *testing.T) {
 			b := untilCancelled()
 			e := mustNew(t, newReader(testScript), b, effect.Options{})
 			start := time.Now()
-			_, err := e.Evaluate(context.Background(), validInput()) // wall clock 1 s
+			_, err := evaluate(context.Background(), e, validInput()) // wall clock 1 s
 			if elapsed := time.Since(start); elapsed != time.Second+effect.DefaultBackendGrace {
 				t.Errorf("gave up after %v, want 1m1s", elapsed)
 			}
@@ -150,7 +150,7 @@ func TestNeverSettles(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := mustNew(t, newReader(testScript), untilCancelled(), effect.Options{BackendGrace: 5 * time.Second})
 			start := time.Now()
-			_, err := e.Evaluate(context.Background(), validInput())
+			_, err := evaluate(context.Background(), e, validInput())
 			if elapsed := time.Since(start); elapsed != 6*time.Second {
 				t.Errorf("gave up after %v, want 6s", elapsed)
 			}
@@ -163,7 +163,7 @@ func TestNeverSettles(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(500*time.Millisecond, cancel)
 			start := time.Now()
-			_, err := e.Evaluate(ctx, validInput())
+			_, err := evaluate(ctx, e, validInput())
 			if !errors.Is(err, context.Canceled) || time.Since(start) != 500*time.Millisecond {
 				t.Errorf("got %v after %v", err, time.Since(start))
 			}
@@ -181,18 +181,20 @@ func TestNeverSettles(t *testing.T) {
 				BackendGrace: time.Second,
 				Logger:       slog.New(slog.NewJSONHandler(&logs, nil)),
 			})
-			_, err := e.Evaluate(context.Background(), validInput())
+			_, err := evaluate(context.Background(), e, validInput())
 			assertUntyped(t, err, effect.ErrBackendDidNotSettle, true)
 			// Nothing can stop a goroutine that ignores its context; once the
-			// backend does return, its goroutine exits and says so, with
-			// every duration in its unit, whatever the logger
+			// backend does return (a second after Run gave up on it, at the
+			// deadline of 2 s and its stop grace of 1 s), its goroutine exits
+			// and says so, with every duration in its unit, whatever the
+			// logger
 			time.Sleep(time.Second)
 			close(release)
 			synctest.Wait()
 			if !strings.Contains(logs.String(), "returned after the effect stopped waiting") {
 				t.Errorf("no late-return warning in %q", logs.String())
 			}
-			for _, want := range []string{`"wallClock":"1s"`, `"grace":"1s"`, `"after":"3s"`} {
+			for _, want := range []string{`"wallClock":"1s"`, `"grace":"1s"`, `"after":"4s"`} {
 				if !strings.Contains(logs.String(), want) {
 					t.Errorf("no %s in %s", want, logs.String())
 				}
@@ -207,7 +209,7 @@ func TestNeverSettles(t *testing.T) {
 				return spi.Outcome{}, errors.New("interrupted")
 			}}
 			e := mustNew(t, newReader(testScript), b, effect.Options{BackendGrace: time.Second})
-			_, err := e.Evaluate(context.Background(), validInput())
+			_, err := evaluate(context.Background(), e, validInput())
 			assertUntyped(t, err, effect.ErrBackendDidNotSettle, true)
 			time.Sleep(time.Millisecond) // let the backend finish stopping
 			synctest.Wait()
@@ -251,7 +253,7 @@ func TestNoGoroutinesLeftBehind(t *testing.T) {
 			if i%2 == 0 {
 				time.AfterFunc(time.Millisecond, cancel)
 			}
-			if _, err := e.Evaluate(ctx, in); err == nil {
+			if _, err := evaluate(ctx, e, in); err == nil {
 				t.Error("a backend that never settles succeeded")
 			}
 		})

@@ -70,8 +70,10 @@ func (ev Evaluation) problems() []string {
 	if ev.Limits.MemoryBytes <= 0 {
 		problems = append(problems, fmt.Sprintf("limits.memoryBytes must be > 0, got %d", ev.Limits.MemoryBytes))
 	}
-	if h := ev.ExpectedOutputShapeHash; h != "" && !ValidShapeHash(h) {
-		problems = append(problems, fmt.Sprintf("expectedOutputShapeHash must be sha256: and 64 lowercase hex digits, got %s", jsontext.QuoteShort(h)))
+	if h := ev.ExpectedOutputShapeHash; h != "" {
+		if err := CheckShapeHash(h); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	return problems
 }
@@ -152,8 +154,7 @@ func (e *Effect) awaitStop(ctx context.Context, stopped <-chan struct{}, label s
 	}
 }
 
-// run is Run without the wait for the backend to stop: Evaluate's whole
-// evaluation.
+// run is Run's evaluation, without the wait for the backend to stop.
 func (e *Effect) run(ctx context.Context, ev Evaluation, r *running) (res Result, err error) {
 	defer r.done()
 	if ctx.Err() != nil {

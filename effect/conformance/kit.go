@@ -256,11 +256,18 @@ func effectOptions(declared spi.Capabilities, opts Options) effect.Options {
 func (e *env) evaluate(script, input string, limits spi.Limits) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(e.ctx, e.opts.Timeout)
 	defer cancel()
-	return e.eff.Evaluate(ctx, effect.Input{
-		ScriptRef: contentref.RefOf([]byte(script)).String(),
-		Input:     json.RawMessage(input),
-		Limits:    limits,
-	})
+	return run(ctx, e.eff, script, input, limits)
+}
+
+// run runs script on input through eff, as the effect's caller does: the
+// script by its reference, the input as JSON text.
+func run(ctx context.Context, eff *effect.Effect, script, input string, limits spi.Limits) (json.RawMessage, error) {
+	in, err := effect.InputText(json.RawMessage(input))
+	if err != nil {
+		return nil, err
+	}
+	res, err := eff.Run(ctx, effect.Evaluation{ScriptRef: contentref.RefOf([]byte(script)), Input: in, Limits: limits})
+	return res.Value, err
 }
 
 func caseEcho(t T, e *env) {
@@ -413,11 +420,7 @@ func caseFreshPerRun(t T, e *env) {
 func caseAbortBeforeCall(t T, e *env) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancel()
-	_, err := e.eff.Evaluate(ctx, effect.Input{
-		ScriptRef: contentref.RefOf([]byte(e.fx.Echo)).String(),
-		Input:     json.RawMessage(`"x"`),
-		Limits:    defaultLimits,
-	})
+	_, err := run(ctx, e.eff, e.fx.Echo, `"x"`, defaultLimits)
 	var f *effect.Failure
 	if errors.As(err, &f) || !errors.Is(err, context.Canceled) {
 		t.Errorf("abort before the call: the effect returned %v, want the cancellation", errText(err))
@@ -490,11 +493,7 @@ func caseAbortMidRun(t T, e *env) {
 	type result struct{ err error }
 	done := make(chan result, 1)
 	go func() {
-		_, err := e.eff.Evaluate(ctx, effect.Input{
-			ScriptRef: contentref.RefOf([]byte(e.fx.RunawayLoop)).String(),
-			Input:     json.RawMessage("null"),
-			Limits:    spi.Limits{WallClock: e.opts.MaxWallClock, MemoryBytes: abortLimits.MemoryBytes},
-		})
+		_, err := run(ctx, e.eff, e.fx.RunawayLoop, "null", spi.Limits{WallClock: e.opts.MaxWallClock, MemoryBytes: abortLimits.MemoryBytes})
 		done <- result{err}
 	}()
 	var call *watchedCall
