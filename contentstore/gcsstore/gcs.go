@@ -54,7 +54,12 @@ func Open(ctx context.Context, rawURL string, opts contentstore.Options) (conten
 	if err != nil {
 		return contentstore.Open(ctx, rawURL, opts) // not gs://
 	}
-	return openGCS(ctx, bucket, prefix, opts)
+	s, err := openGCS(ctx, bucket, prefix, opts)
+	if err != nil {
+		// not s: a nil *GCSStore in the interface would pass for a store
+		return nil, err
+	}
+	return s, nil
 }
 
 // openGCS creates a client from Application Default Credentials (the client

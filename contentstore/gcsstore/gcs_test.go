@@ -513,6 +513,21 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// Without credentials, Open fails with the client's own reason and no store:
+// a nil *GCSStore inside the interface would pass the caller's nil check and
+// panic in Close.
+func TestOpenWithoutCredentials(t *testing.T) {
+	t.Setenv("STORAGE_EMULATOR_HOST", "")
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "absent.json"))
+	s, err := Open(ctxT(t), "gs://my-bucket/p", contentstore.Options{})
+	if s != nil {
+		t.Errorf("Open returned a store (%#v) with its error", s)
+	}
+	if err == nil || !strings.Contains(err.Error(), "absent.json") {
+		t.Errorf("Open: %v, want the credentials' reason", err)
+	}
+}
+
 func writeFileT(t *testing.T, dir, name string, data []byte) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
