@@ -27,7 +27,7 @@ func versionCmd(stdout io.Writer) error {
 
 // openStore opens STORE_URL for the CLI verbs.
 func openStore(ctx context.Context) (contentstore.Store, service.Config, error) {
-	cfg, err := service.LoadConfig()
+	cfg, err := service.LoadConfig(os.LookupEnv)
 	if err != nil {
 		return nil, cfg, err
 	}
@@ -131,7 +131,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	ev := effect.Evaluation{Input: jsontext.Text(in), Limits: spi.Limits{WallClock: *wall, MemoryBytes: *mem},
 		ExpectedOutputShapeHash: *shape, CaptureLogs: *logs}
 
-	cfg, err := service.LoadConfig()
+	cfg, err := service.LoadConfig(os.LookupEnv)
 	if err != nil {
 		return err
 	}

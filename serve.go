@@ -15,7 +15,7 @@ import (
 
 // serve runs the HTTP service until ctx ends (SIGTERM), then drains.
 func serve(ctx context.Context, stdout, stderr io.Writer) error {
-	cfg, err := service.LoadServeConfig()
+	cfg, err := service.LoadServeConfig(os.LookupEnv)
 	// a misspelt setting is ignored, never refused (the platform sets many
 	// variables), but said first: it may be why a problem below is one
 	lookalikes := service.Lookalikes(os.Environ())

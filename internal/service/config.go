@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/kelseyhightower/envconfig"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -23,126 +20,235 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
-// Config is the service's whole configuration, read from the environment by
-// LoadConfig. Every variable, with its default (Defaults), is listed in
-// README.md's configuration table.
+// Config is the service's whole configuration. Each field is one
+// environment variable's value, bound to it in settings, the table that
+// LoadConfig reads and Defaults fills.
 type Config struct {
-	Port string `envconfig:"PORT"`
+	Port string
 
 	// StoreURL: gs://bucket/prefix, file:///path, a plain path, mem:, or none.
-	StoreURL         string `envconfig:"STORE_URL"`
-	MaxScriptBytes   int64  `envconfig:"MAX_SCRIPT_BYTES"`
-	ScriptCacheBytes int64  `envconfig:"SCRIPT_CACHE_BYTES"`
+	StoreURL         string
+	MaxScriptBytes   int64
+	ScriptCacheBytes int64
 
-	DefaultWallClock   time.Duration `envconfig:"DEFAULT_WALL_CLOCK"`
-	MaxWallClock       time.Duration `envconfig:"MAX_WALL_CLOCK"`
-	DefaultMemoryBytes int64         `envconfig:"DEFAULT_MEMORY_BYTES"`
-	MaxMemoryBytes     int64         `envconfig:"MAX_MEMORY_BYTES"`
-	MaxInputBytes      int64         `envconfig:"MAX_INPUT_BYTES"`
-	MaxOutputBytes     int64         `envconfig:"MAX_OUTPUT_BYTES"`
-	MaxRequestBytes    int64         `envconfig:"MAX_REQUEST_BYTES"`
+	DefaultWallClock   time.Duration
+	MaxWallClock       time.Duration
+	DefaultMemoryBytes int64
+	MaxMemoryBytes     int64
+	MaxInputBytes      int64
+	MaxOutputBytes     int64
+	MaxRequestBytes    int64
 
-	MaxConcurrentEvaluations int           `envconfig:"MAX_CONCURRENT_EVALUATIONS"`
-	RequestTimeout           time.Duration `envconfig:"REQUEST_TIMEOUT"`
-	HardKillGrace            time.Duration `envconfig:"HARD_KILL_GRACE"`
-	ProcessKill              bool          `envconfig:"PROCESS_KILL"`
-	CPUBudget                uint64        `envconfig:"CPU_BUDGET"`
-	PoolSize                 int           `envconfig:"POOL_SIZE"`
-	CompilationCacheDir      string        `envconfig:"COMPILATION_CACHE_DIR"`
-	WorkerSpares             int           `envconfig:"WORKER_SPARES"`
-	WorkerLockdown           string        `envconfig:"WORKER_LOCKDOWN"`
-	MaxHeaderBytes           int           `envconfig:"MAX_HEADER_BYTES"`
+	MaxConcurrentEvaluations int
+	RequestTimeout           time.Duration
+	HardKillGrace            time.Duration
+	ProcessKill              bool
+	CPUBudget                uint64
+	PoolSize                 int
+	CompilationCacheDir      string
+	WorkerSpares             int
+	WorkerLockdown           string
+	MaxHeaderBytes           int
 
-	AuthAudience       string   `envconfig:"AUTH_AUDIENCE"`
-	AuthAllowedCallers []string `envconfig:"AUTH_ALLOWED_CALLERS"`
+	AuthAudience       string
+	AuthAllowedCallers []string
 
-	OTelExporter    string        `envconfig:"OTEL_EXPORTER"`
-	LogLevel        string        `envconfig:"LOG_LEVEL"`
-	ShutdownTimeout time.Duration `envconfig:"SHUTDOWN_TIMEOUT"`
-	GoogleProject   string        `envconfig:"GOOGLE_CLOUD_PROJECT"`
+	OTelExporter    string
+	LogLevel        string
+	ShutdownTimeout time.Duration
+	GoogleProject   string
 }
 
-// Defaults is the configuration of an empty environment: the one home of
-// every default. Where a package's own default is the same setting (the
+// settings is the table of the environment variables the service reads,
+// one row each: the variable, the field of c it sets, its default and the
+// parser of its value. The defaults are written here and nowhere else;
+// README.md's configuration table restates them, and a test holds the two
+// together. Where a package's own default is the same setting (the
 // engine's memory maximum, CPU budget, pool size and hard-kill grace, the
 // effect's byte bounds, the store's script size and cache), it is taken as
 // it is, so that the two cannot disagree.
-func Defaults() Config {
-	return Config{
-		Port:                     "8080",
-		StoreURL:                 "examples/store",
-		MaxScriptBytes:           contentstore.DefaultMaxScriptBytes,
-		ScriptCacheBytes:         contentstore.DefaultCacheBytes,
-		DefaultWallClock:         5 * time.Second,
-		MaxWallClock:             30 * time.Second,
-		DefaultMemoryBytes:       64 << 20,
-		MaxMemoryBytes:           quickjs.DefaultMaxMemoryBytes,
-		MaxInputBytes:            effect.DefaultMaxInputBytes,
-		MaxOutputBytes:           effect.DefaultMaxOutputBytes,
-		MaxRequestBytes:          4 << 20,
-		MaxConcurrentEvaluations: 1,
-		RequestTimeout:           60 * time.Second,
-		HardKillGrace:            quickjs.DefaultHardKillGrace,
-		ProcessKill:              true,
-		CPUBudget:                quickjs.DefaultCPUBudget,
-		PoolSize:                 quickjs.DefaultPoolSize,
-		WorkerSpares:             1,
-		WorkerLockdown:           string(worker.LockdownRequired),
-		MaxHeaderBytes:           32 << 10,
-		OTelExporter:             "none",
-		LogLevel:                 "info",
-		ShutdownTimeout:          10 * time.Second,
+func settings(c *Config) []setting {
+	return []setting{
+		bind("PORT", &c.Port, "8080", anyText),
+		bind("STORE_URL", &c.StoreURL, "examples/store", anyText),
+		bind("MAX_SCRIPT_BYTES", &c.MaxScriptBytes, contentstore.DefaultMaxScriptBytes, byteCount),
+		bind("SCRIPT_CACHE_BYTES", &c.ScriptCacheBytes, contentstore.DefaultCacheBytes, byteCount),
+		bind("DEFAULT_WALL_CLOCK", &c.DefaultWallClock, 5*time.Second, duration),
+		bind("MAX_WALL_CLOCK", &c.MaxWallClock, 30*time.Second, duration),
+		bind("DEFAULT_MEMORY_BYTES", &c.DefaultMemoryBytes, 64<<20, byteCount),
+		bind("MAX_MEMORY_BYTES", &c.MaxMemoryBytes, quickjs.DefaultMaxMemoryBytes, byteCount),
+		bind("MAX_INPUT_BYTES", &c.MaxInputBytes, effect.DefaultMaxInputBytes, byteCount),
+		bind("MAX_OUTPUT_BYTES", &c.MaxOutputBytes, effect.DefaultMaxOutputBytes, byteCount),
+		bind("MAX_REQUEST_BYTES", &c.MaxRequestBytes, 4<<20, byteCount),
+		bind("MAX_CONCURRENT_EVALUATIONS", &c.MaxConcurrentEvaluations, 1, wholeNumber),
+		bind("REQUEST_TIMEOUT", &c.RequestTimeout, 60*time.Second, duration),
+		bind("HARD_KILL_GRACE", &c.HardKillGrace, quickjs.DefaultHardKillGrace, duration),
+		bind("PROCESS_KILL", &c.ProcessKill, true, boolean),
+		bind("CPU_BUDGET", &c.CPUBudget, quickjs.DefaultCPUBudget, naturalNumber),
+		bind("POOL_SIZE", &c.PoolSize, quickjs.DefaultPoolSize, wholeNumber),
+		bind("COMPILATION_CACHE_DIR", &c.CompilationCacheDir, "", anyText),
+		bind("WORKER_SPARES", &c.WorkerSpares, 1, wholeNumber),
+		bind("WORKER_LOCKDOWN", &c.WorkerLockdown, string(worker.LockdownRequired), anyText),
+		bind("MAX_HEADER_BYTES", &c.MaxHeaderBytes, 32<<10, byteCount),
+		bind("AUTH_AUDIENCE", &c.AuthAudience, "", anyText),
+		bind("AUTH_ALLOWED_CALLERS", &c.AuthAllowedCallers, nil, commaList),
+		bind("OTEL_EXPORTER", &c.OTelExporter, "none", anyText),
+		bind("LOG_LEVEL", &c.LogLevel, "info", anyText),
+		bind("SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 10*time.Second, duration),
+		bind("GOOGLE_CLOUD_PROJECT", &c.GoogleProject, "", anyText),
 	}
 }
 
-// LoadConfig reads the environment over Defaults and validates the result,
-// reporting every problem at once. envconfig stops at the first variable it
-// cannot parse, so each field is read on its own (a struct of that field
-// alone, with its tag, holding its default, which envconfig leaves when the
-// variable is unset), and Validate's checks run on the fields that parsed.
-func LoadConfig() (Config, error) { return load(Config.Validate) }
+// A setting is a row of the table, its field already chosen: reset puts
+// the default there, parse a value read from the environment.
+type setting struct {
+	name  string
+	reset func()
+	parse func(value string) error
+}
+
+// bind makes the row of the variable name. parse reads a value as a T or
+// says what the value must be, with def as the example; a value that does
+// not parse is reported with the variable's name and leaves the field as
+// it was.
+func bind[T any](name string, field *T, def T, parse func(value string, def T) (T, error)) setting {
+	return setting{
+		name:  name,
+		reset: func() { *field = def },
+		parse: func(value string) error {
+			v, err := parse(value, def)
+			if err != nil {
+				return fmt.Errorf("%s must be %w, got %s", name, err, quoteValue(value))
+			}
+			*field = v
+			return nil
+		},
+	}
+}
+
+// Defaults is the configuration of an empty environment.
+func Defaults() Config {
+	var c Config
+	for _, s := range settings(&c) {
+		s.reset()
+	}
+	return c
+}
+
+// LoadConfig reads the variables lookup has (os.LookupEnv; a map in a test)
+// over Defaults and validates the result, reporting every problem at once:
+// each value that does not parse, and what Validate finds.
+func LoadConfig(lookup func(name string) (value string, ok bool)) (Config, error) {
+	c, errs := load(lookup)
+	return c, configurationError(errs)
+}
 
 // LoadServeConfig is LoadConfig for the serve verb: HostProblems are
 // reported with Validate's, so that a server that cannot serve what it is
 // configured to serve says so, with every other problem, before it starts.
-func LoadServeConfig() (Config, error) {
-	return load(func(c Config) []error { return append(c.Validate(), c.HostProblems()...) })
+func LoadServeConfig(lookup func(name string) (value string, ok bool)) (Config, error) {
+	c, errs := load(lookup)
+	return c, configurationError(append(errs, c.HostProblems()...))
 }
 
-func load(check func(Config) []error) (Config, error) {
+// load keeps a variable's default when its value does not parse, and names
+// it to validate as unparsed: a check that read the default in its place
+// would report a problem the variable does not have.
+func load(lookup func(string) (string, bool)) (Config, []error) {
 	c := Defaults()
 	var errs []error
-	var unparsed []string
-	v := reflect.ValueOf(&c).Elem()
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		one := reflect.New(reflect.StructOf([]reflect.StructField{{Name: f.Name, Type: f.Type, Tag: f.Tag}}))
-		one.Elem().Field(0).Set(v.Field(i))
-		if err := envconfig.Process("", one.Interface()); err != nil {
-			var pe *envconfig.ParseError
-			if errors.As(err, &pe) {
-				err = parseProblem(f.Tag.Get("envconfig"), f.Type, pe.Value, v.Field(i), pe.Err)
-			}
-			errs = append(errs, err)
-			unparsed = append(unparsed, f.Tag.Get("envconfig"))
+	unparsed := map[string]bool{}
+	for _, s := range settings(&c) {
+		value, ok := lookup(s.name)
+		if !ok {
 			continue
 		}
-		v.Field(i).Set(one.Elem().Field(0))
-	}
-	// a check that involves a variable that did not parse would only
-	// repeat that failure in other words
-	for _, err := range check(c) {
-		if !slices.ContainsFunc(unparsed, func(name string) bool { return strings.Contains(err.Error(), name) }) {
+		if err := s.parse(value); err != nil {
 			errs = append(errs, err)
+			unparsed[s.name] = true
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return c, fmt.Errorf("configuration:\n%w", err)
-	}
-	return c, nil
+	return c, append(errs, c.validate(unparsed)...)
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
+func configurationError(errs []error) error {
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	return nil
+}
+
+// The parsers. Each says, when a value does not parse, what it must be in
+// the setting's words: the parser's own (strconv.ParseInt: parsing "abc":
+// invalid syntax) name Go functions, not the setting. Numbers are read as
+// Go writes them (0x100, 1_000), as the service always has.
+
+// anyText takes a value as it is; what it may be, Validate checks.
+func anyText(value, _ string) (string, error) { return value, nil }
+
+// commaList splits a value at its commas, leaving each item's spaces to
+// the code that uses it; a blank value is no items.
+func commaList(value string, _ []string) ([]string, error) {
+	if strings.TrimSpace(value) == "" {
+		return nil, nil
+	}
+	return strings.Split(value, ","), nil
+}
+
+func boolean(value string, _ bool) (bool, error) {
+	b, err := strconv.ParseBool(value)
+	if err != nil {
+		return false, errors.New("true or false")
+	}
+	return b, nil
+}
+
+func duration(value string, def time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		want := "a duration with a unit (ms, s, m, h), such as " + shortDuration(def)
+		if _, nerr := strconv.ParseFloat(value, 64); nerr == nil {
+			want += "; a number alone has no unit"
+		}
+		return 0, errors.New(want)
+	}
+	return d, nil
+}
+
+func wholeNumber[T int | int64](value string, def T) (T, error) {
+	return signed(value, def, "a whole number")
+}
+
+func byteCount[T int | int64](value string, def T) (T, error) {
+	return signed(value, def, "a whole number of bytes")
+}
+
+// signed reads a T; an int is 32 bits on some platforms.
+func signed[T int | int64](value string, def T, what string) (T, error) {
+	bits := 64
+	if _, isInt := any(def).(int); isInt {
+		bits = strconv.IntSize
+	}
+	n, err := strconv.ParseInt(value, 0, bits)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("%s in [%d, %d]", what, int64(-1)<<(bits-1), uint64(1)<<(bits-1)-1)
+	case err != nil:
+		return 0, fmt.Errorf("%s, such as %d", what, def)
+	}
+	return T(n), nil
+}
+
+func naturalNumber(value string, def uint64) (uint64, error) {
+	n, err := strconv.ParseUint(value, 0, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("a whole number, 0 or more, at most %d", uint64(math.MaxUint64))
+	case err != nil:
+		return 0, fmt.Errorf("a whole number, 0 or more, such as %d", def)
+	}
+	return n, nil
+}
 
 // quoteValue quotes a variable's value in a problem, cut short when it is
 // longer than any setting's (a path, a URL) needs to be.
@@ -166,43 +272,6 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// parseProblem says what a variable that does not parse must be, from its
-// type, with its default as the example: the parser's own words
-// (strconv.ParseInt: parsing "abc": invalid syntax) name Go functions, not
-// the setting.
-func parseProblem(name string, typ reflect.Type, value string, def reflect.Value, err error) error {
-	var want string
-	switch {
-	case typ == durationType:
-		want = "a duration with a unit (ms, s, m, h), such as " + shortDuration(time.Duration(def.Int()))
-		if _, nerr := strconv.ParseFloat(value, 64); nerr == nil {
-			want += "; a number alone has no unit"
-		}
-	case typ.Kind() == reflect.Bool:
-		want = "true or false"
-	case typ.Kind() >= reflect.Int && typ.Kind() <= reflect.Int64:
-		want = "a whole number"
-		if strings.HasSuffix(name, "_BYTES") {
-			want += " of bytes"
-		}
-		if errors.Is(err, strconv.ErrRange) {
-			want += fmt.Sprintf(" in [%d, %d]", int64(-1)<<(typ.Bits()-1), uint64(1)<<(typ.Bits()-1)-1)
-		} else {
-			want += fmt.Sprintf(", such as %d", def.Int())
-		}
-	case typ.Kind() >= reflect.Uint && typ.Kind() <= reflect.Uint64:
-		want = "a whole number, 0 or more"
-		if errors.Is(err, strconv.ErrRange) {
-			want += fmt.Sprintf(", at most %d", ^uint64(0)>>(64-typ.Bits()))
-		} else {
-			want += fmt.Sprintf(", such as %d", def.Uint())
-		}
-	default:
-		want = "a " + typ.String()
-	}
-	return fmt.Errorf("%s must be %s, got %s", name, want, quoteValue(value))
-}
-
 // ForOneRun is c for one evaluation from the command line (the eval verb),
 // under limits: one run at a time and no spare worker, maxima raised to
 // admit the run's limits, a request timeout that leaves the run its whole
@@ -221,25 +290,50 @@ func (c Config) ForOneRun(limits spi.Limits) Config {
 // Validate reports every problem with the configuration. A setting that a
 // package of the service takes is checked by that package's own check, so
 // that each range is written once, where it is enforced.
-func (c Config) Validate() []error {
-	return slices.Concat(c.serverProblems(), c.limitProblems(), c.engineProblems(), c.authProblems())
+func (c Config) Validate() []error { return c.validate(nil) }
+
+func (c Config) validate(unparsed map[string]bool) []error {
+	p := problems{unparsed: unparsed}
+	c.serverProblems(&p)
+	c.limitProblems(&p)
+	c.engineProblems(&p)
+	c.authProblems(&p)
+	return p.errs
 }
 
 // problems collects errors for Validate; named prefixes a package's check
-// with the variable it checks.
-type problems []error
+// with the variable it checks. unparsed are the variables whose values did
+// not parse, each holding its default instead: a check of one alone passes
+// (the defaults validate), but a check of it with another would judge the
+// default against the other's value, so such a check asks parsed first.
+type problems struct {
+	errs     []error
+	unparsed map[string]bool
+}
 
-func (p *problems) bad(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
+func (p *problems) bad(format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf(format, args...))
+}
 
 func (p *problems) named(name string, err error) {
 	if err != nil {
-		*p = append(*p, fmt.Errorf("%s %w", name, err))
+		p.errs = append(p.errs, fmt.Errorf("%s %w", name, err))
 	}
 }
 
+// parsed reports whether every one of the variables names holds its own
+// value.
+func (p *problems) parsed(names ...string) bool {
+	for _, name := range names {
+		if p.unparsed[name] {
+			return false
+		}
+	}
+	return true
+}
+
 // serverProblems: the HTTP server, telemetry and the process's life.
-func (c Config) serverProblems() problems {
-	var p problems
+func (c Config) serverProblems(p *problems) {
 	if port, err := strconv.Atoi(c.Port); err != nil || port < 1 || port > 65535 {
 		p.bad("PORT must be a port number in [1, 65535], got %q", c.Port)
 	}
@@ -255,7 +349,7 @@ func (c Config) serverProblems() problems {
 		p.bad("OTEL_EXPORTER must be none, stdout or otlp, got %q", c.OTelExporter)
 	}
 	if _, err := c.Level(); err != nil {
-		p = append(p, err)
+		p.errs = append(p.errs, err)
 	}
 	if c.StoreURL != "none" {
 		if err := contentstore.CheckURL(c.StoreURL); err != nil {
@@ -267,15 +361,13 @@ func (c Config) serverProblems() problems {
 			p.bad("STORE_URL %s: %s (want %s)", quoteValue(c.StoreURL), why, storeForms)
 		}
 	}
-	return p
 }
 
 // storeForms are the values STORE_URL takes.
 const storeForms = "gs://bucket/prefix, file:///path, a directory path, mem:, or none"
 
 // limitProblems: the bounds of an evaluation and of a request.
-func (c Config) limitProblems() problems {
-	var p problems
+func (c Config) limitProblems(p *problems) {
 	positive := func(name string, v int64) {
 		if v <= 0 {
 			p.bad("%s must be positive, got %d", name, v)
@@ -297,27 +389,27 @@ func (c Config) limitProblems() problems {
 	}
 	// each blamed alone; their order is only worth checking when both hold
 	defaultOK := positiveDuration("DEFAULT_WALL_CLOCK", c.DefaultWallClock)
-	if positiveDuration("MAX_WALL_CLOCK", c.MaxWallClock) && defaultOK && c.DefaultWallClock > c.MaxWallClock {
+	if positiveDuration("MAX_WALL_CLOCK", c.MaxWallClock) && defaultOK &&
+		p.parsed("DEFAULT_WALL_CLOCK", "MAX_WALL_CLOCK") && c.DefaultWallClock > c.MaxWallClock {
 		p.bad("DEFAULT_WALL_CLOCK %v exceeds MAX_WALL_CLOCK %v", c.DefaultWallClock, c.MaxWallClock)
 	}
-	if c.DefaultMemoryBytes > c.MaxMemoryBytes {
+	if p.parsed("DEFAULT_MEMORY_BYTES", "MAX_MEMORY_BYTES") && c.DefaultMemoryBytes > c.MaxMemoryBytes {
 		p.bad("DEFAULT_MEMORY_BYTES %d exceeds MAX_MEMORY_BYTES %d", c.DefaultMemoryBytes, c.MaxMemoryBytes)
 	}
-	if c.MaxInputBytes > c.MaxRequestBytes {
+	if p.parsed("MAX_INPUT_BYTES", "MAX_REQUEST_BYTES") && c.MaxInputBytes > c.MaxRequestBytes {
 		p.bad("MAX_INPUT_BYTES %d exceeds MAX_REQUEST_BYTES %d: an input at the limit could not arrive", c.MaxInputBytes, c.MaxRequestBytes)
 	}
 	if c.RequestTimeout <= 0 {
 		p.bad("REQUEST_TIMEOUT must be positive, got %v", c.RequestTimeout)
-	} else if longest := c.Timing(c.MaxWallClock); longest.CallerDeadline() >= c.RequestTimeout {
+	} else if longest := c.Timing(c.MaxWallClock); p.parsed("MAX_WALL_CLOCK", "HARD_KILL_GRACE", "REQUEST_TIMEOUT") &&
+		longest.CallerDeadline() >= c.RequestTimeout {
 		p.bad("MAX_WALL_CLOCK + 2 x HARD_KILL_GRACE + 1s (%v) must be below REQUEST_TIMEOUT (%v), so that the service's hard kill, a worker's own backstop and the wait for its answer end before the platform's timeout",
 			longest.CallerDeadline(), c.RequestTimeout)
 	}
-	return p
 }
 
 // engineProblems: the engine and the worker processes, by their own checks.
-func (c Config) engineProblems() problems {
-	var p problems
+func (c Config) engineProblems(p *problems) {
 	p.named("MAX_MEMORY_BYTES", quickjs.CheckMaxMemoryBytes(c.MaxMemoryBytes))
 	if c.DefaultMemoryBytes > 0 { // else limitProblems says it must be positive
 		p.named("DEFAULT_MEMORY_BYTES", quickjs.CheckMemoryLimit(c.DefaultMemoryBytes))
@@ -327,19 +419,19 @@ func (c Config) engineProblems() problems {
 	p.named("MAX_CONCURRENT_EVALUATIONS", worker.CheckConcurrent(c.MaxConcurrentEvaluations))
 	p.named("WORKER_SPARES", worker.CheckSpares(c.WorkerSpares))
 	p.named("WORKER_LOCKDOWN", worker.Lockdown(c.WorkerLockdown).Check())
-	return p
 }
 
 // authProblems: the ID-token check, on only with both variables.
-func (c Config) authProblems() problems {
-	var p problems
+func (c Config) authProblems(p *problems) {
+	if !p.parsed("AUTH_AUDIENCE", "AUTH_ALLOWED_CALLERS") {
+		return
+	}
 	if c.AuthAudience != "" && len(c.AuthAllowedCallers) == 0 {
 		p.bad("AUTH_AUDIENCE is set but AUTH_ALLOWED_CALLERS is empty: name the identities allowed to call")
 	}
 	if c.AuthAudience == "" && len(c.AuthAllowedCallers) > 0 {
 		p.bad("AUTH_ALLOWED_CALLERS is set but AUTH_AUDIENCE is empty: set the audience to turn authentication on")
 	}
-	return p
 }
 
 // HostProblems reports what the configuration names on this host that is
@@ -351,7 +443,7 @@ func (c Config) authProblems() problems {
 // so). The cache directory is created, as the engine would.
 func (c Config) HostProblems() []error { return c.hostProblems(true) }
 
-func (c Config) hostProblems(store bool) problems {
+func (c Config) hostProblems(store bool) []error {
 	var p problems
 	if dir, ok := contentstore.LocalDir(c.StoreURL); ok && store && c.StoreURL != "none" {
 		if abs, err := filepath.Abs(dir); err == nil {
@@ -370,7 +462,7 @@ func (c Config) hostProblems(store bool) problems {
 	if err := quickjs.CheckCompilationCache(c.CompilationCacheDir); err != nil {
 		p.bad("COMPILATION_CACHE_DIR %w (name a directory this process can create and write, or leave it unset to compile the engine at start)", err)
 	}
-	return p
+	return p.errs
 }
 
 // Level is LOG_LEVEL as a slog level.

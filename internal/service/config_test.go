@@ -14,22 +14,30 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
+// lookup is os.LookupEnv for an environment of env's variables alone.
+func lookup(env map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := env[name]
+		return v, ok
+	}
+}
+
 func TestConfigValidation(t *testing.T) {
-	t.Setenv("STORE_URL", "none")
-	c, err := LoadConfig()
+	env := map[string]string{"STORE_URL": "none"}
+	c, err := LoadConfig(lookup(env))
 	if err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
 	if c.Port != "8080" || c.MaxConcurrentEvaluations != 1 || c.RequestTimeout != time.Minute || !c.ProcessKill {
 		t.Fatalf("defaults: %+v", c)
 	}
-	t.Setenv("MAX_WALL_CLOCK", "2m")
-	t.Setenv("MAX_CONCURRENT_EVALUATIONS", "2")
-	t.Setenv("OTEL_EXPORTER", "zipkin")
-	t.Setenv("AUTH_AUDIENCE", "https://x")
-	t.Setenv("WORKER_LOCKDOWN", "sometimes")
-	t.Setenv("MAX_HEADER_BYTES", "100")
-	_, err = LoadConfig()
+	env["MAX_WALL_CLOCK"] = "2m"
+	env["MAX_CONCURRENT_EVALUATIONS"] = "2"
+	env["OTEL_EXPORTER"] = "zipkin"
+	env["AUTH_AUDIENCE"] = "https://x"
+	env["WORKER_LOCKDOWN"] = "sometimes"
+	env["MAX_HEADER_BYTES"] = "100"
+	_, err = LoadConfig(lookup(env))
 	if err == nil {
 		t.Fatal("bad configuration accepted")
 	}
@@ -40,11 +48,11 @@ func TestConfigValidation(t *testing.T) {
 	}
 	// every variable that does not parse is reported, beside every check
 	// that fails
-	t.Setenv("MAX_INPUT_BYTES", "nope")
-	t.Setenv("MAX_WALL_CLOCK", "abc")
-	t.Setenv("DEFAULT_WALL_CLOCK", "xyz")
-	t.Setenv("PORT", "-1")
-	_, err = LoadConfig()
+	env["MAX_INPUT_BYTES"] = "nope"
+	env["MAX_WALL_CLOCK"] = "abc"
+	env["DEFAULT_WALL_CLOCK"] = "xyz"
+	env["PORT"] = "-1"
+	_, err = LoadConfig(lookup(env))
 	for _, want := range []string{"MAX_INPUT_BYTES", "MAX_WALL_CLOCK", "DEFAULT_WALL_CLOCK", "PORT", "OTEL_EXPORTER", "WORKER_LOCKDOWN"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not mention %s:\n%v", want, err)
@@ -55,7 +63,8 @@ func TestConfigValidation(t *testing.T) {
 // README.md's configuration table is the defaults: every variable of Config
 // is a row, and setting each row's default explicitly loads the same
 // configuration as an empty environment (Defaults). A default restated
-// differently in the README, or a variable missing from it, fails here.
+// differently in the README, or a variable missing from it, fails here; so
+// does a field of Config that no variable sets.
 func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -66,9 +75,14 @@ func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
 	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
 		rows[m[1]] = strings.TrimSpace(m[2])
 	}
-	typ := reflect.TypeOf(Config{})
-	for i := range typ.NumField() {
-		name := typ.Field(i).Tag.Get("envconfig")
+	if fields, names := reflect.TypeFor[Config]().NumField(), Variables(); fields != len(names) {
+		t.Errorf("Config has %d fields, and %d variables set them: %v", fields, len(names), names)
+	}
+	env := map[string]string{}
+	for _, name := range Variables() {
+		if _, dup := env[name]; dup {
+			t.Errorf("%s has two rows in the table", name)
+		}
 		def, ok := rows[name]
 		if !ok {
 			t.Errorf("README's configuration table has no row for %s", name)
@@ -76,7 +90,7 @@ func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
 		}
 		delete(rows, name)
 		if v, ok := strings.CutPrefix(def, "`"); ok {
-			t.Setenv(name, strings.TrimSuffix(v, "`"))
+			env[name] = strings.TrimSuffix(v, "`")
 		} else if !strings.HasPrefix(def, "(none") {
 			t.Errorf("%s: README's default %q is neither a `value` nor (none)", name, def)
 		}
@@ -84,7 +98,7 @@ func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
 	for name := range rows {
 		t.Errorf("README's configuration table has %s, which Config does not read", name)
 	}
-	got, err := LoadConfig()
+	got, err := LoadConfig(lookup(env))
 	if err != nil {
 		t.Fatalf("README's defaults: %v", err)
 	}
@@ -153,15 +167,16 @@ func TestConfigValidationUsesThePackagesChecks(t *testing.T) {
 // value and an example, in the words of the setting and not of the Go
 // function that parsed it.
 func TestConfigParseProblemsSayWhatIsWanted(t *testing.T) {
-	t.Setenv("STORE_URL", "none")
-	t.Setenv("MAX_INPUT_BYTES", "1MB")
-	t.Setenv("MAX_WALL_CLOCK", "30")
-	t.Setenv("REQUEST_TIMEOUT", "soon")
-	t.Setenv("PROCESS_KILL", "yes")
-	t.Setenv("CPU_BUDGET", "-1")
-	t.Setenv("POOL_SIZE", "99999999999999999999")
-	t.Setenv("LOG_LEVEL", "verbose")
-	_, err := LoadConfig()
+	_, err := LoadConfig(lookup(map[string]string{
+		"STORE_URL":       "none",
+		"MAX_INPUT_BYTES": "1MB",
+		"MAX_WALL_CLOCK":  "30",
+		"REQUEST_TIMEOUT": "soon",
+		"PROCESS_KILL":    "yes",
+		"CPU_BUDGET":      "-1",
+		"POOL_SIZE":       "99999999999999999999",
+		"LOG_LEVEL":       "verbose",
+	}))
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -186,6 +201,74 @@ func TestConfigParseProblemsSayWhatIsWanted(t *testing.T) {
 	}
 }
 
+// A variable that does not parse keeps its default and is reported once,
+// in its own words: no check judges that default against another
+// variable's value. What a check leaves out is decided by the variables it
+// reads, never by what its message happens to quote.
+func TestConfigUnparsedVariableReportedOnce(t *testing.T) {
+	_, err := LoadConfig(lookup(map[string]string{
+		"STORE_URL":            "none",
+		"DEFAULT_MEMORY_BYTES": "64MiB",
+		"MAX_MEMORY_BYTES":     "1048576", // below the default's 64 MiB
+	}))
+	if want := `configuration:` + "\n" + `DEFAULT_MEMORY_BYTES must be a whole number of bytes, such as 67108864, got "64MiB"`; err == nil || err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+
+	_, err = LoadConfig(lookup(map[string]string{
+		"STORE_URL":       "ftp://MAX_WALL_CLOCK",
+		"MAX_WALL_CLOCK":  "abc",
+		"REQUEST_TIMEOUT": "10s", // below the default wall clock's deadline
+	}))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	text := err.Error()
+	for _, want := range []string{
+		`MAX_WALL_CLOCK must be a duration with a unit (ms, s, m, h), such as 30s, got "abc"`,
+		`STORE_URL "ftp://MAX_WALL_CLOCK": unsupported scheme "ftp"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the problems do not say\n%s\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "must be below REQUEST_TIMEOUT") || strings.Count(text, "\n") != 2 {
+		t.Errorf("want the two problems alone:\n%s", text)
+	}
+}
+
+// Each kind of value is read as the service has always read it: numbers as
+// Go writes them, a list split at its commas with its items as written, an
+// empty value as a value (a number cannot be empty), an unset variable as
+// its default.
+func TestConfigReadsEachKind(t *testing.T) {
+	c, err := LoadConfig(lookup(map[string]string{
+		"STORE_URL":            "none",
+		"MAX_SCRIPT_BYTES":     "0x200000",
+		"POOL_SIZE":            "1_0",
+		"CPU_BUDGET":           "0",
+		"PROCESS_KILL":         "0",
+		"HARD_KILL_GRACE":      "1s",
+		"AUTH_AUDIENCE":        "https://x",
+		"AUTH_ALLOWED_CALLERS": "a@example.com, b@example.com",
+		"GOOGLE_CLOUD_PROJECT": "",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Defaults()
+	want.StoreURL, want.MaxScriptBytes, want.PoolSize, want.CPUBudget, want.ProcessKill, want.HardKillGrace =
+		"none", 2<<20, 10, 0, false, time.Second
+	want.AuthAudience, want.AuthAllowedCallers = "https://x", []string{"a@example.com", " b@example.com"}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", c, want)
+	}
+	_, err = LoadConfig(lookup(map[string]string{"STORE_URL": "none", "WORKER_SPARES": ""}))
+	if want := `WORKER_SPARES must be a whole number, such as 1, got ""`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("an empty number: %v", err)
+	}
+}
+
 // Each wall clock that is not positive is blamed alone, and their order is
 // not checked on top.
 func TestConfigWallClocksBlamedAlone(t *testing.T) {
@@ -206,9 +289,7 @@ func TestConfigWallClocksBlamedAlone(t *testing.T) {
 // STORE_URL's form is checked with every other variable, and a URL of no
 // accepted form lists them all, none included.
 func TestConfigStoreURLReportedWithTheOthers(t *testing.T) {
-	t.Setenv("STORE_URL", "ftp://x")
-	t.Setenv("OTEL_EXPORTER", "zipkin")
-	_, err := LoadConfig()
+	_, err := LoadConfig(lookup(map[string]string{"STORE_URL": "ftp://x", "OTEL_EXPORTER": "zipkin"}))
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -221,9 +302,7 @@ func TestConfigStoreURLReportedWithTheOthers(t *testing.T) {
 		}
 	}
 	for _, ok := range []string{"none", "mem:", "examples/store", "file:///srv/scripts", "gs://my-bucket/p"} {
-		t.Setenv("STORE_URL", ok)
-		t.Setenv("OTEL_EXPORTER", "none")
-		if _, err := LoadConfig(); err != nil {
+		if _, err := LoadConfig(lookup(map[string]string{"STORE_URL": ok})); err != nil {
 			t.Errorf("STORE_URL=%s: %v", ok, err)
 		}
 	}
@@ -242,10 +321,12 @@ func TestServeConfigChecksTheHost(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("STORE_URL", missing)
-	t.Setenv("COMPILATION_CACHE_DIR", filepath.Join(file, "cache"))
-	t.Setenv("SHUTDOWN_TIMEOUT", "0s")
-	_, err := LoadServeConfig()
+	env := map[string]string{
+		"STORE_URL":             missing,
+		"COMPILATION_CACHE_DIR": filepath.Join(file, "cache"),
+		"SHUTDOWN_TIMEOUT":      "0s",
+	}
+	_, err := LoadServeConfig(lookup(env))
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -258,24 +339,24 @@ func TestServeConfigChecksTheHost(t *testing.T) {
 			t.Errorf("the problems do not say\n%s\n%s", want, err)
 		}
 	}
-	t.Setenv("STORE_URL", "file://"+file)
-	if _, err := LoadServeConfig(); err == nil || !strings.Contains(err.Error(), file+" is not a directory") {
+	env["STORE_URL"] = "file://" + file
+	if _, err := LoadServeConfig(lookup(env)); err == nil || !strings.Contains(err.Error(), file+" is not a directory") {
 		t.Errorf("a store that is a file: %v", err)
 	}
 
-	t.Setenv("STORE_URL", missing)
-	t.Setenv("COMPILATION_CACHE_DIR", "")
-	t.Setenv("SHUTDOWN_TIMEOUT", "10s")
-	if _, err := LoadConfig(); err != nil {
+	env["STORE_URL"] = missing
+	env["COMPILATION_CACHE_DIR"] = ""
+	env["SHUTDOWN_TIMEOUT"] = "10s"
+	if _, err := LoadConfig(lookup(env)); err != nil {
 		t.Errorf("LoadConfig (put, eval) checks the host: %v", err)
 	}
 	// and the same with the directories there: the cache is made
 	cache := filepath.Join(dir, "new", "cache")
-	t.Setenv("COMPILATION_CACHE_DIR", cache)
+	env["COMPILATION_CACHE_DIR"] = cache
 	if err := os.Mkdir(missing, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadServeConfig(); err != nil {
+	if _, err := LoadServeConfig(lookup(env)); err != nil {
 		t.Errorf("with the directories there: %v", err)
 	}
 	if fi, err := os.Stat(cache); err != nil || !fi.IsDir() {
@@ -338,14 +419,13 @@ func TestLookalikes(t *testing.T) {
 // A default memory limit below the engine's minimum is a start-up problem:
 // every request that takes the default would fail.
 func TestDefaultMemoryBelowTheEngineMinimum(t *testing.T) {
-	t.Setenv("STORE_URL", "none")
-	t.Setenv("DEFAULT_MEMORY_BYTES", "4096")
-	_, err := LoadConfig()
+	env := map[string]string{"STORE_URL": "none", "DEFAULT_MEMORY_BYTES": "4096"}
+	_, err := LoadConfig(lookup(env))
 	if err == nil || !strings.Contains(err.Error(), "DEFAULT_MEMORY_BYTES must be at least 262144") {
 		t.Errorf("DEFAULT_MEMORY_BYTES=4096: %v", err)
 	}
-	t.Setenv("DEFAULT_MEMORY_BYTES", "262144")
-	if _, err := LoadConfig(); err != nil {
+	env["DEFAULT_MEMORY_BYTES"] = "262144"
+	if _, err := LoadConfig(lookup(env)); err != nil {
 		t.Errorf("DEFAULT_MEMORY_BYTES at the minimum: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"reflect"
 	"slices"
 	"strings"
 )
@@ -18,12 +17,12 @@ func (l Lookalike) String() string {
 	return "the environment variable " + l.Name + " is not a setting of this service and is ignored: did you mean " + l.Known + "?"
 }
 
-// Variables are the names of the environment variables Config reads.
+// Variables are the names of the environment variables Config reads, in
+// the order of their table.
 func Variables() []string {
-	typ := reflect.TypeFor[Config]()
-	names := make([]string, 0, typ.NumField())
-	for i := range typ.NumField() {
-		names = append(names, typ.Field(i).Tag.Get("envconfig"))
+	var names []string
+	for _, s := range settings(new(Config)) {
+		names = append(names, s.name)
 	}
 	return names
 }
