@@ -19,8 +19,63 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-func versionCmd(stdout io.Writer) error {
-	_, err := fmt.Fprintf(stdout, "sandbox-cloudrun %s\nengine %s %s\nengine wasm sha256 %s\nspi %s\n",
+// The synopses of the verbs that evalUsage and conformanceUsage do not
+// cover, with their exit statuses.
+const (
+	versionUsage = `usage: sandbox-cloudrun version
+
+Prints the version, the engine's name, version and wasm hash, and the SPI
+version.
+
+exit status:
+  0  printed
+  2  a usage error`
+
+	putUsage = `usage: sandbox-cloudrun put FILE...
+
+Stores each script under its content address in STORE_URL and prints a
+"REF  FILE" line for it; "-" reads a script from standard input.
+
+exit status:
+  0  every script was stored
+  1  a script could not be read or stored, or the store could not be opened;
+     standard error says which and why
+  2  a usage error: no FILE`
+
+	compileCacheUsage = `usage: sandbox-cloudrun compile-cache DIR
+
+Compiles the engine into wazero's compilation cache in DIR (created if
+missing), so that a service started with COMPILATION_CACHE_DIR=DIR skips
+compiling it (the Dockerfile bakes it into the image).
+
+exit status:
+  0  compiled
+  1  DIR could not be created or the engine could not be compiled
+  2  a usage error: not exactly one DIR`
+
+	serveUsage = `usage: sandbox-cloudrun serve
+
+Runs the HTTP service until SIGTERM or an interrupt; the default verb, which
+sandbox-cloudrun with no verb runs too. It is
+configured by environment variables (README.md, "Configuration"), which it
+checks all at once before it starts.
+
+exit status:
+  0  served, and shut down when told to
+  1  the configuration was refused, or the service failed; the log says why
+  2  a usage error`
+)
+
+func versionCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", versionUsage)
+	positional, err := fs.parse(args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 0 {
+		return fs.usageError(stderr, "version: takes no arguments, got %d", len(positional))
+	}
+	_, err = fmt.Fprintf(stdout, "sandbox-cloudrun %s\nengine %s %s\nengine wasm sha256 %s\nspi %s\n",
 		version, quickjs.EngineName, quickjs.EngineVersion, quickjs.WasmSHA256(), spi.SPIVersion)
 	return err
 }
@@ -38,9 +93,14 @@ func openStore(ctx context.Context) (contentstore.Store, service.Config, error) 
 	return s, cfg, err
 }
 
-func putCmd(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+func putCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("put", putUsage)
+	args, err := fs.parse(args, stdout, stderr)
+	if err != nil {
+		return err
+	}
 	if len(args) == 0 {
-		return exitError{2, fmt.Errorf("put: name at least one FILE (or - for standard input)")}
+		return fs.usageError(stderr, "put: name at least one FILE (or - for standard input)")
 	}
 	s, _, err := openStore(ctx)
 	if err != nil {
@@ -52,9 +112,14 @@ func putCmd(ctx context.Context, args []string, stdin io.Reader, stdout io.Write
 
 // compileCacheCmd compiles the embedded engine into wazero's compilation
 // cache, so a process started with COMPILATION_CACHE_DIR skips compiling.
-func compileCacheCmd(ctx context.Context, args []string, stdout io.Writer) error {
+func compileCacheCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("compile-cache", compileCacheUsage)
+	args, err := fs.parse(args, stdout, stderr)
+	if err != nil {
+		return err
+	}
 	if len(args) != 1 {
-		return exitError{2, fmt.Errorf("compile-cache: want exactly one DIR")}
+		return fs.usageError(stderr, "compile-cache: want exactly one DIR, got %d arguments", len(args))
 	}
 	if err := os.MkdirAll(args[0], 0o755); err != nil {
 		return fmt.Errorf("compile-cache: %w", err)
@@ -96,7 +161,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := newFlagSet("eval", evalUsage)
 	input := fs.String("input", "null", "the input as JSON text")
 	inputFile := fs.String("input-file", "", "read the input JSON from this file (- for standard input)")
-	wall := fs.Duration("wall-clock", 5*time.Second, "wall-clock limit")
+	wall := fs.duration("wall-clock", 5*time.Second, "wall-clock limit, with its unit")
 	mem := fs.Int64("memory", 64<<20, "memory limit in bytes")
 	shape := fs.String("shape", "", "expected output shape hash (sha256:…)")
 	logs := fs.Bool("logs", false, "print the script's console output to standard error")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -34,9 +35,9 @@ func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := newFlagSet("conformance", conformanceUsage)
 	url := fs.String("url", "", "base URL of the service, e.g. https://sandbox-xyz.a.run.app")
 	token := fs.String("id-token-env", "", "name of an environment variable holding a Google ID token for the service (sent as a Bearer token)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long; the cases not yet run fail")
-	caseTimeout := fs.Duration("case-timeout", 2*time.Minute, "stop a case that has not finished after this long, fail it, and run the next (a service that never answers costs each case this, not the whole run)")
-	grace := fs.Duration("backend-grace", 10*time.Second, "how long past a run's wall clock the service may take to answer (cold start, queueing) before the run counts as not stopped")
+	timeout := fs.duration("timeout", 10*time.Minute, "give up after this long; the cases not yet run fail")
+	caseTimeout := fs.duration("case-timeout", 2*time.Minute, "stop a case that has not finished after this long, fail it, and run the next (a service that never answers costs each case this, not the whole run)")
+	grace := fs.duration("backend-grace", 10*time.Second, "how long past a run's wall clock the service may take to answer (cold start, queueing) before the run counts as not stopped")
 	verbose := fs.Bool("v", false, "also print what each case logged")
 	positional, err := fs.parse(args, stdout, stderr)
 	if err != nil {
@@ -44,6 +45,9 @@ func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if *url == "" || len(positional) != 0 {
 		return fs.usageError(stderr, "conformance: --url is required, and nothing else")
+	}
+	if u, err := neturl.Parse(*url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fs.usageError(stderr, "conformance: --url must be an http:// or https:// URL, got %q", *url)
 	}
 	if *grace <= 0 {
 		return fs.usageError(stderr, "conformance: --backend-grace must be positive, got %v", *grace)

@@ -14,7 +14,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
@@ -92,17 +94,17 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	switch cmd {
 	case "serve":
-		return serve(ctx, stdout, stderr)
+		return serveCmd(ctx, args, stdout, stderr)
 	case "put":
-		return putCmd(ctx, args, stdin, stdout)
+		return putCmd(ctx, args, stdin, stdout, stderr)
 	case "eval":
 		return evalCmd(ctx, args, stdin, stdout, stderr)
 	case "conformance":
 		return conformanceCmd(ctx, args, stdout, stderr)
 	case "compile-cache":
-		return compileCacheCmd(ctx, args, stdout)
+		return compileCacheCmd(ctx, args, stdout, stderr)
 	case "version", "--version", "-version":
-		return versionCmd(stdout)
+		return versionCmd(args, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -128,6 +130,11 @@ func newFlagSet(name, synopsis string) *verbFlags {
 // usage writes the verb's synopsis and its flags to w.
 func (fs *verbFlags) usage(w io.Writer) {
 	fmt.Fprintln(w, fs.synopsis)
+	flags := 0
+	fs.VisitAll(func(*flag.Flag) { flags++ })
+	if flags == 0 {
+		return
+	}
 	fmt.Fprintln(w, "\nflags:")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
@@ -167,6 +174,36 @@ func (fs *verbFlags) parse(args []string, stdout, stderr io.Writer) ([]string, e
 		}
 		positional, args = append(positional, rest[0]), rest[1:]
 	}
+}
+
+// durationFlag is a flag that reads a duration as the configuration reads
+// one (service.ParseDuration), so that a value without its unit says so.
+type durationFlag struct {
+	d   *time.Duration
+	def time.Duration
+}
+
+// duration defines a duration flag, with def as its default and example.
+func (fs *verbFlags) duration(name string, def time.Duration, usage string) *time.Duration {
+	d := def
+	fs.Var(durationFlag{&d, def}, name, usage)
+	return &d
+}
+
+func (f durationFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(value string) error {
+	d, err := service.ParseDuration(value, f.def)
+	if err != nil {
+		return fmt.Errorf("must be %w", err)
+	}
+	*f.d = d
+	return nil
 }
 
 // errHelp ends a verb whose usage was asked for and printed: not a failure.

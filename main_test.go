@@ -414,25 +414,44 @@ func TestVerbFlags(t *testing.T) {
 	}
 }
 
-// -h, -help and --help print a verb's usage, with its exit statuses, to
-// standard output and succeed; a wrong flag, anywhere, is a usage error
-// (status 2) that says which flag, after the synopsis on standard error.
+// Every verb answers -h, -help and --help with its usage, with its exit
+// statuses, on standard output, and succeeds, doing nothing else (serve does
+// not serve, put opens no file, compile-cache creates no directory); a wrong
+// flag, anywhere, is a usage error (status 2) that says which flag, after
+// the synopsis on standard error.
 func TestVerbHelpAndUsageErrors(t *testing.T) {
-	for _, verb := range []string{"eval", "conformance"} {
+	withFlags := map[string]bool{"eval": true, "conformance": true}
+	for _, verb := range []string{"eval", "conformance", "serve", "put", "compile-cache", "version"} {
 		for _, help := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"x.js", "--help"}} {
 			var stdout, stderr bytes.Buffer
 			args := append([]string{verb}, help...)
-			err := run(context.Background(), args, nil, &stdout, &stderr)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := run(ctx, args, nil, &stdout, &stderr)
+			cancel()
 			if err != nil || exitCode(err) != 0 || stderr.Len() != 0 {
 				t.Errorf("%q: %v (exit %d), stderr %q", args, err, exitCode(err), stderr.String())
 			}
-			for _, want := range []string{"usage: sandbox-cloudrun " + verb, "\nexit status:\n  0  ", "\n  2  a usage error", "\nflags:\n"} {
-				if !strings.Contains(stdout.String(), want) {
-					t.Errorf("%q: the usage lacks %q:\n%s", args, want, stdout.String())
+			want := []string{"usage: sandbox-cloudrun ", "\nexit status:\n  0  ", "\n  2  a usage error"}
+			if withFlags[verb] {
+				want = append(want, "\nflags:\n")
+			}
+			for _, w := range want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("%q: the usage lacks %q:\n%s", args, w, stdout.String())
+				}
+			}
+			for _, made := range help {
+				if _, err := os.Stat(made); err == nil {
+					os.RemoveAll(made)
+					t.Errorf("%q created %s", args, made)
 				}
 			}
 		}
-		for _, args := range [][]string{{verb, "-bogus"}, {verb, "x.js", "--bogus=1"}, {verb, "-timeout"}, {verb, "x.js", "-memory", "4096"}} {
+		bad := [][]string{{verb, "-bogus"}, {verb, "x.js", "--bogus=1"}}
+		if withFlags[verb] {
+			bad = append(bad, []string{verb, "-timeout"}, []string{verb, "x.js", "-memory", "4096"})
+		}
+		for _, args := range bad {
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), args, nil, &stdout, &stderr)
 			if exitCode(err) != 2 || stdout.Len() != 0 || !strings.Contains(err.Error(), "flag") && !strings.Contains(err.Error(), "-memory must be at least 262144") ||
@@ -440,6 +459,17 @@ func TestVerbHelpAndUsageErrors(t *testing.T) {
 				t.Errorf("%q: %v (exit %d), stdout %q, stderr %q", args, err, exitCode(err), stdout.String(), stderr.String())
 			}
 		}
+	}
+	// a duration without its unit says so, as the configuration does
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"eval", "-wall-clock", "5000", "x.js"}, nil, &stdout, &stderr)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "a number alone has no unit") {
+		t.Errorf("eval -wall-clock 5000: %v (exit %d)", err, exitCode(err))
+	}
+	// a service URL without its scheme is the caller's mistake
+	err = run(context.Background(), []string{"conformance", "--url", "localhost:8080"}, nil, &stdout, &stderr)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "http:// or https://") {
+		t.Errorf("conformance --url localhost:8080: %v (exit %d)", err, exitCode(err))
 	}
 	// the exit statuses of eval are documented where an operator looks
 	readme, err := os.ReadFile("README.md")

@@ -13,6 +13,19 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
+// serveCmd is the serve verb: its flags (only -h) and then serve.
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", serveUsage)
+	positional, err := fs.parse(args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 0 {
+		return fs.usageError(stderr, "serve: takes no arguments (it is configured by environment variables), got %d", len(positional))
+	}
+	return serve(ctx, stdout, stderr)
+}
+
 // serve runs the HTTP service until ctx ends (SIGTERM), then drains.
 func serve(ctx context.Context, stdout, stderr io.Writer) error {
 	cfg, err := service.LoadServeConfig(os.LookupEnv)

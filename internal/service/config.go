@@ -203,6 +203,11 @@ func boolean(value string, _ bool) (bool, error) {
 	return b, nil
 }
 
+// ParseDuration reads a duration as the configuration reads one, saying
+// what a value must be, with def as the example, when it is not one: the
+// eval and conformance verbs read their duration flags the same way.
+func ParseDuration(value string, def time.Duration) (time.Duration, error) { return duration(value, def) }
+
 func duration(value string, def time.Duration) (time.Duration, error) {
 	d, err := time.ParseDuration(value)
 	if err != nil {
