@@ -142,6 +142,26 @@ type callResult struct {
 	stack    []byte
 }
 
+// abandonment is when and why the effect stopped waiting for a backend's
+// call.
+type abandonment struct {
+	at        time.Time
+	cancelled bool // the caller left; else the deadline passed
+}
+
+// report logs the return of a call the effect had stopped waiting for, and
+// how long after: a warning when the deadline had passed (the backend did
+// not stop when its context said so), a debug line when the caller had
+// left, which is ordinary (a backend stops at its next poll).
+func (a *abandonment) report(log *slog.Logger, label string) {
+	after := time.Since(a.at).String()
+	if a.cancelled {
+		log.Debug("sandbox backend returned after the caller left", "scriptRef", label, "after", after)
+		return
+	}
+	log.Warn("sandbox backend returned after the effect stopped waiting", "scriptRef", label, "after", after)
+}
+
 // errDeadline is the cause of the combined context when the deadline passes.
 var errDeadline = errors.New("sandbox: backend deadline (wall clock + grace) passed")
 
@@ -157,8 +177,9 @@ func (c *caller) call(ctx context.Context, req spi.Request, t spi.Timing, logs b
 	defer cancel() // releases the timer and tells the backend to stop, on every path
 
 	results := make(chan callResult, 1)
-	var abandoned atomic.Bool
-	start := time.Now()
+	// abandoned is when and why the effect stopped waiting, for the
+	// backend's goroutine to say how late it returned
+	var abandoned atomic.Pointer[abandonment]
 	running.start()
 	go func() {
 		var r callResult
@@ -172,9 +193,8 @@ func (c *caller) call(ctx context.Context, req spi.Request, t spi.Timing, logs b
 			// finished before it returns
 			running.done()
 			results <- r
-			if abandoned.Load() {
-				c.log.Warn("sandbox backend returned after the effect stopped waiting",
-					"scriptRef", label, "after", time.Since(start).String())
+			if a := abandoned.Load(); a != nil {
+				a.report(c.log, label)
 			}
 		}()
 		r.outcome, r.logs, r.err = c.evaluate(callCtx, req, logs)
@@ -187,7 +207,7 @@ func (c *caller) call(ctx context.Context, req spi.Request, t spi.Timing, logs b
 		select {
 		case r = <-results: // settled in the same instant: use it
 		default:
-			abandoned.Store(true)
+			abandoned.Store(&abandonment{at: time.Now(), cancelled: ctx.Err() != nil})
 			if ctx.Err() != nil {
 				return spi.Outcome{}, "", cancelled(ctx, false)
 			}

@@ -184,20 +184,46 @@ func TestNeverSettles(t *testing.T) {
 			_, err := evaluate(context.Background(), e, validInput())
 			assertUntyped(t, err, effect.ErrBackendDidNotSettle, true)
 			// Nothing can stop a goroutine that ignores its context; once the
-			// backend does return (a second after Run gave up on it, at the
-			// deadline of 2 s and its stop grace of 1 s), its goroutine exits
-			// and says so, with every duration in its unit, whatever the
-			// logger
+			// backend does return (2 s after the deadline: Run's stop grace
+			// of 1 s and a second more), its goroutine exits and says how
+			// long after the effect stopped waiting, with every duration in
+			// its unit, whatever the logger
 			time.Sleep(time.Second)
 			close(release)
 			synctest.Wait()
 			if !strings.Contains(logs.String(), "returned after the effect stopped waiting") {
 				t.Errorf("no late-return warning in %q", logs.String())
 			}
-			for _, want := range []string{`"wallClock":"1s"`, `"grace":"1s"`, `"after":"4s"`} {
+			for _, want := range []string{`"wallClock":"1s"`, `"grace":"1s"`, `"after":"2s"`} {
 				if !strings.Contains(logs.String(), want) {
 					t.Errorf("no %s in %s", want, logs.String())
 				}
+			}
+		})
+	})
+	t.Run("the caller leaves: no warning", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// a backend that stops at its next poll, 300 ms after the caller
+			// left: ordinary, so a debug line and no warning
+			var logs servicetest.Logs
+			b := &fakeBackend{eval: func(ctx context.Context, _ spi.Request) (spi.Outcome, error) {
+				<-ctx.Done()
+				time.Sleep(300 * time.Millisecond)
+				return spi.Outcome{}, ctx.Err()
+			}}
+			e := mustNew(t, newReader(testScript), b, effect.Options{BackendGrace: time.Second,
+				Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			if _, err := evaluate(ctx, e, validInput()); !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v", err)
+			}
+			synctest.Wait()
+			if strings.Contains(logs.String(), `"level":"WARN"`) {
+				t.Errorf("a caller that left is warned about: %s", logs.String())
+			}
+			if !strings.Contains(logs.String(), `"msg":"sandbox backend returned after the caller left"`) || !strings.Contains(logs.String(), `"after":"300ms"`) {
+				t.Errorf("no debug line saying how long after the caller left: %s", logs.String())
 			}
 		})
 	})
