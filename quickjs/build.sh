@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds quickjs/sandbox.wasm from the pinned QuickJS tarball (quickjs.pin:
-# upstream at one commit) and our shim (c/sandbox.c), with our edits to
-# QuickJS kept as patches (patches/), and with Debian's clang 14, lld,
-# wasi-libc, libclang-rt-14-dev-wasm32 and binaryen (debian-packages.txt).
+# upstream at one commit) and our shim (c/sandbox.c, which includes the other
+# files of c/), with our edits to QuickJS kept as patches (patches/), and
+# with Debian's clang 14, lld, wasi-libc, libclang-rt-14-dev-wasm32 and
+# binaryen (debian-packages.txt).
 # Same inputs give the same bytes.
 #
 #   QUICKJS_TARBALL=/path/to/quickjs-2026-05-21-d73189dd.tar.xz quickjs/build.sh
@@ -98,6 +99,8 @@ cflags=(
 for src in quickjs libregexp libunicode cutils dtoa; do
   "$CC" "${cflags[@]}" -c "$build/src/$src.c" -o "$build/obj/$src.o"
 done
+# One translation unit: c/sandbox.c includes the shim's other files, so that
+# they can share static state.
 "$CC" "${cflags[@]}" -Werror -I "$build/src" -c c/sandbox.c -o "$build/obj/sandbox.o"
 
 # --stack-first puts the 1 MiB shadow stack below the data, so an overflow

@@ -10,7 +10,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// Answers of sandbox.poll, mirrored in c/sandbox.c.
+// Answers of sandbox.poll, mirrored in c/interrupt.c.
 const (
 	pollContinue  = 0
 	pollDeadline  = 1

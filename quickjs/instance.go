@@ -15,7 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// Run statuses, mirrored in c/sandbox.c.
+// Run statuses, mirrored in c/sandbox.h.
 const (
 	statusOK             = 0
 	statusThrew          = 1

@@ -40,7 +40,7 @@ const runs = Number(arg("-runs", "10"));
 const round = Number(arg("-round", "0"));
 const wasmPath = arg("-wasm", new URL("../../quickjs/sandbox.wasm", import.meta.url).pathname);
 
-// Run statuses of the shim (quickjs/c/sandbox.c).
+// Run statuses of the shim (quickjs/c/sandbox.h).
 const statusOK = 0, statusThrew = 1, statusLimitMemory = 3;
 
 function fnv1a(bytes) {
@@ -90,7 +90,7 @@ function run() {
   const sp = put(script), ip = put(input);
   const status = x.sb_run(sp, script.length, ip, input.length, mem, 0n, 1n);
   const text = (ptr, len) => new Uint8Array(memory.buffer, ptr, len).slice();
-  // the outcome record (quickjs/c/sandbox.c): result, name, logs, polls, oom
+  // the outcome record (quickjs/c/run.c): result, name, logs, polls, oom
   const o = view();
   const rec = x.sb_outcome();
   const resultPtr = o.getUint32(rec, true), resultLen = o.getUint32(rec + 4, true);

@@ -1,0 +1,203 @@
+/*
+ * run.c: the exports the host calls, in the order of an instance's life:
+ * sb_alloc and sb_init ahead of any request, sb_run for the one run,
+ * sb_outcome to read how it ended; sb_teardown for tests only.
+ */
+
+#include "sandbox.h"
+
+#define EXPORT(name) __attribute__((export_name(#name)))
+
+/* The shadow stack is 1 MiB (linker: -z stack-size, --stack-first); QuickJS
+ * may use all but a margin that covers C frames below its own checks. */
+#define STACK_BUDGET (1024 * 1024 - 192 * 1024)
+
+EXPORT(sb_alloc) void *sb_alloc(uint32_t n) { return malloc(n ? n : 1); }
+
+/* sb_init creates the runtime and context. It runs ahead of any request;
+ * returns 0 on success. */
+EXPORT(sb_init) int32_t sb_init(void)
+{
+    JSValue global, console, ctor;
+    JSAtom atom;
+
+    sb.rt = JS_NewRuntime2(&sb_malloc_funcs, NULL);
+    if (!sb.rt)
+        return -1;
+    JS_SetMaxStackSize(sb.rt, STACK_BUDGET);
+    JS_SetInterruptHandler(sb.rt, sb_interrupt, NULL);
+    JS_SetHostPromiseRejectionTracker(sb.rt, sb_rejection, NULL);
+    sb.ctx = JS_NewContext(sb.rt);
+    if (!sb.ctx)
+        return -2;
+
+    global = JS_GetGlobalObject(sb.ctx);
+
+    /* Nothing of the host exists to be reached; drop what a single-run,
+     * single-threaded sandbox has no use for either. */
+    atom = JS_NewAtom(sb.ctx, "SharedArrayBuffer");
+    JS_DeleteProperty(sb.ctx, global, atom, 0);
+    JS_FreeAtom(sb.ctx, atom);
+
+    console = JS_NewObject(sb.ctx);
+    if (JS_SetPropertyFunctionList(sb.ctx, console, console_funcs,
+                                   sizeof(console_funcs) / sizeof(console_funcs[0])) < 0) {
+        JS_FreeValue(sb.ctx, console);
+        JS_FreeValue(sb.ctx, global);
+        return -4;
+    }
+    /* the definition takes console, failing or not */
+    if (JS_DefinePropertyValueStr(sb.ctx, global, "console", console,
+                                  JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0) {
+        JS_FreeValue(sb.ctx, global);
+        return -4;
+    }
+
+    sb.then_atom = JS_NewAtom(sb.ctx, "then");
+
+    ctor = JS_GetPropertyStr(sb.ctx, global, "InternalError");
+    sb.internal_error_proto = JS_GetPropertyStr(sb.ctx, ctor, "prototype");
+    JS_FreeValue(sb.ctx, ctor);
+    JS_FreeValue(sb.ctx, global);
+    if (!JS_IsObject(sb.internal_error_proto))
+        return -3;
+    return 0;
+}
+
+/* Added to quickjs.c by patches/0003: sets the context's Math.random state.
+ * Instances start from one memory image taken after sb_init, which holds
+ * the image's own time-based seed; sb_run reseeds each from the host's. */
+void JS_SandboxSeedRandom(JSContext *ctx, uint64_t seed);
+
+/* sb_run gives Math.random the host's seed, parses the input, evaluates the
+ * script as global code with the input bound to the global `input`, runs
+ * the job queue (settle), and stores the result as JSON text.
+ * script[script_len] and input[input_len] must be NUL. */
+EXPORT(sb_run)
+int32_t sb_run(const char *script, uint32_t script_len, const char *input,
+               uint32_t input_len, uint64_t mem_limit, uint64_t cpu_budget, uint64_t seed)
+{
+    JSContext *ctx = sb.ctx;
+    JSValue in, global, val, json;
+    int status;
+
+    JS_SandboxSeedRandom(ctx, seed);
+    sb.oom = 0;
+    sb.polls = 0;
+    sb.interrupted = 0;
+    sb.cpu_budget = cpu_budget;
+    JS_UpdateStackTop(sb.rt);
+    JS_SetMemoryLimit(sb.rt, (size_t)mem_limit);
+
+    in = JS_ParseJSON(ctx, input, input_len, "<input>");
+    if (JS_IsException(in)) {
+        JSValue exc = JS_GetException(ctx);
+        if (sb.interrupted) {
+            status = sb.interrupted;
+        } else if (sb.oom || is_engine_oom(ctx, exc)) {
+            status = SB_INPUT_TOO_LARGE;
+        } else {
+            /* a nesting deeper than the engine's stack is a size too, and
+             * so is an error message the memory limit cannot hold */
+            describe_thrown(ctx, exc);
+            if (sb.interrupted)
+                status = sb.interrupted;
+            else if (sb.oom || (sb.result && strcmp(sb.result, "stack overflow") == 0))
+                status = SB_INPUT_TOO_LARGE;
+            else
+                status = SB_INPUT_INVALID;
+        }
+        JS_FreeValue(ctx, exc);
+        return status;
+    }
+    global = JS_GetGlobalObject(ctx);
+    if (JS_DefinePropertyValueStr(ctx, global, "input", in,
+                                  JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0) {
+        JS_FreeValue(ctx, global);
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return sb.oom ? SB_INPUT_TOO_LARGE : SB_INTERNAL;
+    }
+    JS_FreeValue(ctx, global);
+
+    val = JS_Eval(ctx, script, script_len, "<script>", JS_EVAL_TYPE_GLOBAL);
+    if (JS_IsException(val))
+        return classify_exception(ctx); /* no job runs after a throw */
+    status = settle(ctx, &val);
+    if (status)
+        return status;
+
+    if (JS_IsUndefined(val)) {
+        JS_FreeValue(ctx, val);
+        return set_result("null", 4) == 0 ? SB_OK : SB_LIMIT_MEMORY;
+    }
+    json = JS_JSONStringify(ctx, val, JS_UNDEFINED, JS_UNDEFINED);
+    JS_FreeValue(ctx, val);
+    if (JS_IsException(json))
+        return classify_exception(ctx);
+    if (!JS_IsString(json)) { /* a function or a symbol */
+        JS_FreeValue(ctx, json);
+        return set_result("null", 4) == 0 ? SB_OK : SB_LIMIT_MEMORY;
+    }
+    status = set_result_value(ctx, json);
+    JS_FreeValue(ctx, json);
+    if (status < 0) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return SB_LIMIT_MEMORY;
+    }
+    if (sb.interrupted)
+        return sb.interrupted;
+    return SB_OK;
+}
+
+/* sb_teardown frees what the shim and the runtime hold, the context and the
+ * runtime, as an embedder that kept the instance would, and returns the
+ * number of blocks still taken from the runtime's allocator: 0 unless
+ * something leaked. Nothing runs in the instance afterwards. The host never
+ * calls it (an instance is dropped whole); tests do, after runs of every
+ * kind, so that a leak in QuickJS's small-block allocator or in the shim is
+ * seen. */
+EXPORT(sb_teardown) int32_t sb_teardown(void)
+{
+    uint32_t i;
+    for (i = 0; i < sb.rej_len; i++)
+        JS_FreeValue(sb.ctx, sb.rej[i]);
+    js_free_rt(sb.rt, sb.rej);
+    sb.rej = NULL;
+    sb.rej_len = sb.rej_cap = 0;
+    JS_FreeValue(sb.ctx, sb.internal_error_proto);
+    JS_FreeAtom(sb.ctx, sb.then_atom);
+    JS_FreeContext(sb.ctx);
+    JS_FreeRuntime(sb.rt);
+    sb.ctx = NULL;
+    sb.rt = NULL;
+    return sb.live_blocks;
+}
+
+/* The outcome of the run, as sb_outcome lays it out for the host
+ * (quickjs/instance.go reads it): little-endian, 40 bytes. */
+static struct {
+    uint32_t result_ptr, result_len; /* the result's JSON text, or the message */
+    uint32_t name_ptr;
+    int32_t name_len;                /* -1: the thrown value had no string name */
+    uint32_t log_ptr, log_len;       /* the console buffer */
+    uint64_t polls;                  /* calls of the interrupt handler */
+    int32_t oom;                     /* an allocation was refused */
+    int32_t reserved;
+} outcome;
+
+/* sb_outcome returns where the outcome of the run is. After a trap it still
+ * answers: oom tells the host whether an allocation had been refused, since
+ * QuickJS has allocation-failure paths that abort or misbehave
+ * (docs/security.md), and such a trap is the memory limit at work. */
+EXPORT(sb_outcome) const void *sb_outcome(void)
+{
+    outcome.result_ptr = (uint32_t)(uintptr_t)sb.result;
+    outcome.result_len = (uint32_t)sb.result_len;
+    outcome.name_ptr = (uint32_t)(uintptr_t)sb.name;
+    outcome.name_len = sb.name_len;
+    outcome.log_ptr = (uint32_t)(uintptr_t)sb.log;
+    outcome.log_len = (uint32_t)sb.log_len;
+    outcome.polls = sb.polls;
+    outcome.oom = sb.oom;
+    return &outcome;
+}
