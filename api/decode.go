@@ -15,77 +15,41 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// RequestError is why a request body was refused, in the API's own terms:
-// the problem type, the sentence that says what is wrong and where, the
-// member at fault, the byte offset of the fault, and the limit that applied.
-// The handler turns it into a problem document.
-type RequestError struct {
-	Type   ProblemType
-	Detail string
-	// Field is the member at fault, dotted ("limits.wallClockMs"); "" for
-	// the body as a whole.
-	Field string
-	// Offset is the byte offset of the fault in the body (or in inputJson's
-	// text), at Line and Column (both from 1, columns count bytes); -1 when
-	// the fault has no place.
-	Offset       int64
-	Line, Column int
-	// Limit names the limit that applied, as GET /v1/capabilities does, and
-	// LimitValue is its value; "" for none.
-	Limit      string
-	LimitValue int64
-	cause      error
-}
-
-func (e *RequestError) Error() string { return e.Detail }
-
-// Unwrap returns the reader's error behind a body that could not be read.
-func (e *RequestError) Unwrap() error { return e.cause }
-
-func refuse(t ProblemType, detail string) *RequestError {
-	return &RequestError{Type: t, Detail: detail, Offset: -1}
-}
-
-func (e *RequestError) withField(field string) *RequestError {
-	e.Field = field
-	return e
-}
-
-func (e *RequestError) withLimit(name string, value int64) *RequestError {
-	e.Limit, e.LimitValue = name, value
-	return e
-}
+// refuse is a decoder's refusal of a request body: a problem of type t
+// whose detail says what is wrong and where.
+func refuse(t ProblemType, detail string) *Problem { return NewProblem(t, detail) }
 
 // at records a byte offset in data, with its line and column.
-func (e *RequestError) at(data []byte, offset int) *RequestError {
+func (p *Problem) at(data []byte, offset int) *Problem {
 	offset = min(max(offset, 0), len(data))
-	e.Offset = int64(offset)
-	e.Line, e.Column = 1, 1
+	off := int64(offset)
+	p.Offset = &off
+	p.Line, p.Column = 1, 1
 	for _, c := range data[:offset] {
 		if c == '\n' {
-			e.Line++
-			e.Column = 1
+			p.Line++
+			p.Column = 1
 		} else {
-			e.Column++
+			p.Column++
 		}
 	}
-	return e
+	return p
 }
 
 // where says where the offset is, for a detail.
-func (e *RequestError) where() string {
-	if e.Offset < 0 {
+func (p *Problem) where() string {
+	if p.Offset == nil {
 		return ""
 	}
-	return " at byte offset " + strconv.FormatInt(e.Offset, 10) +
-		" (line " + strconv.Itoa(e.Line) + ", column " + strconv.Itoa(e.Column) + ")"
+	return " at byte offset " + strconv.FormatInt(*p.Offset, 10) +
+		" (line " + strconv.Itoa(p.Line) + ", column " + strconv.Itoa(p.Column) + ")"
 }
 
 // DecodeEvaluationRequest reads and validates a POST /v1/evaluations body
 // as the service does, with the server's limits l (their defaults filled
 // in, their maxima enforced), into the evaluation it asks for: the effect's
-// decision on a script by reference. It refuses a body with a
-// *RequestError.
+// decision on a script by reference. It refuses a body with a *Problem,
+// the document the service answers with.
 func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 	b, refused := readRequest(body, EvaluationMembers())
 	if refused != nil {
@@ -95,10 +59,10 @@ func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 	var err error
 	scriptRef, ok := b.str("scriptRef")
 	if !ok {
-		return ev, refuse(ProblemInvalidRequest, `"scriptRef" is required: the script's content reference, sha256:<64 hex digits>`).withField("scriptRef")
+		return ev, refuse(ProblemInvalidRequest, `"scriptRef" is required: the script's content reference, sha256:<64 hex digits>`).WithField("scriptRef")
 	}
 	if ev.ScriptRef, err = contentref.ParseRef(scriptRef); err != nil {
-		return effect.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).withField("scriptRef")
+		return effect.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).WithField("scriptRef")
 	}
 	ev.Input = jsontext.Text("null")
 	if raw, ok := b.top["input"]; ok {
@@ -111,7 +75,7 @@ func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 		if !effect.ValidShapeHash(h) {
 			return effect.Evaluation{}, refuse(ProblemBadShapeHash,
 				fmt.Sprintf(`expectedOutputShapeHash must be "sha256:" and 64 lowercase hex digits (see docs/shape-hash.md), got %s`, jsontext.QuoteShort(h))).
-				withField("expectedOutputShapeHash")
+				WithField("expectedOutputShapeHash")
 		}
 		ev.ExpectedOutputShapeHash = h
 	}
@@ -121,9 +85,9 @@ func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 
 // DecodeSandboxRequest reads and validates a POST /v1/sandbox/evaluate body
 // as the service does, with the server's limits l, into the evaluation it
-// asks for: the backend's outcome of a script by value or by reference. A
-// script or an inputJson over its limit is refused with the type of a 413;
-// any other fault with a 400's. It refuses a body with a *RequestError.
+// asks for: the backend's outcome of a script by value or by reference. It
+// refuses a body with a *Problem, the document the service answers with: a
+// script or an inputJson over its limit is a 413, any other fault a 400.
 func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
 	b, refused := readRequest(body, SandboxMembers())
 	if refused != nil {
@@ -140,23 +104,23 @@ func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
 		return ev, refuse(ProblemInvalidRequest, `give exactly one of "script" (the source) and "scriptRef" (a content reference)`)
 	case hasRef:
 		if ev.ScriptRef, err = contentref.ParseRef(scriptRef); err != nil {
-			return effect.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).withField("scriptRef")
+			return effect.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).WithField("scriptRef")
 		}
 	default:
 		if n := int64(len(script)); n > l.MaxScriptBytes {
 			return ev, refuse(ProblemScriptTooLarge, fmt.Sprintf("script is %d bytes, over the server's maxScriptBytes of %d", n, l.MaxScriptBytes)).
-				withLimit("maxScriptBytes", l.MaxScriptBytes).withField("script")
+				WithLimit("maxScriptBytes", l.MaxScriptBytes).WithField("script")
 		}
 		ev.Script = script
 	}
 	in, ok := b.str("inputJson")
 	if !ok {
 		return effect.Evaluation{}, refuse(ProblemInvalidRequest,
-			`"inputJson" is required: the input as JSON text in a string, for example "null" or "{\"a\":1}"`).withField("inputJson")
+			`"inputJson" is required: the input as JSON text in a string, for example "null" or "{\"a\":1}"`).WithField("inputJson")
 	}
 	if n := int64(len(in)); n > l.MaxInputBytes {
 		return effect.Evaluation{}, refuse(ProblemInputTooLarge, fmt.Sprintf("inputJson is %d bytes, over the server's maxInputBytes of %d", n, l.MaxInputBytes)).
-			withLimit("maxInputBytes", l.MaxInputBytes).withField("inputJson")
+			WithLimit("maxInputBytes", l.MaxInputBytes).WithField("inputJson")
 	}
 	if refused := jsonError([]byte(in), jsontext.Validate([]byte(in)), "inputJson", "inputJson"); refused != nil {
 		refused.Detail += " (offsets count bytes of the inputJson text)"
@@ -179,9 +143,9 @@ type bodyMembers struct {
 // readRequest reads body once: its syntax, UTF-8, duplicate keys, unknown
 // fields, that it is an object, and the JSON type of each member, reported
 // in that order.
-func readRequest(body []byte, top []Member) (bodyMembers, *RequestError) {
+func readRequest(body []byte, top []Member) (bodyMembers, *Problem) {
 	b := bodyMembers{top: map[string][]byte{}, limits: map[string][]byte{}}
-	var typeErr *RequestError // the first member of the wrong type
+	var typeErr *Problem // the first member of the wrong type
 	fieldsAt := func(path jsontext.Path) (parent string, fields []Member) {
 		switch {
 		case len(path) == 1 && path[0].Index < 0:
@@ -257,7 +221,7 @@ func lookupMember(members []Member, name string) (Member, bool) {
 // returns nil. The offset follows encoding/json's convention for a type
 // error, which the problem documents keep: just past a scalar, just inside a
 // container.
-func wrongType(body []byte, f Member, at int, raw []byte) *RequestError {
+func wrongType(body []byte, f Member, at int, raw []byte) *Problem {
 	var want string
 	switch {
 	case f.Type == StringType && raw[0] != '"':
@@ -316,21 +280,19 @@ func memberName(path jsontext.Path) string {
 	return b.String()
 }
 
-// jsonError turns the JSON reader's verdict on data into a RequestError (nil
+// jsonError turns the JSON reader's verdict on data into a refusal (nil
 // for none). what names the text in details ("the body", "inputJson");
 // field, when not "", is the Field of every error.
-func jsonError(data []byte, err error, what, field string) *RequestError {
-	var re *RequestError
+func jsonError(data []byte, err error, what, field string) *Problem {
+	var refused *Problem
 	var je *jsontext.Error
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &re):
-		return re
+	case errors.As(err, &refused):
+		return refused
 	case !errors.As(err, &je):
-		e := refuse(ProblemMalformedJSON, what+" could not be read: "+err.Error())
-		e.cause = err
-		return e
+		return refuse(ProblemMalformedJSON, what+" could not be read: "+err.Error()).WithCause(err)
 	case je.Kind == jsontext.KindDuplicateKey:
 		member := memberName(je.Path)
 		e := refuse(ProblemDuplicateKey, "").at(data, je.Offset)
@@ -347,7 +309,7 @@ func jsonError(data []byte, err error, what, field string) *RequestError {
 
 // decodeLimits validates the requested limits (the members of "limits")
 // against the maxima and the memory minimum, and fills in the defaults.
-func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *RequestError) {
+func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *Problem) {
 	out := spi.Limits{WallClock: l.DefaultWallClock, MemoryBytes: l.DefaultMemoryBytes}
 	if raw, ok := b["wallClockMs"]; ok {
 		ms, err := positiveInt("limits.wallClockMs", raw, "maxWallClockMs", l.MaxWallClock.Milliseconds(), "ms")
@@ -365,7 +327,7 @@ func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *RequestError) {
 			// the engine's own state takes more than that: nothing could run
 			const field = "limits.memoryBytes"
 			return out, refuse(ProblemInvalidLimits, fmt.Sprintf("%s of %d is below the server's minMemoryBytes of %d bytes: the engine's own state takes about 150 KiB of any memory limit, so nothing could run",
-				field, n, l.MinMemoryBytes)).withField(field).withLimit("minMemoryBytes", l.MinMemoryBytes)
+				field, n, l.MinMemoryBytes)).WithField(field).WithLimit("minMemoryBytes", l.MinMemoryBytes)
 		}
 		out.MemoryBytes = n
 	}
@@ -374,10 +336,10 @@ func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *RequestError) {
 
 // positiveInt parses a limit: a JSON number written as a positive integer
 // (digits only), at most max.
-func positiveInt(field string, raw []byte, maxName string, max int64, unit string) (int64, *RequestError) {
-	bad := func(why string) (int64, *RequestError) {
+func positiveInt(field string, raw []byte, maxName string, max int64, unit string) (int64, *Problem) {
+	bad := func(why string) (int64, *Problem) {
 		return 0, refuse(ProblemInvalidLimits, fmt.Sprintf("%s must be a positive integer (%s) at most the server's %s of %d; got %s: %s",
-			field, unit, maxName, max, jsontext.QuoteShort(string(raw)), why)).withField(field).withLimit(maxName, max)
+			field, unit, maxName, max, jsontext.QuoteShort(string(raw)), why)).WithField(field).WithLimit(maxName, max)
 	}
 	s := string(raw)
 	if s == "" || s[0] == '"' || s[0] == '{' || s[0] == '[' || s[0] == 't' || s[0] == 'f' {
@@ -394,7 +356,7 @@ func positiveInt(field string, raw []byte, maxName string, max int64, unit strin
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n > max {
 		return 0, refuse(ProblemInvalidLimits, fmt.Sprintf("%s of %s is above the server's %s of %d %s", field, s, maxName, max, unit)).
-			withField(field).withLimit(maxName, max)
+			WithField(field).WithLimit(maxName, max)
 	}
 	if n == 0 {
 		return bad("zero")

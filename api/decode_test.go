@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -24,24 +23,22 @@ var fuzzLimits = Limits{
 
 const seedRef = "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
 
-// checkRefusal is the fuzz property for a refusal: a RequestError of a
-// documented type, with a detail, that a problem document can carry.
+// checkRefusal is the fuzz property for a refusal: a problem of a
+// documented type, with a detail, a client error's status, and a document
+// that encodes.
 func checkRefusal(t *testing.T, err error) {
 	t.Helper()
-	var re *RequestError
-	if !errors.As(err, &re) {
-		t.Fatalf("a refusal that is not a RequestError: %v", err)
+	var p *Problem
+	if !errors.As(err, &p) {
+		t.Fatalf("a refusal that is not a Problem: %v", err)
 	}
-	if re.Type.Title() == "" || re.Detail == "" {
-		t.Fatalf("refusal without a documented type or a detail: %+v", re)
+	if p.ProblemType().Title() == "" || p.Detail == "" || p.Status != 400 && p.Status != 413 {
+		t.Fatalf("refusal without a documented type, a detail or a 400 or 413: %+v", p)
 	}
-	if (re.Offset < 0) != (re.Line == 0) {
-		t.Fatalf("an offset without its line, or a line without an offset: %+v", re)
+	if (p.Offset == nil) != (p.Line == 0) {
+		t.Fatalf("an offset without its line, or a line without an offset: %+v", p)
 	}
-	retryable := false
-	doc := Problem{Type: re.Type.URI(), Title: re.Type.Title(), Status: 400, Detail: re.Detail, Retryable: &retryable,
-		Limit: re.Limit, LimitValue: re.LimitValue, Field: re.Field}
-	if b := AppendProblem(nil, doc); !json.Valid(b) || !utf8.Valid(b) {
+	if b := AppendProblem(nil, *p); !json.Valid(b) || !utf8.Valid(b) {
 		t.Fatalf("the refusal does not encode: %q", b)
 	}
 }
@@ -131,7 +128,7 @@ func FuzzJSONChecker(f *testing.F) {
 		if re == nil && !json.Valid(data) {
 			t.Fatalf("checker accepted what encoding/json refuses: %q", data)
 		}
-		if re != nil && re.Type == ProblemMalformedJSON && json.Valid(data) && utf8.Valid(data) && !strings.Contains(re.Detail, "levels deep") {
+		if re != nil && re.ProblemType() == ProblemMalformedJSON && json.Valid(data) && utf8.Valid(data) && !strings.Contains(re.Detail, "levels deep") {
 			t.Fatalf("checker refused valid JSON: %q: %s", data, re.Detail)
 		}
 	})
@@ -139,56 +136,67 @@ func FuzzJSONChecker(f *testing.F) {
 
 // A refusal says where: the member at fault, the byte offset with its line
 // and column (for a fault with a place), and the limit that applied.
-func TestRequestErrorsSayWhere(t *testing.T) {
+func TestRefusalsSayWhere(t *testing.T) {
+	// where is what a refusal says besides its detail; Offset -1 for none.
+	type where struct {
+		Type         ProblemType
+		Field        string
+		Offset       int64
+		Line, Column int
+		Limit        string
+		LimitValue   int64
+	}
 	for _, tc := range []struct {
 		name   string
 		decode func([]byte, Limits) (effect.Evaluation, error)
 		body   string
-		want   RequestError
+		want   where
 	}{
 		{"unknown field", DecodeEvaluationRequest, `{"scriptRef":"x",` + "\n" + ` "bogus":1}`,
-			RequestError{Type: ProblemUnknownField, Field: "bogus", Offset: 19, Line: 2, Column: 2}},
+			where{Type: ProblemUnknownField, Field: "bogus", Offset: 19, Line: 2, Column: 2}},
 		{"unknown limit", DecodeEvaluationRequest, `{"limits":{"cpu":1}}`,
-			RequestError{Type: ProblemUnknownField, Field: "limits.cpu", Offset: 11, Line: 1, Column: 12}},
+			where{Type: ProblemUnknownField, Field: "limits.cpu", Offset: 11, Line: 1, Column: 12}},
 		{"wrong type", DecodeEvaluationRequest, `{"scriptRef":12}`,
-			RequestError{Type: ProblemInvalidRequest, Field: "scriptRef", Offset: 15, Line: 1, Column: 16}},
+			where{Type: ProblemInvalidRequest, Field: "scriptRef", Offset: 15, Line: 1, Column: 16}},
 		{"not an object", DecodeSandboxRequest, "\n [1]",
-			RequestError{Type: ProblemInvalidRequest, Offset: 2, Line: 2, Column: 2}},
+			where{Type: ProblemInvalidRequest, Offset: 2, Line: 2, Column: 2}},
 		{"malformed", DecodeEvaluationRequest, `{"scriptRef":}`,
-			RequestError{Type: ProblemMalformedJSON, Offset: 13, Line: 1, Column: 14}},
+			where{Type: ProblemMalformedJSON, Offset: 13, Line: 1, Column: 14}},
 		{"key twice", DecodeEvaluationRequest, `{"captureLogs":true,"captureLogs":false}`,
-			RequestError{Type: ProblemDuplicateKey, Field: "captureLogs", Offset: 20, Line: 1, Column: 21}},
+			where{Type: ProblemDuplicateKey, Field: "captureLogs", Offset: 20, Line: 1, Column: 21}},
 		{"key twice in inputJson", DecodeSandboxRequest, `{"script":"1","inputJson":"{\"a\":1,\"a\":2}"}`,
-			RequestError{Type: ProblemDuplicateKey, Field: "inputJson", Offset: 7, Line: 1, Column: 8}},
+			where{Type: ProblemDuplicateKey, Field: "inputJson", Offset: 7, Line: 1, Column: 8}},
 		{"no reference", DecodeEvaluationRequest, `{}`,
-			RequestError{Type: ProblemInvalidRequest, Field: "scriptRef", Offset: -1}},
+			where{Type: ProblemInvalidRequest, Field: "scriptRef", Offset: -1}},
 		{"bad reference", DecodeEvaluationRequest, `{"scriptRef":"sha1:x"}`,
-			RequestError{Type: ProblemBadReference, Field: "scriptRef", Offset: -1}},
+			where{Type: ProblemBadReference, Field: "scriptRef", Offset: -1}},
 		{"bad shape hash", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","expectedOutputShapeHash":"x"}`,
-			RequestError{Type: ProblemBadShapeHash, Field: "expectedOutputShapeHash", Offset: -1}},
+			where{Type: ProblemBadShapeHash, Field: "expectedOutputShapeHash", Offset: -1}},
 		{"wall clock over its maximum", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","limits":{"wallClockMs":10001}}`,
-			RequestError{Type: ProblemInvalidLimits, Field: "limits.wallClockMs", Offset: -1, Limit: "maxWallClockMs", LimitValue: 10000}},
+			where{Type: ProblemInvalidLimits, Field: "limits.wallClockMs", Offset: -1, Limit: "maxWallClockMs", LimitValue: 10000}},
 		{"memory not a number", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":"1"}}`,
-			RequestError{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "maxMemoryBytes", LimitValue: 64 << 20}},
+			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "maxMemoryBytes", LimitValue: 64 << 20}},
 		{"memory under its minimum", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":4096}}`,
-			RequestError{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
+			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
 		{"memory one under its minimum", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","limits":{"memoryBytes":262143}}`,
-			RequestError{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
+			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
 		{"script over its maximum", DecodeSandboxRequest, `{"script":"` + strings.Repeat("1", 4<<10+1) + `","inputJson":"1"}`,
-			RequestError{Type: ProblemScriptTooLarge, Field: "script", Offset: -1, Limit: "maxScriptBytes", LimitValue: 4 << 10}},
+			where{Type: ProblemScriptTooLarge, Field: "script", Offset: -1, Limit: "maxScriptBytes", LimitValue: 4 << 10}},
 		{"input over its maximum", DecodeSandboxRequest, `{"script":"1","inputJson":"` + strings.Repeat("1", 4<<10+1) + `"}`,
-			RequestError{Type: ProblemInputTooLarge, Field: "inputJson", Offset: -1, Limit: "maxInputBytes", LimitValue: 4 << 10}},
+			where{Type: ProblemInputTooLarge, Field: "inputJson", Offset: -1, Limit: "maxInputBytes", LimitValue: 4 << 10}},
 		{"both scripts", DecodeSandboxRequest, `{"script":"1","scriptRef":"` + seedRef + `","inputJson":"1"}`,
-			RequestError{Type: ProblemInvalidRequest, Offset: -1}},
+			where{Type: ProblemInvalidRequest, Offset: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.decode([]byte(tc.body), fuzzLimits)
-			var re *RequestError
+			var re *Problem
 			if !errors.As(err, &re) {
-				t.Fatalf("got %v, want a RequestError", err)
+				t.Fatalf("got %v, want a Problem", err)
 			}
-			got := *re
-			got.Detail, got.cause = "", nil
+			got := where{Type: re.ProblemType(), Field: re.Field, Offset: -1, Line: re.Line, Column: re.Column, Limit: re.Limit, LimitValue: re.LimitValue}
+			if re.Offset != nil {
+				got.Offset = *re.Offset
+			}
 			if got != tc.want {
 				t.Errorf("got %+v\nwant %+v (%s)", got, tc.want, re.Detail)
 			}
@@ -261,32 +269,9 @@ func TestGoldenRequestsDecode(t *testing.T) {
 	}
 }
 
-// refusedAs400 reports whether err is a refusal of a documented type that is
-// not about a size (the 413s).
+// refusedAs400 reports whether err is a refusal of a documented type with
+// the status 400 (not a size's 413).
 func refusedAs400(err error) bool {
-	var re *RequestError
-	return errors.As(err, &re) && re.Type.Title() != "" && re.Type != ProblemScriptTooLarge && re.Type != ProblemInputTooLarge
-}
-
-// Every problem type has a section in docs/problems.md, and the document
-// names no type the service lacks.
-func TestProblemsDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../docs/problems.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	headings := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^### ([a-z-]+)$`).FindAllStringSubmatch(string(doc), -1) {
-		headings[m[1]] = true
-	}
-	for _, p := range problemTypes() {
-		if !headings[string(p.Type)] {
-			t.Errorf("docs/problems.md has no section %q", "### "+p.Type)
-		}
-	}
-	for h := range headings {
-		if ProblemType(h).Title() == "" {
-			t.Errorf("docs/problems.md documents %q, which the service never sends", h)
-		}
-	}
+	var p *Problem
+	return errors.As(err, &p) && p.ProblemType().Title() != "" && p.Status == 400
 }

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
@@ -54,64 +56,73 @@ const problemBase = "https://github.com/loom-plugins/sandbox-cloudrun/blob/main/
 // URI is the document's "type" member for t.
 func (t ProblemType) URI() string { return problemBase + string(t) }
 
-// Title is t's fixed, human-readable summary; "" for a type that is not
-// one of the service's.
-func (t ProblemType) Title() string {
-	for _, p := range problemTypes() {
-		if p.Type == t {
-			return p.Title
-		}
-	}
-	return ""
+// ProblemSpec is what a problem type fixes for every document of its type.
+type ProblemSpec struct {
+	Status int
+	Title  string
+	// Retryable is the document's "retryable": whether sending the same
+	// request again can help.
+	Retryable bool
+	// RetryAfter is the Retry-After header's delay in seconds; 0 for none.
+	RetryAfter int
 }
 
-// problemTypes lists every problem type with its title.
-func problemTypes() []struct {
-	Type  ProblemType
-	Title string
-} {
-	return []struct {
-		Type  ProblemType
-		Title string
-	}{
-		{ProblemUnsupportedMediaType, "Unsupported media type"},
-		{ProblemUnsupportedEncoding, "Unsupported content encoding"},
-		{ProblemRequestTooLarge, "Request body too large"},
-		{ProblemHeaderTooLarge, "Request header fields too large"},
-		{ProblemInputTooLarge, "Input too large"},
-		{ProblemScriptTooLarge, "Script too large"},
-		{ProblemMalformedJSON, "Malformed JSON"},
-		{ProblemUnknownField, "Unknown field"},
-		{ProblemDuplicateKey, "Duplicate key"},
-		{ProblemInvalidRequest, "Invalid request"},
-		{ProblemInvalidLimits, "Invalid limits"},
-		{ProblemBadReference, "Bad script reference"},
-		{ProblemBadShapeHash, "Bad shape hash"},
-		{ProblemUnauthenticated, "Unauthenticated"},
-		{ProblemForbidden, "Forbidden"},
-		{ProblemNotFound, "Not found"},
-		{ProblemScriptNotFound, "Script not found"},
-		{ProblemMethodNotAllowed, "Method not allowed"},
-		{ProblemBusy, "Busy"},
-		{ProblemInternal, "Internal error"},
-		{ProblemScriptIntegrity, "Script integrity mismatch"},
-		{ProblemStoreFailed, "Script store failed"},
-		{ProblemMalformedOutcome, "Malformed outcome"},
-		{ProblemBackendFailed, "Backend failed"},
-		{ProblemNoScriptStore, "No script store configured"},
-		{ProblemStoreUnavailable, "Script store unavailable"},
-		{ProblemBackendUnavailable, "Backend unavailable"},
-		{ProblemBackendDidNotSettle, "Backend did not settle"},
-		{ProblemAuthUnavailable, "Authentication unavailable"},
-		{ProblemNotReady, "Not ready"},
-		{ProblemRequestTimeout, "Request timeout"},
-		{ProblemBodyTimeout, "Body timeout"},
-	}
+// problemSpecs is the one place a problem type's status, title,
+// retryability and Retry-After are written: a problem is built from its type
+// and its detail (NewProblem), never from a status. docs/problems.md and
+// api/openapi.yaml state the same for their readers, and
+// TestProblemSpecsAreDocumented fails when either disagrees with this table.
+var problemSpecs = map[ProblemType]ProblemSpec{
+	ProblemUnsupportedMediaType: {Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type"},
+	ProblemUnsupportedEncoding:  {Status: http.StatusUnsupportedMediaType, Title: "Unsupported content encoding"},
+	ProblemRequestTooLarge:      {Status: http.StatusRequestEntityTooLarge, Title: "Request body too large"},
+	ProblemHeaderTooLarge:       {Status: http.StatusRequestHeaderFieldsTooLarge, Title: "Request header fields too large"},
+	ProblemInputTooLarge:        {Status: http.StatusRequestEntityTooLarge, Title: "Input too large"},
+	ProblemScriptTooLarge:       {Status: http.StatusRequestEntityTooLarge, Title: "Script too large"},
+	ProblemMalformedJSON:        {Status: http.StatusBadRequest, Title: "Malformed JSON"},
+	ProblemUnknownField:         {Status: http.StatusBadRequest, Title: "Unknown field"},
+	ProblemDuplicateKey:         {Status: http.StatusBadRequest, Title: "Duplicate key"},
+	ProblemInvalidRequest:       {Status: http.StatusBadRequest, Title: "Invalid request"},
+	ProblemInvalidLimits:        {Status: http.StatusBadRequest, Title: "Invalid limits"},
+	ProblemBadReference:         {Status: http.StatusBadRequest, Title: "Bad script reference"},
+	ProblemBadShapeHash:         {Status: http.StatusBadRequest, Title: "Bad shape hash"},
+	ProblemUnauthenticated:      {Status: http.StatusUnauthorized, Title: "Unauthenticated"},
+	ProblemForbidden:            {Status: http.StatusForbidden, Title: "Forbidden"},
+	ProblemNotFound:             {Status: http.StatusNotFound, Title: "Not found"},
+	ProblemScriptNotFound:       {Status: http.StatusNotFound, Title: "Script not found"},
+	ProblemMethodNotAllowed:     {Status: http.StatusMethodNotAllowed, Title: "Method not allowed"},
+	ProblemBodyTimeout:          {Status: http.StatusRequestTimeout, Title: "Body timeout", Retryable: true},
+	ProblemBusy:                 {Status: http.StatusTooManyRequests, Title: "Busy", Retryable: true, RetryAfter: 1},
+	ProblemInternal:             {Status: http.StatusInternalServerError, Title: "Internal error"},
+	ProblemScriptIntegrity:      {Status: http.StatusInternalServerError, Title: "Script integrity mismatch"},
+	ProblemStoreFailed:          {Status: http.StatusInternalServerError, Title: "Script store failed"},
+	ProblemMalformedOutcome:     {Status: http.StatusInternalServerError, Title: "Malformed outcome"},
+	ProblemBackendFailed:        {Status: http.StatusInternalServerError, Title: "Backend failed"},
+	ProblemNoScriptStore:        {Status: http.StatusServiceUnavailable, Title: "No script store configured"},
+	ProblemStoreUnavailable:     {Status: http.StatusServiceUnavailable, Title: "Script store unavailable", Retryable: true, RetryAfter: 1},
+	ProblemBackendUnavailable:   {Status: http.StatusServiceUnavailable, Title: "Backend unavailable", Retryable: true},
+	ProblemBackendDidNotSettle:  {Status: http.StatusServiceUnavailable, Title: "Backend did not settle", Retryable: true},
+	ProblemAuthUnavailable:      {Status: http.StatusServiceUnavailable, Title: "Authentication unavailable", Retryable: true, RetryAfter: 1},
+	ProblemNotReady:             {Status: http.StatusServiceUnavailable, Title: "Not ready", Retryable: true, RetryAfter: 1},
+	ProblemRequestTimeout:       {Status: http.StatusGatewayTimeout, Title: "Request timeout"},
 }
+
+// Spec is what t fixes for every document of its type, and whether t is
+// one of the service's.
+func (t ProblemType) Spec() (ProblemSpec, bool) {
+	s, ok := problemSpecs[t]
+	return s, ok
+}
+
+// Title is t's fixed, human-readable summary; "" for a type that is not
+// one of the service's.
+func (t ProblemType) Title() string { return problemSpecs[t].Title }
 
 // Problem is an application/problem+json document (RFC 9457) with the
 // service's extension members: retryable (always written), the limit that
-// applied and its value, and where in the body a decoding problem is.
+// applied and its value, and where in the body a decoding problem is. It is
+// what the service sends (built by NewProblem), what a decoder refuses a
+// request body with (an error), and what a client reads (DecodeProblem).
 type Problem struct {
 	Type      string
 	Title     string
@@ -128,7 +139,55 @@ type Problem struct {
 	// of the problem, at Line and Column (both from 1, columns count bytes).
 	Offset       *int64
 	Line, Column int
+
+	cause error // for the server's log line; never sent
 }
+
+// NewProblem is a problem of type t that says detail, with the status,
+// title and retryability problemSpecs gives t. A type missing from the
+// table is a bug (TestEveryProblemTypeHasASpec), and NewProblem panics on
+// it rather than send a document with no status.
+func NewProblem(t ProblemType, detail string) *Problem {
+	s, ok := problemSpecs[t]
+	if !ok {
+		panic("api: problem type " + strconv.Quote(string(t)) + " is not in problemSpecs")
+	}
+	return &Problem{Type: t.URI(), Title: s.Title, Status: s.Status, Detail: detail, Retryable: &s.Retryable}
+}
+
+// WithLimit names the limit that applied and its value.
+func (p *Problem) WithLimit(name string, value int64) *Problem {
+	p.Limit, p.LimitValue = name, value
+	return p
+}
+
+// WithField names the body member at fault.
+func (p *Problem) WithField(field string) *Problem {
+	p.Field = field
+	return p
+}
+
+// WithCause records the error behind p, which Unwrap returns: the server
+// logs it, and never sends it.
+func (p *Problem) WithCause(err error) *Problem {
+	p.cause = err
+	return p
+}
+
+// ProblemType is the type p's "type" member names, or "" when that is not
+// a section of docs/problems.md.
+func (p *Problem) ProblemType() ProblemType {
+	t, ok := strings.CutPrefix(p.Type, problemBase)
+	if !ok {
+		return ""
+	}
+	return ProblemType(t)
+}
+
+func (p *Problem) Error() string { return p.Detail }
+
+// Unwrap returns the error behind p (WithCause), nil for none.
+func (p *Problem) Unwrap() error { return p.cause }
 
 // AppendProblem writes p after dst, its members in a fixed order.
 func AppendProblem(dst []byte, p Problem) []byte {

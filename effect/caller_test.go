@@ -3,6 +3,7 @@ package effect_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -88,11 +89,15 @@ func TestRunWaitsForAnAbandonedBackend(t *testing.T) {
 	})
 }
 
-// stallingReader never delivers: it waits for its context.
-type stallingReader struct{}
+// stallingReader never delivers: it waits for its context, then fails with
+// the context's error, bare or wrapped as contentstore.Cache wraps it.
+type stallingReader struct{ wrapped bool }
 
-func (stallingReader) Get(ctx context.Context, _ contentref.Ref) ([]byte, error) {
+func (r stallingReader) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
 	<-ctx.Done()
+	if r.wrapped {
+		return nil, fmt.Errorf("%w: waiting for %s: %w", contentref.ErrUnavailable, ref, ctx.Err())
+	}
 	return nil, ctx.Err()
 }
 
@@ -100,11 +105,18 @@ func (stallingReader) Get(ctx context.Context, _ contentref.Ref) ([]byte, error)
 // (wall clock + grace): a store that stalls ends the fetch, not the
 // evaluation, and the answer is the store's retryable failure. When the
 // caller's deadline leaves the fetch less than a second, it ends the fetch,
-// and the answer says the script did not run (ErrNotRun).
+// and the answer says the script did not run (ErrNotRun). Whatever error
+// the store returns once its context ended, the deadline decides.
 func TestFetchDeadlineAndErrNotRun(t *testing.T) {
+	for _, wrapped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wrapped=%v", wrapped), func(t *testing.T) { fetchDeadlineAndErrNotRun(t, stallingReader{wrapped}) })
+	}
+}
+
+func fetchDeadlineAndErrNotRun(t *testing.T, reader effect.ScriptReader) {
 	synctest.Test(t, func(t *testing.T) {
 		b := returning(spi.OK([]byte("1")), nil)
-		e := mustNew(t, stallingReader{}, b, effect.Options{BackendGrace: time.Second})
+		e := mustNew(t, reader, b, effect.Options{BackendGrace: time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		start := time.Now()

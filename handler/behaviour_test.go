@@ -50,37 +50,55 @@ func startRunaway(t *testing.T, v *env, ctx context.Context, route string, wallC
 	return done
 }
 
-// One evaluation at a time: the next request, on either route, is refused
-// at once with 429 and Retry-After; once the run ends the gate admits again.
+// One evaluation at a time: while one runs, the next request, on either
+// route, is refused with 429 and Retry-After rather than queued behind it;
+// once the run ends the gate admits again.
 func TestBusy(t *testing.T) {
-	v := newEnv(t)
-	done := startRunaway(t, v, context.Background(), "/v1/evaluations", 1500)
+	v := newEnv(t, withEffect(func(o *effect.Options) { o.BackendGrace = time.Hour })) // the run ends when released
+
+	done := make(chan response, 1)
+	go func() {
+		// a run that lasts until the test releases it
+		r, _ := v.do(context.Background(), http.MethodPost, "/v1/evaluations",
+			map[string]any{"scriptRef": v.put(scriptIgnore), "limits": map[string]any{"wallClockMs": 30000}}, nil)
+		done <- r
+	}()
+	await(t, v.backend.started, "the run to start")
 	for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
-		start := time.Now()
-		var r response
+		body := map[string]any{"script": "1", "inputJson": "null"}
 		if route == "/v1/evaluations" {
-			r = v.post(route, map[string]any{"scriptRef": v.put("1")})
-		} else {
-			r = v.post(route, map[string]any{"script": "1", "inputJson": "null"})
+			body = map[string]any{"scriptRef": v.put("1")}
+		}
+		// a request queued behind the run would wait until the release,
+		// which only comes after this
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		r, err := v.do(ctx, http.MethodPost, route, body, nil)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: no answer while the gate is shut: %v", route, err)
 		}
 		p := wantProblem(t, r, 429, "busy", true, "maximum of 1")
 		if r.header.Get("Retry-After") != "1" || p["limit"] != "maxConcurrent" || p["limitValue"] != 1.0 {
 			t.Fatalf("Retry-After %q, limit %v=%v", r.header.Get("Retry-After"), p["limit"], p["limitValue"])
-		}
-		if d := time.Since(start); d > time.Second {
-			t.Fatalf("the refusal took %v: it must not wait", d)
 		}
 	}
 	// The probes and capabilities are not evaluations: they still answer.
 	if r := v.mustDo(http.MethodGet, "/v1/capabilities", nil, nil); r.status != 200 {
 		t.Fatalf("capabilities while busy: %s", r)
 	}
-	wantBody(t, <-done, 200, `{"ok":false,"failure":{"channel":"limitExceeded","kind":"wallClock"}}`)
+	select {
+	case r := <-done:
+		t.Fatalf("the run answered before it was released: %s", r)
+	default:
+	}
+	close(v.backend.release)
+	wantBody(t, <-done, 200, `{"ok":true,"value":"released"}`)
 	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "'free'", "inputJson": "null"}), 200, `{"ok":true,"value":"free"}`)
 }
 
 // A client that goes away mid-run stops the run (the engine sees the
-// cancellation) and frees the instance: the next request succeeds promptly.
+// cancellation) and frees the instance for the next request. How soon the
+// engine stops is the engine's rule (quickjs's TestCancellation).
 func TestClientDisconnectFreesInstance(t *testing.T) {
 	for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
 		t.Run(route, func(t *testing.T) {
@@ -88,11 +106,10 @@ func TestClientDisconnectFreesInstance(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := startRunaway(t, v, ctx, route, 30000)
 			time.Sleep(50 * time.Millisecond)
-			gone := time.Now()
 			cancel()
 			<-done
-			// The next request is admitted as soon as the engine stopped.
-			deadline := time.Now().Add(5 * time.Second)
+			// The next request is admitted once the engine stopped.
+			deadline := time.Now().Add(time.Minute)
 			for {
 				r := v.post("/v1/sandbox/evaluate", map[string]any{"script": "'next'", "inputJson": "null"})
 				if r.status == 200 {
@@ -105,15 +122,9 @@ func TestClientDisconnectFreesInstance(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			if d := time.Since(gone); d > 2*time.Second {
-				t.Fatalf("the next request succeeded %v after the client left", d)
-			}
 			end, ok := v.backend.ended(runaway)
 			if !ok || !errors.Is(end.err, context.Canceled) {
 				t.Fatalf("the engine's run ended with %v (returned: %v), want context.Canceled", end.err, ok)
-			}
-			if d := end.at.Sub(gone); d > quickjs.DefaultHardKillGrace {
-				t.Fatalf("the engine stopped %v after the client left", d)
 			}
 			// The log says what happened (the line is written as the
 			// handler returns, just after the gate is freed).
@@ -125,7 +136,7 @@ func TestClientDisconnectFreesInstance(t *testing.T) {
 				if found {
 					break
 				}
-				if time.Since(start) > time.Second {
+				if time.Since(start) > time.Minute {
 					t.Fatalf("no client-gone line in the log:\n%s", v.logs)
 				}
 			}
@@ -180,19 +191,16 @@ func TestHalfClosedClientGetsNoEmpty200(t *testing.T) {
 	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "'next'", "inputJson": "null"}), 200, `{"ok":true,"value":"next"}`)
 }
 
-// The server's request timeout ends the run, and the response says so.
+// The server's request timeout ends the run (the engine sees the request's
+// deadline, not its wall clock), and the response says so.
 func TestRequestTimeout(t *testing.T) {
 	for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
 		t.Run(route, func(t *testing.T) {
 			v := newEnv(t, withConfig(func(c *handler.Config) { c.Limits.RequestTimeout = 300 * time.Millisecond }))
-			start := time.Now()
 			r := <-startRunaway(t, v, context.Background(), route, 20000)
 			p := wantProblem(t, r, 504, "request-timeout", false, "request timeout of 300ms", "stopped")
 			if p["limit"] != "requestTimeoutMs" || p["limitValue"] != 300.0 {
 				t.Fatalf("limit %v=%v", p["limit"], p["limitValue"])
-			}
-			if d := time.Since(start); d > 300*time.Millisecond+quickjs.DefaultHardKillGrace+time.Second {
-				t.Fatalf("answered after %v", d)
 			}
 			if end, ok := v.backend.ended(runaway); !ok || !errors.Is(end.err, context.DeadlineExceeded) {
 				t.Fatalf("the engine's run ended with %v (returned: %v), want context.DeadlineExceeded", end.err, ok)
@@ -202,92 +210,101 @@ func TestRequestTimeout(t *testing.T) {
 	}
 }
 
-// stallingStore never answers: Get waits for its context to end, then fails
-// as contentstore.Cache does (wrapped), or with the bare context error.
-type stallingStore struct {
-	bare bool
+// deadlineStore fails every Get at once, as contentstore.Cache does for a
+// store that is down, and records how long before its deadline each Get's
+// context had.
+type deadlineStore struct {
 	mu   sync.Mutex
-	left []time.Duration // how long before its deadline each Get's context had
+	left []time.Duration
 }
 
-func (s *stallingStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
-	if d, ok := ctx.Deadline(); ok {
-		s.mu.Lock()
+func (s *deadlineStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
+	d, ok := ctx.Deadline()
+	s.mu.Lock()
+	if ok {
 		s.left = append(s.left, time.Until(d))
-		s.mu.Unlock()
+	} else {
+		s.left = append(s.left, -1)
 	}
-	<-ctx.Done()
-	if s.bare {
-		return nil, ctx.Err()
-	}
-	return nil, fmt.Errorf("%w: waiting for %s: %w", contentref.ErrUnavailable, ref, ctx.Err())
+	s.mu.Unlock()
+	return nil, fmt.Errorf("%w: %s: test outage", contentref.ErrUnavailable, ref)
 }
 
-// A store that stalls ends the fetch, not the request: the fetch has the
-// request's deadline minus the run's wall clock and the grace, and the answer
-// is the retryable 503 store-unavailable (the script never ran), on both
-// routes, well before the request timeout. When the wall clock leaves less
-// than a second, the fetch may run to the request's deadline, and the answer
-// is still store-unavailable, not request-timeout.
-func TestStoreStallEndsTheFetch(t *testing.T) {
-	ref := contentref.RefOf([]byte("'stalled'")).String()
+// The fetch's deadline is the server's request timeout, counted from the
+// gate, less the run's wall clock and the effect's grace (spi.Timing's
+// FetchDeadline, whose stall the effect's TestFetchDeadlineAndErrNotRun
+// runs out): the handler gives the effect the request's deadline, and
+// answers the store's failure with the retryable 503 store-unavailable, on
+// both routes, whatever the logging.
+func TestTheFetchHasTheRequestsDeadline(t *testing.T) {
+	ref := contentref.RefOf([]byte("'down'")).String()
+	limits := map[string]any{"wallClockMs": 500}
 	bodies := map[string]map[string]any{
-		"/v1/evaluations":      {"scriptRef": ref, "limits": map[string]any{"wallClockMs": 500}},
-		"/v1/sandbox/evaluate": {"scriptRef": ref, "inputJson": "null", "limits": map[string]any{"wallClockMs": 500}},
+		"/v1/evaluations":      {"scriptRef": ref, "limits": limits},
+		"/v1/sandbox/evaluate": {"scriptRef": ref, "inputJson": "null", "limits": limits},
 	}
-	for i, bare := range []bool{false, true, false} {
-		store := &stallingStore{bare: bare}
-		// request timeout 3 s, wall clock 0.5 s, grace 1 s: the fetch has 1.5 s
-		opts := []option{withConfig(func(c *handler.Config) { c.Limits.RequestTimeout = 3 * time.Second }), withScripts(store)}
-		observed := i < 2
+	// request timeout 1 min, wall clock 0.5 s, grace 1 s (effectOptions)
+	const want = time.Minute - 1500*time.Millisecond
+	for _, observed := range []bool{true, false} {
+		store := &deadlineStore{}
+		opts := []option{withScripts(store)}
 		if !observed {
 			opts = append(opts, unobserved()) // the deadline is not the observer's
 		}
 		v := newEnv(t, opts...)
 		for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
-			t.Run(fmt.Sprintf("%s bare=%v observed=%v", route, bare, observed), func(t *testing.T) {
-				start := time.Now()
+			t.Run(fmt.Sprintf("%s observed=%v", route, observed), func(t *testing.T) {
 				r := v.post(route, bodies[route])
-				took := time.Since(start)
 				wantProblem(t, r, 503, "store-unavailable", true, ref, "retry may succeed")
 				if r.header.Get("Retry-After") != "1" {
 					t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
 				}
-				if took < 1200*time.Millisecond || took > 2500*time.Millisecond {
-					t.Errorf("answered after %v; want about 1.5 s (3 s - 0.5 s - 1 s)", took)
-				}
 			})
 		}
 		store.mu.Lock()
+		if len(store.left) != 2 {
+			t.Errorf("%d fetches, want 2", len(store.left))
+		}
 		for _, left := range store.left {
-			if left < 1200*time.Millisecond || left > 1600*time.Millisecond {
-				t.Errorf("a fetch had %v before its deadline, want about 1.5 s", left)
+			// time passes between the gate and the fetch: a generous margin
+			if left > want || left < want-30*time.Second {
+				t.Errorf("a fetch had %v before its deadline, want %v less the time to reach it", left, want)
 			}
 		}
 		store.mu.Unlock()
 	}
+}
+
+// stallingStore never answers: Get waits for its context to end, then fails
+// as contentstore.Cache does.
+type stallingStore struct{}
+
+func (stallingStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("%w: waiting for %s: %w", contentref.ErrUnavailable, ref, ctx.Err())
+}
+
+// When the run's wall clock leaves the fetch less than a second of the
+// request, the fetch may run to the request's deadline; a store that stalls
+// until then is still answered with 503 store-unavailable (the script never
+// ran, and the wall clock is not to blame), not with 504 request-timeout.
+func TestAStoreStallPastTheRequestTimeoutIsTheStores(t *testing.T) {
+	ref := contentref.RefOf([]byte("'stalled'")).String()
 	for _, observed := range []bool{true, false} {
-		t.Run(fmt.Sprintf("wall clock leaving no time observed=%v", observed), func(t *testing.T) {
-			opts := []option{withConfig(func(c *handler.Config) { c.Limits.RequestTimeout = 600 * time.Millisecond }), withScripts(&stallingStore{})}
-			if !observed {
-				opts = append(opts, unobserved()) // 503, not 504, is not the observer's decision
-			}
-			v := newEnv(t, opts...)
-			for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
+		opts := []option{withConfig(func(c *handler.Config) { c.Limits.RequestTimeout = 50 * time.Millisecond }), withScripts(stallingStore{})}
+		if !observed {
+			opts = append(opts, unobserved()) // 503, not 504, is not the observer's decision
+		}
+		v := newEnv(t, opts...)
+		for _, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
+			t.Run(fmt.Sprintf("%s observed=%v", route, observed), func(t *testing.T) {
 				body := map[string]any{"scriptRef": ref} // the default 5 s wall clock
 				if route == "/v1/sandbox/evaluate" {
 					body["inputJson"] = "null"
 				}
-				start := time.Now()
-				r := v.post(route, body)
-				took := time.Since(start)
-				t.Logf("%s: %s", route, r.body)
-				wantProblem(t, r, 503, "store-unavailable", true, ref, "request timeout of 600ms", "not run")
-				if took > 2*time.Second {
-					t.Errorf("%s: answered after %v", route, took)
-				}
-			}
-		})
+				wantProblem(t, v.post(route, body), 503, "store-unavailable", true, ref, "request timeout of 50ms", "not run")
+			})
+		}
 	}
 }
 

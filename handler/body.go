@@ -14,7 +14,7 @@ import (
 // client may take to send it is the http.Server's ReadTimeout (main sets
 // it), which also bounds how long a slow client holds the concurrency gate.
 // It returns nil and no problem when the client left while sending the body.
-func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *problem) {
+func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *api.Problem) {
 	body, err := io.ReadAll(r.Body)
 	if err == nil {
 		return body, nil
@@ -29,12 +29,12 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *prob
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// net/http cancels the request's context too, on the read error:
 		// the error, not the context, says what happened.
-		return nil, newProblem(api.ProblemBodyTimeout, http.StatusRequestTimeout,
-			"the request body did not arrive within the server's read timeout; a retry may succeed").retry()
+		return nil, api.NewProblem(api.ProblemBodyTimeout,
+			"the request body did not arrive within the server's read timeout; a retry may succeed")
 	case r.Context().Err() != nil:
 		return nil, nil
 	}
-	return nil, newProblem(api.ProblemInvalidRequest, http.StatusBadRequest, "the body could not be read: "+err.Error()).withCause(err)
+	return nil, api.NewProblem(api.ProblemInvalidRequest, "the body could not be read: "+err.Error()).WithCause(err)
 }
 
 // requestBody reads the body of an evaluation request, or answers the
@@ -53,8 +53,8 @@ func (s *server) requestBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 	return body, true
 }
 
-func tooLargeBody(max int64) *problem {
-	return newProblem(api.ProblemRequestTooLarge, http.StatusRequestEntityTooLarge,
+func tooLargeBody(max int64) *api.Problem {
+	return api.NewProblem(api.ProblemRequestTooLarge,
 		fmt.Sprintf("the request body is over the server's maxRequestBytes of %d bytes", max)).
-		withLimit("maxRequestBytes", max)
+		WithLimit("maxRequestBytes", max)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // decoder reads a route's request body, with the server's limits, into the
-// evaluation it asks for, or refuses it with an *api.RequestError.
+// evaluation it asks for, or refuses it with the *api.Problem to answer.
 type decoder func(body []byte, l api.Limits) (effect.Evaluation, error)
 
 // encoder writes a route's 200 answer for what Effect.Run returned, or
@@ -60,7 +60,11 @@ func (s *server) evaluate(w http.ResponseWriter, r *http.Request, decode decoder
 	}
 	ev, err := decode(body, s.lim)
 	if err != nil {
-		writeProblem(w, r, requestProblem(err))
+		var refused *api.Problem
+		if !errors.As(err, &refused) {
+			refused = api.NewProblem(api.ProblemInternal, "internal error").WithCause(err)
+		}
+		writeProblem(w, r, refused)
 		return
 	}
 	res, runErr := s.cfg.Effect.Run(r.Context(), ev)
@@ -90,26 +94,10 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeProblem(w, r, s.problemFor(err))
 }
 
-// requestProblem is the problem of a request body a decoder refused: 413 for
-// a size over its limit, else 400.
-func requestProblem(err error) *problem {
-	var re *api.RequestError
-	if !errors.As(err, &re) {
-		return newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(err)
-	}
-	status := http.StatusBadRequest
-	if re.Type == api.ProblemScriptTooLarge || re.Type == api.ProblemInputTooLarge {
-		status = http.StatusRequestEntityTooLarge
-	}
-	p := newProblem(re.Type, status, re.Detail).withLimit(re.Limit, re.LimitValue).withField(re.Field).withCause(errors.Unwrap(re))
-	p.offset, p.line, p.col = re.Offset, re.Line, re.Column
-	return p
-}
-
 // problemFor maps an error of a run, or of its answer, to a problem. The
 // detail is the effect's own bounded text, except where it would show the
 // store's internals or a panic's value (both are logged).
-func (s *server) problemFor(err error) *problem {
+func (s *server) problemFor(err error) *api.Problem {
 	var nr *effect.NotRunError
 	if errors.As(err, &nr) {
 		return s.notRunProblem(nr)
@@ -117,55 +105,53 @@ func (s *server) problemFor(err error) *problem {
 	text := err.Error()
 	switch {
 	case errors.Is(err, api.ErrValueNotJSON):
-		return newProblem(api.ProblemMalformedOutcome, http.StatusInternalServerError,
-			"the engine returned an outcome outside ADR 0144 D2's vocabulary: "+text).withCause(err)
+		return api.NewProblem(api.ProblemMalformedOutcome,
+			"the engine returned an outcome outside ADR 0144 D2's vocabulary: "+text).WithCause(err)
 	case errors.Is(err, effect.ErrInvalidInput):
-		return newProblem(api.ProblemInvalidRequest, http.StatusBadRequest, text)
+		return api.NewProblem(api.ProblemInvalidRequest, text)
 	case errors.Is(err, effect.ErrBackendDidNotSettle):
-		return newProblem(api.ProblemBackendDidNotSettle, http.StatusServiceUnavailable, text+"; a retry may succeed").retry().withCause(err)
+		return api.NewProblem(api.ProblemBackendDidNotSettle, text+"; a retry may succeed").WithCause(err)
 	case errors.Is(err, effect.ErrBackendPanicked):
-		return newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(err)
+		return api.NewProblem(api.ProblemInternal, "internal error").WithCause(err)
 	case errors.Is(err, effect.ErrMalformedOutcome):
-		return newProblem(api.ProblemMalformedOutcome, http.StatusInternalServerError, text).withCause(err)
+		return api.NewProblem(api.ProblemMalformedOutcome, text).WithCause(err)
 	case errors.Is(err, effect.ErrBackendFailed) && effect.Retryable(err):
-		return newProblem(api.ProblemBackendUnavailable, http.StatusServiceUnavailable, text+"; a retry may succeed").retry().withCause(err)
+		return api.NewProblem(api.ProblemBackendUnavailable, text+"; a retry may succeed").WithCause(err)
 	case errors.Is(err, effect.ErrBackendFailed):
-		return newProblem(api.ProblemBackendFailed, http.StatusInternalServerError, text).withCause(err)
+		return api.NewProblem(api.ProblemBackendFailed, text).WithCause(err)
 	}
-	p := newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(err)
-	p.retryable = effect.Retryable(err)
-	return p
+	return api.NewProblem(api.ProblemInternal, "internal error").WithCause(err)
 }
 
 // notRunProblem maps each way a script never ran to its problem.
-func (s *server) notRunProblem(nr *effect.NotRunError) *problem {
+func (s *server) notRunProblem(nr *effect.NotRunError) *api.Problem {
 	ref := nr.ScriptRef
 	switch nr.Reason {
 	case effect.ScriptNotFound:
-		return newProblem(api.ProblemScriptNotFound, http.StatusNotFound,
-			fmt.Sprintf("no script is stored under %s; store it first (the put command)", ref)).withField("scriptRef").withCause(nr)
+		return api.NewProblem(api.ProblemScriptNotFound,
+			fmt.Sprintf("no script is stored under %s; store it first (the put command)", ref)).WithField("scriptRef").WithCause(nr)
 	case effect.NoScriptStore:
-		return newProblem(api.ProblemNoScriptStore, http.StatusServiceUnavailable,
+		return api.NewProblem(api.ProblemNoScriptStore,
 			"no script store configured: this server runs scripts sent by value only (POST "+routeSandbox+` with "script")`)
 	case effect.StoreUnavailable:
-		return storeUnavailable(fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).withCause(nr)
+		return storeUnavailable(fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).WithCause(nr)
 	case effect.ScriptTooLarge:
 		return s.storedScriptTooLarge(nr)
 	case effect.ScriptIntegrity:
-		return newProblem(api.ProblemScriptIntegrity, http.StatusInternalServerError,
-			fmt.Sprintf("the bytes the store holds under %s do not hash to that reference; the script was not run, and a retry cannot help until the stored object is repaired", ref)).withCause(nr)
+		return api.NewProblem(api.ProblemScriptIntegrity,
+			fmt.Sprintf("the bytes the store holds under %s do not hash to that reference; the script was not run, and a retry cannot help until the stored object is repaired", ref)).WithCause(nr)
 	case effect.StoreRefused:
-		return newProblem(api.ProblemStoreFailed, http.StatusInternalServerError,
-			fmt.Sprintf("the script store refused access while reading %s (a configuration problem)", ref)).withCause(nr)
+		return api.NewProblem(api.ProblemStoreFailed,
+			fmt.Sprintf("the script store refused access while reading %s (a configuration problem)", ref)).WithCause(nr)
 	case effect.StorePanicked:
 		// a bug in the store, logged with its stack where it was recovered;
 		// answered as a panic in the handler or the engine is
-		return newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(nr)
+		return api.NewProblem(api.ProblemInternal, "internal error").WithCause(nr)
 	case effect.StoreFailed:
-		return newProblem(api.ProblemStoreFailed, http.StatusInternalServerError,
-			fmt.Sprintf("the script store failed while reading %s", ref)).withCause(nr)
+		return api.NewProblem(api.ProblemStoreFailed,
+			fmt.Sprintf("the script store failed while reading %s", ref)).WithCause(nr)
 	}
-	return newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error").withCause(nr)
+	return api.NewProblem(api.ProblemInternal, "internal error").WithCause(nr)
 }
 
 // storedScriptTooLarge is the 413 for a stored script over a bound. It names
@@ -173,25 +159,23 @@ func (s *server) notRunProblem(nr *effect.NotRunError) *problem {
 // bound applied: the store's own maximum is the same or larger (the service
 // opens the store with MAX_SCRIPT_BYTES), or is not known. A store whose
 // maximum is below the server's is named as such.
-func (s *server) storedScriptTooLarge(nr *effect.NotRunError) *problem {
+func (s *server) storedScriptTooLarge(nr *effect.NotRunError) *api.Problem {
 	head := fmt.Sprintf("the script stored under %s is", nr.ScriptRef)
 	if nr.Size >= 0 {
 		head = fmt.Sprintf("the script stored under %s is %d bytes,", nr.ScriptRef, nr.Size)
 	}
 	if nr.StoreLimit {
-		return newProblem(api.ProblemScriptTooLarge, http.StatusRequestEntityTooLarge,
+		return api.NewProblem(api.ProblemScriptTooLarge,
 			fmt.Sprintf("%s over the store's maximum script size of %d bytes (below the server's maxScriptBytes of %d)",
-				head, nr.Limit, s.lim.MaxScriptBytes)).withField("scriptRef").withCause(nr)
+				head, nr.Limit, s.lim.MaxScriptBytes)).WithField("scriptRef").WithCause(nr)
 	}
-	return newProblem(api.ProblemScriptTooLarge, http.StatusRequestEntityTooLarge,
+	return api.NewProblem(api.ProblemScriptTooLarge,
 		fmt.Sprintf("%s over the server's maxScriptBytes of %d", head, s.lim.MaxScriptBytes)).
-		withLimit("maxScriptBytes", s.lim.MaxScriptBytes).withField("scriptRef").withCause(nr)
+		WithLimit("maxScriptBytes", s.lim.MaxScriptBytes).WithField("scriptRef").WithCause(nr)
 }
 
-// storeUnavailable is the retryable 503 for a script the store did not
-// deliver in time.
-func storeUnavailable(detail string) *problem {
-	p := newProblem(api.ProblemStoreUnavailable, http.StatusServiceUnavailable, detail).retry()
-	p.retryAfter = "1"
-	return p
+// storeUnavailable is the problem of a script the store did not deliver in
+// time.
+func storeUnavailable(detail string) *api.Problem {
+	return api.NewProblem(api.ProblemStoreUnavailable, detail)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -164,7 +165,8 @@ func TestEvaluationsUntyped(t *testing.T) {
 		wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptMalformed)}), 500, "malformed-outcome", false, "bogus")
 	})
 	t.Run("backend did not settle", func(t *testing.T) {
-		r := v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptHang), "limits": map[string]any{"wallClockMs": 50}})
+		v := newEnv(t, stuckGraces(10*time.Millisecond))
+		r := v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptHang), "limits": map[string]any{"wallClockMs": 1}})
 		wantProblem(t, r, 503, "backend-did-not-settle", true)
 	})
 	t.Run("panic", func(t *testing.T) {

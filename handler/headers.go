@@ -54,9 +54,8 @@ func (l *headerLimitListener) Accept() (net.Conn, error) {
 func (l *headerLimitListener) answer() []byte {
 	l.once.Do(func() {
 		p := headerTooLarge(int64(l.max))
-		body, _ := p.MarshalJSON()
-		body = append(body, '\n')
-		res := &http.Response{StatusCode: p.status, ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{},
+		body := append(api.AppendProblem(nil, *p), '\n')
+		res := &http.Response{StatusCode: p.Status, ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{},
 			ContentLength: int64(len(body)), Body: io.NopCloser(bytes.NewReader(body)), Close: true}
 		setBodyHeaders(res.Header, problemType, len(body))
 		var b bytes.Buffer
@@ -67,10 +66,10 @@ func (l *headerLimitListener) answer() []byte {
 }
 
 // headerTooLarge is the problem of a header block over the server's cap.
-func headerTooLarge(max int64) *problem {
-	return newProblem(api.ProblemHeaderTooLarge, http.StatusRequestHeaderFieldsTooLarge,
+func headerTooLarge(max int64) *api.Problem {
+	return api.NewProblem(api.ProblemHeaderTooLarge,
 		fmt.Sprintf("the request's header block (its request line and headers) is over the server's maxHeaderBytes of %d bytes; send fewer or shorter headers", max)).
-		withLimit("maxHeaderBytes", max)
+		WithLimit("maxHeaderBytes", max)
 }
 
 type headerLimitConn struct {

@@ -101,7 +101,7 @@ const (
 	scriptMalformed      = "/*malformed*/"
 	scriptDuplicateKeys  = "/*duplicate-keys*/" // an ok outcome whose value has a key twice
 	scriptHang           = "/*hang*/"           // blocks until its context ends, then returns the error
-	scriptIgnore         = "/*ignore*/"         // tells the test it started, then blocks until release is closed, whatever its context
+	scriptIgnore         = "/*ignore*/"         // tells the test it started, then blocks until release is closed, whatever its context (see ignore)
 	scriptOverlong       = "/*overlong*/"       // an ok value of overlongBytes, longer than any run within 1 MiB can make
 	scriptSignal         = "/*signal*/ "        // prefix: tell the test when the run starts, then run the rest
 	scriptOutcome        = "/*outcome*/ "       // prefix: answer the outcome document that follows
@@ -115,6 +115,7 @@ const overlongBytes = 3<<20 + 1
 type testBackend struct {
 	*quickjs.Engine
 	started chan struct{} // receives when a scriptSignal or scriptIgnore run starts
+	ignored chan struct{} // receives when a scriptIgnore run's context ends while it blocks
 	release chan struct{} // closed to end the scriptIgnore runs
 	mu      sync.Mutex
 	runs    []run // how each run of the real engine ended
@@ -127,7 +128,7 @@ type run struct {
 }
 
 func newTestBackend(e *quickjs.Engine) *testBackend {
-	return &testBackend{Engine: e, started: make(chan struct{}, 16), release: make(chan struct{})}
+	return &testBackend{Engine: e, started: make(chan struct{}, 16), ignored: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
 func (b *testBackend) misbehave(ctx context.Context, script string) (spi.Outcome, error, bool) {
@@ -148,9 +149,7 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (spi.Outcome
 		v[0], v[len(v)-1] = '"', '"'
 		return spi.OK(v), nil, true
 	case script == scriptIgnore:
-		b.started <- struct{}{}
-		<-b.release
-		return spi.OK([]byte(`"released"`)), nil, true
+		return b.ignore(ctx)
 	case strings.HasPrefix(script, scriptOutcome):
 		o, err := api.DecodeOutcome([]byte(strings.TrimPrefix(script, scriptOutcome)))
 		if err != nil {
@@ -161,6 +160,25 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (spi.Outcome
 		b.started <- struct{}{}
 	}
 	return spi.Outcome{}, nil, false
+}
+
+// ignore is a run that does not stop when its context ends: it tells the
+// test when it started and when its context ended (the effect's deadline
+// passed, or the caller left), and returns only once release is closed:
+// then with its context's error, as an engine that stops late does, or with
+// a value when its context never ended.
+func (b *testBackend) ignore(ctx context.Context) (spi.Outcome, error, bool) {
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		b.ignored <- struct{}{}
+		<-b.release
+	}
+	if err := ctx.Err(); err != nil {
+		return spi.Outcome{}, err, true
+	}
+	return spi.OK([]byte(`"released"`)), nil, true
 }
 
 func (b *testBackend) record(script string, err error) {
@@ -262,6 +280,27 @@ func (b *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// await waits for c to receive. What it waits for takes milliseconds; the
+// minute is only there to fail rather than hang on a machine however busy.
+func await(t *testing.T, c <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(time.Minute):
+		t.Fatalf("waited a minute for %s", what)
+	}
+}
+
+// awaitLog waits for a log line whose message is msg.
+func (v *env) awaitLog(t *testing.T, msg string) {
+	t.Helper()
+	for start := time.Now(); len(v.logs.lines(t, msg)) == 0; time.Sleep(time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("waited a minute for the log line %q:\n%s", msg, v.logs)
+		}
+	}
 }
 
 // env is one server under test, over the shared engines.

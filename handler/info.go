@@ -45,9 +45,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 			if errors.As(err, &nr) && nr.Reason != "" {
 				detail = "the instance is not ready: " + nr.Reason
 			}
-			p := newProblem(api.ProblemNotReady, http.StatusServiceUnavailable, detail).retry().withCause(err)
-			p.retryAfter = "1"
-			writeProblem(w, r, p)
+			writeProblem(w, r, api.NewProblem(api.ProblemNotReady, detail).WithCause(err))
 			return
 		}
 	}

@@ -32,7 +32,7 @@ type recordKey struct{}
 // handlers and middleware fill it in.
 type reqRecord struct {
 	mu         sync.Mutex
-	problem    *problem
+	problem    *api.Problem
 	principal  string
 	eval       *evalRecord
 	clientGone bool
@@ -53,7 +53,7 @@ func (rec *reqRecord) evaluation() *evalRecord {
 	return rec.eval
 }
 
-func (rec *reqRecord) setProblem(p *problem) {
+func (rec *reqRecord) setProblem(p *api.Problem) {
 	rec.mu.Lock()
 	rec.problem = p
 	rec.mu.Unlock()
@@ -181,11 +181,11 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 	}
 	level := slog.LevelInfo
 	if p != nil {
-		attrs = append(attrs, slog.String("problem", string(p.slug)), slog.Bool("retryable", p.retryable))
-		if p.cause != nil {
-			attrs = append(attrs, slog.String("error", spi.BoundText(p.cause.Error(), spi.MaxMessageUnits)))
+		attrs = append(attrs, slog.String("problem", string(p.ProblemType())), slog.Bool("retryable", *p.Retryable))
+		if cause := errors.Unwrap(p); cause != nil {
+			attrs = append(attrs, slog.String("error", spi.BoundText(cause.Error(), spi.MaxMessageUnits)))
 		}
-		if p.status >= 500 {
+		if p.Status >= 500 {
 			level = slog.LevelError
 		}
 	}
@@ -207,7 +207,7 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 	case gone:
 		outcome = "client-gone"
 	case p != nil:
-		outcome = string(p.slug)
+		outcome = string(p.ProblemType())
 	}
 	if ev != nil {
 		ev.trace(ctx, s.tracer)
@@ -255,7 +255,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 			}
 			s.log.ErrorContext(r.Context(), "handler panicked",
 				"panic", spi.BoundText(fmt.Sprint(v), spi.MaxMessageUnits), "stack", string(debug.Stack()))
-			p := newProblem(api.ProblemInternal, http.StatusInternalServerError, "internal error")
+			p := api.NewProblem(api.ProblemInternal, "internal error")
 			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
 				if rec := recordFrom(r.Context()); rec != nil {
 					rec.setProblem(p) // too late to send it; the log says what happened
@@ -293,7 +293,7 @@ func (s *server) requireJSON(next http.Handler) http.Handler {
 			if ct != "" {
 				got = "Content-Type " + quoteField(ct)
 			}
-			writeProblem(w, r, newProblem(api.ProblemUnsupportedMediaType, http.StatusUnsupportedMediaType,
+			writeProblem(w, r, api.NewProblem(api.ProblemUnsupportedMediaType,
 				"the body must be JSON sent as Content-Type application/json (UTF-8); got "+got))
 			return
 		}
@@ -314,11 +314,10 @@ func (s *server) requireIdentity(next http.Handler) http.Handler {
 				if c = strings.TrimSpace(c); c == "" || strings.EqualFold(c, "identity") {
 					continue
 				}
-				p := newProblem(api.ProblemUnsupportedEncoding, http.StatusUnsupportedMediaType,
+				w.Header().Set("Accept-Encoding", "identity")
+				writeProblem(w, r, api.NewProblem(api.ProblemUnsupportedEncoding,
 					"the body must be sent uncompressed: Content-Encoding "+quoteField(v)+
-						" is not accepted; send the JSON as it is, with no Content-Encoding (or identity)")
-				p.acceptEncoding = "identity"
-				writeProblem(w, r, p)
+						" is not accepted; send the JSON as it is, with no Content-Encoding (or identity)"))
 				return
 			}
 		}
@@ -338,14 +337,13 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			detail := spi.BoundText(err.Error(), 512)
 			switch {
 			case errors.Is(err, ErrForbidden):
-				writeProblem(w, r, newProblem(api.ProblemForbidden, http.StatusForbidden, detail))
+				writeProblem(w, r, api.NewProblem(api.ProblemForbidden, detail))
 			case errors.Is(err, ErrUnauthenticated):
-				writeProblem(w, r, newProblem(api.ProblemUnauthenticated, http.StatusUnauthorized, detail))
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				writeProblem(w, r, api.NewProblem(api.ProblemUnauthenticated, detail))
 			default:
-				p := newProblem(api.ProblemAuthUnavailable, http.StatusServiceUnavailable,
-					"the caller's credentials could not be checked; a retry may succeed").retry().withCause(err)
-				p.retryAfter = "1"
-				writeProblem(w, r, p)
+				writeProblem(w, r, api.NewProblem(api.ProblemAuthUnavailable,
+					"the caller's credentials could not be checked; a retry may succeed").WithCause(err))
 			}
 			return
 		}
@@ -368,11 +366,9 @@ func (s *server) admit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		default:
 			s.metrics.busyRejection(r.Context(), r.URL.Path)
-			p := newProblem(api.ProblemBusy, http.StatusTooManyRequests,
+			writeProblem(w, r, api.NewProblem(api.ProblemBusy,
 				fmt.Sprintf("this instance is already running its maximum of %d evaluation(s) and does not queue; retry (another instance may take it)", s.lim.MaxConcurrent)).
-				retry().withLimit("maxConcurrent", s.lim.MaxConcurrent)
-			p.retryAfter = "1"
-			writeProblem(w, r, p)
+				WithLimit("maxConcurrent", s.lim.MaxConcurrent))
 		}
 	})
 }
@@ -388,17 +384,16 @@ func (s *server) deadline(next http.Handler) http.Handler {
 }
 
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
-	writeProblem(w, r, newProblem(api.ProblemNotFound, http.StatusNotFound,
+	writeProblem(w, r, api.NewProblem(api.ProblemNotFound,
 		fmt.Sprintf("no route %s; the routes are POST %s, POST %s, GET %s, GET %s and GET %s",
 			quoteField(r.URL.Path), routeEvaluations, routeSandbox, routeCaps, routeHealthz, routeReadyz)))
 }
 
 func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	allow := allowedMethods[r.URL.Path]
-	p := newProblem(api.ProblemMethodNotAllowed, http.StatusMethodNotAllowed,
-		fmt.Sprintf("%s does not accept %s; use %s", r.URL.Path, quoteField(r.Method), allow))
-	p.allow = allow
-	writeProblem(w, r, p)
+	w.Header().Set("Allow", allow)
+	writeProblem(w, r, api.NewProblem(api.ProblemMethodNotAllowed,
+		fmt.Sprintf("%s does not accept %s; use %s", r.URL.Path, quoteField(r.Method), allow)))
 }
 
 // stoppedFetching is stopped for an evaluation whose context ended while its
@@ -431,9 +426,9 @@ func (s *server) stoppedFetching(w http.ResponseWriter, r *http.Request, ctx con
 func (s *server) stopped(w http.ResponseWriter, r *http.Request, ctx context.Context) {
 	rec := recordFrom(r.Context())
 	if errors.Is(context.Cause(ctx), errRequestTimeout) {
-		writeProblem(w, r, newProblem(api.ProblemRequestTimeout, http.StatusGatewayTimeout,
+		writeProblem(w, r, api.NewProblem(api.ProblemRequestTimeout,
 			fmt.Sprintf("the server's request timeout of %v passed before the evaluation finished; the run was stopped. Ask for a shorter wall clock, or retry where the timeout is longer", s.lim.RequestTimeout)).
-			withLimit("requestTimeoutMs", s.lim.RequestTimeout.Milliseconds()))
+			WithLimit("requestTimeoutMs", s.lim.RequestTimeout.Milliseconds()))
 		return
 	}
 	if rec != nil {

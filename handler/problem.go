@@ -8,88 +8,17 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
-// problem is an RFC 9457 problem document with this service's extension
-// members: retryable (always), the limit that applied and its value, and where
-// in the body a decoding problem is.
-type problem struct {
-	slug      api.ProblemType
-	status    int
-	detail    string
-	retryable bool
-
-	limit      string // name of the limit that applied, as in /v1/capabilities
-	limitValue int64
-	field      string // the body member at fault, dotted: "limits.wallClockMs"
-	offset     int64  // byte offset in the body (or in inputJson), -1 when unknown
-	line, col  int
-
-	retryAfter     string // Retry-After header
-	allow          string // Allow header
-	acceptEncoding string // Accept-Encoding header
-	cause          error  // logged, never sent
-}
-
-func newProblem(slug api.ProblemType, status int, detail string) *problem {
-	return &problem{slug: slug, status: status, detail: detail, offset: -1}
-}
-
-func (p *problem) withLimit(name string, value int64) *problem {
-	p.limit, p.limitValue = name, value
-	return p
-}
-
-func (p *problem) withField(field string) *problem {
-	p.field = field
-	return p
-}
-
-func (p *problem) withCause(err error) *problem {
-	p.cause = err
-	return p
-}
-
-func (p *problem) retry() *problem {
-	p.retryable = true
-	return p
-}
-
-// MarshalJSON writes the document as api.AppendProblem does.
-func (p *problem) MarshalJSON() ([]byte, error) {
-	doc := api.Problem{
-		Type: p.slug.URI(), Title: p.slug.Title(), Status: p.status,
-		Detail: p.detail, Retryable: &p.retryable, Limit: p.limit, LimitValue: p.limitValue, Field: p.field,
-	}
-	if p.offset >= 0 {
-		doc.Offset = &p.offset
-		doc.Line, doc.Column = p.line, p.col
-	}
-	return api.AppendProblem(nil, doc), nil
-}
-
-// writeProblem sends p and notes its type for the request's log line.
-func writeProblem(w http.ResponseWriter, r *http.Request, p *problem) {
+// writeProblem sends p, with the Retry-After its type carries, and notes it
+// for the request's log line. A header only one answer carries (Allow,
+// Accept-Encoding, WWW-Authenticate) is set by that answer's caller.
+func writeProblem(w http.ResponseWriter, r *http.Request, p *api.Problem) {
 	if rec := recordFrom(r.Context()); rec != nil {
 		rec.setProblem(p)
 	}
-	body, err := p.MarshalJSON()
-	if err != nil { // cannot happen: every member is a string, number or bool
-		body = []byte(`{"type":"` + api.ProblemInternal.URI() + `","title":"Internal error","status":500,"detail":"internal error","retryable":false}`)
-		p.status = http.StatusInternalServerError
+	if s, _ := p.ProblemType().Spec(); s.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(s.RetryAfter))
 	}
-	h := w.Header()
-	if p.retryAfter != "" {
-		h.Set("Retry-After", p.retryAfter)
-	}
-	if p.allow != "" {
-		h.Set("Allow", p.allow)
-	}
-	if p.acceptEncoding != "" {
-		h.Set("Accept-Encoding", p.acceptEncoding)
-	}
-	if p.status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", "Bearer")
-	}
-	writeBody(w, p.status, problemType, append(body, '\n'))
+	writeBody(w, p.Status, problemType, append(api.AppendProblem(nil, *p), '\n'))
 }
 
 // problemType is the media type of a problem document (RFC 9457).

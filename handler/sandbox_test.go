@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
@@ -106,7 +107,8 @@ func TestSandboxUntyped(t *testing.T) {
 		wantProblem(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptMalformed, "inputJson": "null"}), 500, "malformed-outcome", false, "bogus")
 	})
 	t.Run("backend did not settle", func(t *testing.T) {
-		r := v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptHang, "inputJson": "null", "limits": map[string]any{"wallClockMs": 50}})
+		v := newEnv(t, stuckGraces(10*time.Millisecond))
+		r := v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptHang, "inputJson": "null", "limits": map[string]any{"wallClockMs": 1}})
 		wantProblem(t, r, 503, "backend-did-not-settle", true, "wall clock")
 	})
 	t.Run("panic", func(t *testing.T) {
