@@ -206,7 +206,9 @@ func boolean(value string, _ bool) (bool, error) {
 // ParseDuration reads a duration as the configuration reads one, saying
 // what a value must be, with def as the example, when it is not one: the
 // eval and conformance verbs read their duration flags the same way.
-func ParseDuration(value string, def time.Duration) (time.Duration, error) { return duration(value, def) }
+func ParseDuration(value string, def time.Duration) (time.Duration, error) {
+	return duration(value, def)
+}
 
 func duration(value string, def time.Duration) (time.Duration, error) {
 	d, err := time.ParseDuration(value)
