@@ -18,19 +18,20 @@ import (
 // conformanceUsage is the conformance verb's synopsis.
 const conformanceUsage = `usage: sandbox-cloudrun conformance --url URL [flags]
 
-Runs the backend conformance kit (ADR 0144 D5) against a running service,
-through the service's HTTP client: a line per case, then a summary.
+Runs the backend conformance kit (docs/spi.md, "The conformance kit") against
+a running service, through the service's HTTP client: a line per case, then a
+summary.
 
 exit status:
   0  every case that ran passed, and at least one ran
   1  a case failed (every case still runs), or the service could not be reached
   2  a usage error`
 
-// conformanceCmd runs the backend conformance kit (ADR 0144 D5) against a
-// running service through the HTTP client: the same cases the engine passes
-// in-process, so a deployment proves the composition it actually serves. It
-// prints one line per case and a summary, and fails when a case fails or
-// when no case ran.
+// conformanceCmd runs the backend conformance kit (docs/spi.md, "The
+// conformance kit") against a running service through the HTTP client: the
+// same cases the engine passes in-process, so a deployment proves the
+// composition it actually serves. It prints one line per case and a summary,
+// and fails when a case fails or when no case ran.
 func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("conformance", conformanceUsage)
 	url := fs.String("url", "", "base URL of the service, e.g. https://sandbox-xyz.a.run.app")
@@ -89,8 +90,9 @@ func conformanceCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
-// declaration is what a backend declares (ADR 0144 D4), as its members
-// are named on the wire: name=value, a value quoted unless it is one word.
+// declaration is what a backend declares (docs/spi.md, "Capabilities"), as its
+// members are named on the wire: name=value, a value quoted unless it is one
+// word.
 func declaration(c spi.Capabilities) string {
 	word := func(s string) string {
 		if s != "" && strings.IndexFunc(s, func(r rune) bool {

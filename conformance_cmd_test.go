@@ -28,8 +28,7 @@ type fakeRun struct {
 }
 
 // act is how a fake answers one run: the body of a 200 response (an outcome
-// of ADR 0144 D2, as README.md's "Outcomes" spells it), or "" to send no
-// answer at all.
+// as docs/spi.md, "Outcomes" spells it), or "" to send no answer at all.
 type act func(run fakeRun) string
 
 // fakeService is a sandbox service on loopback that speaks the service's wire

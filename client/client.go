@@ -4,7 +4,8 @@
 // engine; it also offers the effect over HTTP, POST /v1/evaluations.
 //
 // The client never guesses what a run did. An outcome comes only from a 200
-// response whose body decodes strictly into ADR 0144 D2's closed vocabulary.
+// response whose body decodes strictly into the closed vocabulary of
+// docs/spi.md, "Outcomes".
 // Every other answer (a problem document, a 5xx, a network error, a redirect,
 // a malformed or oversized body) becomes an infrastructure outcome, which the
 // effect treats as untyped and retryable. Only the caller's own doing is
@@ -219,7 +220,7 @@ func parseBase(raw string) (base, origin string, err error) {
 }
 
 // Capabilities returns the copy of the service's declaration that Dial
-// validated (ADR 0144 D4); it never changes.
+// validated (docs/spi.md, "Capabilities"); it never changes.
 func (c *Client) Capabilities() spi.Capabilities { return c.info.Capabilities }
 
 // Limits returns the service's limits as Dial read them.

@@ -18,10 +18,10 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// TestConformanceThroughTheClient runs the conformance kit (ADR 0144 D5)
-// through the client against a server on loopback that runs the real engine,
-// one evaluation at a time as the service does by default, so that the
-// concurrent cases also go through 429 and Retry-After.
+// TestConformanceThroughTheClient runs the conformance kit through the client
+// against a server on loopback that runs the real engine, one evaluation at a
+// time as the service does by default, so that the concurrent cases also go
+// through 429 and Retry-After.
 //
 // The server is contractDouble, a TEST DOUBLE of the service's HTTP contract,
 // not the service's handler: it lets the client be proven end to end on its

@@ -10,8 +10,8 @@ import (
 )
 
 // outcomeFromBody decodes a 200 body of POST /v1/sandbox/evaluate. A body
-// that is not exactly one outcome of ADR 0144 D2 becomes an infrastructure
-// outcome that says what is wrong with it.
+// that is not exactly one outcome of docs/spi.md, "Outcomes", becomes an
+// infrastructure outcome that says what is wrong with it.
 func outcomeFromBody(op string, body []byte) spi.Outcome {
 	o, err := api.DecodeOutcome(body)
 	if err != nil {

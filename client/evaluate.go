@@ -35,9 +35,8 @@ func checkLimits(l spi.Limits) error {
 	return nil
 }
 
-// Evaluate runs req on the service (ADR 0144 D1) and implements
-// spi.Backend; a successful outcome's Value is the JSON text the service
-// sent.
+// Evaluate runs req on the service and implements spi.Backend; a successful
+// outcome's Value is the JSON text the service sent.
 //
 // Limits: a zero member of req.Limits is left out of the request, so the
 // service's default applies to it (Limits().DefaultWallClock and

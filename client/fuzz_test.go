@@ -14,10 +14,10 @@ import (
 )
 
 // FuzzDecodeOutcome feeds arbitrary bodies to the outcome decoder. It must
-// never panic; whatever it returns must be a well-formed outcome of ADR 0144
-// D2; a body it refuses must come back as infrastructure saying so; and an
-// outcome it accepts must survive being written and read again. The seeds in
-// testdata/fuzz/FuzzDecodeOutcome are the committed corpus.
+// never panic; whatever it returns must be a well-formed outcome (docs/spi.md,
+// "Outcomes"); a body it refuses must come back as infrastructure saying so;
+// and an outcome it accepts must survive being written and read again. The
+// seeds in testdata/fuzz/FuzzDecodeOutcome are the committed corpus.
 func FuzzDecodeOutcome(f *testing.F) {
 	for _, s := range []string{
 		`{"ok":true,"value":{"a":[1,2,{"b":null}]}}`,
@@ -60,7 +60,8 @@ func FuzzDecodeOutcome(f *testing.F) {
 	})
 }
 
-// wellFormed checks an outcome against ADR 0144 D2 as the effect validates it.
+// wellFormed checks an outcome against docs/spi.md, "Outcomes", as the effect
+// validates it.
 func wellFormed(o spi.Outcome) error {
 	switch {
 	case o.OK:
@@ -118,9 +119,9 @@ func encode(t *testing.T, o spi.Outcome) []byte {
 	return b
 }
 
-// outcomeJSON writes an outcome as ADR 0144 D2's object, without HTML
-// escaping: json.Marshal would rewrite "&" in a value as "\u0026", the same
-// value in other text.
+// outcomeJSON writes an outcome as the object of docs/spi.md, "Outcomes",
+// without HTML escaping: json.Marshal would rewrite "&" in a value as
+// "\u0026", the same value in other text.
 func outcomeJSON(o spi.Outcome) ([]byte, error) {
 	m := map[string]any{"ok": o.OK}
 	switch {

@@ -1,6 +1,6 @@
 // Package contentstore stores and reads scripts by their content address
-// (ADR 0064 D2): a script is named by the SHA-256 of its bytes, so a repaired
-// script is a new reference, never a mutation.
+// (docs/spi.md, "Scripts"): a script is named by the SHA-256 of its bytes, so
+// a repaired script is a new reference, never a mutation.
 //
 // A [Ref] is the parsed form of "sha256:<64 lowercase hex digits>"; every
 // store keeps the bytes of a reference under the object name

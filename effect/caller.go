@@ -16,10 +16,10 @@ import (
 )
 
 // caller is how the effect calls its backend, and the only way: the
-// declaration read once and vetted (ADR 0144 D4), the call raced against the
-// caller and a deadline of wall clock + grace, a panic or an error turned
-// into an untyped failure, and the outcome validated against D2's closed
-// vocabulary.
+// declaration read once and vetted (docs/spi.md, "Capabilities"), the call
+// raced against the caller and a deadline of wall clock + grace, a panic or
+// an error turned into an untyped failure, and the outcome validated against
+// the closed vocabulary of docs/spi.md, "Outcomes".
 type caller struct {
 	backend spi.Backend
 	caps    spi.Capabilities
@@ -80,9 +80,9 @@ func (c *caller) timing(wallClock time.Duration) spi.Timing {
 	return spi.Timing{WallClock: wallClock, CallerGrace: c.grace}
 }
 
-// callContext is the context of a backend call (ADR 0144 D2's combined
-// signal): ctx, ending also at the caller's deadline for a run of this wall
-// clock (budget from now), with errDeadline as its cause.
+// callContext is the context of a backend call, which ends at whichever comes
+// first (docs/spi.md, "Outcomes"): ctx, or the caller's deadline for a run of
+// this wall clock (budget from now), with errDeadline as its cause.
 func (c *caller) callContext(ctx context.Context, t spi.Timing) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, t.CallerDeadline(), errDeadline)
 }
@@ -253,19 +253,20 @@ func (c *caller) evaluate(ctx context.Context, req spi.Request, logs bool) (spi.
 }
 
 // didNotSettle is the untyped, retryable failure of a backend that was still
-// running at the deadline (ADR 0144 D2's "sandbox backend did not settle
-// within …").
+// running at the deadline (docs/spi.md, "Outcomes": "sandbox backend did not
+// settle within …").
 func didNotSettle(t spi.Timing, cause error) error {
 	return newUntypedText(ErrBackendDidNotSettle,
 		fmt.Sprintf("%v within %v (wall clock %v + grace %v)", ErrBackendDidNotSettle, t.CallerDeadline(), t.WallClock, t.CallerGrace), cause, true)
 }
 
-// ValidateOutcome checks an outcome against ADR 0144 D2's closed vocabulary
-// and returns a copy of it holding only its kind's fields, or an untyped
-// ErrMalformedOutcome that names every problem. Each field is read once
-// into a local, and only the locals are checked and returned. An empty
-// threw message is not malformed (`throw ""` is the script's own outcome);
-// an ok value is checked to be present, not to be JSON text.
+// ValidateOutcome checks an outcome against the closed vocabulary of
+// docs/spi.md, "Outcomes", and returns a copy of it holding only its kind's
+// fields, or an untyped ErrMalformedOutcome that names every problem. Each
+// field is read once into a local, and only the locals are checked and
+// returned. An empty threw message is not malformed (`throw ""` is the
+// script's own outcome); an ok value is checked to be present, not to be JSON
+// text.
 func ValidateOutcome(o spi.Outcome) (spi.Outcome, error) {
 	ok, value, kind, limit, namePtr, message := o.OK, o.Value, o.Kind, o.Limit, o.Name, o.Message
 	hasName := namePtr != nil

@@ -75,13 +75,13 @@ type Options struct {
 	// (a backend with a MaxMemoryBytes method). Zero leaves such a value
 	// unbounded, for the caller's effect to bound; negative is refused.
 	MaxMemoryBytes int64
-	// BackendGrace is added to each run's wall clock to give the deadline after
-	// which a backend that has not returned loses (ADR 0144 D2). It must
-	// cover what the backend does outside the script's clock: cold start,
-	// queueing, a hard-kill grace; for the quickjs engine and the worker
-	// pool, it is their Timing's CallerGrace. Zero selects
-	// DefaultBackendGrace (a zero grace would fail every backend that has
-	// any start-up cost, so it is not offered); negative is refused.
+	// BackendGrace is added to each run's wall clock to give the deadline
+	// after which a backend that has not returned loses (docs/spi.md,
+	// "Outcomes"). It must cover what the backend does outside the script's
+	// clock: cold start, queueing, a hard-kill grace; for the quickjs engine
+	// and the worker pool, it is their Timing's CallerGrace. Zero selects
+	// DefaultBackendGrace (a zero grace would fail every backend that has any
+	// start-up cost, so it is not offered); negative is refused.
 	BackendGrace time.Duration
 	// StopGrace bounds how long Run waits, once it stopped waiting for the
 	// backend's answer (the caller left, or the deadline passed), for the
@@ -108,8 +108,9 @@ var (
 	ErrReusedEnvironmentRefused = errors.New("sandbox: backend reuses environments between runs and AllowReusedEnvironment is not set")
 )
 
-// Effect owns every guarantee around a backend (ADR 0144 D3). It is the only
-// way the service uses a backend. An Effect is safe for concurrent use.
+// Effect owns every guarantee around a backend (docs/spi.md, "The effect"). It
+// is the only way the service uses a backend. An Effect is safe for concurrent
+// use.
 type Effect struct {
 	scripts   ScriptReader
 	caller    *caller
@@ -124,7 +125,7 @@ type Effect struct {
 // New builds an Effect over backend. It reads the backend's capabilities
 // exactly once, validates them, refuses the ones the options do not accept,
 // and keeps a copy: a backend whose declaration changes later changes
-// nothing (ADR 0144 D4). scripts is the store, or NoStore.
+// nothing (docs/spi.md, "Capabilities"). scripts is the store, or NoStore.
 func New(scripts ScriptReader, backend spi.Backend, opts Options) (*Effect, error) {
 	var problems []error
 	invalid := func(format string, args ...any) {
@@ -189,7 +190,8 @@ func (e *Effect) Capabilities() spi.Capabilities { return e.caller.caps }
 
 // Idempotent reports whether an evaluation is a pure function of (script,
 // input), so that an at-least-once re-run is safe by construction: only when
-// the backend has no network and a fresh environment per run (ADR 0144 D4).
+// the backend has no network and a fresh environment per run (docs/spi.md,
+// "Channels").
 func (e *Effect) Idempotent() bool {
 	return e.caller.caps.Network == spi.NetworkNone && e.caller.caps.FreshPerRun
 }
@@ -199,7 +201,7 @@ func (e *Effect) Idempotent() bool {
 func (e *Effect) ScriptStore() bool { return e.scripts != NoStore }
 
 // Warm asks the backend to do its cold-start work ahead of traffic, when it
-// can (ADR 0064 D1). It is advisory: a backend without Warm returns nil.
+// can. It is advisory: a backend without Warm returns nil.
 func (e *Effect) Warm(ctx context.Context) error {
 	if w, ok := e.caller.backend.(spi.Warmer); ok {
 		return w.Warm(ctx)

@@ -14,8 +14,8 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// TestNewRefusesWhatItCannotVouchFor proves ADR 0144 D4's refusals and the
-// validation of the declaration and of the options.
+// TestNewRefusesWhatItCannotVouchFor proves the refusals of docs/spi.md,
+// "Capabilities", and the validation of the declaration and of the options.
 func TestNewRefusesWhatItCannotVouchFor(t *testing.T) {
 	with := func(edit func(*spi.Capabilities)) spi.Capabilities {
 		c := safeCaps
@@ -141,7 +141,7 @@ func TestCapabilitiesSnapshot(t *testing.T) {
 }
 
 // TestOutcomeMapping proves every well-formed outcome kind maps to its
-// channel (ADR 0144 D2, issue step 6).
+// channel (docs/spi.md, "The effect", step 6).
 func TestOutcomeMapping(t *testing.T) {
 	t.Run("ok is returned as its JSON round-trip", func(t *testing.T) {
 		out, err := evalWith(t, returning(spi.OK([]byte(` {"b" : [1, 2.50, -0, 1E2], "a":"\u00e9\/", "s":"\ud800"} `)), nil), effect.Options{})
@@ -553,7 +553,8 @@ func TestShapeCheck(t *testing.T) {
 	}
 }
 
-// TestOutputBoundBeforeShape proves step 7 comes before step 8.
+// TestOutputBoundBeforeShape proves the output is bounded before its shape is
+// checked (docs/spi.md, "The effect", steps 7 and 8).
 func TestOutputBoundBeforeShape(t *testing.T) {
 	e := mustNew(t, newReader(testScript), returning(spi.OK([]byte(`[1,2,3]`)), nil), effect.Options{MaxOutputBytes: 3})
 	in := validInput()

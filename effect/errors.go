@@ -11,9 +11,9 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// Channel names a typed failure (ADR 0060, ADR 0064 D3): something the script
-// or the caller's input did, which a planner may catch and re-plan around and
-// which replay substitutes instead of re-running.
+// Channel names a typed failure (docs/spi.md, "Channels"): something the
+// script or the caller's input did, which a planner may catch and re-plan
+// around and which replay substitutes instead of re-running.
 type Channel string
 
 // The typed channels. Everything else the effect returns is untyped.
@@ -195,8 +195,9 @@ var (
 	// ErrBackendDidNotSettle: the backend did not return within the run's wall
 	// clock plus the backend grace. Retryable.
 	ErrBackendDidNotSettle = errors.New("sandbox backend did not settle")
-	// ErrMalformedOutcome: the backend's outcome broke ADR 0144 D2's
-	// vocabulary. Not retryable: the same backend will do it again.
+	// ErrMalformedOutcome: the backend's outcome broke the closed vocabulary
+	// of docs/spi.md, "Outcomes". Not retryable: the same backend will do it
+	// again.
 	ErrMalformedOutcome = errors.New("sandbox backend returned a malformed outcome")
 	// ErrBackendPanicked: the backend panicked. Not retryable.
 	ErrBackendPanicked = errors.New("sandbox backend panicked")

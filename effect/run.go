@@ -41,13 +41,14 @@ type Evaluation struct {
 type Answer int
 
 const (
-	// AnswerChannel is the effect's decision (ADR 0144 D3): the value as its
-	// canonical JSON text (Result.Value), bounded by MaxOutputBytes and
-	// checked against the expected shape, or a typed *Failure as the error.
-	// POST /v1/evaluations answers with it, and so does the eval verb.
+	// AnswerChannel is the effect's decision (docs/spi.md, "The effect", steps
+	// 6 to 9): the value as its canonical JSON text (Result.Value), bounded by
+	// MaxOutputBytes and checked against the expected shape, or a typed
+	// *Failure as the error. POST /v1/evaluations answers with it, and so does
+	// the eval verb.
 	AnswerChannel Answer = iota
-	// AnswerOutcome is the backend's outcome (ADR 0144 D2) as it is,
-	// validated, its value bounded by what a run within MaxMemoryBytes can
+	// AnswerOutcome is the backend's outcome (docs/spi.md, "Outcomes") as it
+	// is, validated, its value bounded by what a run within MaxMemoryBytes can
 	// make (MaxValueBytes): for a caller whose own effect decides (POST
 	// /v1/sandbox/evaluate).
 	AnswerOutcome
@@ -234,8 +235,8 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 }
 
 // boundValue refuses an ok value longer than a run within the memory
-// maximum can make: the only bound on an outcome answered as it is (ADR
-// 0144 D2 leaves the output's to the caller's effect), which an engine
+// maximum can make: the only bound on an outcome answered as it is (the
+// caller's effect bounds the output; docs/spi.md, "Bounds"), which an engine
 // within its memory cannot reach.
 func (e *Effect) boundValue(ctx context.Context, ev Evaluation, o spi.Outcome) error {
 	if e.maxMemory == 0 || !o.OK {

@@ -15,9 +15,10 @@ const shapeHashPrefix = "sha256:"
 // and the lowercase hex SHA-256 of the RFC 8785 canonical text of the value's
 // skeleton.
 //
-// A caller pins the hash of the shape it expects (ADR 0064 D3); the effect
-// compares it with the hash of the script's output and fails with
-// shapeMismatch when they differ. text must be JSON without duplicate keys.
+// A caller pins the hash of the shape it expects (docs/spi.md, "The effect",
+// step 8); the effect compares it with the hash of the script's output and
+// fails with shapeMismatch when they differ. text must be JSON without
+// duplicate keys.
 func ShapeHash(text []byte) (string, error) {
 	skel, err := jsontext.Skeleton(text)
 	if err != nil {

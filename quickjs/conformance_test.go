@@ -11,10 +11,10 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// The conformance kit (ADR 0144 D5) over the engine, in each hard-kill
-// configuration. With the Go watchdog alone the engine declares a soft wall
-// clock, and the kit skips abort-mid-run, visibly; the two configurations
-// that stop a run stuck in native code declare it hard and must pass it.
+// The conformance kit over the engine, in each hard-kill configuration. With
+// the Go watchdog alone the engine declares a soft wall clock, and the kit
+// skips abort-mid-run, visibly; the two configurations that stop a run stuck
+// in native code declare it hard and must pass it.
 func TestConformance(t *testing.T) {
 	configs := map[string][]quickjs.Option{
 		"watchdog":     nil,

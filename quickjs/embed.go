@@ -1,10 +1,11 @@
 // Package quickjs hosts QuickJS, compiled to WebAssembly by build.sh and
 // embedded in the binary, on the wazero runtime. It is a sandbox backend
-// (ADR 0144 D1): each evaluation runs in a wasm instance that no earlier run
-// touched, with no filesystem, network, environment or host objects, under a
-// memory limit, a CPU budget and a wall clock, and it reports how the run
-// ended in the SPI's closed vocabulary. Deciding how a run ended is engine
-// knowledge and lives here (in the C shim, from the engine's own state).
+// (docs/spi.md, "The backend"): each evaluation runs in a wasm instance that
+// no earlier run touched, with no filesystem, network, environment or host
+// objects, under a memory limit, a CPU budget and a wall clock, and it reports
+// how the run ended in the SPI's closed vocabulary. Deciding how a run ended
+// is engine knowledge and lives here (in the C shim, from the engine's own
+// state).
 package quickjs
 
 import (

@@ -154,10 +154,10 @@ func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime
 	return rt, nil
 }
 
-// Capabilities declares what the engine enforces (ADR 0144 D4). The wall
-// clock is hard when a run that never reaches the interrupt handler is still
-// stopped: by wazero's context-done termination, or by the process-kill
-// backstop. With the Go watchdog alone it is soft.
+// Capabilities declares what the engine enforces (docs/spi.md,
+// "Capabilities"). The wall clock is hard when a run that never reaches the
+// interrupt handler is still stopped: by wazero's context-done termination,
+// or by the process-kill backstop. With the Go watchdog alone it is soft.
 func (e *Engine) Capabilities() spi.Capabilities {
 	return DeclaredCapabilities(e.cfg.cpuBudget, e.cfg.hardKill == HardKillForTests || e.cfg.procKill)
 }
@@ -403,7 +403,7 @@ type Result struct {
 	Polls uint64
 }
 
-// Evaluate runs one script (ADR 0144 D1). It implements spi.Backend.
+// Evaluate runs one script. It implements spi.Backend.
 func (e *Engine) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	r, err := e.Run(ctx, req, false)
 	return r.Outcome, err

@@ -60,12 +60,12 @@ type badCase struct {
 	okPrefix   string // or its start
 }
 
-// The table of bad requests, end to end through the binary with the
-// default limits: every request gets its specific problem document (status,
-// type, retryable, a detail that names the limit where one applied), never a
-// 5xx; bodies at and one byte over every size cap; invalid UTF-8; duplicate
-// keys; numbers beyond float64; nesting at and past the decoder's limit.
-// Every response is also checked against api/openapi.yaml.
+// Every kind of bad request, end to end through the binary with the default
+// limits: every request gets its specific problem document (status, type,
+// retryable, a detail that names the limit where one applied), never a 5xx;
+// bodies at and one byte over every size cap; invalid UTF-8; duplicate keys;
+// numbers beyond float64; nesting at and past the decoder's limit. Every
+// response is also checked against api/openapi.yaml.
 func TestBadRequests(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()

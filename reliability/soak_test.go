@@ -201,7 +201,7 @@ func soakCases(t testing.TB, refs map[string]string) []soakCase {
 			body: func(seq int) string { return fmt.Sprintf(`{"scriptRef":"%s","input":{"n":%d,}}`, ref("length"), seq) },
 			slug: "malformed-json", want: func(int) (int, string) { return 400, "" }},
 
-		// /v1/sandbox/evaluate: ADR 0144 D2's outcomes
+		// /v1/sandbox/evaluate: the outcomes of docs/spi.md, "Outcomes"
 		{name: "SPI ok by value", weight: 8, route: routeSandbox,
 			body: func(seq int) string {
 				return fmt.Sprintf(`{"script":"input.a * input.b","inputJson":"{\"a\":%d,\"b\":3}"}`, seq)

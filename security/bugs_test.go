@@ -17,10 +17,11 @@ import (
 
 // A script that throws a value whose message is empty (throw new Error(),
 // throw "") is the script's own outcome on POST /v1/sandbox/evaluate, a 200
-// threw with message "", never a 500 malformed-outcome: effect/spi.go
-// documents "A threw Message may be empty", ADR 0144 D2 types it `message:
-// string`, api/openapi.yaml has no minLength, the client accepts it, and
-// /v1/evaluations answers the same run as scriptError with message "".
+// threw with message "", never a 500 malformed-outcome: spi/spi.go documents
+// "A threw Message may be empty", loom's SPI types it `message: string`
+// (docs/spi.md, "Outcomes"), api/openapi.yaml has no minLength, the client
+// accepts it, and /v1/evaluations answers the same run as scriptError with
+// message "".
 func TestSPIEmptyThrownMessageIsThrew(t *testing.T) {
 	s := shared(t)
 	for _, script := range []string{`throw new Error()`, `throw ""`, `throw new TypeError("")`} {

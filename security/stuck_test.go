@@ -153,13 +153,13 @@ func (c *stuckChild) stuck(t *testing.T, rt route, q req) time.Duration {
 	return after
 }
 
-// post is the package's post, retried as a client would while the answer
-// is 429 (a flood of other clients may hold the instance's one slot) or the
+// post is the package's post, retried as a client would while the answer is
+// 429 (a flood of other clients may hold the instance's one slot) or the
 // retryable 503 backend-did-not-settle: both routes race the engine against
-// wall clock + the callers' grace (ADR 0144 D2), and under a flood on a
-// loaded machine a worker may not be free within it; loom retries such an
-// untyped, retryable failure of an idempotent backend. On /v1/evaluations
-// the script goes into the child's store first.
+// wall clock + the callers' grace (docs/spi.md, "Timing"), and under a flood
+// on a loaded machine a worker may not be free within it; loom retries such an
+// untyped, retryable failure of an idempotent backend. On /v1/evaluations the
+// script goes into the child's store first.
 func (c *stuckChild) post(t *testing.T, rt route, q req) result {
 	t.Helper()
 	ref := ""

@@ -9,10 +9,10 @@ import (
 )
 
 // SPIVersion is the version of the backend SPI this package implements
-// (ADR 0144: SANDBOX_BACKEND_SPI_VERSION).
+// (loom's SANDBOX_BACKEND_SPI_VERSION; docs/spi.md).
 const SPIVersion = "1.0.0"
 
-// Backend is the engine, and only the engine (ADR 0144 D1).
+// Backend is the engine, and only the engine (docs/spi.md, "The backend").
 //
 // Evaluate runs one script on one input under the given limits. It returns an
 // Outcome for everything the script did, and an error only when it could not
@@ -24,7 +24,8 @@ type Backend interface {
 }
 
 // Warmer is implemented by backends that can do their cold-start work ahead of
-// the first request (ADR 0064 D1: warm precompiles the engine).
+// the first request, such as compiling the engine (docs/spi.md, "The
+// backend").
 type Warmer interface {
 	Warm(ctx context.Context) error
 }
@@ -43,7 +44,7 @@ type ConsoleBackend interface {
 }
 
 // Request is one evaluation as the backend sees it: verified source text and
-// input already serialised to bounded JSON text (ADR 0144 D1).
+// input already serialised to bounded JSON text (docs/spi.md, "The backend").
 type Request struct {
 	Script    string
 	InputJSON string
@@ -56,7 +57,8 @@ type Limits struct {
 	MemoryBytes int64
 }
 
-// OutcomeKind is the discriminant of a failed Outcome (ADR 0144 D2).
+// OutcomeKind is the discriminant of a failed Outcome (docs/spi.md,
+// "Outcomes").
 type OutcomeKind string
 
 // The closed vocabulary of failed outcomes.
@@ -79,7 +81,7 @@ const (
 	LimitOutput    LimitKind = "output"
 )
 
-// Outcome is what happened, in ADR 0144 D2's closed vocabulary:
+// Outcome is what happened, in the closed vocabulary of docs/spi.md, "Outcomes":
 //
 //	{OK: true, Value}                        the script's result as JSON text
 //	{Kind: "limit", Limit: cpu|memory|wallClock}
@@ -128,8 +130,8 @@ func Infrastructure(message string) Outcome {
 // MaxValueBytes is the longest ok value (its JSON text) the service's SPI
 // route returns for an engine whose memory maximum is maxMemoryBytes: twice
 // the memory (a string the guest holds in n bytes is at most 2n bytes of
-// UTF-8) and a MiB. The route has no output bound of its own: ADR 0144 D2
-// leaves bounding the output to the caller's effect (limitExceeded{output}),
+// UTF-8) and a MiB. The route has no output bound of its own: the caller's
+// effect bounds the output (limitExceeded{output}; docs/spi.md, "Bounds"),
 // so a caller reads any value up to this length and lets its effect judge
 // it. The service's maxOutputBytes bounds /v1/evaluations only.
 func MaxValueBytes(maxMemoryBytes int64) int64 { return 2*maxMemoryBytes + 1<<20 }
@@ -159,7 +161,8 @@ const (
 	WallClockSoft WallClock = "soft"
 )
 
-// Capabilities is what a backend declares it enforces (ADR 0144 D4).
+// Capabilities is what a backend declares it enforces (docs/spi.md,
+// "Capabilities").
 type Capabilities struct {
 	Language    string    `json:"language"`
 	Network     Network   `json:"network"`

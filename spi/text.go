@@ -7,8 +7,9 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
-// Bounds on script-authored and error text (ADR 0064 D3), in UTF-16 code
-// units because that is how loom's TypeScript side measures the same text.
+// Bounds on script-authored and error text (docs/spi.md, "Bounds"), in UTF-16
+// code units because that is how loom's TypeScript side measures the same
+// text.
 const (
 	MaxNameUnits    = 128
 	MaxMessageUnits = 2048

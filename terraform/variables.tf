@@ -174,7 +174,7 @@ variable "scripts_bucket_enabled" {
   type        = bool
   nullable    = false
   default     = true
-  description = "Create the scripts bucket and grant the runtime service account read access to it (STORE_URL=gs://BUCKET). false is the credential-free mode: no bucket, no grant of any kind to the runtime service account, STORE_URL=none, and callers send scripts by value to POST /v1/sandbox/evaluate (ADR 0144 D6: no service account or credentials)."
+  description = "Create the scripts bucket and grant the runtime service account read access to it (STORE_URL=gs://BUCKET). false is the credential-free mode: no bucket, no grant of any kind to the runtime service account, STORE_URL=none, and callers send scripts by value to POST /v1/sandbox/evaluate (docs/spi.md, \"A remote backend's checklist\": no service account or credentials)."
 }
 
 variable "bucket_name" {

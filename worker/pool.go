@@ -318,7 +318,7 @@ func (p *Pool) Healthy() error {
 // Kills is how many workers the pool has killed for runs that did not stop.
 func (p *Pool) Kills() int64 { return p.kills.Load() }
 
-// Evaluate runs one script (ADR 0144 D1). It implements spi.Backend.
+// Evaluate runs one script. It implements spi.Backend.
 func (p *Pool) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	r, err := p.Run(ctx, req, false)
 	return r.Outcome, err

@@ -341,8 +341,8 @@ func TestFreshAcrossWorkers(t *testing.T) {
 	}
 }
 
-// The conformance kit (ADR 0144 D5) over the pool: its wall clock is hard,
-// so abort-mid-run runs and must pass.
+// The conformance kit over the pool: its wall clock is hard, so abort-mid-run
+// runs and must pass.
 func TestConformance(t *testing.T) {
 	p := newPool(t, nil)
 	if p.Capabilities().WallClock != spi.WallClockHard {

@@ -36,10 +36,10 @@ type Result struct {
 	Elapsed time.Duration
 }
 
-// Check runs every case of ADR 0144 D5, in order, each against a new backend
-// from factory (called on the case's goroutine, with the case's T, so that it
-// may fail the case or register a cleanup), and returns one Result per case.
-// It calls report, if not nil, with each result as soon as the case ends.
+// Check runs every case of the kit, in order, each against a new backend from
+// factory (called on the case's goroutine, with the case's T, so that it may
+// fail the case or register a cleanup), and returns one Result per case. It
+// calls report, if not nil, with each result as soon as the case ends.
 //
 // Each case runs on a goroutine of its own, so that a failure that ends a
 // case (Fatalf, or a panic, which is the case's failure) ends only that

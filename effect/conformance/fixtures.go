@@ -81,11 +81,11 @@ func (f *Fixtures) scripts() []string {
 		f.NetworkProbe, f.EscapeProbe, f.ImportProbe, f.StatefulProbe, f.OversizedThrow}
 }
 
-// JavaScriptFixtures returns the default fixtures, written to ADR 0064's
-// contract: a global `input` holds the parsed input, the script's completion
-// value (the value of its last expression statement, as in eval) is its
-// result, and console.log exists. It returns a new value each time, so a
-// caller may change its copy.
+// JavaScriptFixtures returns the default fixtures, written to the script
+// contract of docs/spi.md, "The backend": a global `input` holds the parsed
+// input, the script's completion value (the value of its last expression
+// statement, as in eval) is its result, and console.log exists. It returns a
+// new value each time, so a caller may change its copy.
 func JavaScriptFixtures() *Fixtures {
 	return &Fixtures{
 		Language:       "javascript",

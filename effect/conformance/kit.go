@@ -1,8 +1,8 @@
-// Package conformance proves a sandbox backend (ADR 0144 D5): it runs ADR
-// 0064's security list against any spi.Backend, through the effect, so it
-// proves the composition that is actually deployed, and it checks each
-// capability the backend declares against what the backend does. A
-// declaration that nothing verifies is a guarantee in name only.
+// Package conformance proves a sandbox backend (docs/spi.md, "The conformance
+// kit"): it runs loom's security list for the sandbox against any spi.Backend,
+// through the effect, so it proves the composition that is actually deployed,
+// and it checks each capability the backend declares against what the backend
+// does. A declaration that nothing verifies is a guarantee in name only.
 //
 // The kit does not import the testing package: its cases report through T, a
 // small interface that *testing.T satisfies, so that go test and a program
@@ -108,10 +108,10 @@ type T interface {
 	Cleanup(func())
 }
 
-// Case is one row of ADR 0144 D5.
+// Case is one row of the table of docs/spi.md, "The conformance kit".
 type Case struct{ c kitCase }
 
-// Cases returns the kit's cases in the order ADR 0144 D5 lists them.
+// Cases returns the kit's cases in the order that table lists them.
 func Cases() []Case {
 	out := make([]Case, len(cases))
 	for i, c := range cases {
@@ -132,7 +132,7 @@ func (c Case) Run(ctx context.Context, t T, backend spi.Backend, opts Options) {
 	runCase(ctx, t, c.c, backend, opts)
 }
 
-// kitCase is one row of ADR 0144 D5.
+// kitCase is the content of a Case: one row of the kit's table.
 type kitCase struct {
 	name string
 	// gate returns why the declaration does not claim what the case proves,
@@ -241,8 +241,8 @@ func newEnv(ctx context.Context, t T, backend spi.Backend, opts Options) *env {
 }
 
 // effectOptions passes AllowNetwork and AllowReusedEnvironment exactly when
-// the declaration needs them (ADR 0144 D6), so that a backend that claims
-// more than it did earns nothing by it.
+// the declaration needs them (docs/spi.md, "Capabilities"), so that a backend
+// that claims more than it did earns nothing by it.
 func effectOptions(declared spi.Capabilities, opts Options) effect.Options {
 	return effect.Options{
 		BackendGrace:           opts.BackendGrace,
@@ -622,8 +622,8 @@ func show(p *string) string {
 	return fmt.Sprintf("%q", *p)
 }
 
-// describe says what an outcome is, in ADR 0144 D2's words, its texts
-// clipped to one short line.
+// describe says what an outcome is, in the words of docs/spi.md, "Outcomes",
+// its texts clipped to one short line.
 func describe(o spi.Outcome) string {
 	switch {
 	case o.OK:

@@ -49,8 +49,8 @@ var bestCaps = spi.Capabilities{
 	Memory: true, CPU: true, FreshPerRun: true,
 }
 
-// worstCaps is the scaffold's most conservative honest declaration (ADR 0144
-// D6).
+// worstCaps is the most conservative declaration a backend can honestly make
+// (docs/spi.md, "Capabilities"): it claims to enforce nothing.
 var worstCaps = spi.Capabilities{
 	Language: "javascript", Network: spi.NetworkOpen, WallClock: spi.WallClockSoft,
 }

@@ -1,7 +1,7 @@
-// Package conformancetest runs the conformance kit (ADR 0144 D5) under go
-// test: each case is a subtest. It is the kit's only link to the testing
-// package, so that a program running the kit through conformance.Check does
-// not link testing.
+// Package conformancetest runs the conformance kit (docs/spi.md, "The
+// conformance kit") under go test: each case is a subtest. It is the kit's
+// only link to the testing package, so that a program running the kit through
+// conformance.Check does not link testing.
 package conformancetest
 
 import (
@@ -13,7 +13,7 @@ import (
 
 var _ conformance.T = (*testing.T)(nil)
 
-// Run runs every case of ADR 0144 D5 as a subtest of t, named as the case,
+// Run runs every case of the kit as a subtest of t, named as the case,
 // each against a new backend from factory (called inside the subtest).
 func Run(t *testing.T, factory func(t *testing.T) spi.Backend, opts conformance.Options) {
 	t.Helper()
