@@ -3,7 +3,7 @@
 // decoders, which read a body into the effect.Evaluation it asks for or
 // refuse it with the Problem the service answers, naming the member and the
 // byte offset at fault, and the encoders the clients send them with), the
-// answers of POST /v1/sandbox/evaluate (ADR 0144 D2's outcome) and POST
+// answers of POST /v1/sandbox/evaluate (the outcome of docs/spi.md, "Outcomes") and POST
 // /v1/evaluations (the value or the typed failure, which the eval verb
 // prints too), the GET /v1/capabilities document with its isolation member,
 // and the problem document of every refusal with its types (each type's

@@ -10,7 +10,7 @@ import (
 )
 
 // Info is the GET /v1/capabilities document: the SPI version, the backend's
-// declaration (ADR 0144 D4), the service's own promises and limits, and the
+// declaration (docs/spi.md, "Capabilities"), the service's own promises and limits, and the
 // engine build.
 type Info struct {
 	SPIVersion   string
@@ -150,8 +150,8 @@ func AppendInfo(dst []byte, in Info) []byte {
 
 var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// DecodeInfo reads the document. The declaration ("capabilities", ADR 0144
-// D4's closed set) and "engine" are read strictly: a member not known there
+// DecodeInfo reads the document. The declaration ("capabilities", the closed
+// set of docs/spi.md, "Capabilities") and "engine" are read strictly: a member not known there
 // is refused, because a capability a client cannot vouch for must not be
 // dropped silently. The document itself and "limits" may carry members not
 // known here: a later minor SPI version may add some, and none of them

@@ -7,7 +7,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// DecodeOutcome reads one outcome in ADR 0144 D2's closed vocabulary, with no
+// DecodeOutcome reads one outcome in the closed vocabulary of docs/spi.md, "Outcomes", with no
 // other members. A threw message may be empty (the script threw ""); an
 // infrastructure message may not (spi.Outcome cannot tell an empty message
 // from a missing one). The value is returned as the JSON text received.
@@ -58,7 +58,7 @@ func DecodeOutcome(body []byte) (spi.Outcome, error) {
 // not JSON text.
 var ErrValueNotJSON = errors.New("an ok outcome whose value is not JSON text")
 
-// AppendOutcome appends o as ADR 0144 D2's outcome object and nothing else,
+// AppendOutcome appends o as the outcome object of docs/spi.md, "Outcomes", and nothing else,
 // the document DecodeOutcome reads: an ok outcome's value as its JSON text,
 // strings as JSON.stringify writes them (a lone surrogate the engine wrote
 // stays the same JavaScript string). A threw message may be empty (throw

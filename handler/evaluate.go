@@ -23,7 +23,7 @@ func appendEvaluation(dst []byte, ev effect.Evaluation, res effect.Result, err e
 	return api.AppendEvaluationResult(dst, res, err, ev.CaptureLogs)
 }
 
-// appendOutcome is POST /v1/sandbox/evaluate's answer: ADR 0144 D2's outcome
+// appendOutcome is POST /v1/sandbox/evaluate's answer: the outcome
 // object, exactly, for the caller's effect to decide on.
 func appendOutcome(dst []byte, _ effect.Evaluation, res effect.Result, err error) ([]byte, error) {
 	if err != nil {
@@ -39,7 +39,7 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 }
 
 // sandboxEvaluate serves POST /v1/sandbox/evaluate: the backend SPI over HTTP
-// (ADR 0144 D1), for loom's effect using this service as its backend. The
+// (docs/spi.md, "The backend"), for loom's effect using this service as its backend. The
 // answer is the engine's outcome object (D2), exactly, from the same run as
 // /v1/evaluations'; its value is returned whole (MaxOutputBytes bounds
 // /v1/evaluations only: here the caller's effect bounds the output), up to
@@ -106,7 +106,7 @@ func (s *server) problemFor(err error) *api.Problem {
 	switch {
 	case errors.Is(err, api.ErrValueNotJSON):
 		return api.NewProblem(api.ProblemMalformedOutcome,
-			"the engine returned an outcome outside ADR 0144 D2's vocabulary: "+text).WithCause(err)
+			"the engine returned an outcome outside the SPI's closed vocabulary: "+text).WithCause(err)
 	case errors.Is(err, effect.ErrInvalidInput):
 		return api.NewProblem(api.ProblemInvalidRequest, text)
 	case errors.Is(err, effect.ErrBackendDidNotSettle):

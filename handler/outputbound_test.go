@@ -13,8 +13,8 @@ import (
 
 // Which output bound applies where: GET /v1/capabilities' maxOutputBytes
 // bounds /v1/evaluations (limitExceeded{output}); /v1/sandbox/evaluate
-// returns the value whole, for the caller's effect to bound (ADR 0144 D2
-// has no output limit), so a 5,000,023-byte value comes back exactly.
+// returns the value whole, for the caller's effect to bound (the SPI's
+// outcome has no output limit), so a 5,000,023-byte value comes back exactly.
 func TestOutputBoundPerRoute(t *testing.T) {
 	v := newEnv(t, withConfig(func(c *handler.Config) { c.Limits.MaxOutputBytes = 1 << 20 }))
 	var caps struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 )
 
-// Every outcome kind through POST /v1/sandbox/evaluate: ADR 0144 D2's object,
+// Every outcome kind through POST /v1/sandbox/evaluate: the object of docs/spi.md, "Outcomes",
 // byte for byte, with no other members.
 func TestSandboxOutcomes(t *testing.T) {
 	v := newEnv(t)
