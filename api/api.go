@@ -1,16 +1,23 @@
-// Package api is the service's wire format in Go, beside api/openapi.yaml,
-// its contract: the request bodies of both POST routes (the server's
-// decoders, which read a body into the effect.Evaluation it asks for or
-// refuse it with the Problem the service answers, naming the member and the
-// byte offset at fault, and the encoders the clients send them with), the
-// answers of POST /v1/sandbox/evaluate (the outcome of docs/spi.md, "Outcomes") and POST
-// /v1/evaluations (the value or the typed failure, which the eval verb
-// prints too), the GET /v1/capabilities document with its isolation member,
-// and the problem document of every refusal with its types (each type's
-// status, title and retryability in one table, problemSpecs), each with its
-// encoder and its decoder, shared by the handler, the Go client, the eval
-// verb and the tests. A typed failure's JSON is effect.Failure's own
-// (MarshalJSON, UnmarshalJSON), since the effect returns, logs and stores it.
+// Package api is the service's wire format in Go.
+//
+// It sits beside api/openapi.yaml, the contract, and holds, each with its
+// encoder and its decoder:
+//
+//   - the request bodies of both POST routes: the server's decoders read a
+//     body into the effect.Evaluation it asks for, or refuse it with the
+//     Problem the service answers, naming the member and the byte offset at
+//     fault; the clients write a Request;
+//   - the answers: POST /v1/sandbox/evaluate's outcome (docs/spi.md,
+//     "Outcomes") and POST /v1/evaluations' value or typed failure (which
+//     the eval verb prints too); a typed failure's JSON is effect.Failure's
+//     own, since the effect returns, logs and stores it;
+//   - the GET /v1/capabilities document, with its isolation member;
+//   - the problem document of every refusal, and its types: each type's
+//     status, title, retryability and Retry-After in one table
+//     (problemSpecs), which docs/problems.md and openapi.yaml are checked
+//     against.
+//
+// The handler, the Go client, the eval verb and the tests share it.
 //
 // The golden files in testdata hold one document of each shape as the service
 // writes it, and testdata/bounds the value and response bounds for a memory

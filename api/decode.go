@@ -72,10 +72,8 @@ func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 		return effect.Evaluation{}, refused
 	}
 	if h, ok := b.str("expectedOutputShapeHash"); ok {
-		if !effect.ValidShapeHash(h) {
-			return effect.Evaluation{}, refuse(ProblemBadShapeHash,
-				fmt.Sprintf(`expectedOutputShapeHash must be "sha256:" and 64 lowercase hex digits (see docs/shape-hash.md), got %s`, jsontext.QuoteShort(h))).
-				WithField("expectedOutputShapeHash")
+		if err := effect.CheckShapeHash(h); err != nil {
+			return effect.Evaluation{}, refuse(ProblemBadShapeHash, err.Error()).WithField("expectedOutputShapeHash")
 		}
 		ev.ExpectedOutputShapeHash = h
 	}

@@ -72,7 +72,7 @@ func FuzzDecodeEvaluation(f *testing.F) {
 			checkRefusal(t, err)
 			return
 		}
-		if ev.ScriptRef.IsZero() || !json.Valid(ev.Input) || (ev.ExpectedOutputShapeHash != "" && !effect.ValidShapeHash(ev.ExpectedOutputShapeHash)) ||
+		if ev.ScriptRef.IsZero() || !json.Valid(ev.Input) || (ev.ExpectedOutputShapeHash != "" && effect.CheckShapeHash(ev.ExpectedOutputShapeHash) != nil) ||
 			ev.Answer != effect.AnswerChannel {
 			t.Fatalf("accepted an invalid request: %+v", ev)
 		}

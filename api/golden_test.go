@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -158,8 +159,8 @@ func TestGoldenProblems(t *testing.T) {
 func TestGoldenRequests(t *testing.T) {
 	const ref = "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
 	evaluations, _ := golden(t, "request/evaluation")
-	for name, r := range map[string]api.EvaluationRequest{
-		"full.json": {ScriptRef: ref, Input: []byte(`{ "a": [1, "\ud800"] }`), Limits: api.RequestLimits{WallClockMs: 250, MemoryBytes: 1 << 20},
+	for name, r := range map[string]api.Request{
+		"full.json": {ScriptRef: ref, Input: []byte(`{ "a": [1, "\ud800"] }`), Limits: spi.Limits{WallClock: 250 * time.Millisecond, MemoryBytes: 1 << 20},
 			ExpectedOutputShapeHash: ref, CaptureLogs: true},
 		"minimal.json": {ScriptRef: ref},
 	} {
@@ -168,14 +169,14 @@ func TestGoldenRequests(t *testing.T) {
 			t.Errorf("%s: wrote %s (%v), want %s", name, out, err, evaluations[name])
 		}
 	}
-	if _, err := api.AppendEvaluationRequest(nil, api.EvaluationRequest{ScriptRef: ref, Input: []byte("{")}); err == nil {
+	if _, err := api.AppendEvaluationRequest(nil, api.Request{ScriptRef: ref, Input: []byte("{")}); err == nil {
 		t.Error("an input that is not JSON text was written")
 	}
 	sandbox, _ := golden(t, "request/sandbox")
 	script := "'\xed\xa0\x80'.charCodeAt(0) + input.n" // the lone surrogate as WTF-8
-	for name, r := range map[string]api.SandboxRequest{
-		"script.json": {Script: &script, InputJSON: `{"n":1}`, Limits: api.RequestLimits{WallClockMs: 5000, MemoryBytes: 16 << 20}},
-		"ref.json":    {ScriptRef: ref, InputJSON: "null", Limits: api.RequestLimits{WallClockMs: 1000, MemoryBytes: 32 << 20}},
+	for name, r := range map[string]api.Request{
+		"script.json": {Script: &script, Input: []byte(`{"n":1}`), Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 16 << 20}},
+		"ref.json":    {ScriptRef: ref, Input: []byte("null"), Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 32 << 20}},
 	} {
 		if out := api.AppendSandboxRequest(nil, r); !bytes.Equal(out, sandbox[name]) {
 			t.Errorf("%s: wrote %s, want %s", name, out, sandbox[name])

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // JSONType is the JSON type a request member must have.
@@ -43,34 +45,29 @@ func LimitsMembers() []Member {
 	return []Member{{"wallClockMs", AnyType}, {"memoryBytes", AnyType}}
 }
 
-// RequestLimits is the limits object of both bodies. A zero member is left
-// out, so that the service's default applies to it; with both zero the
-// object is.
-type RequestLimits struct {
-	WallClockMs int64
-	MemoryBytes int64
-}
-
-// EvaluationRequest is a POST /v1/evaluations body.
-type EvaluationRequest struct {
+// Request is a body of either POST route as a client writes it: the wire
+// form of one evaluation, whose server side is the effect.Evaluation the
+// decoders read. AppendEvaluationRequest writes it for /v1/evaluations
+// (the script by reference, the input as a JSON value, the shape check);
+// AppendSandboxRequest for /v1/sandbox/evaluate (the script by value or by
+// reference, the input as JSON text in a string). Limits are written in
+// whole milliseconds, rounded up so that a run never gets less time than
+// asked; a zero member is left out, so that the service's default applies
+// to it, and with both zero the limits object is.
+type Request struct {
+	// Script is the source of a script sent by value (the SPI route);
+	// WTF-8, a lone surrogate is written as its escape. Nil sends ScriptRef.
+	Script    *string
 	ScriptRef string
 	// Input is JSON text, written without its insignificant white space;
 	// nil writes null.
 	Input  json.RawMessage
-	Limits RequestLimits
-	// ExpectedOutputShapeHash, when not "", asks for the shape check.
+	Limits spi.Limits
+	// ExpectedOutputShapeHash, when not "", asks for the shape check
+	// (/v1/evaluations).
 	ExpectedOutputShapeHash string
 	// CaptureLogs, when true, asks for the run's console output.
 	CaptureLogs bool
-}
-
-// SandboxRequest is a POST /v1/sandbox/evaluate body: the script by value
-// (Script not nil) or by reference (ScriptRef).
-type SandboxRequest struct {
-	Script    *string // WTF-8: a lone surrogate is written as its escape
-	ScriptRef string
-	InputJSON string
-	Limits    RequestLimits
 }
 
 // requestWriter writes the members of one object.
@@ -88,15 +85,19 @@ func (w *requestWriter) str(n, v string) {
 	w.b = jsontext.AppendQuote(w.b, v)
 }
 
-func (w *requestWriter) limits(l RequestLimits) {
-	if l.WallClockMs == 0 && l.MemoryBytes == 0 {
+func (w *requestWriter) limits(l spi.Limits) {
+	if l.WallClock == 0 && l.MemoryBytes == 0 {
 		return
 	}
 	w.name("limits")
 	w.b = append(w.b, '{')
-	if l.WallClockMs != 0 {
+	if l.WallClock != 0 {
+		ms := int64(l.WallClock / time.Millisecond)
+		if l.WallClock%time.Millisecond != 0 {
+			ms++ // never ask for less time than the caller gave
+		}
 		w.name("wallClockMs")
-		w.b = strconv.AppendInt(w.b, l.WallClockMs, 10)
+		w.b = strconv.AppendInt(w.b, ms, 10)
 	}
 	if l.MemoryBytes != 0 {
 		w.name("memoryBytes")
@@ -107,7 +108,7 @@ func (w *requestWriter) limits(l RequestLimits) {
 
 // AppendEvaluationRequest writes r after dst; it fails only when r.Input is
 // not JSON text.
-func AppendEvaluationRequest(dst []byte, r EvaluationRequest) ([]byte, error) {
+func AppendEvaluationRequest(dst []byte, r Request) ([]byte, error) {
 	w := requestWriter{append(dst, '{')}
 	w.str("scriptRef", r.ScriptRef)
 	w.name("input")
@@ -131,15 +132,20 @@ func AppendEvaluationRequest(dst []byte, r EvaluationRequest) ([]byte, error) {
 	return append(w.b, '}'), nil
 }
 
-// AppendSandboxRequest writes r after dst.
-func AppendSandboxRequest(dst []byte, r SandboxRequest) []byte {
+// AppendSandboxRequest writes r after dst, its Input as it is (the
+// service reads and checks it).
+func AppendSandboxRequest(dst []byte, r Request) []byte {
 	w := requestWriter{append(dst, '{')}
 	if r.Script != nil {
 		w.str("script", *r.Script)
 	} else {
 		w.str("scriptRef", r.ScriptRef)
 	}
-	w.str("inputJson", r.InputJSON)
+	input := "null"
+	if r.Input != nil {
+		input = string(r.Input)
+	}
+	w.str("inputJson", input)
 	w.limits(r.Limits)
 	return append(w.b, '}')
 }

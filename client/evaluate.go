@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 	"unicode/utf8"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
@@ -13,17 +12,6 @@ import (
 )
 
 const evaluatePath = "/v1/sandbox/evaluate"
-
-// toWire writes limits as the service reads them, in whole milliseconds. A
-// zero member stays zero, which the request leaves out (the service's
-// default).
-func toWire(l spi.Limits) api.RequestLimits {
-	ms := int64(l.WallClock / time.Millisecond)
-	if l.WallClock%time.Millisecond != 0 {
-		ms++ // never ask for less time than the caller gave
-	}
-	return api.RequestLimits{WallClockMs: ms, MemoryBytes: l.MemoryBytes}
-}
 
 // checkLimits refuses negative limits, which no service takes; a zero member
 // is the service's default.
@@ -61,7 +49,7 @@ func (c *Client) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, er
 	if !jsontext.ValidWTF8(script) {
 		return infrastructure("the script is not valid UTF-8, which a JSON request cannot carry"), nil
 	}
-	return c.evaluate(ctx, api.SandboxRequest{Script: &script, InputJSON: req.InputJSON}, req.Limits)
+	return c.evaluate(ctx, api.Request{Script: &script, Input: []byte(req.InputJSON), Limits: req.Limits})
 }
 
 // EvaluateRef is Evaluate for a script the service reads from its own store
@@ -75,17 +63,16 @@ func (c *Client) EvaluateRef(ctx context.Context, scriptRef, inputJSON string, l
 	if scriptRef == "" {
 		return infrastructure("empty script reference"), nil
 	}
-	return c.evaluate(ctx, api.SandboxRequest{ScriptRef: scriptRef, InputJSON: inputJSON}, limits)
+	return c.evaluate(ctx, api.Request{ScriptRef: scriptRef, Input: []byte(inputJSON), Limits: limits})
 }
 
-func (c *Client) evaluate(ctx context.Context, body api.SandboxRequest, limits spi.Limits) (spi.Outcome, error) {
+func (c *Client) evaluate(ctx context.Context, body api.Request) (spi.Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return spi.Outcome{}, err
 	}
-	if !utf8.ValidString(body.InputJSON) {
+	if !utf8.Valid(body.Input) {
 		return infrastructure("the input is not valid UTF-8, which a JSON request cannot carry"), nil
 	}
-	body.Limits = toWire(limits)
 	data := api.AppendSandboxRequest(nil, body)
 	resp, err := c.do(ctx, http.MethodPost, evaluatePath, data, c.cfg.maxResponse)
 	if ctxErr := ctx.Err(); ctxErr != nil {

@@ -46,7 +46,7 @@ type EvaluationResponse = api.EvaluationResponse
 // invalid is refused before it is sent.
 func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (EvaluationResponse, error) {
 	const op = http.MethodPost + " " + evaluationsPath
-	body := api.EvaluationRequest{
+	body := api.Request{
 		ScriptRef:               req.ScriptRef,
 		Input:                   req.Input,
 		ExpectedOutputShapeHash: req.ExpectedOutputShapeHash,
@@ -62,7 +62,7 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 		if err := checkLimits(*req.Limits); err != nil {
 			return EvaluationResponse{}, err
 		}
-		body.Limits = toWire(*req.Limits)
+		body.Limits = *req.Limits
 	}
 	data, err := api.AppendEvaluationRequest(nil, body)
 	if err != nil {

@@ -32,16 +32,16 @@ func ShapeHash(text []byte) (string, error) {
 // otherwise the error that says what an expectedOutputShapeHash must be: the
 // one text of that rule, for the effect and the request decoders alike.
 func CheckShapeHash(s string) error {
-	if ValidShapeHash(s) {
+	if validShapeHash(s) {
 		return nil
 	}
 	return fmt.Errorf(`expectedOutputShapeHash must be "sha256:" and 64 lowercase hex digits (see docs/shape-hash.md), got %s`, jsontext.QuoteShort(s))
 }
 
-// ValidShapeHash reports whether s has the form ShapeHash returns
+// validShapeHash reports whether s has the form ShapeHash returns
 // ("sha256:" and 64 lowercase hex digits): what an expectedOutputShapeHash
 // must be, wherever it is checked.
-func ValidShapeHash(s string) bool {
+func validShapeHash(s string) bool {
 	if len(s) != len(shapeHashPrefix)+2*sha256.Size || s[:len(shapeHashPrefix)] != shapeHashPrefix {
 		return false
 	}
