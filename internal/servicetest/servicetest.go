@@ -38,8 +38,8 @@ type build struct {
 // runs each package's tests in a process of its own)
 var theBuild build
 
-// Binary builds the module's main package once per test process and returns
-// its path.
+// Binary builds the module's main package once per test process, pure Go
+// (CGO_ENABLED=0) as the image's is, and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
 	theBuild.once.Do(func() {
@@ -49,7 +49,11 @@ func Binary(t testing.TB) string {
 			return
 		}
 		bin := filepath.Join(dir, "sandbox-cloudrun")
-		out, err := exec.Command("go", "build", "-o", bin, "github.com/loom-plugins/sandbox-cloudrun").CombinedOutput()
+		// as the Dockerfile builds it: the tests run the binary that ships,
+		// and share the build cache of internal/lockdown's pure-Go build
+		cmd := exec.Command("go", "build", "-o", bin, "github.com/loom-plugins/sandbox-cloudrun")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			theBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
