@@ -134,8 +134,7 @@ func (r *running) done() {
 
 // callResult is what the backend goroutine hands back.
 type callResult struct {
-	outcome  spi.Outcome
-	logs     string
+	report   spi.Report
 	err      error
 	panicked bool
 	panicVal any
@@ -167,12 +166,14 @@ var errDeadline = errors.New("sandbox: backend deadline (wall clock + grace) pas
 
 // call runs the backend in its own goroutine with a context that ends on the
 // caller's cancellation or at the caller's deadline, and waits for whichever
-// comes first, then validates the outcome. With logs, a ConsoleBackend also
-// returns the run's console output. The outcome is the backend's own (its
-// text is not bounded here, nor is an ok value checked to be JSON text).
+// comes first, then validates the outcome. A Reporter also reports the
+// run's console output (when req asks for it) and usage; from any other
+// backend the usage is the call's wall time, as Run. The outcome is the
+// backend's own (its text is not bounded here, nor is an ok value checked
+// to be JSON text).
 // The goroutine always finishes once the backend honours its context: the
 // result channel is buffered, so nothing waits for a reader.
-func (c *caller) call(ctx context.Context, req spi.Request, t spi.Timing, logs bool, label string, running *running) (spi.Outcome, string, error) {
+func (c *caller) call(ctx context.Context, req spi.RunRequest, t spi.Timing, label string, running *running) (spi.Report, error) {
 	callCtx, cancel := c.callContext(ctx, t)
 	defer cancel() // releases the timer and tells the backend to stop, on every path
 
@@ -197,7 +198,7 @@ func (c *caller) call(ctx context.Context, req spi.Request, t spi.Timing, logs b
 				a.report(c.log, label)
 			}
 		}()
-		r.outcome, r.logs, r.err = c.evaluate(callCtx, req, logs)
+		r.report, r.err = c.evaluate(callCtx, req)
 	}()
 
 	var r callResult
@@ -209,47 +210,52 @@ func (c *caller) call(ctx context.Context, req spi.Request, t spi.Timing, logs b
 		default:
 			abandoned.Store(&abandonment{at: time.Now(), cancelled: ctx.Err() != nil})
 			if ctx.Err() != nil {
-				return spi.Outcome{}, "", cancelled(ctx, false)
+				return spi.Report{}, cancelled(ctx, false)
 			}
 			c.log.WarnContext(ctx, "sandbox backend did not settle", "scriptRef", label,
 				"wallClock", t.WallClock.String(), "grace", t.CallerGrace.String())
-			return spi.Outcome{}, "", didNotSettle(t, nil)
+			return spi.Report{}, didNotSettle(t, nil)
 		}
 	}
 	switch {
 	case ctx.Err() != nil:
-		return spi.Outcome{}, "", cancelled(ctx, false)
+		return spi.Report{}, cancelled(ctx, false)
 	case r.panicked:
 		c.log.ErrorContext(ctx, "sandbox backend panicked", "scriptRef", label,
 			"panic", spi.BoundText(fmt.Sprint(r.panicVal), spi.MaxMessageUnits), "stack", string(r.stack))
-		return spi.Outcome{}, "", newUntyped(ErrBackendPanicked, spi.BoundText(fmt.Sprint(r.panicVal), spi.MaxMessageUnits), nil, false)
+		return spi.Report{}, newUntyped(ErrBackendPanicked, spi.BoundText(fmt.Sprint(r.panicVal), spi.MaxMessageUnits), nil, false)
 	case r.err != nil && callCtx.Err() != nil:
 		// The backend stopped because the deadline told it to.
-		return spi.Outcome{}, "", didNotSettle(t, r.err)
+		return spi.Report{}, didNotSettle(t, r.err)
 	case r.err != nil:
 		var f *Failure
 		if errors.As(r.err, &f) {
 			c.log.WarnContext(ctx, "sandbox backend returned a typed failure as an error", "scriptRef", label)
-			return spi.Outcome{}, "", newUntyped(ErrBackendFailed, "returned a typed failure as an error (only the effect maps outcomes to channels)", r.err, false)
+			return spi.Report{}, newUntyped(ErrBackendFailed, "returned a typed failure as an error (only the effect maps outcomes to channels)", r.err, false)
 		}
-		return spi.Outcome{}, "", newUntyped(ErrBackendFailed, "", r.err, true)
+		return spi.Report{}, newUntyped(ErrBackendFailed, "", r.err, true)
 	}
-	o, err := ValidateOutcome(r.outcome)
+	o, err := ValidateOutcome(r.report.Outcome)
 	if err != nil {
 		c.log.WarnContext(ctx, "sandbox backend returned a malformed outcome", "scriptRef", label, "problems", err.Error())
-		return spi.Outcome{}, r.logs, err
+		return spi.Report{Logs: r.report.Logs, Usage: r.report.Usage}, err
 	}
-	return o, r.logs, nil
+	r.report.Outcome = o
+	return r.report, nil
 }
 
-// evaluate calls the backend, asking a ConsoleBackend for the run's console
-// output when logs.
-func (c *caller) evaluate(ctx context.Context, req spi.Request, logs bool) (spi.Outcome, string, error) {
-	if console, ok := c.backend.(spi.ConsoleBackend); ok && logs {
-		return console.EvaluateWithLogs(ctx, req)
+// evaluate calls the backend: Run for a Reporter, else Evaluate, timed.
+func (c *caller) evaluate(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
+	if r, ok := c.backend.(spi.Reporter); ok {
+		rep, err := r.Run(ctx, req)
+		if !req.CaptureLogs {
+			rep.Logs = "" // a backend that keeps it anyway does not pass it on
+		}
+		return rep, err
 	}
-	o, err := c.backend.Evaluate(ctx, req)
-	return o, "", err
+	start := time.Now()
+	o, err := c.backend.Evaluate(ctx, req.Request)
+	return spi.Report{Outcome: o, Usage: spi.Usage{Run: time.Since(start), MemoryLimitBytes: req.Limits.MemoryBytes}}, err
 }
 
 // didNotSettle is the untyped, retryable failure of a backend that was still

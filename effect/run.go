@@ -91,9 +91,13 @@ type Result struct {
 	// Logs is the run's console output when the evaluation asked for it;
 	// empty when the script never ran.
 	Logs string
-	// Fetch and Call are when the script was fetched and when the backend
-	// was called, for the caller's logs and traces.
-	Fetch, Call Interval
+	// Fetch, Verify and Call are when the script was read from the store,
+	// when its bytes were checked against its reference, and when the
+	// backend was called, for the caller's logs and traces.
+	Fetch, Verify, Call Interval
+	// Usage is what the run used: the backend's report, with the effect's
+	// own steps (Fetch, Verify). It says what was reached when Run fails.
+	Usage spi.Usage
 	// ScriptBytes is the length of the script that was fetched.
 	ScriptBytes int
 }
@@ -209,9 +213,8 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	timing := e.caller.timing(ev.Limits.WallClock)
 	script := ev.Script
 	if !ev.ScriptRef.IsZero() {
-		res.Fetch.Start = time.Now()
-		b, err := e.fetch(ctx, ev.ScriptRef, timing)
-		res.Fetch.End = time.Now()
+		b, err := e.fetch(ctx, ev.ScriptRef, timing, &res)
+		res.Usage.Fetch, res.Usage.Verify = res.Fetch.Duration(), res.Verify.Duration()
 		if err != nil {
 			return res, err
 		}
@@ -219,12 +222,14 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	}
 	// 4, 5. Call the backend, racing the caller and the deadline, and
 	// validate the outcome.
-	req := spi.Request{Script: script, InputJSON: string(input), Limits: ev.Limits}
-	out, logs, err := e.caller.call(ctx, req, timing, ev.CaptureLogs, ev.label(), r)
-	res.Logs = logs
+	req := spi.RunRequest{Request: spi.Request{Script: script, InputJSON: string(input), Limits: ev.Limits}, CaptureLogs: ev.CaptureLogs}
+	rep, err := e.caller.call(ctx, req, timing, ev.label(), r)
+	res.Logs = rep.Logs
+	res.Usage = withEffectSteps(rep.Usage, res.Usage)
 	if err != nil {
 		return res, err
 	}
+	out := rep.Outcome
 	res.Outcome = out
 	if ev.Answer == AnswerOutcome {
 		return res, e.boundValue(ctx, ev, out)
@@ -302,12 +307,19 @@ func (e *Effect) interpret(o spi.Outcome) ([]byte, error) {
 	return o.Value, nil // ok
 }
 
+// withEffectSteps is the backend's usage with the effect's own steps,
+// which no backend measures.
+func withEffectSteps(backend, effect spi.Usage) spi.Usage {
+	backend.Fetch, backend.Verify = effect.Fetch, effect.Verify
+	return backend
+}
+
 // fetch reads the script and checks that its bytes hash to ref and are
-// within MaxScriptBytes: step 3. The read ends by the run's
-// Timing.FetchDeadline: a store that stalls ends the fetch rather than the
-// request, and the answer blames the store rather than the wall clock.
-// Every failure is a *NotRunError.
-func (e *Effect) fetch(ctx context.Context, ref contentref.Ref, t spi.Timing) ([]byte, error) {
+// within MaxScriptBytes: step 3, noting in res when each part ran. The read
+// ends by the run's Timing.FetchDeadline: a store that stalls ends the
+// fetch rather than the request, and the answer blames the store rather
+// than the wall clock. Every failure is a *NotRunError.
+func (e *Effect) fetch(ctx context.Context, ref contentref.Ref, t spi.Timing, res *Result) ([]byte, error) {
 	fctx := ctx
 	if d, ok := ctx.Deadline(); ok {
 		if by := t.FetchDeadline(d); !by.IsZero() {
@@ -316,7 +328,9 @@ func (e *Effect) fetch(ctx context.Context, ref contentref.Ref, t spi.Timing) ([
 			defer cancel()
 		}
 	}
+	res.Fetch.Start = time.Now()
 	script, err := e.scripts.Get(fctx, ref)
+	res.Fetch.End = time.Now()
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
@@ -327,6 +341,8 @@ func (e *Effect) fetch(ctx context.Context, ref contentref.Ref, t spi.Timing) ([
 	default:
 		return nil, e.storeFailure(ctx, ref, err)
 	}
+	res.Verify.Start = res.Fetch.End
+	defer func() { res.Verify.End = time.Now() }()
 	if !ref.Matches(script) {
 		e.log.ErrorContext(ctx, "sandbox script bytes do not hash to their reference", "scriptRef", ref.String(), "bytes", len(script))
 		return nil, notRun(ScriptIntegrity, ref, newUntyped(ErrScriptFetch, ref.String(),

@@ -187,12 +187,12 @@ type maxMemoryBackend struct {
 
 func (b *maxMemoryBackend) MaxMemoryBytes() int64 { return b.max }
 
-// consoleBackend is a ConsoleBackend whose runs log one line.
+// consoleBackend is a Reporter whose runs log one line.
 type consoleBackend struct{ *fakeBackend }
 
-func (b consoleBackend) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
-	o, err := b.Evaluate(ctx, req)
-	return o, "hello\n", err
+func (b consoleBackend) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
+	o, err := b.Evaluate(ctx, req.Request)
+	return spi.Report{Outcome: o, Logs: "hello\n"}, err
 }
 
 // The console output is captured when the evaluation asks for it, from a
@@ -236,4 +236,55 @@ func TestRunRefusesAnImpossibleEvaluation(t *testing.T) {
 	if reader.Calls() != 0 || b.evalCalls.Load() != 0 {
 		t.Error("the store or the backend was asked")
 	}
+}
+
+// Run reports what the run used: the effect's own steps (the store's read
+// and the check of the bytes), with the backend's report when it is a
+// Reporter, and the call's wall time as the run otherwise.
+func TestRunReportsUsage(t *testing.T) {
+	slowStore := newReader(testScript)
+	slowStore.get = func(ctx context.Context, ref contentref.Ref) ([]byte, error) {
+		time.Sleep(2 * time.Millisecond)
+		return []byte(testScript), nil
+	}
+	byReference := effect.Evaluation{ScriptRef: testRef, Input: []byte("null"), Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}
+
+	plain := &fakeBackend{eval: func(context.Context, spi.Request) (spi.Outcome, error) {
+		time.Sleep(3 * time.Millisecond)
+		return spi.OK([]byte("1")), nil
+	}}
+	res, err := mustNew(t, slowStore, plain, effect.Options{}).Run(context.Background(), byReference)
+	u := res.Usage
+	if err != nil || u.Fetch < 2*time.Millisecond || u.Verify <= 0 || u.Run < 3*time.Millisecond || u.MemoryLimitBytes != 1<<20 {
+		t.Errorf("a plain backend: %+v, %v", u, err)
+	}
+
+	report := spi.Usage{Setup: 1, Run: 2, Serialise: 3, CPU: 4, CPUBudgetUsed: 5, CPUBudget: 6, PeakMemoryBytes: 7, MemoryLimitBytes: 1 << 20}
+	reporting := reportingBackend{fakeBackend: returning(spi.OK([]byte("1")), nil), usage: report}
+	res, err = mustNew(t, slowStore, reporting, effect.Options{}).Run(context.Background(), byReference)
+	u = res.Usage
+	if err != nil || u.Fetch < 2*time.Millisecond || u.Verify <= 0 {
+		t.Errorf("a Reporter: %+v, %v", u, err)
+	}
+	u.Fetch, u.Verify = 0, 0
+	if u != report {
+		t.Errorf("a Reporter's usage came back as %+v, want %+v", u, report)
+	}
+
+	// by value: nothing fetched, nothing verified
+	res, _ = mustNew(t, effect.NoStore, plain, effect.Options{}).Run(context.Background(), effect.Evaluation{Script: "1", Input: []byte("null"), Limits: byReference.Limits})
+	if res.Usage.Fetch != 0 || res.Usage.Verify != 0 || res.Usage.Run <= 0 {
+		t.Errorf("a script by value: %+v", res.Usage)
+	}
+}
+
+// reportingBackend is a Reporter that reports a fixed usage.
+type reportingBackend struct {
+	*fakeBackend
+	usage spi.Usage
+}
+
+func (b reportingBackend) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
+	o, err := b.Evaluate(ctx, req.Request)
+	return spi.Report{Outcome: o, Usage: b.usage}, err
 }

@@ -30,9 +30,9 @@ func (constBackend) Evaluate(context.Context, spi.Request) (spi.Outcome, error) 
 	return spi.OK([]byte(`1`)), nil
 }
 
-func (b constBackend) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
-	out, err := b.Evaluate(ctx, req)
-	return out, "", err
+func (b constBackend) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
+	out, err := b.Evaluate(ctx, req.Request)
+	return spi.Report{Outcome: out}, err
 }
 
 // BenchmarkRequestPath is POST /v1/evaluations with a 16 KiB input through

@@ -209,13 +209,13 @@ func (b *testBackend) Evaluate(ctx context.Context, req spi.Request) (spi.Outcom
 	return out, err
 }
 
-func (b *testBackend) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
+func (b *testBackend) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
 	if out, err, ok := b.misbehave(ctx, req.Script); ok {
-		return out, "", err
+		return spi.Report{Outcome: out}, err
 	}
-	out, logs, err := b.Engine.EvaluateWithLogs(ctx, req)
+	rep, err := b.Engine.Run(ctx, req)
 	b.record(req.Script, err)
-	return out, logs, err
+	return rep, err
 }
 
 // faultyStore returns what a test sets for a reference, else asks the real

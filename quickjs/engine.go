@@ -392,66 +392,78 @@ func (e *Engine) Close(ctx context.Context) error {
 	return err
 }
 
-// Result is an Outcome with what the run printed.
-type Result struct {
-	Outcome spi.Outcome
-	// Logs is the run's console output, capped at 64 KiB with a marker; set
-	// only when the request asked for it.
-	Logs string
-	// Polls is how many times the interrupt handler ran (the CPU used, in
-	// budget units).
-	Polls uint64
-}
-
 // Evaluate runs one script. It implements spi.Backend.
 func (e *Engine) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
-	r, err := e.Run(ctx, req, false)
+	r, err := e.Run(ctx, spi.RunRequest{Request: req})
 	return r.Outcome, err
 }
 
-// EvaluateWithLogs is Evaluate that also returns the run's console output
-// (at most 64 KiB, truncated with a marker).
-func (e *Engine) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
-	r, err := e.Run(ctx, req, true)
-	return r.Outcome, r.Logs, err
-}
-
-// Run evaluates req like Evaluate and, when logs is true, also returns the
-// run's console output.
-func (e *Engine) Run(ctx context.Context, req spi.Request, logs bool) (Result, error) {
+// Run evaluates req like Evaluate and reports it whole (spi.Reporter): the
+// console output when req asks for it (at most 64 KiB, truncated with a
+// marker), and what the run used.
+func (e *Engine) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return spi.Report{}, err
+	}
+	start := time.Now()
+	rep := func(o spi.Outcome) spi.Report {
+		return spi.Report{Outcome: o, Usage: e.usage(req.Limits, start, nil, execResult{end: time.Now()})}
 	}
 	if msg := e.checkLimits(req.Limits); msg != "" {
-		return Result{Outcome: spi.Infrastructure(msg)}, nil
+		return rep(spi.Infrastructure(msg)), nil
 	}
 	if int64(len(req.InputJSON)) > req.Limits.MemoryBytes {
 		// The parsed input cannot be smaller than a fraction of its text; an
 		// input longer than the whole limit cannot fit.
-		return Result{Outcome: spi.InputTooLarge()}, nil
+		return rep(spi.InputTooLarge()), nil
 	}
 	if int64(len(req.Script)) > e.cfg.maxMemory {
-		return Result{Outcome: spi.Infrastructure(fmt.Sprintf(
-			"script of %d bytes exceeds the engine's memory maximum of %d bytes", len(req.Script), e.cfg.maxMemory))}, nil
+		return rep(spi.Infrastructure(fmt.Sprintf(
+			"script of %d bytes exceeds the engine's memory maximum of %d bytes", len(req.Script), e.cfg.maxMemory))), nil
 	}
 	if err := e.compile(ctx); err != nil {
 		if ctx.Err() != nil {
-			return Result{}, ctx.Err()
+			return spi.Report{}, ctx.Err()
 		}
-		return Result{Outcome: spi.Infrastructure(err.Error())}, nil
+		return rep(spi.Infrastructure(err.Error())), nil
 	}
 	if !e.begin() {
-		return Result{Outcome: spi.Infrastructure(ErrClosed.Error())}, nil
+		return rep(spi.Infrastructure(ErrClosed.Error())), nil
 	}
 	in, err := e.take(ctx)
 	if err != nil {
 		e.end()
 		if ctx.Err() != nil {
-			return Result{}, ctx.Err()
+			return spi.Report{}, ctx.Err()
 		}
-		return Result{Outcome: spi.Infrastructure(err.Error())}, nil
+		return rep(spi.Infrastructure(err.Error())), nil
 	}
-	return e.runIn(ctx, in, req, logs)
+	return e.runIn(ctx, in, req, start)
+}
+
+// usage is what a run that began at start used: the phases its guest
+// marked (none when it never reached the guest, st nil), its CPU time and
+// its peak heap.
+func (e *Engine) usage(l spi.Limits, start time.Time, st *runState, r execResult) spi.Usage {
+	u := spi.Usage{CPU: r.cpu, CPUBudgetUsed: r.raw.polls, CPUBudget: e.cfg.cpuBudget,
+		PeakMemoryBytes: int64(r.raw.peak), MemoryLimitBytes: l.MemoryBytes}
+	// Each phase ends where the next begins; a phase the guest never
+	// reached (an input it could not parse, a throw) takes no time.
+	end := r.end
+	if st == nil || end.IsZero() {
+		u.Setup = max(end.Sub(start), 0)
+		return u
+	}
+	run, serialise := st.marks[markRun], st.marks[markSerialise]
+	switch {
+	case run.IsZero():
+		u.Setup = end.Sub(start)
+	case serialise.IsZero():
+		u.Setup, u.Run = run.Sub(start), end.Sub(run)
+	default:
+		u.Setup, u.Run, u.Serialise = run.Sub(start), serialise.Sub(run), end.Sub(serialise)
+	}
+	return u
 }
 
 func (e *Engine) checkLimits(l spi.Limits) string {
@@ -472,10 +484,12 @@ func (e *Engine) checkLimits(l spi.Limits) string {
 type execResult struct {
 	raw rawResult
 	err error
+	end time.Time     // when the guest had returned and its result was copied out
+	cpu time.Duration // the processor time of the guest's call
 }
 
 // runIn runs the request in the instance under the watchdog.
-func (e *Engine) runIn(ctx context.Context, in *instance, req spi.Request, logs bool) (Result, error) {
+func (e *Engine) runIn(ctx context.Context, in *instance, req spi.RunRequest, start time.Time) (spi.Report, error) {
 	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
 	timing := e.Timing(req.Limits.WallClock)
 	var kill *killTimer
@@ -489,7 +503,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.Request, logs 
 		if err != nil {
 			in.close()
 			e.end()
-			return Result{Outcome: spi.Infrastructure(err.Error())}, nil
+			return spi.Report{Outcome: spi.Infrastructure(err.Error()), Usage: e.usage(req.Limits, start, nil, execResult{end: time.Now()})}, nil
 		}
 		kill = k
 	}
@@ -498,11 +512,13 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.Request, logs 
 
 	done := make(chan execResult, 1)
 	go func() {
-		raw, err := in.exec(callCtx, req.Script, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, logs)
+		cpu := startCPUClock()
+		raw, err := in.exec(callCtx, req.Script, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, req.CaptureLogs)
+		r := execResult{raw: raw, err: err, end: time.Now(), cpu: cpu.elapsed()}
 		if kill != nil {
 			kill.release() // only once the guest has really returned
 		}
-		done <- execResult{raw, err}
+		done <- r
 		// The send readied the caller onto this goroutine's processor:
 		// yield, so that it takes the result now, not once another thread
 		// wakes to steal it.
@@ -511,10 +527,12 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.Request, logs 
 		e.end()
 	}()
 
-	finish := func(r execResult) (Result, error) {
+	finish := func(r execResult) (spi.Report, error) {
 		stopAfter()
 		cancelCall()
-		return e.toResult(ctx, r)
+		rep, err := e.toResult(ctx, r)
+		rep.Usage = e.usage(req.Limits, start, st, r)
+		return rep, err
 	}
 
 	hardKill := time.NewTimer(timing.HardKill())
@@ -532,7 +550,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.Request, logs 
 		case <-done:
 			stopAfter()
 			cancelCall()
-			return Result{}, ctx.Err()
+			return spi.Report{}, ctx.Err()
 		case <-grace.C:
 		}
 	case <-hardKill.C:
@@ -556,9 +574,11 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.Request, logs 
 		e.abandon(done, StuckRun{Overrun: overrun, Cancelled: cancelled})
 	}
 	if cancelled {
-		return Result{}, ctx.Err()
+		return spi.Report{}, ctx.Err()
 	}
-	return Result{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
+	// the guest still runs: what it used so far is not the host's to read
+	u := spi.Usage{Run: time.Since(start), CPUBudget: e.cfg.cpuBudget, MemoryLimitBytes: req.Limits.MemoryBytes}
+	return spi.Report{Outcome: spi.LimitHit(spi.LimitWallClock), Usage: u}, nil
 }
 
 // abandon leaves a stuck run to finish on its own and reports it.
@@ -572,24 +592,24 @@ func (e *Engine) abandon(done <-chan execResult, s StuckRun) {
 }
 
 // toResult maps the shim's status to the SPI's outcome vocabulary.
-func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
+func (e *Engine) toResult(ctx context.Context, r execResult) (spi.Report, error) {
 	if err := ctx.Err(); err != nil {
-		return Result{}, err // cancellation wins over whatever the run produced
+		return spi.Report{}, err // cancellation wins over whatever the run produced
 	}
 	if r.err != nil {
 		var exit *sys.ExitError
 		if errors.As(r.err, &exit) {
-			return Result{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
+			return spi.Report{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
 		}
 		if errors.Is(r.err, errGuestMemory) {
-			return Result{Outcome: spi.InputTooLarge()}, nil
+			return spi.Report{Outcome: spi.InputTooLarge()}, nil
 		}
 		// The first line only: wazero appends the guest's stack trace.
 		msg, _, _ := strings.Cut(r.err.Error(), "\n")
-		return Result{Outcome: spi.Infrastructure("quickjs: engine failed: " + msg)}, nil
+		return spi.Report{Outcome: spi.Infrastructure("quickjs: engine failed: " + msg)}, nil
 	}
 	raw := r.raw
-	res := Result{Logs: string(raw.logs), Polls: raw.polls}
+	res := spi.Report{Logs: string(raw.logs)}
 	switch raw.status {
 	case statusOK:
 		// JSON.stringify has no depth bound short of the stack, so a result
@@ -619,7 +639,7 @@ func (e *Engine) toResult(ctx context.Context, r execResult) (Result, error) {
 	case statusCancelled:
 		// the caller's context was done when the guest polled; ctx.Err() is
 		// checked above, so this is a context that ended without an error
-		return Result{}, context.Canceled
+		return spi.Report{}, context.Canceled
 	case statusInputTooLarge:
 		res.Outcome = spi.InputTooLarge()
 	case statusInputInvalid:

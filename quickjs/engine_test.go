@@ -364,10 +364,10 @@ func TestRunawayLoop(t *testing.T) {
 			t.Fatalf("got %s", describe(out))
 		}
 		// Counted in operations, the budget is deterministic.
-		r1, _ := e.Run(context.Background(), spi.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, false)
-		r2, _ := e.Run(context.Background(), spi.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, false)
-		if r1.Polls != 201 || r2.Polls != 201 {
-			t.Fatalf("polls %d and %d, want 201 each", r1.Polls, r2.Polls)
+		r1, _ := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, CaptureLogs: false})
+		r2, _ := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: "let i = 0; while (true) i++", InputJSON: "1", Limits: limits}, CaptureLogs: false})
+		if r1.Usage.CPUBudgetUsed != 201 || r2.Usage.CPUBudgetUsed != 201 {
+			t.Fatalf("polls %d and %d, want 201 each", r1.Usage.CPUBudgetUsed, r2.Usage.CPUBudgetUsed)
 		}
 	})
 	t.Run("caught interrupt stays a kill", func(t *testing.T) {
@@ -403,9 +403,9 @@ func TestAllocationBombStoppedFast(t *testing.T) {
 
 func TestConsole(t *testing.T) {
 	e := shared()
-	r, err := e.Run(context.Background(), spi.Request{
+	r, err := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{
 		Script:    `console.log("a", 1, {b: [2]}, null, undefined); console.info("i"); console.warn("w"); console.error("e"); "v"`,
-		InputJSON: "null", Limits: limits}, true)
+		InputJSON: "null", Limits: limits}, CaptureLogs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,14 +415,14 @@ func TestConsole(t *testing.T) {
 	if string(r.Outcome.Value) != `"v"` {
 		t.Fatalf("value mixed with logs: %s", describe(r.Outcome))
 	}
-	r, _ = e.Run(context.Background(), spi.Request{Script: `for (let i = 0; i < 10000; i++) console.log("é".repeat(50)); 1`, InputJSON: "null", Limits: limits}, true)
+	r, _ = e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: `for (let i = 0; i < 10000; i++) console.log("é".repeat(50)); 1`, InputJSON: "null", Limits: limits}, CaptureLogs: true})
 	if len(r.Logs) > 64<<10 || !strings.HasSuffix(r.Logs, "[console output truncated at 64 KiB]\n") {
 		t.Fatalf("log cap: %d bytes, ends %q", len(r.Logs), r.Logs[max(0, len(r.Logs)-60):])
 	}
 	if !json.Valid([]byte(fmt.Sprintf("%q", r.Logs))) || strings.ToValidUTF8(r.Logs, "?") != r.Logs {
 		t.Fatal("truncation split a UTF-8 sequence")
 	}
-	if r, _ = e.Run(context.Background(), spi.Request{Script: `console.log("x"); 1`, InputJSON: "null", Limits: limits}, false); r.Logs != "" {
+	if r, _ = e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: `console.log("x"); 1`, InputJSON: "null", Limits: limits}, CaptureLogs: false}); r.Logs != "" {
 		t.Fatalf("logs returned without being asked for: %q", r.Logs)
 	}
 }

@@ -25,11 +25,21 @@ const (
 	errnoInval   = 28
 )
 
+// Phases the guest marks (sandbox.mark), mirrored in c/sandbox.h.
+const (
+	markRun       = 1
+	markSerialise = 2
+)
+
 // runState is what the host knows about the run in progress. The guest's
-// interrupt handler reaches it through sandbox.poll.
+// interrupt handler reaches it through sandbox.poll, its phase marks
+// through sandbox.mark.
 type runState struct {
 	deadline  time.Time
 	cancelled atomic.Bool
+	// marks are when the run's phases began (markRun, markSerialise);
+	// written and read only by the goroutine that runs the guest
+	marks [3]time.Time
 }
 
 type runStateKey struct{}
@@ -50,8 +60,17 @@ func poll(ctx context.Context, _ api.Module, stack []uint64) {
 	}
 }
 
+// mark notes when a phase of the run begins, for the run's usage.
+func mark(ctx context.Context, _ api.Module, stack []uint64) {
+	st, _ := ctx.Value(runStateKey{}).(*runState)
+	if phase := uint32(stack[0]); st != nil && phase < uint32(len(st.marks)) {
+		st.marks[phase] = time.Now()
+	}
+}
+
 // instantiateHost defines the only functions the guest can import: our
-// sandbox.poll, served by pollFn (poll, but for tests), and four WASI
+// sandbox.poll, served by pollFn (poll, but for tests), sandbox.mark, and
+// four WASI
 // functions wasi-libc links against, implemented here rather than by
 // wazero's WASI so that nothing else (files, environment, arguments, random,
 // sockets) exists to be reached. Output is swallowed: console output goes
@@ -62,6 +81,9 @@ func instantiateHost(ctx context.Context, r wazero.Runtime, pollFn api.GoModuleF
 		NewFunctionBuilder().
 		WithGoModuleFunction(pollFn, nil, []api.ValueType{i32}).
 		Export("poll").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(mark), []api.ValueType{i32}, nil).
+		Export("mark").
 		Instantiate(ctx)
 	if err != nil {
 		return err

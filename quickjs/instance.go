@@ -222,7 +222,7 @@ func (in *instance) put(ctx context.Context, s string) (uint32, error) {
 }
 
 // outcomeSize is the size of the shim's outcome record (sb_outcome).
-const outcomeSize = 40
+const outcomeSize = 48
 
 // shimOutcome is the shim's outcome record, as sb_outcome lays it out.
 type shimOutcome struct {
@@ -232,6 +232,7 @@ type shimOutcome struct {
 	logPtr, logLen       uint32
 	polls                uint64
 	oom                  bool
+	peak                 uint64 // the most heap the run held
 }
 
 // readOutcome calls sb_outcome and decodes the record it points at.
@@ -251,6 +252,7 @@ func (in *instance) readOutcome(ctx context.Context) (shimOutcome, error) {
 		logPtr: le.Uint32(b[16:]), logLen: le.Uint32(b[20:]),
 		polls: le.Uint64(b[24:]),
 		oom:   le.Uint32(b[32:]) != 0,
+		peak:  le.Uint64(b[40:]),
 	}, nil
 }
 
@@ -271,6 +273,7 @@ type rawResult struct {
 	hasName bool
 	logs    []byte
 	polls   uint64
+	peak    uint64
 }
 
 // exec runs the script on the input inside the instance, with a Math.random
@@ -301,7 +304,7 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 	if err != nil {
 		return rawResult{}, err
 	}
-	out := rawResult{status: int32(res[0]), polls: o.polls}
+	out := rawResult{status: int32(res[0]), polls: o.polls, peak: o.peak}
 	switch out.status {
 	case statusOK, statusThrew, statusInputInvalid:
 		if out.result, err = in.bytes(o.resultPtr, o.resultLen); err != nil {

@@ -132,7 +132,7 @@ func TestUnhandledRejectionsAreLogged(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := shared().Run(context.Background(), spi.Request{Script: tc.script, InputJSON: "null", Limits: generous}, true)
+			r, err := shared().Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: tc.script, InputJSON: "null", Limits: generous}, CaptureLogs: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,8 +148,8 @@ func TestUnhandledRejectionsAreLogged(t *testing.T) {
 	// kept to be shown (each keeps its reason alive) and the rest counted:
 	// 100,000 of them cost no more of the memory limit than 1,024.
 	t.Run("many unhandled rejections", func(t *testing.T) {
-		r, _ := shared().Run(context.Background(), spi.Request{Script: `for (let i = 0; i < 1e5; i++) Promise.reject(new Error("e" + i)); "ok"`, InputJSON: "null",
-			Limits: spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}}, true)
+		r, _ := shared().Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: `for (let i = 0; i < 1e5; i++) Promise.reject(new Error("e" + i)); "ok"`, InputJSON: "null",
+			Limits: spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}}, CaptureLogs: true})
 		if string(r.Outcome.Value) != `"ok"` || strings.Count(r.Logs, "[error] unhandled promise rejection: Error: e") != 1024 ||
 			!strings.HasPrefix(r.Logs, "[error] unhandled promise rejection: Error: e0\n[error] unhandled promise rejection: Error: e1\n") ||
 			!strings.HasSuffix(r.Logs, "[error] unhandled promise rejection: Error: e1023\n[error] 98976 more unhandled promise rejections, not shown\n") {
@@ -158,13 +158,13 @@ func TestUnhandledRejectionsAreLogged(t *testing.T) {
 	})
 	// Those the script still holds are all kept, since a handler may come.
 	t.Run("many unhandled rejections the script holds", func(t *testing.T) {
-		r, _ := shared().Run(context.Background(), spi.Request{Script: `const ps = []; for (let i = 0; i < 1200; i++) ps.push(Promise.reject(i)); ps.length`, InputJSON: "null", Limits: generous}, true)
+		r, _ := shared().Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: `const ps = []; for (let i = 0; i < 1200; i++) ps.push(Promise.reject(i)); ps.length`, InputJSON: "null", Limits: generous}, CaptureLogs: true})
 		if string(r.Outcome.Value) != `1200` || strings.Count(r.Logs, "[error] unhandled promise rejection: ") != 1200 || strings.Contains(r.Logs, "not shown") {
 			t.Fatalf("%s, %d lines", describe(r.Outcome), strings.Count(r.Logs, "\n"))
 		}
 	})
 	t.Run("the console cap still holds", func(t *testing.T) {
-		r, _ := shared().Run(context.Background(), spi.Request{Script: `for (let i = 0; i < 2000; i++) Promise.reject(new Error("x".repeat(100))); "ok"`, InputJSON: "null", Limits: generous}, true)
+		r, _ := shared().Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: `for (let i = 0; i < 2000; i++) Promise.reject(new Error("x".repeat(100))); "ok"`, InputJSON: "null", Limits: generous}, CaptureLogs: true})
 		if string(r.Outcome.Value) != `"ok"` || len(r.Logs) > 64<<10 || !strings.HasSuffix(r.Logs, "[console output truncated at 64 KiB]\n") {
 			t.Fatalf("%s, %d bytes of logs", describe(r.Outcome), len(r.Logs))
 		}
@@ -172,8 +172,8 @@ func TestUnhandledRejectionsAreLogged(t *testing.T) {
 	// Rejected and handled in bulk, later than at once: the tracker's list
 	// is swept, never searched, and nothing is logged.
 	t.Run("many rejections handled later", func(t *testing.T) {
-		r, _ := shared().Run(context.Background(), spi.Request{Script: `const ps = []; for (let i = 0; i < 2e4; i++) ps.push(Promise.reject(i));
-			Promise.resolve().then(() => { for (const p of ps) p.catch(() => {}) }); ps.length`, InputJSON: "null", Limits: generous}, true)
+		r, _ := shared().Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: `const ps = []; for (let i = 0; i < 2e4; i++) ps.push(Promise.reject(i));
+			Promise.resolve().then(() => { for (const p of ps) p.catch(() => {}) }); ps.length`, InputJSON: "null", Limits: generous}, CaptureLogs: true})
 		if string(r.Outcome.Value) != `20000` || r.Logs != "" {
 			t.Fatalf("%s, logs %.200q", describe(r.Outcome), r.Logs)
 		}
@@ -186,17 +186,17 @@ func TestUnhandledRejectionsAreLogged(t *testing.T) {
 func TestPromiseJobsDeterministicAndFresh(t *testing.T) {
 	e := newEngine(t, quickjs.WithCPUBudget(200), quickjs.WithPoolSize(0))
 	script := "(async () => { let i = 0; for (;;) { await null; i++ } })()"
-	r1, _ := e.Run(context.Background(), spi.Request{Script: script, InputJSON: "1", Limits: limits}, false)
-	r2, _ := e.Run(context.Background(), spi.Request{Script: script, InputJSON: "1", Limits: limits}, false)
-	if r1.Outcome.Limit != spi.LimitCPU || r1.Polls != 201 || r2.Polls != 201 {
-		t.Fatalf("%s, polls %d and %d, want limit cpu after 201 each", describe(r1.Outcome), r1.Polls, r2.Polls)
+	r1, _ := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: script, InputJSON: "1", Limits: limits}, CaptureLogs: false})
+	r2, _ := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: script, InputJSON: "1", Limits: limits}, CaptureLogs: false})
+	if r1.Outcome.Limit != spi.LimitCPU || r1.Usage.CPUBudgetUsed != 201 || r2.Usage.CPUBudgetUsed != 201 {
+		t.Fatalf("%s, polls %d and %d, want limit cpu after 201 each", describe(r1.Outcome), r1.Usage.CPUBudgetUsed, r2.Usage.CPUBudgetUsed)
 	}
-	r, _ := e.Run(context.Background(), spi.Request{Script: `globalThis.left = 1; Promise.resolve().then(() => { for (;;) {} }); Promise.resolve().then(() => console.log("leftover"))`,
-		InputJSON: "null", Limits: limits}, true)
+	r, _ := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: `globalThis.left = 1; Promise.resolve().then(() => { for (;;) {} }); Promise.resolve().then(() => console.log("leftover"))`,
+		InputJSON: "null", Limits: limits}, CaptureLogs: true})
 	if r.Outcome.Limit != spi.LimitCPU || r.Logs != "" {
 		t.Fatalf("%s, logs %q", describe(r.Outcome), r.Logs)
 	}
-	r, _ = e.Run(context.Background(), spi.Request{Script: `typeof left`, InputJSON: "null", Limits: limits}, true)
+	r, _ = e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: `typeof left`, InputJSON: "null", Limits: limits}, CaptureLogs: true})
 	if string(r.Outcome.Value) != `"undefined"` || r.Logs != "" {
 		t.Fatalf("the next run: %s, logs %q", describe(r.Outcome), r.Logs)
 	}

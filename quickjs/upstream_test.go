@@ -155,7 +155,8 @@ var upstreamLimits = spi.Limits{WallClock: 2 * time.Minute, MemoryBytes: 64 << 2
 func runUpstream(t *testing.T, e *quickjs.Engine, file, src string, stdOS bool) string {
 	t.Helper()
 	script := withPrelude(src, stdOS) + epilogue(file, stdOS)
-	out, logs, err := e.EvaluateWithLogs(context.Background(), spi.Request{Script: script, InputJSON: "null", Limits: upstreamLimits})
+	rep, err := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: script, InputJSON: "null", Limits: upstreamLimits}, CaptureLogs: true})
+	out, logs := rep.Outcome, rep.Logs
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}

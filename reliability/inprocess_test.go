@@ -37,7 +37,7 @@ type inprocConfig struct {
 	// wrapScripts and wrapBackend put a test's misbehaviour between the
 	// handler and the real store or engine.
 	wrapScripts func(effect.ScriptReader) effect.ScriptReader
-	wrapBackend func(spi.ConsoleBackend) spi.ConsoleBackend
+	wrapBackend func(spi.Reporter) spi.Reporter
 }
 
 // inprocCPUBudget is the in-process server's CPU budget: a tenth of the

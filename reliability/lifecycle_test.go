@@ -39,20 +39,20 @@ func helperProcess(t *testing.T, name string) (string, error) {
 const secret = "sk-secret-4f1d9a"
 
 // panicky panics on scripts that contain /*panic*/, in the engine's place.
-type panicky struct{ spi.ConsoleBackend }
+type panicky struct{ spi.Reporter }
 
 func (p panicky) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
 	if strings.Contains(req.Script, "/*panic*/") {
 		panic("engine panicked holding " + secret)
 	}
-	return p.ConsoleBackend.Evaluate(ctx, req)
+	return p.Reporter.Evaluate(ctx, req)
 }
 
-func (p panicky) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
+func (p panicky) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
 	if strings.Contains(req.Script, "/*panic*/") {
 		panic("engine panicked holding " + secret)
 	}
-	return p.ConsoleBackend.EvaluateWithLogs(ctx, req)
+	return p.Reporter.Run(ctx, req)
 }
 
 // panickyReader panics when asked for one reference.
@@ -96,7 +96,7 @@ func panicsBecomeInternal(t *testing.T, workers bool) {
 	poison := contentref.RefOf([]byte("/* the store panics on this one */")).String()
 	s := newInproc(t, inprocConfig{
 		workers:     workers,
-		wrapBackend: func(b spi.ConsoleBackend) spi.ConsoleBackend { return panicky{b} },
+		wrapBackend: func(b spi.Reporter) spi.Reporter { return panicky{b} },
 		wrapScripts: func(r effect.ScriptReader) effect.ScriptReader { return panickyReader{r, poison} },
 	})
 	refs := s.put(t, "/*panic*/ 1", "input.n * 2")

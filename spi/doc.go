@@ -1,7 +1,7 @@
 // Package spi is the vocabulary every sandbox backend speaks.
 //
 // It holds what docs/spi.md calls the SPI: the Backend interface and its
-// optional parts (Warmer, Closer, ConsoleBackend, Timed), the Request and its
+// optional parts (Warmer, Closer, Reporter, Timed), the Request and its
 // Limits, the Outcome in its closed vocabulary, the Capabilities a backend
 // declares, the bounds on a value and on text, and the Timing that orders
 // every deadline of a run. Engines (the quickjs package, the worker pool)

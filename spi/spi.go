@@ -35,12 +35,31 @@ type Closer interface {
 	Close(ctx context.Context) error
 }
 
-// ConsoleBackend is a backend that can also return a run's console output
-// (the quickjs engine, the worker pool), for an evaluation that captures it
-// (Evaluation.CaptureLogs). From any other backend, the output is empty.
-type ConsoleBackend interface {
+// Reporter is a backend that reports a run whole (the quickjs engine, the
+// worker pool, the Go client): besides the outcome, the console output when
+// the run asks for it, and what the run used. Its caller asks it with Run
+// rather than Evaluate; from any other backend the console is empty and the
+// usage is what the caller measured itself.
+type Reporter interface {
 	Backend
-	EvaluateWithLogs(ctx context.Context, req Request) (Outcome, string, error)
+	Run(ctx context.Context, req RunRequest) (Report, error)
+}
+
+// RunRequest is a run as a Reporter is asked for it: the SPI's request and
+// what the caller wants beyond the outcome.
+type RunRequest struct {
+	Request
+	// CaptureLogs asks for the run's console output (Report.Logs).
+	CaptureLogs bool
+}
+
+// Report is a run as a Reporter answers it.
+type Report struct {
+	Outcome Outcome
+	// Logs is the run's console output, when the request asked for it.
+	Logs string
+	// Usage is what the run used, as far as the backend measured it.
+	Usage Usage
 }
 
 // Request is one evaluation as the backend sees it: verified source text and

@@ -320,34 +320,37 @@ func (p *Pool) Kills() int64 { return p.kills.Load() }
 
 // Evaluate runs one script. It implements spi.Backend.
 func (p *Pool) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
-	r, err := p.Run(ctx, req, false)
+	r, err := p.Run(ctx, spi.RunRequest{Request: req})
 	return r.Outcome, err
 }
 
-// EvaluateWithLogs is Evaluate that also returns the run's console output
-// (at most 64 KiB, truncated with a marker).
-func (p *Pool) EvaluateWithLogs(ctx context.Context, req spi.Request) (spi.Outcome, string, error) {
-	r, err := p.Run(ctx, req, true)
-	return r.Outcome, r.Logs, err
-}
-
-// Run evaluates req in a worker and, when logs is true, also returns the
-// run's console output.
-func (p *Pool) Run(ctx context.Context, req spi.Request, logs bool) (quickjs.Result, error) {
+// Run evaluates req in a worker and reports it whole (spi.Reporter): the
+// console output when req asks for it, and what the run used, its set-up
+// including the hand-off to the worker and back.
+func (p *Pool) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
 	if err := ctx.Err(); err != nil {
-		return quickjs.Result{}, err
+		return spi.Report{}, err
 	}
+	start := time.Now()
 	if req.Limits.WallClock <= 0 {
-		return quickjs.Result{Outcome: spi.Infrastructure(fmt.Sprintf("invalid limits: wall clock %v must be positive", req.Limits.WallClock))}, nil
+		return spi.Report{Outcome: spi.Infrastructure(fmt.Sprintf("invalid limits: wall clock %v must be positive", req.Limits.WallClock))}, nil
 	}
 	w, err := p.acquire(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return quickjs.Result{}, ctx.Err()
+			return spi.Report{}, ctx.Err()
 		}
-		return quickjs.Result{Outcome: spi.Infrastructure(err.Error())}, nil
+		return spi.Report{Outcome: spi.Infrastructure(err.Error())}, nil
 	}
-	return p.runOn(ctx, w, req, logs)
+	rep, err := p.runOn(ctx, w, req)
+	// what the worker did not measure (waiting for it, the frames both
+	// ways) is the run's set-up
+	u := &rep.Usage
+	u.Setup += max(time.Since(start)-(u.Setup+u.Run+u.Serialise), 0)
+	if u.MemoryLimitBytes == 0 {
+		u.MemoryLimitBytes, u.CPUBudget = req.Limits.MemoryBytes, p.opts.Engine.CPUBudget
+	}
+	return rep, err
 }
 
 // acquire takes a ready worker, waiting for one while workers are starting.
@@ -380,14 +383,14 @@ func (p *Pool) acquire(ctx context.Context) (*proc, error) {
 
 // runOn sends req to w and waits for its result, the hard kill, the
 // caller's cancellation or the worker's death, whichever comes first.
-func (p *Pool) runOn(ctx context.Context, w *proc, req spi.Request, logs bool) (quickjs.Result, error) {
+func (p *Pool) runOn(ctx context.Context, w *proc, req spi.RunRequest) (spi.Report, error) {
 	timing := p.Timing(req.Limits.WallClock)
 	w.nextID++
 	id := w.nextID
-	w.wbuf = appendRun(startFrame(w.wbuf, frameRun), id, req, logs)
+	w.wbuf = appendRun(startFrame(w.wbuf, frameRun), id, req)
 	if len(w.wbuf)-frameHeader > w.maxFrame {
 		p.idle.put(w)
-		return quickjs.Result{Outcome: spi.Infrastructure(fmt.Sprintf(
+		return spi.Report{Outcome: spi.Infrastructure(fmt.Sprintf(
 			"the script and input (%d bytes) exceed what a worker accepts for a memory maximum of %d bytes",
 			len(w.wbuf)-frameHeader, p.opts.Engine.MaxMemoryBytes))}, nil
 	}
@@ -410,14 +413,14 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req spi.Request, logs bool) (
 		return p.died(w, w.readErr)
 	case <-hardKill.C:
 		p.killStuck(w, req.Limits, false)
-		return quickjs.Result{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
+		return spi.Report{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
 	case <-ctx.Done():
 	}
 	// Cancelled: the guest stops at its next interrupt poll; give it the
 	// grace, then end the worker.
 	if err := sendFrame(w.conn, appendCancel(startFrame(nil, frameCancel), id)); err != nil {
 		w.kill()
-		return quickjs.Result{}, ctx.Err()
+		return spi.Report{}, ctx.Err()
 	}
 	t := time.NewTimer(timing.Grace)
 	defer t.Stop()
@@ -431,15 +434,15 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req spi.Request, logs bool) (
 	case <-t.C:
 		p.killStuck(w, req.Limits, true)
 	}
-	return quickjs.Result{}, ctx.Err()
+	return spi.Report{}, ctx.Err()
 }
 
 // finish turns a result frame into the run's result and returns w to the
 // idle workers unless it retires.
-func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (quickjs.Result, error) {
+func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (spi.Report, error) {
 	if r.id != id {
 		w.kill()
-		return quickjs.Result{Outcome: spi.Infrastructure(fmt.Sprintf("the sandbox worker answered run %d for run %d", r.id, id))}, nil
+		return spi.Report{Outcome: spi.Infrastructure(fmt.Sprintf("the sandbox worker answered run %d for run %d", r.id, id))}, nil
 	}
 	if r.retire {
 		p.log.Error("a sandbox worker retired: its engine abandoned a run inside the guest",
@@ -451,14 +454,14 @@ func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (q
 	}
 	if r.status == resultCancelled {
 		if err := ctx.Err(); err != nil {
-			return quickjs.Result{}, err
+			return spi.Report{}, err
 		}
-		return quickjs.Result{}, context.Canceled
+		return spi.Report{}, context.Canceled
 	}
 	if err := ctx.Err(); err != nil {
-		return quickjs.Result{}, err // cancellation wins over whatever the run produced
+		return spi.Report{}, err // cancellation wins over whatever the run produced
 	}
-	return quickjs.Result{Outcome: r.outcome, Logs: r.logs, Polls: r.polls}, nil
+	return spi.Report{Outcome: r.outcome, Logs: r.logs, Usage: r.usage}, nil
 }
 
 // killStuck is the hard kill: w's run did not stop one grace after its
@@ -474,7 +477,7 @@ func (p *Pool) killStuck(w *proc, l spi.Limits, cancelled bool) {
 
 // died is the answer for a run whose worker died under it: an
 // infrastructure outcome (retryable) that says how it ended.
-func (p *Pool) died(w *proc, cause error) (quickjs.Result, error) {
+func (p *Pool) died(w *proc, cause error) (spi.Report, error) {
 	w.kill()
 	<-w.exited
 	if cause == nil {
@@ -482,7 +485,7 @@ func (p *Pool) died(w *proc, cause error) (quickjs.Result, error) {
 	}
 	err := w.describeExit(fmt.Errorf("the sandbox worker process died during the run: %w", cause))
 	p.log.Error("a sandbox worker died during a run", "pid", w.pid, "err", err.Error())
-	return quickjs.Result{Outcome: spi.Infrastructure(err.Error())}, nil
+	return spi.Report{Outcome: spi.Infrastructure(err.Error())}, nil
 }
 
 // Close stops starting workers and ends every worker: idle ones by closing

@@ -139,7 +139,8 @@ func TestOutcomesCrossTheChannel(t *testing.T) {
 			t.Errorf("%s on %s: got %s, want %s", c.script, c.input, got, c.want)
 		}
 	}
-	out, logs, err := p.EvaluateWithLogs(context.Background(), spi.Request{Script: `console.log('hi', 1); 2`, InputJSON: `null`, Limits: generous})
+	rep, err := p.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: `console.log('hi', 1); 2`, InputJSON: `null`, Limits: generous}, CaptureLogs: true})
+	out, logs := rep.Outcome, rep.Logs
 	if err != nil || describe(out) != "ok 2" || logs != "hi 1\n" {
 		t.Fatalf("with logs: %s, %q, %v", describe(out), logs, err)
 	}
@@ -436,5 +437,28 @@ func TestOrderlyCloseIsInfo(t *testing.T) {
 		t.Errorf("took %v: want a duration with its unit", stopped[0]["took"])
 	} else if _, err := time.ParseDuration(took); err != nil {
 		t.Errorf("took %q: %v", took, err)
+	}
+}
+
+// A run through a worker reports what it used: the worker's phases, its
+// set-up counting the hand-off to the worker and back, so that the phases
+// add up to the run's time; its CPU time, budget and peak heap.
+func TestPoolReportsUsage(t *testing.T) {
+	p := newPool(t, nil)
+	start := time.Now()
+	rep, err := p.Run(context.Background(), spi.RunRequest{Request: spi.Request{
+		Script: "const a = []; for (let i = 0; i < 1e5; i++) a.push(i); a.length", InputJSON: "null", Limits: generous}})
+	took := time.Since(start)
+	u := rep.Usage
+	if err != nil || describe(rep.Outcome) != "ok 100000" {
+		t.Fatalf("%s, %v", describe(rep.Outcome), err)
+	}
+	sum := u.Setup + u.Run + u.Serialise
+	if u.Setup <= 0 || u.Run <= 0 || u.Serialise <= 0 || sum > took || sum < took/2 {
+		t.Errorf("phases %v + %v + %v = %v of the %v the run took", u.Setup, u.Run, u.Serialise, sum, took)
+	}
+	if u.CPU <= 0 || u.CPUBudgetUsed == 0 || u.CPUBudget != p.opts.Engine.CPUBudget ||
+		u.PeakMemoryBytes <= 800<<10 || u.PeakMemoryBytes > generous.MemoryBytes || u.MemoryLimitBytes != generous.MemoryBytes {
+		t.Errorf("usage %+v", u)
 	}
 }

@@ -169,11 +169,11 @@ type runFrame struct {
 }
 
 // appendRun appends the payload of a run frame.
-func appendRun(b []byte, id uint64, req spi.Request, logs bool) []byte {
+func appendRun(b []byte, id uint64, req spi.RunRequest) []byte {
 	b = binary.AppendUvarint(b, id)
 	b = binary.AppendUvarint(b, uint64(req.Limits.WallClock))
 	b = binary.AppendUvarint(b, uint64(req.Limits.MemoryBytes))
-	b = appendBool(b, logs)
+	b = appendBool(b, req.CaptureLogs)
 	b = appendString(b, req.Script)
 	b = appendString(b, req.InputJSON)
 	return b
@@ -202,7 +202,7 @@ type resultFrame struct {
 	status  byte
 	outcome spi.Outcome
 	logs    string
-	polls   uint64
+	usage   spi.Usage
 	// retire: the worker cannot serve another run (its engine abandoned a
 	// run still inside the guest) and exits after this frame.
 	retire bool
@@ -226,7 +226,11 @@ func (f *resultFrame) append(b []byte) []byte {
 		b = appendBytes(b, o.Value)
 	}
 	b = appendString(b, f.logs)
-	b = binary.AppendUvarint(b, f.polls)
+	u := &f.usage
+	for _, v := range [...]uint64{uint64(u.Setup), uint64(u.Run), uint64(u.Serialise), uint64(u.CPU),
+		u.CPUBudgetUsed, u.CPUBudget, uint64(u.PeakMemoryBytes), uint64(u.MemoryLimitBytes)} {
+		b = binary.AppendUvarint(b, v)
+	}
 	return b
 }
 
@@ -250,7 +254,10 @@ func (f *resultFrame) parse(b []byte) error {
 	}
 	f.outcome = o
 	f.logs = string(d.bytes())
-	f.polls = d.uvarint()
+	u := &f.usage
+	u.Setup, u.Run, u.Serialise, u.CPU = time.Duration(d.uvarint()), time.Duration(d.uvarint()), time.Duration(d.uvarint()), time.Duration(d.uvarint())
+	u.CPUBudgetUsed, u.CPUBudget = d.uvarint(), d.uvarint()
+	u.PeakMemoryBytes, u.MemoryLimitBytes = int64(d.uvarint()), int64(d.uvarint())
 	return d.end("result")
 }
 

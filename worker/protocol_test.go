@@ -23,12 +23,13 @@ func TestFramesRoundTrip(t *testing.T) {
 		spi.InputTooLarge(),
 		spi.Infrastructure("engine failed"),
 	} {
-		in := resultFrame{id: 9, status: resultOutcome, outcome: o, logs: "hi\n", polls: 12, retire: true}
+		usage := spi.Usage{Setup: 1, Run: 2, Serialise: 3, CPU: 4, CPUBudgetUsed: 12, CPUBudget: 1e6, PeakMemoryBytes: 5 << 20, MemoryLimitBytes: 1 << 31}
+		in := resultFrame{id: 9, status: resultOutcome, outcome: o, logs: "hi\n", usage: usage, retire: true}
 		var out resultFrame
 		if err := out.parse(in.append(nil)); err != nil {
 			t.Fatal(err)
 		}
-		if describe(out.outcome) != describe(o) || out.id != 9 || out.logs != "hi\n" || out.polls != 12 || !out.retire ||
+		if describe(out.outcome) != describe(o) || out.id != 9 || out.logs != "hi\n" || out.usage != usage || !out.retire ||
 			(o.Name == nil) != (out.outcome.Name == nil) || (o.Value == nil) != (out.outcome.Value == nil) {
 			t.Errorf("%s came back as %s (%+v)", describe(o), describe(out.outcome), out)
 		}
@@ -36,7 +37,7 @@ func TestFramesRoundTrip(t *testing.T) {
 	script := "'\xed\xa0\x80'.length\x00"
 	req := spi.Request{Script: script, InputJSON: `"\ud800"`, Limits: spi.Limits{WallClock: 1500 * time.Millisecond, MemoryBytes: 16 << 20}}
 	var f runFrame
-	if err := f.parse(appendRun(nil, 3, req, true)); err != nil {
+	if err := f.parse(appendRun(nil, 3, spi.RunRequest{Request: req, CaptureLogs: true})); err != nil {
 		t.Fatal(err)
 	}
 	if f.id != 3 || f.script != script || f.input != req.InputJSON || f.limits != req.Limits || !f.logs {
@@ -70,7 +71,7 @@ func TestFramesRefuseDamage(t *testing.T) {
 // No input makes the decoders panic or read past their input.
 func FuzzFrames(f *testing.F) {
 	f.Add((&resultFrame{id: 1, outcome: spi.OK([]byte(`[1]`)), logs: "x"}).append(nil))
-	f.Add(appendRun(nil, 2, spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}, false))
+	f.Add(appendRun(nil, 2, spi.RunRequest{Request: spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r resultFrame
 		if r.parse(b) == nil {

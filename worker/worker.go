@@ -272,7 +272,7 @@ func (rn *runner) loop(ctx context.Context) error {
 		rn.current, rn.cancel = f.id, cancel
 		rn.mu.Unlock()
 
-		r, err := rn.engine.Run(runCtx, spi.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, f.logs)
+		r, err := rn.engine.Run(runCtx, spi.RunRequest{Request: spi.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, CaptureLogs: f.logs})
 
 		rn.mu.Lock()
 		rn.current, rn.cancel = 0, nil
@@ -283,7 +283,7 @@ func (rn *runner) loop(ctx context.Context) error {
 		if err != nil {
 			res.status = resultCancelled
 		} else {
-			res.outcome, res.logs, res.polls = r.Outcome, r.Logs, r.Polls
+			res.outcome, res.logs, res.usage = r.Outcome, r.Logs, r.Usage
 		}
 		res.retire = rn.engine.StuckRuns() > 0
 		out = res.append(startFrame(out, frameResult))

@@ -86,7 +86,7 @@ func runEvals(e *quickjs.Engine) []evalResult {
 	for _, c := range evalCases {
 		// on stderr, so that a child that dies shows where
 		fmt.Fprintf(os.Stderr, "%s evaluating %q\n", time.Now().Format("15:04:05.000"), c.name)
-		r, err := e.Run(context.Background(), spi.Request{Script: c.script, InputJSON: c.input, Limits: c.limits}, c.logs)
+		r, err := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: c.script, InputJSON: c.input, Limits: c.limits}, CaptureLogs: c.logs})
 		got := fmt.Sprintf("ok:%v kind:%s limit:%s value:%.80s message:%.120s", r.Outcome.OK, r.Outcome.Kind, r.Outcome.Limit, r.Outcome.Value, r.Outcome.Message)
 		if err != nil {
 			got = "error: " + err.Error()

@@ -33,7 +33,7 @@ import (
 // Backend is the engine the service runs guests on: the worker pool, or an
 // in-process engine (InProcess).
 type Backend interface {
-	spi.ConsoleBackend
+	spi.Reporter
 	Warm(ctx context.Context) error
 	Close(ctx context.Context) error
 }
@@ -57,7 +57,7 @@ type Options struct {
 	// WrapScripts and WrapBackend put a test's misbehaviour between the
 	// effect and the real store or engine.
 	WrapScripts func(effect.ScriptReader) effect.ScriptReader
-	WrapBackend func(spi.ConsoleBackend) spi.ConsoleBackend
+	WrapBackend func(spi.Reporter) spi.Reporter
 }
 
 // Service is the wired service.
@@ -208,7 +208,7 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 		}
 		s.Backend = s.Workers
 	}
-	var backend spi.ConsoleBackend = s.Backend
+	var backend spi.Reporter = s.Backend
 	if opts.WrapBackend != nil {
 		backend = opts.WrapBackend(backend)
 	}

@@ -117,8 +117,8 @@ func (idleBackend) Capabilities() spi.Capabilities {
 func (idleBackend) Evaluate(context.Context, spi.Request) (spi.Outcome, error) {
 	return spi.Infrastructure("idle"), nil
 }
-func (idleBackend) EvaluateWithLogs(context.Context, spi.Request) (spi.Outcome, string, error) {
-	return spi.Infrastructure("idle"), "", nil
+func (idleBackend) Run(context.Context, spi.RunRequest) (spi.Report, error) {
+	return spi.Report{Outcome: spi.Infrastructure("idle")}, nil
 }
 func (idleBackend) Warm(context.Context) error  { return nil }
 func (idleBackend) Close(context.Context) error { return nil }

@@ -12,6 +12,15 @@
 
 #include "sandbox.h"
 
+/* note_heap mirrors the runtime's count after every change, and keeps its
+ * peak for the run's usage. */
+static void note_heap(const JSMallocState *s)
+{
+    sb.heap = s->malloc_size;
+    if (sb.heap > sb.peak)
+        sb.peak = sb.heap;
+}
+
 static void *sb_js_malloc(JSMallocState *s, size_t size)
 {
     void *p;
@@ -29,6 +38,7 @@ static void *sb_js_malloc(JSMallocState *s, size_t size)
     s->malloc_count++;
     s->malloc_size += malloc_usable_size(p) + 8;
     sb.live_blocks++;
+    note_heap(s);
     return p;
 }
 
@@ -39,6 +49,7 @@ static void sb_js_free(JSMallocState *s, void *p)
     s->malloc_count--;
     s->malloc_size -= malloc_usable_size(p) + 8;
     sb.live_blocks--;
+    note_heap(s);
     free(p);
 }
 
@@ -63,6 +74,7 @@ static void *sb_js_realloc(JSMallocState *s, void *p, size_t size)
         return NULL;
     }
     s->malloc_size = s->malloc_size - old + malloc_usable_size(q);
+    note_heap(s);
     return q;
 }
 

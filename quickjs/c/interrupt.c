@@ -1,15 +1,12 @@
 /*
  * interrupt.c: how a running script is stopped. QuickJS calls the handler
  * every 1,000 function calls or backward jumps; it spends the CPU budget
- * first, which needs no host, then asks the host (sandbox.poll, the one
- * import of ours) whether the deadline has passed or the caller went away.
+ * first, which needs no host, then asks the host (sandbox.poll) whether the deadline has passed or the caller went away.
  * An interrupt is sticky: once set, every later call says stop, so that no
  * script code runs on after the limit.
  */
 
 #include "sandbox.h"
-
-#define IMPORT(mod, name) __attribute__((import_module(#mod), import_name(#name)))
 
 /* Answers of sandbox.poll, mirrored in Go (quickjs/host.go). */
 enum { POLL_CONTINUE = 0, POLL_DEADLINE = 1, POLL_CANCELLED = 2 };

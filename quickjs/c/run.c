@@ -64,6 +64,10 @@ EXPORT(sb_init) int32_t sb_init(void)
     return 0;
 }
 
+/* sandbox.mark: the host notes the time at which a phase of the run begins
+ * (MARK_RUN, MARK_SERIALISE). */
+IMPORT(sandbox, mark) void host_mark(int32_t phase);
+
 /* Added to quickjs.c by patches/0003: sets the context's Math.random state.
  * Instances start from one memory image taken after sb_init, which holds
  * the image's own time-based seed; sb_run reseeds each from the host's. */
@@ -86,6 +90,7 @@ int32_t sb_run(const char *script, uint32_t script_len, const char *input,
     sb.polls = 0;
     sb.interrupted = 0;
     sb.cpu_budget = cpu_budget;
+    sb.peak = sb.heap;
     JS_UpdateStackTop(sb.rt);
     JS_SetMemoryLimit(sb.rt, (size_t)mem_limit);
 
@@ -119,6 +124,7 @@ int32_t sb_run(const char *script, uint32_t script_len, const char *input,
     }
     JS_FreeValue(ctx, global);
 
+    host_mark(MARK_RUN);
     val = JS_Eval(ctx, script, script_len, "<script>", JS_EVAL_TYPE_GLOBAL);
     if (JS_IsException(val))
         return classify_exception(ctx); /* no job runs after a throw */
@@ -126,6 +132,7 @@ int32_t sb_run(const char *script, uint32_t script_len, const char *input,
     if (status)
         return status;
 
+    host_mark(MARK_SERIALISE);
     if (JS_IsUndefined(val)) {
         JS_FreeValue(ctx, val);
         return set_result("null", 4) == 0 ? SB_OK : SB_LIMIT_MEMORY;
@@ -174,7 +181,7 @@ EXPORT(sb_teardown) int32_t sb_teardown(void)
 }
 
 /* The outcome of the run, as sb_outcome lays it out for the host
- * (quickjs/instance.go reads it): little-endian, 40 bytes. */
+ * (quickjs/instance.go reads it): little-endian, 48 bytes. */
 static struct {
     uint32_t result_ptr, result_len; /* the result's JSON text, or the message */
     uint32_t name_ptr;
@@ -183,6 +190,7 @@ static struct {
     uint64_t polls;                  /* calls of the interrupt handler */
     int32_t oom;                     /* an allocation was refused */
     int32_t reserved;
+    uint64_t peak;                   /* the most heap the run held, in bytes */
 } outcome;
 
 /* sb_outcome returns where the outcome of the run is. After a trap it still
@@ -199,5 +207,6 @@ EXPORT(sb_outcome) const void *sb_outcome(void)
     outcome.log_len = (uint32_t)sb.log_len;
     outcome.polls = sb.polls;
     outcome.oom = sb.oom;
+    outcome.peak = sb.peak;
     return &outcome;
 }

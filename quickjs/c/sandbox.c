@@ -18,9 +18,11 @@
  * Four exports a run, no more: the host makes a handle for each export it
  * calls in every instance, and that is a cost of every instance.
  *
- * The host gives the guest exactly one import of ours, sandbox.poll, called
- * from QuickJS's interrupt handler (every 1,000 calls or backward jumps):
- * it answers whether the run's deadline has passed or its caller went away.
+ * The host gives the guest two imports of ours: sandbox.poll, called from
+ * QuickJS's interrupt handler (every 1,000 calls or backward jumps), which
+ * answers whether the run's deadline has passed or its caller went away;
+ * and sandbox.mark, which sb_run calls where one phase of the run ends and
+ * the next begins, so that the host can say where a run's time went.
  *
  * The shim is one translation unit split into files by concern, as
  * go-sqlite3 splits its own: the parts share static state, and the compiler

@@ -30,6 +30,14 @@ enum {
     SB_INTERNAL = 8,
 };
 
+/* Imports from the host (the module "sandbox"). */
+#define IMPORT(mod, name) __attribute__((import_module(#mod), import_name(#name)))
+
+/* The phases sb_run marks (sandbox.mark), mirrored in Go (quickjs/host.go):
+ * the script's evaluation begins once the input is bound, the result's
+ * serialisation once no job is left. */
+enum { MARK_RUN = 1, MARK_SERIALISE = 2 };
+
 /* The console's cap (console.c): its buffer is part of the state below,
  * so console output never takes memory from the JS heap. */
 #define LOG_CAP (64 * 1024)
@@ -50,6 +58,8 @@ static struct {
     /* memory accounting (our allocator) */
     int oom;             /* an allocation was refused during this run */
     int32_t live_blocks; /* blocks the runtime holds of our allocator */
+    size_t heap;         /* bytes the runtime holds, as the limit counts them */
+    size_t peak;         /* the most heap held during this run */
 
     /* interrupt budget */
     uint64_t polls, cpu_budget;

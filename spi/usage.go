@@ -1,0 +1,32 @@
+package spi
+
+import "time"
+
+// Usage is what one run used, measured where each part happened: the
+// effect's steps (Fetch, Verify) by the effect, the engine's (Setup, Run,
+// Serialise), the CPU time, the CPU budget and the peak heap by the engine.
+// It is reported beside the outcome, never inside it: the outcome is a pure
+// function of (script, input, limits), the usage is not. A zero field is a
+// step the run did not reach or a figure its backend does not measure.
+type Usage struct {
+	// Fetch is the script store's read of a script asked for by reference.
+	Fetch time.Duration
+	// Verify is the check of the script's bytes against its reference.
+	Verify time.Duration
+	// Setup is the engine's preparation of the run: a fresh instance taken,
+	// the script and the input copied in, the input parsed.
+	Setup time.Duration
+	// Run is the script's evaluation: its global code and the jobs after it.
+	Run time.Duration
+	// Serialise is the result's JSON text made and copied out.
+	Serialise time.Duration
+	// CPU is the processor time the run took in the engine.
+	CPU time.Duration
+	// CPUBudgetUsed and CPUBudget are the interrupt polls the run took and
+	// the budget it had (the cpu limit's unit); CPUBudget is zero for an
+	// engine without a CPU budget.
+	CPUBudgetUsed, CPUBudget uint64
+	// PeakMemoryBytes is the most the guest's heap held at once, and
+	// MemoryLimitBytes the run's memory limit it is measured against.
+	PeakMemoryBytes, MemoryLimitBytes int64
+}
