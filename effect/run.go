@@ -31,7 +31,7 @@ type Evaluation struct {
 	// have (AnswerChannel).
 	ExpectedOutputShapeHash string
 	// CaptureLogs asks for the run's console output (Result.Logs), from a
-	// backend that is a ConsoleBackend.
+	// backend that is an spi.Reporter.
 	CaptureLogs bool
 	// Answer is what Run answers with.
 	Answer Answer
