@@ -83,9 +83,12 @@ func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 
 // DecodeSandboxRequest reads and validates a POST /v1/sandbox/evaluate body
 // as the service does, with the server's limits l, into the evaluation it
-// asks for: the backend's outcome of a script by value or by reference. It
-// refuses a body with a *Problem, the document the service answers with: a
-// script or an inputJson over its limit is a 413, any other fault a 400.
+// asks for: the backend's outcome of a script by value or by reference,
+// with the console output when captureLogs is true. It refuses a body with a
+// *Problem, the document the service answers with: a script over its limit
+// is a 413, any other fault a 400. An inputJson over maxInputBytes is no
+// refusal: the answer is the typed inputTooLarge outcome, as the effect
+// gives it on either route, since no retry can change it.
 func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
 	b, refused := readRequest(body, SandboxMembers())
 	if refused != nil {
@@ -116,10 +119,6 @@ func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
 		return effect.Evaluation{}, refuse(ProblemInvalidRequest,
 			`"inputJson" is required: the input as JSON text in a string, for example "null" or "{\"a\":1}"`).WithField("inputJson")
 	}
-	if n := int64(len(in)); n > l.MaxInputBytes {
-		return effect.Evaluation{}, refuse(ProblemInputTooLarge, fmt.Sprintf("inputJson is %d bytes, over the server's maxInputBytes of %d", n, l.MaxInputBytes)).
-			WithLimit("maxInputBytes", l.MaxInputBytes).WithField("inputJson")
-	}
 	if refused := jsonError([]byte(in), jsontext.Validate([]byte(in)), "inputJson", "inputJson"); refused != nil {
 		refused.Detail += " (offsets count bytes of the inputJson text)"
 		return effect.Evaluation{}, refused
@@ -128,6 +127,7 @@ func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
 	if ev.Limits, refused = decodeLimits(b.limits, l); refused != nil {
 		return effect.Evaluation{}, refused
 	}
+	ev.CaptureLogs = string(b.top["captureLogs"]) == "true"
 	return ev, nil
 }
 

@@ -182,8 +182,6 @@ func TestRefusalsSayWhere(t *testing.T) {
 			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
 		{"script over its maximum", DecodeSandboxRequest, `{"script":"` + strings.Repeat("1", 4<<10+1) + `","inputJson":"1"}`,
 			where{Type: ProblemScriptTooLarge, Field: "script", Offset: -1, Limit: "maxScriptBytes", LimitValue: 4 << 10}},
-		{"input over its maximum", DecodeSandboxRequest, `{"script":"1","inputJson":"` + strings.Repeat("1", 4<<10+1) + `"}`,
-			where{Type: ProblemInputTooLarge, Field: "inputJson", Offset: -1, Limit: "maxInputBytes", LimitValue: 4 << 10}},
 		{"both scripts", DecodeSandboxRequest, `{"script":"1","scriptRef":"` + seedRef + `","inputJson":"1"}`,
 			where{Type: ProblemInvalidRequest, Offset: -1}},
 	} {

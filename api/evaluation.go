@@ -6,21 +6,23 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // EvaluationResponse is a 200 answer of POST /v1/evaluations, the effect's
 // decision: either OK with the value, or the typed Failure (a channel and its
 // fields, as the in-process effect returns them). Logs is set when the
-// request asked for them.
+// request asked for them; Usage is what the run used.
 type EvaluationResponse struct {
 	OK      bool
 	Value   json.RawMessage // JSON text, written as it is
 	Failure *effect.Failure
 	Logs    *string
+	Usage   *spi.Usage
 }
 
 // AppendEvaluation writes r after dst: {"ok":true,"value":…} or
-// {"ok":false,"failure":{…}}, then "logs" when set.
+// {"ok":false,"failure":{…}}, then "logs" and "usage" when set.
 func AppendEvaluation(dst []byte, r EvaluationResponse) ([]byte, error) {
 	switch {
 	case r.OK && r.Failure == nil && len(r.Value) > 0:
@@ -34,15 +36,12 @@ func AppendEvaluation(dst []byte, r EvaluationResponse) ([]byte, error) {
 	default:
 		return nil, errors.New("api: an evaluation response is a value or a failure")
 	}
-	if r.Logs != nil {
-		dst = jsontext.AppendQuote(append(dst, `,"logs":`...), *r.Logs)
-	}
-	return append(dst, '}'), nil
+	return appendLogsAndUsage(dst, r.Logs, r.Usage), nil
 }
 
 // DecodeEvaluation reads a 200 body of POST /v1/evaluations strictly: ok,
 // then value or a failure whose members are exactly its channel's, and
-// optional logs.
+// optional logs and usage.
 func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
 	obj, err := jsontext.ParseObject("", body)
 	if err != nil {
@@ -53,6 +52,7 @@ func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
 	if logs, present := obj.Str("logs", false); present {
 		r.Logs = &logs
 	}
+	r.Usage = readUsage(obj)
 	switch {
 	case obj.Err() != nil:
 	case r.OK:
@@ -72,8 +72,8 @@ func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
 
 // AppendEvaluationResult writes what effect.Effect.Run answered for an
 // evaluation that asked for the effect's decision, as POST /v1/evaluations'
-// 200 answer: the value, or the typed failure, and the console output when
-// withLogs. The eval verb writes its answer with it too, so that the two
+// 200 answer: the value, or the typed failure, the console output when
+// withLogs, and what the run used. The eval verb writes its answer with it too, so that the two
 // are the same bytes. Any other error of the run is returned as it is: it
 // is not an answer of the route.
 func AppendEvaluationResult(dst []byte, res effect.Result, err error, withLogs bool) ([]byte, error) {
@@ -90,5 +90,6 @@ func AppendEvaluationResult(dst []byte, res effect.Result, err error, withLogs b
 	if withLogs {
 		resp.Logs = &res.Logs
 	}
+	resp.Usage = &res.Usage
 	return AppendEvaluation(dst, resp)
 }

@@ -36,6 +36,40 @@ func golden(t *testing.T, dir string) (valid, invalid map[string][]byte) {
 	return read(dir), read(filepath.Join(dir, "invalid"))
 }
 
+// Every answer of POST /v1/sandbox/evaluate (the outcome with its usage and
+// logs) decodes and is written again byte for byte; every malformed one is
+// refused.
+func TestGoldenSandboxAnswers(t *testing.T) {
+	valid, invalid := golden(t, "answer")
+	for name, doc := range valid {
+		a, err := api.DecodeSandboxAnswer(doc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		out, err := api.AppendSandboxAnswer(nil, a)
+		if err != nil || !bytes.Equal(out, doc) {
+			t.Errorf("%s: written again as %s (%v), want %s", name, out, err, doc)
+		}
+	}
+	for name, doc := range invalid {
+		if a, err := api.DecodeSandboxAnswer(doc); err == nil {
+			t.Errorf("%s: accepted as %+v", name, a)
+		}
+	}
+	// the bare outcomes are answers too, and the strict outcome decoder
+	// refuses an answer's extra members
+	outcomes, _ := golden(t, "outcome")
+	for name, doc := range outcomes {
+		if _, err := api.DecodeSandboxAnswer(doc); err != nil {
+			t.Errorf("outcome %s is no answer: %v", name, err)
+		}
+	}
+	if _, err := api.DecodeOutcome(valid["ok-logs-usage.json"]); err == nil {
+		t.Error("DecodeOutcome accepted an answer's logs and usage")
+	}
+}
+
 // Every answer of POST /v1/evaluations decodes and is written again byte
 // for byte; every malformed one is refused.
 func TestGoldenEvaluations(t *testing.T) {

@@ -7,15 +7,77 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// DecodeOutcome reads one outcome in the closed vocabulary of docs/spi.md, "Outcomes", with no
-// other members. A threw message may be empty (the script threw ""); an
-// infrastructure message may not (spi.Outcome cannot tell an empty message
-// from a missing one). The value is returned as the JSON text received.
+// SandboxAnswer is a 200 answer of POST /v1/sandbox/evaluate: the outcome
+// of docs/spi.md, "Outcomes", exactly, with beside its members the run's
+// console output (Logs, when the request asked for it) and what the run used
+// (Usage). Logs and Usage are nil when absent.
+type SandboxAnswer struct {
+	Outcome spi.Outcome
+	Logs    *string
+	Usage   *spi.Usage
+}
+
+// DecodeSandboxAnswer reads a 200 body of POST /v1/sandbox/evaluate
+// strictly: one outcome in the closed vocabulary, and optional logs and
+// usage, with no other members.
+func DecodeSandboxAnswer(body []byte) (SandboxAnswer, error) {
+	obj, err := jsontext.ParseObject("", body)
+	if err != nil {
+		return SandboxAnswer{}, err
+	}
+	var a SandboxAnswer
+	a.Outcome = readOutcome(obj)
+	if logs, present := obj.Str("logs", false); present {
+		a.Logs = &logs
+	}
+	a.Usage = readUsage(obj)
+	if err := obj.Done(); err != nil {
+		return SandboxAnswer{}, err
+	}
+	return a, nil
+}
+
+// AppendSandboxAnswer appends a as POST /v1/sandbox/evaluate's answer: the
+// outcome's members (AppendOutcome), then logs and usage when set.
+func AppendSandboxAnswer(dst []byte, a SandboxAnswer) ([]byte, error) {
+	dst, err := AppendOutcome(dst, a.Outcome)
+	if err != nil {
+		return dst, err
+	}
+	return appendLogsAndUsage(dst[:len(dst)-1], a.Logs, a.Usage), nil
+}
+
+// appendLogsAndUsage writes the members both answers carry beside their
+// own, and closes the object.
+func appendLogsAndUsage(dst []byte, logs *string, u *spi.Usage) []byte {
+	if logs != nil {
+		dst = jsontext.AppendQuote(append(dst, `,"logs":`...), *logs)
+	}
+	if u != nil {
+		dst = AppendUsage(append(dst, `,"usage":`...), *u)
+	}
+	return append(dst, '}')
+}
+
+// DecodeOutcome reads one outcome in the closed vocabulary of docs/spi.md,
+// "Outcomes", with no other members. A threw message may be empty (the
+// script threw ""); an infrastructure message may not (spi.Outcome cannot
+// tell an empty message from a missing one). The value is returned as the
+// JSON text received.
 func DecodeOutcome(body []byte) (spi.Outcome, error) {
 	obj, err := jsontext.ParseObject("", body)
 	if err != nil {
 		return spi.Outcome{}, err
 	}
+	out := readOutcome(obj)
+	if err := obj.Done(); err != nil {
+		return spi.Outcome{}, err
+	}
+	return out, nil
+}
+
+// readOutcome reads the outcome's members of obj.
+func readOutcome(obj *jsontext.Object) spi.Outcome {
 	ok, _ := obj.Bool("ok", true)
 	var out spi.Outcome
 	switch {
@@ -48,10 +110,7 @@ func DecodeOutcome(body []byte) (spi.Outcome, error) {
 			}
 		}
 	}
-	if err := obj.Done(); err != nil {
-		return spi.Outcome{}, err
-	}
-	return out, nil
+	return out
 }
 
 // ErrValueNotJSON is AppendOutcome's error for an ok outcome whose value is

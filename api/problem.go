@@ -19,7 +19,6 @@ const (
 	ProblemUnsupportedEncoding  ProblemType = "unsupported-content-encoding"
 	ProblemRequestTooLarge      ProblemType = "request-too-large"
 	ProblemHeaderTooLarge       ProblemType = "header-too-large"
-	ProblemInputTooLarge        ProblemType = "input-too-large"
 	ProblemScriptTooLarge       ProblemType = "script-too-large"
 	ProblemMalformedJSON        ProblemType = "malformed-json"
 	ProblemUnknownField         ProblemType = "unknown-field"
@@ -77,7 +76,6 @@ var problemSpecs = map[ProblemType]ProblemSpec{
 	ProblemUnsupportedEncoding:  {Status: http.StatusUnsupportedMediaType, Title: "Unsupported content encoding"},
 	ProblemRequestTooLarge:      {Status: http.StatusRequestEntityTooLarge, Title: "Request body too large"},
 	ProblemHeaderTooLarge:       {Status: http.StatusRequestHeaderFieldsTooLarge, Title: "Request header fields too large"},
-	ProblemInputTooLarge:        {Status: http.StatusRequestEntityTooLarge, Title: "Input too large"},
 	ProblemScriptTooLarge:       {Status: http.StatusRequestEntityTooLarge, Title: "Script too large"},
 	ProblemMalformedJSON:        {Status: http.StatusBadRequest, Title: "Malformed JSON"},
 	ProblemUnknownField:         {Status: http.StatusBadRequest, Title: "Unknown field"},
@@ -139,6 +137,9 @@ type Problem struct {
 	// of the problem, at Line and Column (both from 1, columns count bytes).
 	Offset       *int64
 	Line, Column int
+	// Instance names this occurrence: the request's id (its X-Request-Id),
+	// a relative URI reference.
+	Instance string
 
 	cause error // for the server's log line; never sent
 }
@@ -214,6 +215,9 @@ func AppendProblem(dst []byte, p Problem) []byte {
 		num("line", int64(p.Line))
 		num("column", int64(p.Column))
 	}
+	if p.Instance != "" {
+		str("instance", p.Instance)
+	}
 	return append(dst, '}')
 }
 
@@ -236,6 +240,7 @@ func DecodeProblem(data []byte) (Problem, error) {
 	p.Limit, _ = o.Str("limit", false)
 	p.LimitValue, _ = o.Count("limitValue", false)
 	p.Field, _ = o.Str("field", false)
+	p.Instance, _ = o.Str("instance", false)
 	if off, ok := o.Count("offset", false); ok {
 		p.Offset = &off
 	}

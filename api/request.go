@@ -36,7 +36,7 @@ func EvaluationMembers() []Member {
 // SandboxMembers are the members of a POST /v1/sandbox/evaluate body, in
 // the order AppendSandboxRequest writes them.
 func SandboxMembers() []Member {
-	return []Member{{"script", StringType}, {"scriptRef", StringType}, {"inputJson", StringType}, {"limits", ObjectType}}
+	return []Member{{"script", StringType}, {"scriptRef", StringType}, {"inputJson", StringType}, {"limits", ObjectType}, {"captureLogs", BooleanType}}
 }
 
 // LimitsMembers are the members of the limits object of both bodies; each
@@ -147,5 +147,9 @@ func AppendSandboxRequest(dst []byte, r Request) []byte {
 	}
 	w.str("inputJson", input)
 	w.limits(r.Limits)
+	if r.CaptureLogs {
+		w.name("captureLogs")
+		w.b = append(w.b, "true"...)
+	}
 	return append(w.b, '}')
 }

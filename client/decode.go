@@ -10,10 +10,12 @@ import (
 )
 
 // outcomeFromBody decodes a 200 body of POST /v1/sandbox/evaluate. A body
-// that is not exactly one outcome of docs/spi.md, "Outcomes", becomes an
-// infrastructure outcome that says what is wrong with it.
+// that is not exactly one outcome of docs/spi.md, "Outcomes" (with the logs
+// and usage the service writes beside it), becomes an infrastructure
+// outcome that says what is wrong with it.
 func outcomeFromBody(op string, body []byte) spi.Outcome {
-	o, err := api.DecodeOutcome(body)
+	a, err := api.DecodeSandboxAnswer(body)
+	o := a.Outcome
 	if err != nil {
 		return spi.Infrastructure((&Error{Op: op, StatusCode: 200, Reason: "malformed outcome: " + err.Error()}).Error())
 	}

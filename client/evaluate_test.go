@@ -127,7 +127,7 @@ func TestEvaluateMalformedBodiesAreInfrastructure(t *testing.T) {
 		{"ok null", `{"ok":null}`, `"ok": must be a boolean, got null`},
 		{"ok without value", `{"ok":true}`, `"value": missing`},
 		{"ok with kind", `{"ok":true,"value":1,"kind":"limit"}`, `"kind": unknown member`},
-		{"ok with logs", `{"ok":true,"value":1,"logs":""}`, `"logs": unknown member`},
+		{"ok with a member of neither", `{"ok":true,"value":1,"stdout":""}`, `"stdout": unknown member`},
 		{"duplicate ok", `{"ok":true,"ok":false,"value":1}`, "duplicate member"},
 		{"duplicate value", `{"ok":true,"value":1,"value":2}`, "duplicate member"},
 		{"failed without kind", `{"ok":false}`, `"kind": missing`},

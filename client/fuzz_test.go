@@ -30,6 +30,7 @@ func FuzzDecodeOutcome(f *testing.F) {
 		`{"ok":true,"ok":true,"value":1}`,
 		`{"ok":false,"kind":"limit","limit":"output"}`,
 		`{"ok":true,"value":1} x`,
+		`{"ok":true,"value":1,"logs":"x\n","usage":{"phasesMs":{"fetch":0,"verify":0,"setup":0.1,"run":0.2,"serialise":0},"cpuMs":0.3,"cpuBudgetUsed":1,"cpuBudget":9,"peakMemoryBytes":5,"memoryLimitBytes":8}}`,
 		`[]`,
 	} {
 		f.Add([]byte(s))
@@ -40,7 +41,8 @@ func FuzzDecodeOutcome(f *testing.F) {
 		if err := wellFormed(o); err != nil {
 			t.Fatalf("outcome %+v is not well formed: %v", o, err)
 		}
-		decoded, err := api.DecodeOutcome(body)
+		answer, err := api.DecodeSandboxAnswer(body)
+		decoded := answer.Outcome
 		if err != nil {
 			if o.Kind != spi.KindInfrastructure || !strings.Contains(o.Message, "malformed outcome") {
 				t.Fatalf("refused body (%v) became %+v, want infrastructure saying it is malformed", err, o)

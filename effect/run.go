@@ -207,6 +207,12 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 		input = jsontext.Text("null")
 	}
 	if len(input) > e.maxInput {
+		if ev.Answer == AnswerOutcome {
+			// the backend's vocabulary has the same answer, and the caller's
+			// effect, not a retry, is what can change it
+			res.Outcome = spi.InputTooLarge()
+			return res, nil
+		}
 		return res, &Failure{Channel: ChannelInputTooLarge, LimitBytes: e.maxInput}
 	}
 	// 3. The script: sent by value, or fetched, verified and bounded.

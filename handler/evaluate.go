@@ -25,11 +25,15 @@ func appendEvaluation(dst []byte, ev effect.Evaluation, res effect.Result, err e
 
 // appendOutcome is POST /v1/sandbox/evaluate's answer: the outcome
 // object, exactly, for the caller's effect to decide on.
-func appendOutcome(dst []byte, _ effect.Evaluation, res effect.Result, err error) ([]byte, error) {
+func appendOutcome(dst []byte, ev effect.Evaluation, res effect.Result, err error) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return api.AppendOutcome(dst, res.Outcome)
+	a := api.SandboxAnswer{Outcome: res.Outcome, Usage: &res.Usage}
+	if ev.CaptureLogs {
+		a.Logs = &res.Logs
+	}
+	return api.AppendSandboxAnswer(dst, a)
 }
 
 // evaluations serves POST /v1/evaluations: the effect over HTTP. The answer
@@ -69,6 +73,7 @@ func (s *server) evaluate(w http.ResponseWriter, r *http.Request, decode decoder
 	}
 	res, runErr := s.cfg.Effect.Run(r.Context(), ev)
 	*rec = evalRecord{ran: true, ev: ev, res: res, err: runErr}
+	setServerTiming(w.Header(), res.Usage)
 	out, err := encode(make([]byte, 0, len(res.Value)+len(res.Outcome.Value)+128), ev, res, runErr)
 	if err != nil {
 		s.fail(w, r, err)

@@ -148,7 +148,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 
 	r := chi.NewRouter()
-	r.Use(s.traceContext, s.requestLog, s.recoverPanics)
+	r.Use(s.traceContext, s.requestID, s.requestLog, s.recoverPanics)
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 	r.Get(routeHealthz, s.healthz)

@@ -403,7 +403,8 @@ func (v *env) put(script string) string {
 type response struct {
 	status int
 	header http.Header
-	body   []byte
+	body   []byte     // without the usage member of an evaluation's 200 answer
+	usage  *spi.Usage // what the run used, from that member
 }
 
 func (r response) String() string { return fmt.Sprintf("%d %s", r.status, r.body) }
@@ -424,7 +425,7 @@ func (r response) problem(t *testing.T) map[string]any {
 // do sends a request; body may be a string, []byte or a value to marshal.
 func (v *env) do(ctx context.Context, method, path string, body any, header map[string]string) (response, error) {
 	r, err := servicetest.Do(ctx, v.srv.Client(), method, v.srv.URL+path, body, header)
-	return response{status: r.Status, header: r.Header, body: r.Body}, err
+	return response{status: r.Status, header: r.Header, body: r.Body, usage: r.Usage}, err
 }
 
 func (v *env) mustDo(method, path string, body any, header map[string]string) response {

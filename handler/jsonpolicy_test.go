@@ -21,12 +21,13 @@ func TestLoneSurrogateKeysAreDistinct(t *testing.T) {
 	wantBody(t, v.post("/v1/sandbox/evaluate", `{"script":"`+script+`","inputJson":"{\"\\ud800\":1,\"\\ud801\":2}"}`), 200, `{"ok":true,"value":[55296,55297]}`)
 
 	// The problem is api/testdata's golden document, byte for byte: the key
-	// is named with its escape, at the second key's offset.
+	// is named with its escape, at the second key's offset, and the
+	// instance is the request's id.
 	golden, err := os.ReadFile("../api/testdata/problem/duplicate-key.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := v.post("/v1/evaluations", `{"scriptRef":"`+ref+`","input":`+twice+`}`)
+	r := v.mustDo("POST", "/v1/evaluations", `{"scriptRef":"`+ref+`","input":`+twice+`}`, map[string]string{"X-Request-Id": "req-1"})
 	if r.status != 400 || string(r.body) != string(golden) {
 		t.Errorf("got %s\nwant %s", r, golden)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -14,6 +15,10 @@ type metrics struct {
 	evaluations metric.Int64Counter
 	duration    metric.Float64Histogram
 	busy        metric.Int64Counter
+	// what each run used (docs/spi.md, "Usage")
+	phase, cpu              metric.Float64Histogram
+	peakMemory              metric.Int64Histogram
+	memoryUse, cpuBudgetUse metric.Float64Histogram
 }
 
 func newMetrics(mp metric.MeterProvider, cacheStats func() (hits, misses uint64)) (*metrics, error) {
@@ -29,6 +34,36 @@ func newMetrics(mp metric.MeterProvider, cacheStats func() (hits, misses uint64)
 		metric.WithDescription("Time to answer an evaluation request, by route and outcome."),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)); err != nil {
+		return nil, err
+	}
+	if ms.phase, err = m.Float64Histogram("sandbox.run.phase.duration",
+		metric.WithDescription("Wall time of each phase of a run (fetch, verify, setup, run, serialise), by route and phase."),
+		metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)); err != nil {
+		return nil, err
+	}
+	if ms.cpu, err = m.Float64Histogram("sandbox.run.cpu",
+		metric.WithDescription("Processor time of a run in its engine, by route."),
+		metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)); err != nil {
+		return nil, err
+	}
+	if ms.peakMemory, err = m.Int64Histogram("sandbox.run.memory.peak",
+		metric.WithDescription("The most a run's guest heap held at once, by route."),
+		metric.WithUnit("By"),
+		metric.WithExplicitBucketBoundaries(256<<10, 1<<20, 4<<20, 16<<20, 64<<20, 128<<20, 256<<20, 1<<30)); err != nil {
+		return nil, err
+	}
+	if ms.memoryUse, err = m.Float64Histogram("sandbox.run.memory.utilization",
+		metric.WithDescription("A run's peak heap as a fraction of its memory limit, by route."),
+		metric.WithUnit("1"),
+		metric.WithExplicitBucketBoundaries(0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1)); err != nil {
+		return nil, err
+	}
+	if ms.cpuBudgetUse, err = m.Float64Histogram("sandbox.run.cpu_budget.utilization",
+		metric.WithDescription("The CPU budget a run used, as a fraction of its budget, by route."),
+		metric.WithUnit("1"),
+		metric.WithExplicitBucketBoundaries(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 1)); err != nil {
 		return nil, err
 	}
 	if ms.busy, err = m.Int64Counter("sandbox.busy_rejections",
@@ -67,6 +102,26 @@ func (m *metrics) evaluation(ctx context.Context, route, outcome, limit string, 
 	set := metric.WithAttributes(attrs...)
 	m.evaluations.Add(ctx, 1, set)
 	m.duration.Record(ctx, d.Seconds(), set)
+}
+
+// usage records what one run used.
+func (m *metrics) usage(ctx context.Context, route string, u spi.Usage) {
+	r := attribute.String("route", route)
+	for _, p := range [...]struct {
+		name string
+		d    time.Duration
+	}{{"fetch", u.Fetch}, {"verify", u.Verify}, {"setup", u.Setup}, {"run", u.Run}, {"serialise", u.Serialise}} {
+		m.phase.Record(ctx, p.d.Seconds(), metric.WithAttributes(r, attribute.String("phase", p.name)))
+	}
+	set := metric.WithAttributes(r)
+	m.cpu.Record(ctx, u.CPU.Seconds(), set)
+	m.peakMemory.Record(ctx, u.PeakMemoryBytes, set)
+	if u.MemoryLimitBytes > 0 {
+		m.memoryUse.Record(ctx, float64(u.PeakMemoryBytes)/float64(u.MemoryLimitBytes), set)
+	}
+	if u.CPUBudget > 0 {
+		m.cpuBudgetUse.Record(ctx, float64(u.CPUBudgetUsed)/float64(u.CPUBudget), set)
+	}
 }
 
 func (m *metrics) busyRejection(ctx context.Context, route string) {

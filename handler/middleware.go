@@ -84,6 +84,27 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// requestID gives the request its id (the caller's X-Request-Id when it is
+// well formed, else a new one), which the answer's X-Request-Id header, a
+// problem's instance and every log line written for the request carry; and
+// when the request belongs to a trace, the answer says which
+// (traceresponse, W3C Trace Context), so that a caller has both to quote.
+func (s *server) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := telemetry.RequestID(r.Header.Get(telemetry.RequestIDHeader))
+		w.Header().Set(telemetry.RequestIDHeader, id)
+		ctx := telemetry.WithRequestID(r.Context(), id)
+		if t, ok := telemetry.TraceFrom(ctx); ok && t.SpanID != "" {
+			flags := "00"
+			if t.Sampled {
+				flags = "01"
+			}
+			w.Header().Set("Traceresponse", "00-"+t.TraceID+"-"+t.SpanID+"-"+flags)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
 // traceContext puts the caller's trace (traceparent or Cloud Run's
 // X-Cloud-Trace-Context) in the context, for log correlation.
 func (s *server) traceContext(next http.Handler) http.Handler {
@@ -221,12 +242,28 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 		if l.inlineSHA != "" {
 			attrs = append(attrs, slog.String("scriptSha256", l.inlineSHA))
 		}
-		attrs = append(attrs,
-			slog.Float64("fetchMs", ms(l.fetch)),
-			slog.Float64("evaluateMs", ms(l.evaluate)),
-			slog.Int("inputBytes", l.inputBytes),
-			slog.Int("outputBytes", l.outputBytes),
-		)
+		u := l.usage
+		if ev.ran {
+			attrs = append(attrs,
+				slog.Float64("fetchMs", ms(u.Fetch)),
+				slog.Float64("verifyMs", ms(u.Verify)),
+				slog.Float64("setupMs", ms(u.Setup)),
+				slog.Float64("runMs", ms(u.Run)),
+				slog.Float64("serialiseMs", ms(u.Serialise)),
+				slog.Float64("evaluateMs", ms(l.evaluate)),
+				slog.Float64("cpuMs", ms(u.CPU)),
+				slog.Uint64("cpuBudgetUsed", u.CPUBudgetUsed),
+				slog.Uint64("cpuBudget", u.CPUBudget),
+				slog.Int64("peakMemoryBytes", u.PeakMemoryBytes),
+				slog.Int64("memoryLimitBytes", u.MemoryLimitBytes),
+				// a body refused before it was read has no input to count
+				slog.Int("inputBytes", l.inputBytes),
+			)
+		}
+		attrs = append(attrs, slog.Int("outputBytes", l.outputBytes))
+		if !ev.res.Call.Start.IsZero() {
+			s.metrics.usage(ctx, route, u)
+		}
 	}
 	if outcome == "" {
 		outcome = "unknown"

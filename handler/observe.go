@@ -12,6 +12,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // evalRecord is what one evaluation leaves for its log line, its metrics and
@@ -43,16 +44,18 @@ type logged struct {
 	script, inlineSHA       string
 	outcome, limit          string // the answer's label: ok, the channel or the outcome's kind
 	inputBytes, outputBytes int
-	fetch, evaluate         time.Duration
+	evaluate                time.Duration
+	usage                   spi.Usage
 }
 
 // logged reports the evaluation; an evaluation refused before it ran has
 // no script and no outcome.
 func (rec *evalRecord) logged() logged {
-	l := logged{inputBytes: len(rec.ev.Input), fetch: rec.res.Fetch.Duration(), evaluate: rec.res.Call.Duration()}
+	l := logged{evaluate: rec.res.Call.Duration(), usage: rec.res.Usage}
 	if !rec.ran {
 		return l
 	}
+	l.inputBytes = len(rec.ev.Input)
 	l.script, l.inlineSHA = scriptLabel(rec.ev)
 	var f *effect.Failure
 	switch res := rec.res; {

@@ -135,13 +135,12 @@ func TestBadRequests(t *testing.T) {
 		{name: "evaluations chunked one over maxRequestBytes", route: routeEvaluations, body: chunked{strings.NewReader(pad(smallEval, reqCap+1))}, status: 413, slug: "request-too-large",
 			limit: "maxRequestBytes", limitValue: reqCap},
 
-		// ---- the input cap: a typed failure on the effect route, a 413 on the SPI
+		// ---- the input cap: the typed inputTooLarge on either route
 		{name: "evaluations input at maxInputBytes", route: routeEvaluations, body: evalWithInput(inputOf(inCap)), ok: fmt.Sprintf(`{"ok":true,"value":%d}`, inCap)},
 		{name: "evaluations input one over maxInputBytes", route: routeEvaluations, body: evalWithInput(inputOf(inCap + 1)),
 			ok: fmt.Sprintf(`{"ok":false,"failure":{"channel":"inputTooLarge","limitBytes":%d}}`, inCap)},
 		{name: "sandbox inputJson at maxInputBytes", route: routeSandbox, body: spiWithInput(inCap), ok: fmt.Sprintf(`{"ok":true,"value":%d}`, inCap-2)},
-		{name: "sandbox inputJson one over maxInputBytes", route: routeSandbox, body: spiWithInput(inCap + 1), status: 413, slug: "input-too-large",
-			detail: []string{strconv.FormatInt(inCap+1, 10) + " bytes", "maxInputBytes of " + strconv.FormatInt(inCap, 10)}, limit: "maxInputBytes", limitValue: inCap, field: "inputJson"},
+		{name: "sandbox inputJson one over maxInputBytes", route: routeSandbox, body: spiWithInput(inCap + 1), ok: `{"ok":false,"kind":"inputTooLarge"}`},
 
 		// ---- the script cap, by value and stored
 		{name: "inline script at maxScriptBytes", route: routeSandbox, body: `{"script":` + jsonString(scriptOfSize(scCap)) + `,"inputJson":"null"}`, ok: `{"ok":true,"value":1}`},

@@ -238,9 +238,9 @@ func soakCases(t testing.TB, refs map[string]string) []soakCase {
 		{name: "SPI script-not-found", weight: 1, route: routeSandbox,
 			body: func(seq int) string { return `{"scriptRef":"` + missingRefN(seq) + `","inputJson":"null"}` },
 			slug: "script-not-found", want: func(int) (int, string) { return 404, "" }},
-		{name: "SPI input-too-large", weight: 1, route: routeSandbox,
+		{name: "SPI input over maxInputBytes", weight: 1, route: routeSandbox,
 			body: func(int) string { return `{"script":"1","inputJson":` + jsonString(big) + `}` },
-			slug: "input-too-large", want: func(int) (int, string) { return 413, "" }},
+			want: func(int) (int, string) { return 200, `{"ok":false,"kind":"inputTooLarge"}` }},
 	}
 }
 

@@ -62,8 +62,8 @@ func severity(l slog.Level) string {
 	return "DEBUG"
 }
 
-// traceHandler adds the request's trace to every record logged with its
-// context.
+// traceHandler adds the request's trace and id to every record logged with
+// its context.
 type traceHandler struct {
 	slog.Handler
 	project string
@@ -80,6 +80,9 @@ func (h *traceHandler) Handle(ctx context.Context, r slog.Record) error {
 			r.AddAttrs(slog.String(spanKey, t.SpanID))
 		}
 		r.AddAttrs(slog.Bool(sampledKey, t.Sampled))
+	}
+	if id := RequestIDFrom(ctx); id != "" {
+		r.AddAttrs(slog.String("requestId", id))
 	}
 	return h.Handler.Handle(ctx, r)
 }

@@ -17,12 +17,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // build is the binary of one test process: built on first use, removed by
@@ -278,8 +282,12 @@ func Tail(s string, n int) string {
 type Response struct {
 	Status int
 	Header http.Header
-	Body   []byte
-	Took   time.Duration // from sending the request to the last byte read
+	// Body is the answer, without its usage member for a 200 answer of an
+	// evaluation route (what the run used varies from run to run; Usage
+	// holds it), so that tests compare what a script answers.
+	Body  []byte
+	Usage *spi.Usage
+	Took  time.Duration // from sending the request to the last byte read
 }
 
 // Do sends one request and reads the whole answer. body may be nil, a string,
@@ -324,5 +332,40 @@ func Do(ctx context.Context, client *http.Client, method, url string, body any, 
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b, Took: time.Since(start)}, err
+	r := Response{Status: resp.StatusCode, Header: resp.Header, Body: b, Took: time.Since(start)}
+	if err == nil && resp.StatusCode == http.StatusOK && method == http.MethodPost &&
+		(strings.HasSuffix(req.URL.Path, "/v1/evaluations") || strings.HasSuffix(req.URL.Path, "/v1/sandbox/evaluate")) {
+		r.Body, r.Usage, err = SplitUsage(req.URL.Path, b)
+	}
+	return r, err
+}
+
+// usageMember is the usage member as the service writes it: last, and
+// holding no string and no deeper object than its phases.
+var usageMember = regexp.MustCompile(`,"usage":\{"phasesMs":\{[^{}"]*("[a-z]+":[^{}"]*)*\}[^{}]*\}\}(\n?)$`)
+
+// SplitUsage checks that body, a 200 answer of the evaluation route at
+// path, is one the route's decoder accepts and carries its usage member,
+// and returns it without that member, and the usage.
+func SplitUsage(path string, body []byte) ([]byte, *spi.Usage, error) {
+	var u *spi.Usage
+	if strings.HasSuffix(path, "/v1/evaluations") {
+		a, err := api.DecodeEvaluation(bytes.TrimSuffix(body, []byte("\n")))
+		if err != nil {
+			return body, nil, fmt.Errorf("the answer %.200s: %w", body, err)
+		}
+		u = a.Usage
+	} else {
+		a, err := api.DecodeSandboxAnswer(bytes.TrimSuffix(body, []byte("\n")))
+		if err != nil {
+			return body, nil, fmt.Errorf("the answer %.200s: %w", body, err)
+		}
+		u = a.Usage
+	}
+	loc := usageMember.FindSubmatchIndex(body)
+	if u == nil || loc == nil {
+		return body, nil, fmt.Errorf("the answer %.200s has no usage member", body)
+	}
+	rest := append(append([]byte{}, body[:loc[0]]...), '}')
+	return append(rest, body[loc[4]:loc[5]]...), u, nil
 }
