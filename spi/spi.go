@@ -60,6 +60,9 @@ type Report struct {
 	Logs string
 	// Usage is what the run used, as far as the backend measured it.
 	Usage Usage
+	// RequestID is the backend's own id for the run, to quote when
+	// reporting it: a remote service's request id; empty in process.
+	RequestID string
 }
 
 // Request is one evaluation as the backend sees it: verified source text and
