@@ -416,13 +416,26 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req spi.RunRequest) (spi.Repo
 		return spi.Report{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
 	case <-ctx.Done():
 	}
-	// Cancelled: the guest stops at its next interrupt poll; give it the
-	// grace, then end the worker.
+	// Cancelled: the guest stops at its next interrupt poll, or its worker
+	// is killed a grace later. That happens off the caller's path: the
+	// worker is no longer idle, so the next run goes to a spare at once
+	// rather than waiting for this one to stop.
 	if err := sendFrame(w.conn, appendCancel(startFrame(nil, frameCancel), id)); err != nil {
 		w.kill()
 		return spi.Report{}, ctx.Err()
 	}
-	t := time.NewTimer(timing.Grace)
+	p.done.Add(1)
+	go func() {
+		defer p.done.Done()
+		p.stopCancelled(ctx, w, id, timing.Grace, req.Limits)
+	}()
+	return spi.Report{}, ctx.Err()
+}
+
+// stopCancelled waits, at most grace, for the cancelled run id of w to
+// stop, and returns w to the idle workers when it did; else it kills w.
+func (p *Pool) stopCancelled(ctx context.Context, w *proc, id uint64, grace time.Duration, l spi.Limits) {
+	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case r := <-w.results:
@@ -432,9 +445,8 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req spi.RunRequest) (spi.Repo
 	case <-w.readDone:
 		w.kill()
 	case <-t.C:
-		p.killStuck(w, req.Limits, true)
+		p.killStuck(w, l, true)
 	}
-	return spi.Report{}, ctx.Err()
 }
 
 // finish turns a result frame into the run's result and returns w to the
