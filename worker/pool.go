@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -412,7 +413,7 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req spi.RunRequest) (spi.Repo
 	case <-w.readDone:
 		return p.died(w, w.readErr)
 	case <-hardKill.C:
-		p.killStuck(w, req.Limits, false)
+		p.killStuck(ctx, w, req.Request, false)
 		return spi.Report{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
 	case <-ctx.Done():
 	}
@@ -427,14 +428,14 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req spi.RunRequest) (spi.Repo
 	p.done.Add(1)
 	go func() {
 		defer p.done.Done()
-		p.stopCancelled(ctx, w, id, timing.Grace, req.Limits)
+		p.stopCancelled(ctx, w, id, timing.Grace, req.Request)
 	}()
 	return spi.Report{}, ctx.Err()
 }
 
 // stopCancelled waits, at most grace, for the cancelled run id of w to
 // stop, and returns w to the idle workers when it did; else it kills w.
-func (p *Pool) stopCancelled(ctx context.Context, w *proc, id uint64, grace time.Duration, l spi.Limits) {
+func (p *Pool) stopCancelled(ctx context.Context, w *proc, id uint64, grace time.Duration, req spi.Request) {
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -445,7 +446,7 @@ func (p *Pool) stopCancelled(ctx context.Context, w *proc, id uint64, grace time
 	case <-w.readDone:
 		w.kill()
 	case <-t.C:
-		p.killStuck(w, l, true)
+		p.killStuck(ctx, w, req, true)
 	}
 }
 
@@ -478,13 +479,15 @@ func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (s
 
 // killStuck is the hard kill: w's run did not stop one grace after its
 // deadline (or its cancellation), so it is inside one long native call that
-// never polls. The worker holds nothing but that guest.
-func (p *Pool) killStuck(w *proc, l spi.Limits, cancelled bool) {
+// never polls. The worker holds nothing but that guest. The line carries
+// what ties it to its evaluation: the request's trace and id (from ctx) and
+// the script's hash.
+func (p *Pool) killStuck(ctx context.Context, w *proc, req spi.Request, cancelled bool) {
 	w.kill()
 	p.kills.Add(1)
-	p.log.Error("killed a sandbox worker whose run did not stop at its deadline",
-		"event", "hardKill", "pid", w.pid, "wallClock", l.WallClock.String(),
-		"grace", p.opts.Engine.HardKillGrace.String(), "cancelled", cancelled)
+	p.log.ErrorContext(ctx, "killed a sandbox worker whose run did not stop at its deadline",
+		"event", "hardKill", "pid", w.pid, "scriptSha256", contentref.RefOf([]byte(req.Script)).String(),
+		"wallClock", req.Limits.WallClock.String(), "grace", p.opts.Engine.HardKillGrace.String(), "cancelled", cancelled)
 }
 
 // died is the answer for a run whose worker died under it: an

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,14 +10,17 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
+	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
 // The test binary is its own worker: started with Verb, it serves the
@@ -468,4 +472,47 @@ func TestPoolReportsUsage(t *testing.T) {
 		u.PeakMemoryBytes <= 800<<10 || u.PeakMemoryBytes > generous.MemoryBytes || u.MemoryLimitBytes != generous.MemoryBytes {
 		t.Errorf("usage %+v", u)
 	}
+}
+
+// The hard kill's ERROR line ties itself to its evaluation: the request's
+// id and trace, carried by the run's context, and the script's hash.
+func TestHardKillLineNamesItsEvaluation(t *testing.T) {
+	var logs syncLog
+	p := newPool(t, func(o *Options) { o.Logger = telemetry.NewLogger(&logs, slog.LevelInfo, "") })
+	ctx := telemetry.WithRequestID(context.Background(), "loom-step-7")
+	ctx = telemetry.WithTrace(ctx, telemetry.Trace{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7"})
+	out, err := p.Evaluate(ctx, spi.Request{Script: stuckScript, InputJSON: "null", Limits: spi.Limits{WallClock: 50 * time.Millisecond, MemoryBytes: 32 << 20}})
+	if err != nil || out.Limit != spi.LimitWallClock {
+		t.Fatalf("%s, %v", describe(out), err)
+	}
+	var line string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, `"event":"hardKill"`) {
+			line = l
+		}
+	}
+	for _, want := range []string{`"requestId":"loom-step-7"`, `"logging.googleapis.com/trace":"4bf92f3577b34da6a3ce929d0e0e4736"`,
+		`"scriptSha256":"` + contentref.RefOf([]byte(stuckScript)).String() + `"`, `"pid":`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the hard-kill line lacks %s: %q", want, line)
+		}
+	}
+}
+
+// syncLog is a log sink that the pool's goroutines write to.
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
