@@ -414,7 +414,9 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req spi.RunRequest) (spi.Repo
 		return p.died(w, w.readErr)
 	case <-hardKill.C:
 		p.killStuck(ctx, w, req.Request, false)
-		return spi.Report{Outcome: spi.LimitHit(spi.LimitWallClock)}, nil
+		// the guest ran until it was killed; what it used besides died
+		// with its worker
+		return spi.Report{Outcome: spi.LimitHit(spi.LimitWallClock), Usage: spi.Usage{Run: timing.HardKill() - time.Until(killAt)}}, nil
 	case <-ctx.Done():
 	}
 	// Cancelled: the guest stops at its next interrupt poll, or its worker
