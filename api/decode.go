@@ -310,14 +310,14 @@ func jsonError(data []byte, err error, what, field string) *Problem {
 func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *Problem) {
 	out := spi.Limits{WallClock: l.DefaultWallClock, MemoryBytes: l.DefaultMemoryBytes}
 	if raw, ok := b["wallClockMs"]; ok {
-		ms, err := positiveInt("limits.wallClockMs", raw, "maxWallClockMs", l.MaxWallClock.Milliseconds(), "ms")
+		ms, err := positiveInt("limits.wallClockMs", raw, "maxWallClockMs", l.MaxWallClock.Milliseconds(), "", 0, "ms")
 		if err != nil {
 			return out, err
 		}
 		out.WallClock = time.Duration(ms) * time.Millisecond
 	}
 	if raw, ok := b["memoryBytes"]; ok {
-		n, err := positiveInt("limits.memoryBytes", raw, "maxMemoryBytes", l.MaxMemoryBytes, "bytes")
+		n, err := positiveInt("limits.memoryBytes", raw, "maxMemoryBytes", l.MaxMemoryBytes, "minMemoryBytes", l.MinMemoryBytes, "bytes")
 		if err != nil {
 			return out, err
 		}
@@ -333,11 +333,20 @@ func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *Problem) {
 }
 
 // positiveInt parses a limit: a JSON number written as a positive integer
-// (digits only), at most max.
-func positiveInt(field string, raw []byte, maxName string, max int64, unit string) (int64, *Problem) {
+// (digits only), at most max. A refusal names the limit that applied: the
+// minimum for zero (none where the server publishes no minimum: any
+// positive value is one), else the maximum, which says the range.
+func positiveInt(field string, raw []byte, maxName string, max int64, minName string, min int64, unit string) (int64, *Problem) {
 	bad := func(why string) (int64, *Problem) {
-		return 0, refuse(ProblemInvalidLimits, fmt.Sprintf("%s must be a positive integer (%s) at most the server's %s of %d; got %s: %s",
-			field, unit, maxName, max, jsontext.QuoteShort(string(raw)), why)).WithField(field).WithLimit(maxName, max)
+		p := refuse(ProblemInvalidLimits, fmt.Sprintf("%s must be a positive whole number of %s, at most the server's %s of %d; got %s: %s",
+			field, unit, maxName, max, jsontext.QuoteShort(string(raw)), why)).WithField(field)
+		switch {
+		case why != "zero":
+			p = p.WithLimit(maxName, max)
+		case minName != "":
+			p = p.WithLimit(minName, min)
+		}
+		return 0, p
 	}
 	s := string(raw)
 	if s == "" || s[0] == '"' || s[0] == '{' || s[0] == '[' || s[0] == 't' || s[0] == 'f' {

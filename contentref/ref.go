@@ -21,7 +21,7 @@ type Ref struct {
 }
 
 // ErrInvalidRef is wrapped by every ParseRef error.
-var ErrInvalidRef = errors.New("contentstore: invalid script reference")
+var ErrInvalidRef = errors.New("invalid script reference")
 
 // ParseRef parses "sha256:" followed by exactly 64 lowercase hex digits and
 // rejects anything else with an error that says what is wrong.

@@ -205,7 +205,7 @@ type URLError struct {
 }
 
 func (e *URLError) Error() string {
-	msg := "contentstore: store URL " + contentref.QuoteBounded(e.URL) + ": " + e.Reason
+	msg := "store URL " + contentref.QuoteBounded(e.URL) + ": " + e.Reason
 	if e.Want != "" {
 		msg += " (want " + e.Want + ")"
 	}
@@ -302,7 +302,7 @@ func parseFileURL(rest string, fail func(string) (storeURL, error)) (storeURL, e
 
 func parseGSURL(rest string, fail func(string) (storeURL, error)) (storeURL, error) {
 	if !strings.HasPrefix(rest, "//") {
-		return fail("want gs://bucket or gs://bucket/prefix")
+		return fail(`a gs URL is written gs://bucket or gs://bucket/prefix, with two slashes`)
 	}
 	rest = rest[2:]
 	if strings.ContainsAny(rest, "?#") {
@@ -339,7 +339,7 @@ func parseGSURL(rest string, fail func(string) (storeURL, error)) (storeURL, err
 // to break.
 func validBucketName(b string) error {
 	if b == "" {
-		return errors.New("missing bucket name (want gs://bucket/prefix)")
+		return errors.New("missing bucket name")
 	}
 	maxLen := 63
 	if strings.Contains(b, ".") {

@@ -48,7 +48,7 @@ func TestParseStoreURLErrors(t *testing.T) {
 		{"", "empty"},
 		{" gs://my-bucket", "white space"},
 		{"gs://", "missing bucket"},
-		{"gs:my-bucket", "want gs://bucket"},
+		{"gs:my-bucket", "written gs://bucket or gs://bucket/prefix"},
 		{"gs://My-Bucket/x", `has 'M'`},
 		{"gs://ab", "3 to 63 characters"},
 		{"gs://-bucket", "start and end with a letter or digit"},

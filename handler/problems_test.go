@@ -93,7 +93,7 @@ func TestRequestProblems(t *testing.T) {
 			members: ext{"limit": "minMemoryBytes", "limitValue": 262144.0}},
 		{name: "huge limit", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"memoryBytes":99999999999999999999999}}`, status: 400, slug: "invalid-limits",
 			detail: []string{"maxMemoryBytes"}},
-		{name: "zero", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":0}}`, status: 400, slug: "invalid-limits", detail: []string{"positive integer", "zero"}},
+		{name: "zero", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":0}}`, status: 400, slug: "invalid-limits", detail: []string{"positive whole number", "zero"}},
 		{name: "negative", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"1","limits":{"memoryBytes":-1}}`, status: 400, slug: "invalid-limits", detail: []string{"negative"}},
 		{name: "fraction", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":1.5}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},
 		{name: "exponent", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":1e3}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},

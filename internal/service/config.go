@@ -360,12 +360,17 @@ func (c Config) serverProblems(p *problems) {
 	}
 	if c.StoreURL != "none" {
 		if err := contentstore.CheckURL(c.StoreURL); err != nil {
-			why := err.Error()
+			// the forms are the hint only where the URL is of none of
+			// them; a mistake inside one (a bucket's name) is its own
 			var ue *contentstore.URLError
-			if errors.As(err, &ue) {
-				why = ue.Reason
+			switch {
+			case !errors.As(err, &ue):
+				p.bad("STORE_URL %s: %v", quoteValue(c.StoreURL), err)
+			case ue.Want != "":
+				p.bad("STORE_URL %s: %s (want %s)", quoteValue(c.StoreURL), ue.Reason, storeForms)
+			default:
+				p.bad("STORE_URL %s: %s", quoteValue(c.StoreURL), ue.Reason)
 			}
-			p.bad("STORE_URL %s: %s (want %s)", quoteValue(c.StoreURL), why, storeForms)
 		}
 	}
 }

@@ -429,3 +429,19 @@ func TestDefaultMemoryBelowTheEngineMinimum(t *testing.T) {
 		t.Errorf("DEFAULT_MEMORY_BYTES at the minimum: %v", err)
 	}
 }
+
+// A store URL's refusal gives one hint: the accepted forms where the URL is
+// of none of them, the part at fault where it is of one; never both, and no
+// package name.
+func TestStoreURLRefusalsHintOnce(t *testing.T) {
+	for url, want := range map[string]string{
+		"ftp://x": `STORE_URL "ftp://x": unsupported scheme "ftp" (want gs://bucket/prefix, file:///path, a directory path, mem:, or none)`,
+		"gs:/x":   `STORE_URL "gs:/x": a gs URL is written gs://bucket or gs://bucket/prefix, with two slashes`,
+		"gs://":   `STORE_URL "gs://": missing bucket name`,
+	} {
+		_, err := LoadConfig(lookup(map[string]string{"STORE_URL": url}))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "(want") > 1 || strings.Contains(err.Error(), "contentstore:") {
+			t.Errorf("STORE_URL=%s: %v, want %q", url, err, want)
+		}
+	}
+}
