@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"runtime/debug"
@@ -256,6 +257,10 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 				slog.Uint64("cpuBudget", u.CPUBudget),
 				slog.Int64("peakMemoryBytes", u.PeakMemoryBytes),
 				slog.Int64("memoryLimitBytes", u.MemoryLimitBytes),
+				// the fractions of the limits, for a log-based distribution
+				// (terraform/monitoring.tf), which cannot divide
+				slog.Float64("memoryUse", fraction(float64(u.PeakMemoryBytes), float64(u.MemoryLimitBytes))),
+				slog.Float64("cpuBudgetUse", fraction(float64(u.CPUBudgetUsed), float64(u.CPUBudget))),
 				// a body refused before it was read has no input to count
 				slog.Int("inputBytes", l.inputBytes),
 			)
@@ -277,6 +282,14 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// fraction is used/limit to four decimals; zero without a limit.
+func fraction(used, limit float64) float64 {
+	if limit <= 0 {
+		return 0
+	}
+	return math.Round(used/limit*1e4) / 1e4
+}
 
 // recoverPanics turns a panic into a 500 problem that says nothing of the
 // panic, logs the panic with its stack, and lets the next request run.

@@ -11,6 +11,10 @@
 #   hard kills   a run stuck in native code (a builtin that never returns to
 #                the engine's interrupt check) did not stop at its deadline,
 #                and its worker process was killed: one log line each
+#   usage        what each run used, from the same line (docs/spi.md,
+#                "Usage"): its CPU time, its run and set-up time, its peak
+#                heap and the fractions of its memory limit and CPU budget;
+#                distributions, plotted as percentiles on the dashboard
 #   5xx ratio    answers the service (or Cloud Run) could not give
 #   429 ratio    requests refused because every instance was busy
 #   p99 latency  slow answers, from scripts or from queueing
@@ -52,6 +56,20 @@ locals {
     "jsonPayload.message=\"evaluation\"",
   ])
   evaluations = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.evaluations[*].name)}\" AND resource.type=\"cloud_run_revision\""
+
+  # What each run used, each a field of the evaluation's log line: a
+  # distribution per field, by route. Exponential buckets from scale,
+  # doubling: 0.01 ms to about 5 min for times, 4 KiB to 8 GiB for bytes,
+  # 0.1 % to 100 % (and past it, in the overflow) for fractions.
+  usage_metrics = {
+    "run-cpu"            = { field = "cpuMs", unit = "ms", scale = 0.01, title = "CPU time per run (ms)", what = "processor time of each run in its engine" }
+    "run-time"           = { field = "runMs", unit = "ms", scale = 0.01, title = "Run time per run (ms)", what = "wall time of each run's script, its global code and jobs" }
+    "run-setup"          = { field = "setupMs", unit = "ms", scale = 0.01, title = "Set-up time per run (ms)", what = "wall time of each run's set-up: a fresh instance, the script and input copied in, the input parsed" }
+    "run-peak-memory"    = { field = "peakMemoryBytes", unit = "By", scale = 4096, title = "Peak guest heap per run (bytes)", what = "the most each run's guest heap held at once" }
+    "run-memory-use"     = { field = "memoryUse", unit = "1", scale = 0.001, title = "Peak heap / memory limit per run", what = "each run's peak heap as a fraction of its memory limit" }
+    "run-cpu-budget-use" = { field = "cpuBudgetUse", unit = "1", scale = 0.001, title = "CPU budget used / CPU budget per run", what = "the fraction of its CPU budget each run used" }
+  }
+  usage = { for k, m in local.usage_metrics : k => "metric.type=\"logging.googleapis.com/user/${var.name}-${k}\" AND resource.type=\"cloud_run_revision\"" }
 
   logs_url = "https://console.cloud.google.com/logs/query;query=${urlencode(local.hard_kill_log_filter)}?project=${var.project_id}"
 }
@@ -100,6 +118,41 @@ resource "google_logging_metric" "evaluations" {
       key         = "route"
       value_type  = "STRING"
       description = "The route the evaluation came by"
+    }
+  }
+}
+
+resource "google_logging_metric" "usage" {
+  for_each = var.monitoring_enabled ? local.usage_metrics : {}
+
+  project         = var.project_id
+  name            = "${var.name}-${each.key}"
+  description     = "The ${each.value.what}, for the ${var.name} sandbox service, by route, from the evaluation log lines (log_level info or debug)."
+  filter          = "${local.evaluation_log_filter} AND jsonPayload.${each.value.field}:*"
+  value_extractor = "EXTRACT(jsonPayload.${each.value.field})"
+
+  label_extractors = {
+    route = "EXTRACT(jsonPayload.route)"
+  }
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "DISTRIBUTION"
+    unit         = each.value.unit
+    display_name = "${var.name} ${each.value.title}"
+
+    labels {
+      key         = "route"
+      value_type  = "STRING"
+      description = "The route the evaluation came by"
+    }
+  }
+
+  bucket_options {
+    exponential_buckets {
+      num_finite_buckets = 25
+      growth_factor      = 2
+      scale              = each.value.scale
     }
   }
 }
@@ -318,7 +371,7 @@ resource "google_monitoring_dashboard" "sandbox" {
     displayName = "${var.name} sandbox service"
     mosaicLayout = {
       columns = 48
-      tiles = [
+      tiles = concat([
         {
           xPos = 0, yPos = 0, width = 24, height = 16
           widget = {
@@ -461,8 +514,33 @@ resource "google_monitoring_dashboard" "sandbox" {
             }
           }
         },
+        ], [
+        for i, k in keys(local.usage_metrics) : {
+          xPos = (i % 2) * 24, yPos = 48 + floor(i / 2) * 16, width = 24, height = 16
+          widget = {
+            title = "${local.usage_metrics[k].title}: p50, p95, p99"
+            xyChart = {
+              dataSets = [for p in ["50", "95", "99"] : {
+                plotType       = "LINE"
+                legendTemplate = "p${p}"
+                timeSeriesQuery = {
+                  timeSeriesFilter = {
+                    filter = local.usage[k]
+                    aggregation = {
+                      alignmentPeriod    = "60s"
+                      perSeriesAligner   = "ALIGN_DELTA"
+                      crossSeriesReducer = "REDUCE_PERCENTILE_${p}"
+                    }
+                  }
+                }
+              }]
+              yAxis = { label = local.usage_metrics[k].unit, scale = "LINEAR" }
+            }
+          }
+        }
+        ], [
         {
-          xPos = 0, yPos = 48, width = 48, height = 12
+          xPos = 0, yPos = 48 + ceil(length(local.usage_metrics) / 2) * 16, width = 48, height = 12
           widget = {
             title = "Incidents of the service's alert policies"
             incidentList = {
@@ -475,7 +553,9 @@ resource "google_monitoring_dashboard" "sandbox" {
             }
           }
         },
-      ]
+      ])
     }
   })
+  # the usage metrics must exist before a chart names them
+  depends_on = [google_logging_metric.usage]
 }
