@@ -145,35 +145,6 @@ func canonical(p parser, max int) (out []byte, over bool, err error) {
 	return w.buf, false, nil
 }
 
-// ExceedsDepth reports whether text, which a JSON serialiser wrote (so its
-// strings are well formed), nests deeper than max levels. It follows only
-// brackets and string quotes, for a bound checked on every result.
-func ExceedsDepth(text []byte, max int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, c := range text {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > max {
-				return true
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return false
-}
-
 // sink receives the values of a text as the parser reads them.
 type sink interface {
 	open(c byte) // '{' or '['

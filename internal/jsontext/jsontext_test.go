@@ -352,18 +352,6 @@ func TestAppendQuote(t *testing.T) {
 	}
 }
 
-func TestExceedsDepth(t *testing.T) {
-	at := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
-	over := "[" + at + "]"
-	strs := `["` + strings.Repeat("[", MaxDepth+1) + `\"` + `"]`
-	if ExceedsDepth([]byte(at), MaxDepth) || !ExceedsDepth([]byte(over), MaxDepth) || ExceedsDepth([]byte(strs), MaxDepth) || !ExceedsDepth([]byte(at), MaxDepth-1) {
-		t.Error("ExceedsDepth disagrees with MaxDepth")
-	}
-	if (Validate([]byte(at)) != nil) || Validate([]byte(over)) == nil {
-		t.Error("Validate disagrees with MaxDepth")
-	}
-}
-
 func TestStringifiedDepth(t *testing.T) {
 	at := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
 	over := "[" + at + "]"
