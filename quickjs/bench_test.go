@@ -76,6 +76,27 @@ func BenchmarkEchoLatency(b *testing.B) {
 	}
 }
 
+// BenchmarkEchoDocument is the result path for a large ordinary value: the
+// engine's text, its checks (depth, and whether it is already in the form
+// JSON.stringify writes) and the outcome.
+func BenchmarkEchoDocument(b *testing.B) {
+	e := newEngine(b)
+	script := workload(b, "echo.js")
+	for _, size := range []int{16 << 10, 256 << 10} {
+		doc := mcpdoc.Document(size)
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			benchEval(b, e, script, doc, benchLimits, "")
+		})
+	}
+}
+
+// BenchmarkDoubles is a result of 10,000 doubles of 16 and 17 digits, the
+// numbers whose form the engine's check parses and formats again.
+func BenchmarkDoubles(b *testing.B) {
+	benchEval(b, newEngine(b), `Array.from({length: 10000}, (_, i) => i / 7)`, "null", benchLimits, "")
+}
+
 func BenchmarkReshape(b *testing.B) {
 	e := newEngine(b)
 	script := workload(b, "reshape.js")

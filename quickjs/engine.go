@@ -530,7 +530,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.RunRequest, st
 	finish := func(r execResult) (spi.Report, error) {
 		stopAfter()
 		cancelCall()
-		rep, err := e.toResult(ctx, r)
+		rep, err := e.toResult(ctx, r, req.Limits.MemoryBytes)
 		rep.Usage = e.usage(req.Limits, start, st, r)
 		return rep, err
 	}
@@ -591,8 +591,9 @@ func (e *Engine) abandon(done <-chan execResult, s StuckRun) {
 	go e.cfg.onStuck(s)
 }
 
-// toResult maps the shim's status to the SPI's outcome vocabulary.
-func (e *Engine) toResult(ctx context.Context, r execResult) (spi.Report, error) {
+// toResult maps the shim's status to the SPI's outcome vocabulary, for a run
+// under the memory limit memoryBytes.
+func (e *Engine) toResult(ctx context.Context, r execResult, memoryBytes int64) (spi.Report, error) {
 	if err := ctx.Err(); err != nil {
 		return spi.Report{}, err // cancellation wins over whatever the run produced
 	}
@@ -612,17 +613,7 @@ func (e *Engine) toResult(ctx context.Context, r execResult) (spi.Report, error)
 	res := spi.Report{Logs: string(raw.logs)}
 	switch raw.status {
 	case statusOK:
-		// JSON.stringify has no depth bound short of the stack, so a result
-		// whose answer would be deeper than every JSON reader downstream
-		// accepts is the script's own doing: a threw RangeError, as a cycle
-		// is a TypeError.
-		if jsontext.ExceedsDepth(raw.result, spi.MaxValueDepth) {
-			name := "RangeError"
-			res.Outcome = spi.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels: the answer around it would be deeper than the %d levels JSON readers accept",
-				spi.MaxValueDepth, jsontext.MaxDepth))
-			break
-		}
-		res.Outcome = spi.OK(raw.result)
+		res.Outcome = okValue(raw.result, memoryBytes)
 	case statusThrew:
 		var name *string
 		if raw.hasName {
@@ -648,4 +639,47 @@ func (e *Engine) toResult(ctx context.Context, r execResult) (spi.Report, error)
 		res.Outcome = spi.Infrastructure(fmt.Sprintf("quickjs: the shim failed with status %d", raw.status))
 	}
 	return res, nil
+}
+
+// okValue is the outcome of a run whose result JSON.stringify wrote as text,
+// under the memory limit memoryBytes. The value is always the text
+// JSON.stringify writes for an ordinary value (docs/spi.md, "Outcomes"), so
+// that what a script returns is never text the effect refuses, which would
+// pass the script's own value off as a failure of the service, and so that
+// both routes answer one value for one script.
+func okValue(text []byte, memoryBytes int64) spi.Outcome {
+	deeper, canonical := jsontext.Stringified(text, spi.MaxValueDepth)
+	if deeper {
+		// JSON.stringify has no depth bound short of the stack, so a result
+		// whose answer would be deeper than every JSON reader downstream
+		// accepts is the script's own doing: a threw RangeError, as a cycle
+		// is a TypeError.
+		name := "RangeError"
+		return spi.Threw(&name, fmt.Sprintf("the result nests deeper than %d levels: the answer around it would be deeper than the %d levels JSON readers accept",
+			spi.MaxValueDepth, jsontext.MaxDepth))
+	}
+	if canonical {
+		return spi.OK(text)
+	}
+	// JSON.stringify copies a JSON.rawJSON text as it is, and that text may
+	// hold what no ordinary value gives: a lone surrogate as a character,
+	// which is not UTF-8 and so not JSON text, or a number not in the form
+	// JSON.stringify writes (1e1000, which JSON.parse reads as Infinity; -0;
+	// a million digits), which the effect's round trip would rewrite and the
+	// SPI route would pass on. Its value is the ordinary one JSON.parse makes
+	// of the text, written as JSON.stringify writes that.
+	out, over, err := jsontext.CanonicalWTF8(text, int(max(int64(len(text)), memoryBytes)))
+	switch {
+	case over:
+		// Longer than the engine's own text and than the run's memory:
+		// JSON.stringify would have run out of memory writing the ordinary
+		// value (1e20 is 21 bytes where the raw text "1e20" is 4). The bound
+		// also keeps the value within what a run can make (spi.MaxValueBytes).
+		return spi.LimitHit(spi.LimitMemory)
+	case err != nil:
+		// Not JSON at all: the engine's fault, which the effect refuses as a
+		// malformed outcome.
+		return spi.OK(text)
+	}
+	return spi.OK(out)
 }

@@ -131,3 +131,30 @@ func TestGuestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {
 		})
 	}
 }
+
+// A script's own value is never an infrastructure failure. JSON.stringify
+// copies JSON.rawJSON text as it is, so a one-line script can make its
+// result text that no ordinary value gives: a lone surrogate as a character
+// (not UTF-8, so not JSON text) made both routes answer 500
+// malformed-outcome, which loom's backend turns into a retryable
+// infrastructure failure; and a number a double does not hold as written
+// (1e1000, a million digits) came back verbatim on /v1/sandbox/evaluate and
+// as JSON.parse reads it on /v1/evaluations, two values for one script. The
+// engine (quickjs/engine.go, okValue) reports the text JSON.stringify writes
+// for the ordinary value, which both routes answer alike.
+func TestScriptValueIsNeverInfrastructure(t *testing.T) {
+	s := shared(t)
+	for _, tc := range []struct{ script, value string }{
+		{`JSON.rawJSON('"\ud800"')`, `"\ud800"`},
+		{`[JSON.rawJSON('"a\udc00b"'), {toJSON: () => JSON.rawJSON('"\ud800"')}]`, `["a\udc00b","\ud800"]`},
+		{`Promise.resolve(JSON.rawJSON('"\ud83d\\ude00"'))`, "\"\U0001F600\""},
+		{`[JSON.rawJSON('1e1000'), JSON.rawJSON('-0'), JSON.rawJSON('1.0000000000000000001')]`, `[null,0,1]`},
+		{`JSON.rawJSON('1' + '0'.repeat(1e6))`, `null`},
+		{`JSON.rawJSON('0.' + '1'.repeat(1e6))`, `0.1111111111111111`},
+	} {
+		q := req{script: tc.script}
+		for _, rt := range []route{spiRoute, evaluations} {
+			check(t, q, s.do(t, rt, q), want{class: "ok", value: tc.value})
+		}
+	}
+}

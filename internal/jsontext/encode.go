@@ -1,10 +1,10 @@
 package jsontext
 
 import (
+	"bytes"
 	"cmp"
 	"math"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -12,50 +12,66 @@ import (
 // RFC 8785's number serialisation. Non-finite values, which JSON cannot carry,
 // become null, as in JSON.stringify.
 func FormatNumber(f float64) string {
+	var buf [32]byte
+	return string(AppendNumber(buf[:0], f))
+}
+
+// AppendNumber appends f as FormatNumber writes it. It allocates nothing
+// beyond dst's growth, for writers that format every number of a text.
+func AppendNumber(dst []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "null"
+		return append(dst, "null"...)
 	}
 	if f == 0 {
-		return "0" // both zeros, as in ECMAScript
+		return append(dst, '0') // both zeros, as in ECMAScript
 	}
-	var sign string
 	if f < 0 {
-		sign, f = "-", -f
+		dst, f = append(dst, '-'), -f
 	}
 	// Shortest round-tripping digits d1…dk and exponent e, f = d1.d2…dk × 10^e.
-	s := strconv.FormatFloat(f, 'e', -1, 64)
-	mant, expText, _ := strings.Cut(s, "e")
-	digits := strings.Replace(mant, ".", "", 1)
-	e, _ := strconv.Atoi(expText)
+	var buf [32]byte
+	s := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+	at := bytes.IndexByte(s, 'e')
+	var digitBuf [24]byte
+	digits := append(digitBuf[:0], s[0])
+	if at > 1 {
+		digits = append(digits, s[2:at]...) // after "d."
+	}
+	e := 0
+	for _, c := range s[at+2:] { // after "e+" or "e-"
+		e = 10*e + int(c-'0')
+	}
+	if s[at+1] == '-' {
+		e = -e
+	}
 	k := len(digits)
 	n := e + 1 // ECMAScript's n: f = 0.d1…dk × 10^n
-	var b strings.Builder
-	b.WriteString(sign)
 	switch {
 	case k <= n && n <= 21:
-		b.WriteString(digits)
-		b.WriteString(strings.Repeat("0", n-k))
+		dst = append(dst, digits...)
+		for range n - k {
+			dst = append(dst, '0')
+		}
 	case 0 < n && n <= 21:
-		b.WriteString(digits[:n])
-		b.WriteByte('.')
-		b.WriteString(digits[n:])
+		dst = append(append(append(dst, digits[:n]...), '.'), digits[n:]...)
 	case -6 < n && n <= 0:
-		b.WriteString("0.")
-		b.WriteString(strings.Repeat("0", -n))
-		b.WriteString(digits)
+		dst = append(dst, '0', '.')
+		for range -n {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
 	default:
-		b.WriteByte(digits[0])
+		dst = append(dst, digits[0])
 		if k > 1 {
-			b.WriteByte('.')
-			b.WriteString(digits[1:])
+			dst = append(append(dst, '.'), digits[1:]...)
 		}
-		b.WriteByte('e')
+		dst = append(dst, 'e')
 		if n-1 >= 0 {
-			b.WriteByte('+')
+			dst = append(dst, '+')
 		}
-		b.WriteString(strconv.Itoa(n - 1))
+		dst = strconv.AppendInt(dst, int64(n-1), 10)
 	}
-	return b.String()
+	return dst
 }
 
 // AppendQuote appends s (WTF-8) as a JSON string literal escaped as RFC 8785

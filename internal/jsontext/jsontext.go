@@ -19,6 +19,7 @@
 package jsontext
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -115,8 +116,23 @@ func Validate(text []byte) error {
 // When max >= 0 and the canonical text would exceed max bytes, Canonical stops
 // writing, still validates the rest, and reports over = true with a nil out.
 func Canonical(text []byte, max int) (out []byte, over bool, err error) {
+	return canonical(parser{data: text}, max)
+}
+
+// CanonicalWTF8 is Canonical for text whose strings may hold a lone surrogate
+// as its WTF-8 bytes rather than as an escape: what a JavaScript engine's
+// JSON.stringify writes, converted to bytes, when it copies JSON.rawJSON text
+// that holds one. The canonical text writes every lone surrogate as its
+// escape, as JSON.stringify writes a lone surrogate of an ordinary string, so
+// it is valid UTF-8 with the same value; a surrogate pair split between a raw
+// half and an escaped half is one character, as in JSON.parse.
+func CanonicalWTF8(text []byte, max int) (out []byte, over bool, err error) {
+	return canonical(parser{data: text, wtf8: true}, max)
+}
+
+func canonical(p parser, max int) (out []byte, over bool, err error) {
 	w := &writer{max: max}
-	p := parser{data: text, sink: w}
+	p.sink = w
 	if err := p.top(); err != nil {
 		return nil, false, err
 	}
@@ -127,35 +143,6 @@ func Canonical(text []byte, max int) (out []byte, over bool, err error) {
 		w.buf = []byte{}
 	}
 	return w.buf, false, nil
-}
-
-// ExceedsDepth reports whether text, which a JSON serialiser wrote (so its
-// strings are well formed), nests deeper than max levels. It follows only
-// brackets and string quotes, for a bound checked on every result.
-func ExceedsDepth(text []byte, max int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, c := range text {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > max {
-				return true
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return false
 }
 
 // sink receives the values of a text as the parser reads them.
@@ -234,7 +221,7 @@ func (w *writer) str(s []byte) {
 func (w *writer) num(f float64) {
 	if !w.done() {
 		w.sep()
-		w.buf = append(w.buf, FormatNumber(f)...)
+		w.buf = AppendNumber(w.buf, f)
 	}
 	w.done()
 }
@@ -254,6 +241,7 @@ type parser struct {
 	opts    Options
 	path    Path
 	scratch []byte
+	wtf8    bool // strings may hold lone surrogates as WTF-8 (CanonicalWTF8)
 }
 
 func (p *parser) fail(kind Kind, at int, msg string) error {
@@ -272,7 +260,7 @@ func (p *parser) describe() string {
 }
 
 func (p *parser) top() error {
-	if !utf8.Valid(p.data) {
+	if !utf8.Valid(p.data) && !(p.wtf8 && validWTF8(p.data)) {
 		at := firstInvalidUTF8(p.data)
 		msg := "is not valid UTF-8"
 		if r, _ := DecodeWTF8(string(p.data[at:])); r >= 0xD800 && r < 0xE000 {
@@ -294,6 +282,21 @@ func (p *parser) top() error {
 		return p.syntax(p.pos, "has data after the JSON value: "+p.describe())
 	}
 	return nil
+}
+
+// validWTF8 is ValidWTF8 for bytes.
+func validWTF8(b []byte) bool {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			if len(b)-i < 3 || b[i] != 0xED || b[i+1] < 0xA0 || b[i+1] > 0xBF || b[i+2]&0xC0 != 0x80 {
+				return false
+			}
+			n = 3
+		}
+		i += n
+	}
+	return true
 }
 
 func firstInvalidUTF8(b []byte) int {
@@ -472,6 +475,7 @@ func (p *parser) more(closer byte, in string) (bool, error) {
 // to buf. The text is known to be valid UTF-8.
 func (p *parser) str(buf []byte) ([]byte, error) {
 	start := p.pos
+	from := len(buf)
 	p.pos++ // opening quote
 	run := p.pos
 	for p.pos < len(p.data) {
@@ -480,6 +484,9 @@ func (p *parser) str(buf []byte) ([]byte, error) {
 		case c == '"':
 			buf = append(buf, p.data[run:p.pos]...)
 			p.pos++
+			if p.wtf8 {
+				buf = joinSurrogates(buf, from)
+			}
 			return buf, nil
 		case c == '\\':
 			buf = append(buf, p.data[run:p.pos]...)
@@ -533,6 +540,30 @@ func (p *parser) escape(buf []byte) ([]byte, error) {
 	default:
 		return nil, p.syntax(at, "has an invalid escape in a string")
 	}
+}
+
+// joinSurrogates rewrites, in buf[from:] (WTF-8), each high surrogate
+// followed by a low one as the character they make, so that equal code unit
+// sequences stay equal bytes when a raw half meets an escaped half.
+func joinSurrogates(buf []byte, from int) []byte {
+	i := bytes.IndexByte(buf[from:], 0xED)
+	if i < 0 {
+		return buf
+	}
+	out := from + i
+	for in := out; in < len(buf); {
+		if in+6 <= len(buf) && buf[in] == 0xED && buf[in+1]&0xF0 == 0xA0 && buf[in+3] == 0xED && buf[in+4]&0xF0 == 0xB0 {
+			hi, _ := DecodeWTF8(string(buf[in : in+3]))
+			lo, _ := DecodeWTF8(string(buf[in+3 : in+6]))
+			out += utf8.EncodeRune(buf[out:], 0x10000+(hi-0xD800)<<10+(lo-0xDC00))
+			in += 6
+			continue
+		}
+		buf[out] = buf[in]
+		out++
+		in++
+	}
+	return buf[:out]
 }
 
 func hex4(b []byte) (uint16, bool) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"strings"
@@ -351,16 +352,200 @@ func TestAppendQuote(t *testing.T) {
 	}
 }
 
-func TestExceedsDepth(t *testing.T) {
+func TestStringifiedDepth(t *testing.T) {
 	at := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
 	over := "[" + at + "]"
 	strs := `["` + strings.Repeat("[", MaxDepth+1) + `\"` + `"]`
-	if ExceedsDepth([]byte(at), MaxDepth) || !ExceedsDepth([]byte(over), MaxDepth) || ExceedsDepth([]byte(strs), MaxDepth) || !ExceedsDepth([]byte(at), MaxDepth-1) {
-		t.Error("ExceedsDepth disagrees with MaxDepth")
+	deeper := func(text string, max int) bool {
+		d, _ := Stringified([]byte(text), max)
+		return d
+	}
+	if deeper(at, MaxDepth) || !deeper(over, MaxDepth) || deeper(strs, MaxDepth) || !deeper(at, MaxDepth-1) {
+		t.Error("Stringified disagrees with MaxDepth")
 	}
 	if (Validate([]byte(at)) != nil) || Validate([]byte(over)) == nil {
 		t.Error("Validate disagrees with MaxDepth")
 	}
+}
+
+// Stringified calls canonical exactly the texts CanonicalWTF8 leaves as they
+// are: every text JSON.stringify writes for an ordinary value, and none of
+// the forms only JSON.rawJSON text brings.
+func TestStringifiedCanonical(t *testing.T) {
+	for _, tc := range []struct {
+		text      string
+		canonical bool
+	}{
+		{`{"a":[1,-2,0.5,"x",true,false,null],"b":{}}`, true},
+		{`[0,-1.5,123456789012345,999999999999999000000,0.000001,1e-7,1.5e+300,5e-324,0.30000000000000004,1.7976931348623157e+308,-0.0000033333333333333333,9007199254740992]`, true},
+		{`"\u2028"`, false}, // JSON.stringify writes U+2028 as itself
+		{"\"\\\"\\\\\\b\\f\\n\\r\\t\\u0000\\u001f\\u000b\\udfff\\udc00\\ud800 é 😀 \u2028 \x7f\"", true},
+		{"\"\ud7ff\ue000\"", true}, // U+D7FF's UTF-8 starts as a surrogate's does
+		// what JSON.rawJSON text may hold
+		{"\"\xed\xa0\x80\"", false},
+		{"[\"a\xed\xb0\x80b\"]", false},
+		{`"\ud83d\ude00"`, false},
+		{`"\uD800"`, false},
+		{`"\u0041"`, false},
+		{`"\/"`, false},
+		{`"\u0008"`, false},
+		{`"\u007f"`, false},
+		{`-0`, false},
+		{`1e1000`, false},
+		{`1E400`, false},
+		{`0.1e-400`, false},
+		{`1.50`, false},
+		{`1.0`, false},
+		{`1e2`, false},
+		{`1e+21`, true},
+		{`1e21`, false},
+		{`100000000000000000000000`, false},
+		{`123456789012345678`, false},
+		{`1.0000000000000000001`, false},
+		{`0.30000000000000001`, false},
+		{`0.0000001`, false},
+		{`1` + strings.Repeat("0", 1000), false},
+		{`0.` + strings.Repeat("1", 1000), false},
+		// what no serialiser writes
+		{`[1, 2]`, false},
+		{` 1`, false},
+	} {
+		_, got := Stringified([]byte(tc.text), MaxDepth)
+		if got != tc.canonical {
+			t.Errorf("Stringified(%.60q) canonical = %v, want %v", tc.text, got, tc.canonical)
+		}
+		out, _, err := CanonicalWTF8([]byte(tc.text), -1)
+		if err != nil {
+			t.Errorf("CanonicalWTF8(%.60q): %v", tc.text, err)
+			continue
+		}
+		if same := string(out) == tc.text; same != tc.canonical {
+			t.Errorf("CanonicalWTF8(%.60q) = %.60q: same %v, want %v", tc.text, out, same, tc.canonical)
+		}
+	}
+	// Every number FormatNumber writes reads as canonical.
+	for _, f := range []float64{1, -1, 0.1, 1e21, 1e-6, 1e-7, 123e18, 1 / 3.0, 2 / 3.0, 1e300, math.MaxFloat64, math.SmallestNonzeroFloat64, 9007199254740993, 4.35, 0.000123456789012345} {
+		if _, c := Stringified([]byte(FormatNumber(f)), MaxDepth); !c {
+			t.Errorf("Stringified(%s) is not canonical", FormatNumber(f))
+		}
+	}
+}
+
+// The number check without parsing agrees with formatting the number again:
+// on the text of random doubles, which JSON.stringify writes, and on random
+// decimals of up to 20 digits, which only JSON.rawJSON text may hold.
+func TestCanonicalNumber(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		f := math.Float64frombits(r.Uint64())
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		s := FormatNumber(f)
+		if !canonicalNumber([]byte(s)) {
+			t.Fatalf("%s (%#x) is not canonical", s, math.Float64bits(f))
+		}
+		// Its neighbours in the last digit: mostly another double's text,
+		// sometimes a longer text of the same double.
+		mant, _, _ := strings.Cut(s, "e")
+		if i := strings.LastIndexAny(mant, "0123456789"); s[i] > '0' && s[i] < '9' {
+			for _, d := range []byte{s[i] - 1, s[i] + 1} {
+				b := []byte(s)
+				b[i] = d
+				g, _ := strconv.ParseFloat(string(b), 64)
+				if got, want := canonicalNumber(b), FormatNumber(g) == string(b); got != want {
+					t.Fatalf("canonicalNumber(%s) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+	for range 200000 {
+		var b []byte
+		if r.IntN(4) == 0 {
+			b = append(b, '-')
+		}
+		b = strconv.AppendUint(b, r.Uint64N(1<<r.UintN(63)), 10)
+		if r.IntN(2) == 0 {
+			b = append(b, '.')
+			for n := 1 + r.IntN(20); n > 0; n-- {
+				b = append(b, byte('0'+r.IntN(10)))
+			}
+		}
+		if r.IntN(4) == 0 {
+			b = append(b, []string{"e", "E", "e+", "e-"}[r.IntN(4)]...)
+			b = strconv.AppendInt(b, int64(r.IntN(700)), 10)
+		}
+		f, err := strconv.ParseFloat(string(b), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			continue
+		}
+		if got, want := canonicalNumber(b), FormatNumber(f) == string(b); got != want {
+			t.Fatalf("canonicalNumber(%s) = %v, want %v", b, got, want)
+		}
+	}
+}
+
+// CanonicalWTF8 reads lone surrogates held as characters (WTF-8), as an
+// engine's serialiser writes a JSON.rawJSON text that holds one, and writes
+// them as escapes; Canonical still refuses them.
+func TestCanonicalWTF8(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"\"\xed\xa0\x80\"", `"\ud800"`},
+		{"[\"a\xed\xb0\x80b\",-0,1E400]", `["a\udc00b",0,null]`},
+		{"\"\xed\xa0\xbd\\ude00\"", "\"\U0001F600\""},      // raw high, escaped low: one character
+		{"\"\\ud83d\xed\xb8\x80\"", "\"\U0001F600\""},      // escaped high, raw low
+		{"\"\xed\xa0\xbd\xed\xb8\x80\"", "\"\U0001F600\""}, // two raw halves (CESU-8)
+		{"\"\xed\xb8\x80\xed\xa0\xbd\"", `"\ude00\ud83d"`}, // low then high: two lone
+		{"{\"\xed\xa0\x80\":1}", `{"\ud800":1}`},
+		{"\"\xed\x9f\xbf\"", "\"\ud7ff\""}, // U+D7FF: its UTF-8 starts as a surrogate's does
+	} {
+		got, over, err := CanonicalWTF8([]byte(tc.in), -1)
+		if err != nil || over || string(got) != tc.want {
+			t.Errorf("CanonicalWTF8(%q) = %q, %v, %v; want %q", tc.in, got, over, err, tc.want)
+		}
+		if utf8.Valid([]byte(tc.in)) {
+			continue
+		}
+		if _, _, err := Canonical([]byte(tc.in), -1); err == nil {
+			t.Errorf("Canonical(%q) accepted WTF-8", tc.in)
+		}
+	}
+	for _, in := range []string{
+		"\"\xff\"", "\"\xed\xa0\"", "\xed\xa0\x80", "[\xed\xa0\x80]", `{"a":1,"a":2}`,
+		"{\"\xed\xa0\xbd\\ude00\":1,\"\U0001F600\":2}", // one key, written twice
+	} {
+		if out, _, err := CanonicalWTF8([]byte(in), -1); err == nil {
+			t.Errorf("CanonicalWTF8(%q) = %q, want an error", in, out)
+		}
+	}
+}
+
+// FuzzStringified holds Stringified to CanonicalWTF8: a text it calls
+// canonical is one CanonicalWTF8 leaves as it is, and what CanonicalWTF8
+// writes it calls canonical, so that a result already in that form is never
+// rewritten.
+func FuzzStringified(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5,-0,"\ud800"]}`, "\"\xed\xa0\x80\"", `"\u0041\/"`, `1e400`, `[[[]]]`, `0.1e-7`, `1e21`, `-0.000001`, `123456789012345678`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, _, err := CanonicalWTF8(in, -1)
+		if err != nil {
+			return
+		}
+		if _, c := Stringified(in, MaxDepth); c && string(out) != string(in) {
+			t.Fatalf("Stringified calls %q canonical; CanonicalWTF8 writes %q", in, out)
+		}
+		if _, c := Stringified(out, MaxDepth); !c {
+			t.Fatalf("Stringified calls CanonicalWTF8's %q not canonical", out)
+		}
+		if !utf8.Valid(out) {
+			t.Fatalf("CanonicalWTF8 wrote %q, not UTF-8", out)
+		}
+		if again, _, err := Canonical(out, -1); err != nil || string(again) != string(out) {
+			t.Fatalf("Canonical(%q) = %q, %v", out, again, err)
+		}
+	})
 }
 
 func TestQuoteShort(t *testing.T) {
