@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -81,6 +82,8 @@ type config struct {
 	// maxResponseSet: WithMaxResponseBytes chose maxResponse
 	maxResponseSet bool
 	retryBusy      bool
+	// sleep waits between busy retries; the tests watch it
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // WithHTTPClient sends requests through hc. The client keeps a copy that does
@@ -111,8 +114,10 @@ func WithMaxResponseBytes(n int64) Option {
 }
 
 // WithRetryBusy says whether a 429 (the service is running another
-// evaluation) is retried after its Retry-After, within the context's life
-// (the default), or reported at once.
+// evaluation) is retried, within the context's life (the default), or
+// reported at once. The retries back off from 16 ms, doubling, each wait at
+// most the answer's Retry-After (a second without one), so that a slot
+// freed within milliseconds is taken within milliseconds.
 func WithRetryBusy(on bool) Option { return func(c *config) { c.retryBusy = on } }
 
 // Client is a connection to one sandbox service. It is safe for concurrent
@@ -147,7 +152,7 @@ type Engine = api.Engine
 // than spi.SPIVersion's (ErrIncompatibleSPI) and a document that does not
 // decode strictly (ErrInvalidCapabilities).
 func Dial(ctx context.Context, baseURL string, opts ...Option) (*Client, error) {
-	cfg := config{maxResponse: DefaultMaxResponseBytes, retryBusy: true}
+	cfg := config{maxResponse: DefaultMaxResponseBytes, retryBusy: true, sleep: sleep}
 	for _, o := range opts {
 		o(&cfg)
 	}

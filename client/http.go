@@ -17,17 +17,35 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// Busy retries (WithRetryBusy).
+// Busy retries (WithRetryBusy). The service answers 429 while its one
+// evaluation slot is taken, and Retry-After can only say whole seconds,
+// while most runs end within milliseconds: waiting the whole Retry-After
+// would stall every contended call by a second. So the client backs off
+// from a few milliseconds, doubling, and takes Retry-After as the ceiling
+// of each wait rather than as the wait.
 const (
-	// defaultBusyWait is the wait after a 429 without a usable Retry-After.
+	// busyFirstWait is the wait before the first retry of a 429; it also
+	// keeps a server that answers "Retry-After: 0" from being hammered.
+	busyFirstWait = 16 * time.Millisecond
+	// defaultBusyWait is the ceiling of each wait after a 429 without a
+	// usable Retry-After.
 	defaultBusyWait = time.Second
-	// minBusyWait keeps a server that answers "Retry-After: 0" from being
-	// hammered.
-	minBusyWait = 100 * time.Millisecond
 	// maxBusyWaitTotal bounds the total wait when the context has no
 	// deadline.
 	maxBusyWaitTotal = time.Minute
 )
+
+// sleep waits d, or until ctx ends, and returns ctx's error then.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 // Error is a failed HTTP exchange: the service did not give a usable answer.
 // Test for it with errors.As.
@@ -90,23 +108,19 @@ type response struct {
 // ended, or an *Error.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, limit int64) (*response, error) {
 	var waited time.Duration
-	for {
+	for retry := 0; ; retry++ {
 		resp, err := c.once(ctx, method, path, body, limit)
 		var e *Error
 		if !errors.As(err, &e) || e.StatusCode != http.StatusTooManyRequests || !c.cfg.retryBusy {
 			return resp, err
 		}
-		wait, reason := busyWait(ctx, e, waited)
+		wait, reason := busyWait(ctx, e, retry, waited)
 		if reason != "" {
 			e.Reason = reason
 			return nil, e
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if err := c.cfg.sleep(ctx, wait); err != nil {
+			return nil, err
 		}
 		waited += wait
 	}
@@ -236,23 +250,26 @@ func readProblem(res *http.Response, redact func(string) string) *Problem {
 	return &p
 }
 
-// busyWait returns how long to wait before retrying the 429 e, or why the
-// client gives up instead: the wait would outlast the context, or, without a
-// deadline, the total wait would pass maxBusyWaitTotal.
-func busyWait(ctx context.Context, e *Error, waited time.Duration) (time.Duration, string) {
-	wait := defaultBusyWait
+// busyWait returns how long to wait before retry number retry (from 0) of
+// the 429 e, after waiting waited in all: busyFirstWait doubled at each
+// retry, at most e's Retry-After (defaultBusyWait without one). Or it says
+// why the client gives up instead: the wait would outlast the context, or,
+// without a deadline, the total wait would pass maxBusyWaitTotal.
+func busyWait(ctx context.Context, e *Error, retry int, waited time.Duration) (time.Duration, string) {
+	ceiling := defaultBusyWait
 	if e.hasRetryAfter {
-		wait = e.RetryAfter
+		ceiling = max(e.RetryAfter, busyFirstWait)
 	}
-	wait = max(wait, minBusyWait)
+	wait := min(busyFirstWait<<min(retry, 16), ceiling)
 	if deadline, has := ctx.Deadline(); has {
 		if left := time.Until(deadline); wait >= left {
-			return 0, fmt.Sprintf("busy: Retry-After %v outlasts the context's deadline (%v left)", wait, left.Round(time.Millisecond))
+			return 0, fmt.Sprintf("busy: waited %v over %d attempts, and the next retry in %v outlasts the context's deadline (%v left)",
+				waited, retry+1, wait, left.Round(time.Millisecond))
 		}
 		return wait, ""
 	}
 	if waited+wait > maxBusyWaitTotal {
-		return 0, fmt.Sprintf("busy: waited %v and Retry-After asks for %v more, beyond the client's %v without a deadline", waited, wait, maxBusyWaitTotal)
+		return 0, fmt.Sprintf("busy: waited %v over %d attempts, beyond the client's %v without a deadline", waited, retry+1, maxBusyWaitTotal)
 	}
 	return wait, ""
 }
