@@ -1,11 +1,15 @@
 // Package client speaks the sandbox service's HTTP API (api/openapi.yaml). A Client
-// is an spi.Backend over POST /v1/sandbox/evaluate, so that an effect (this
+// is an spi.Reporter over POST /v1/sandbox/evaluate, so that an effect (this
 // module's, or loom's through the same JSON) can use a running service as its
-// engine; it also offers the effect over HTTP, POST /v1/evaluations.
+// engine, with the script's console, what the run used and the service's
+// request id beside each outcome; it also offers the effect over HTTP,
+// POST /v1/evaluations.
 //
 // The client never guesses what a run did. An outcome comes only from a 200
 // response whose body decodes strictly into the closed vocabulary of
-// docs/spi.md, "Outcomes".
+// docs/spi.md, "Outcomes", or from the service's published limits, which
+// decide some requests before they are sent (docs/spi.md, "Answers no retry
+// can change").
 // Every other answer (a problem document, a 5xx, a network error, a redirect,
 // a malformed or oversized body) becomes an infrastructure outcome, which the
 // effect treats as untyped and retryable. Only the caller's own doing is
@@ -67,8 +71,9 @@ var (
 	ErrInvalidCapabilities = errors.New("client: invalid capabilities document")
 )
 
-// ErrInvalidLimits is wrapped by the error of Evaluate, EvaluateRef and
-// Evaluations for limits with a negative member, which are never sent.
+// ErrInvalidLimits is wrapped by the error of Run, Evaluate, RunRef,
+// EvaluateRef and Evaluations for limits with a negative member, which are
+// never sent.
 var ErrInvalidLimits = errors.New("client: invalid limits")
 
 // Option configures a Client.
@@ -121,7 +126,8 @@ func WithMaxResponseBytes(n int64) Option {
 func WithRetryBusy(on bool) Option { return func(c *config) { c.retryBusy = on } }
 
 // Client is a connection to one sandbox service. It is safe for concurrent
-// use. It implements spi.Backend, spi.Warmer and spi.Closer.
+// use. It implements spi.Reporter (so spi.Backend), spi.Warmer and
+// spi.Closer.
 type Client struct {
 	base string // scheme://host[:port][/path], no trailing slash
 	cfg  config
@@ -129,9 +135,9 @@ type Client struct {
 }
 
 var (
-	_ spi.Backend = (*Client)(nil)
-	_ spi.Warmer  = (*Client)(nil)
-	_ spi.Closer  = (*Client)(nil)
+	_ spi.Reporter = (*Client)(nil)
+	_ spi.Warmer   = (*Client)(nil)
+	_ spi.Closer   = (*Client)(nil)
 )
 
 // Info is the service's GET /v1/capabilities document, as validated by Dial.

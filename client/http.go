@@ -59,7 +59,11 @@ type Error struct {
 	// RetryAfter is the Retry-After of a 429 (zero when it had none).
 	RetryAfter time.Duration
 	// Reason says what went wrong, bounded; it never holds the ID token.
-	Reason        string
+	Reason string
+	// RequestID is the service's id for the request (the answer's
+	// X-Request-Id, when well formed), to quote when reporting the failure;
+	// empty when no answer arrived.
+	RequestID     string
 	retryable     bool
 	hasRetryAfter bool
 }
@@ -141,6 +145,9 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 		return nil, &Error{Op: op, Reason: spi.BoundText(err.Error(), maxMessageUnits)}
 	}
 	req.Header.Set("Accept", "application/json, application/problem+json")
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok && ValidRequestID(id) {
+		req.Header.Set(requestIDHeader, id)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -174,7 +181,7 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 	defer res.Body.Close()
 
 	if res.StatusCode != http.StatusOK {
-		e := &Error{Op: op, StatusCode: res.StatusCode, Problem: readProblem(res, redact)}
+		e := &Error{Op: op, StatusCode: res.StatusCode, Problem: readProblem(res, redact), RequestID: requestIDOf(res.Header)}
 		switch {
 		case e.Problem != nil && e.Problem.Retryable != nil:
 			e.retryable = *e.Problem.Retryable
@@ -210,6 +217,50 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 			Reason: fmt.Sprintf("response body exceeds the client's limit of %d bytes", limit)}
 	}
 	return &response{header: res.Header, body: data}, nil
+}
+
+// requestIDHeader carries a request's id both ways: the caller's own when it
+// sends one the service accepts, else one the service makes.
+const requestIDHeader = "X-Request-Id"
+
+type requestIDKey struct{}
+
+// ContextWithRequestID returns ctx carrying id, which every request the
+// client sends with it (Run, Evaluate, RunRef, EvaluateRef, Evaluations)
+// carries as its X-Request-Id, so that a caller's own id (loom's step id)
+// names the request in the service's logs, its problem documents and the
+// answer's RequestID. An id that is not ValidRequestID is not sent: the
+// service then makes one, which the answer reports.
+func ContextWithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// ValidRequestID reports whether the service takes id as a request's id:
+// 1 to 128 of the characters a URI holds unescaped (letters, digits, "-",
+// ".", "_", "~"), and neither "." nor "..", so that it is also a relative
+// URI reference (a problem's instance) and cannot forge a header or a log
+// line.
+func ValidRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 128 || id == "." || id == ".." {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// requestIDOf is the request id an answer names, or "" when it names none
+// the service could have made: an id is quoted in the caller's logs, so a
+// malformed one (a proxy's, a hostile server's) is dropped.
+func requestIDOf(h http.Header) string {
+	if id := h.Get(requestIDHeader); ValidRequestID(id) {
+		return id
+	}
+	return ""
 }
 
 // validToken accepts an RFC 6750 b64token: a JWT, or any opaque token of the
