@@ -184,7 +184,10 @@ func TestSIGTERMDrains(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		got <- result{code: resp.StatusCode, body: strings.TrimSpace(string(b))}
+		if resp.StatusCode == http.StatusOK {
+			b, _, err = servicetest.SplitUsage("/v1/sandbox/evaluate", bytes.TrimSpace(b))
+		}
+		got <- result{code: resp.StatusCode, body: strings.TrimSpace(string(b)), err: err}
 	}()
 	time.Sleep(300 * time.Millisecond) // the run is in progress
 	start := time.Now()
