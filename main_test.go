@@ -49,6 +49,9 @@ func startService(t *testing.T, env ...string) *servicetest.Process {
 	return servicetest.Start(t, servicetest.Options{Env: env, StartTimeout: 20 * time.Second})
 }
 
+// post sends body and returns the status and the answer, without the usage
+// member of an evaluation's 200 answer: what a run used varies from run to
+// run, and the tests compare what the script answered.
 func post(t *testing.T, url, body string) (int, string) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))

@@ -1,11 +1,15 @@
 // Package client speaks the sandbox service's HTTP API (api/openapi.yaml). A Client
-// is an spi.Backend over POST /v1/sandbox/evaluate, so that an effect (this
+// is an spi.Reporter over POST /v1/sandbox/evaluate, so that an effect (this
 // module's, or loom's through the same JSON) can use a running service as its
-// engine; it also offers the effect over HTTP, POST /v1/evaluations.
+// engine, with the script's console, what the run used and the service's
+// request id beside each outcome; it also offers the effect over HTTP,
+// POST /v1/evaluations.
 //
 // The client never guesses what a run did. An outcome comes only from a 200
 // response whose body decodes strictly into the closed vocabulary of
-// docs/spi.md, "Outcomes".
+// docs/spi.md, "Outcomes", or from the service's published limits, which
+// decide some requests before they are sent (docs/spi.md, "Answers no retry
+// can change").
 // Every other answer (a problem document, a 5xx, a network error, a redirect,
 // a malformed or oversized body) becomes an infrastructure outcome, which the
 // effect treats as untyped and retryable. Only the caller's own doing is
@@ -22,6 +26,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -66,8 +71,9 @@ var (
 	ErrInvalidCapabilities = errors.New("client: invalid capabilities document")
 )
 
-// ErrInvalidLimits is wrapped by the error of Evaluate, EvaluateRef and
-// Evaluations for limits with a negative member, which are never sent.
+// ErrInvalidLimits is wrapped by the error of Run, Evaluate, RunRef,
+// EvaluateRef and Evaluations for limits with a negative member, which are
+// never sent.
 var ErrInvalidLimits = errors.New("client: invalid limits")
 
 // Option configures a Client.
@@ -81,6 +87,8 @@ type config struct {
 	// maxResponseSet: WithMaxResponseBytes chose maxResponse
 	maxResponseSet bool
 	retryBusy      bool
+	// sleep waits between busy retries; the tests watch it
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // WithHTTPClient sends requests through hc. The client keeps a copy that does
@@ -111,12 +119,15 @@ func WithMaxResponseBytes(n int64) Option {
 }
 
 // WithRetryBusy says whether a 429 (the service is running another
-// evaluation) is retried after its Retry-After, within the context's life
-// (the default), or reported at once.
+// evaluation) is retried, within the context's life (the default), or
+// reported at once. The retries back off from 16 ms, doubling, each wait at
+// most the answer's Retry-After (a second without one), so that a slot
+// freed within milliseconds is taken within milliseconds.
 func WithRetryBusy(on bool) Option { return func(c *config) { c.retryBusy = on } }
 
 // Client is a connection to one sandbox service. It is safe for concurrent
-// use. It implements spi.Backend, spi.Warmer and spi.Closer.
+// use. It implements spi.Reporter (so spi.Backend), spi.Warmer and
+// spi.Closer.
 type Client struct {
 	base string // scheme://host[:port][/path], no trailing slash
 	cfg  config
@@ -124,9 +135,9 @@ type Client struct {
 }
 
 var (
-	_ spi.Backend = (*Client)(nil)
-	_ spi.Warmer  = (*Client)(nil)
-	_ spi.Closer  = (*Client)(nil)
+	_ spi.Reporter = (*Client)(nil)
+	_ spi.Warmer   = (*Client)(nil)
+	_ spi.Closer   = (*Client)(nil)
 )
 
 // Info is the service's GET /v1/capabilities document, as validated by Dial.
@@ -147,7 +158,7 @@ type Engine = api.Engine
 // than spi.SPIVersion's (ErrIncompatibleSPI) and a document that does not
 // decode strictly (ErrInvalidCapabilities).
 func Dial(ctx context.Context, baseURL string, opts ...Option) (*Client, error) {
-	cfg := config{maxResponse: DefaultMaxResponseBytes, retryBusy: true}
+	cfg := config{maxResponse: DefaultMaxResponseBytes, retryBusy: true, sleep: sleep}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -9,20 +9,19 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// outcomeFromBody decodes a 200 body of POST /v1/sandbox/evaluate. A body
-// that is not exactly one outcome of docs/spi.md, "Outcomes" (with the logs
-// and usage the service writes beside it), becomes an infrastructure
-// outcome that says what is wrong with it.
-func outcomeFromBody(op string, body []byte) spi.Outcome {
+// answerFromBody decodes a 200 body of POST /v1/sandbox/evaluate: exactly
+// one outcome of docs/spi.md, "Outcomes", with the logs and usage the
+// service writes beside it. A body that is not one is an *Error that says
+// what is wrong with it, which the caller reports as infrastructure.
+func answerFromBody(op string, body []byte) (api.SandboxAnswer, error) {
 	a, err := api.DecodeSandboxAnswer(body)
-	o := a.Outcome
 	if err != nil {
-		return spi.Infrastructure((&Error{Op: op, StatusCode: 200, Reason: "malformed outcome: " + err.Error()}).Error())
+		return api.SandboxAnswer{}, &Error{Op: op, StatusCode: 200, Reason: "malformed outcome: " + err.Error()}
 	}
-	if o.Kind == spi.KindInfrastructure {
-		o.Message = spi.BoundText(o.Message, maxMessageUnits)
+	if a.Outcome.Kind == spi.KindInfrastructure {
+		a.Outcome.Message = spi.BoundText(a.Outcome.Message, maxMessageUnits)
 	}
-	return o
+	return a, nil
 }
 
 var semverRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)

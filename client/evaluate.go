@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"unicode/utf8"
@@ -23,71 +24,173 @@ func checkLimits(l spi.Limits) error {
 	return nil
 }
 
-// Evaluate runs req on the service and implements spi.Backend; a successful
-// outcome's Value is the JSON text the service sent.
+// clampLimits lowers a member above the service's maximum to the maximum
+// (docs/spi.md, "Answers no retry can change"): a run that needs more then
+// meets the limit, as it would in process, where the service would refuse
+// the request and a retry would be refused again. A member the service
+// publishes no maximum for, and a zero member (the service's default), are
+// sent as they are.
+func clampLimits(l spi.Limits, svc Limits) spi.Limits {
+	if svc.MaxWallClock > 0 && l.WallClock > svc.MaxWallClock {
+		l.WallClock = svc.MaxWallClock
+	}
+	if svc.MaxMemoryBytes > 0 && l.MemoryBytes > svc.MaxMemoryBytes {
+		l.MemoryBytes = svc.MaxMemoryBytes
+	}
+	return l
+}
+
+// belowMemoryFloor reports whether l asks for less memory than the service's
+// minimum, in which nothing runs: the answer is the memory limit, not sent.
+func belowMemoryFloor(l spi.Limits, svc Limits) bool {
+	return l.MemoryBytes > 0 && l.MemoryBytes < svc.MinMemoryBytes
+}
+
+// inputTooLarge reports whether an input of n bytes of JSON text is over the
+// service's maxInputBytes, which the service answers as inputTooLarge.
+func inputTooLarge(n int, svc Limits) bool {
+	return svc.MaxInputBytes > 0 && int64(n) > svc.MaxInputBytes
+}
+
+// Run runs req on the service and implements spi.Reporter: the outcome (a
+// successful one's Value is the JSON text the service sent), the script's
+// console output when req.CaptureLogs asks for it, what the run used as the
+// service measured it, and the service's id for the request (its
+// X-Request-Id), to quote when reporting the run. ContextWithRequestID
+// makes that id the caller's own.
 //
 // Limits: a zero member of req.Limits is left out of the request, so the
 // service's default applies to it (Limits().DefaultWallClock and
 // DefaultMemoryBytes, from GET /v1/capabilities); the zero spi.Limits runs
 // under both defaults. The wall clock is sent in whole milliseconds, rounded
-// up. A negative member is the caller's error: Evaluate sends nothing and
-// returns an error that wraps ErrInvalidLimits. Limits above the service's
-// maxima, or a memory limit below its minimum, are the service's to refuse:
-// an infrastructure outcome that carries its detail.
+// up. A negative member is the caller's error: Run sends nothing and
+// returns an error that wraps ErrInvalidLimits.
+//
+// Answers no retry can change are never infrastructure (docs/spi.md,
+// "Answers no retry can change"), so Run applies the service's published
+// limits before it sends, in this order: a script over maxScriptBytes is
+// threw RangeError naming both sizes; a memory limit below minMemoryBytes is
+// limit memory; an input over maxInputBytes is inputTooLarge; none of them
+// is sent, and their Report has no usage and no request id. A wall clock or
+// a memory limit above the service's maximum is sent as the maximum.
 //
 // Cancelling ctx cancels the HTTP request, which ends the run on the
-// service, and Evaluate returns ctx's error. Everything else that goes wrong
+// service, and Run returns ctx's error. Everything else that goes wrong
 // on the way is an infrastructure outcome saying what happened.
-func (c *Client) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
+func (c *Client) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
+	if err := checkLimits(req.Limits); err != nil {
+		return spi.Report{}, err
+	}
 	// A lone surrogate (WTF-8, as the engine and the service hold one) is
 	// sent as its escape, which the service reads back as the same code
 	// unit; any other byte that is not UTF-8 has no JSON form.
-	if err := checkLimits(req.Limits); err != nil {
-		return spi.Outcome{}, err
-	}
 	script := req.Script
 	if !jsontext.ValidWTF8(script) {
 		return infrastructure("the script is not valid UTF-8, which a JSON request cannot carry"), nil
 	}
-	return c.evaluate(ctx, api.Request{Script: &script, Input: []byte(req.InputJSON), Limits: req.Limits})
+	return c.run(ctx, api.Request{Script: &script, Input: []byte(req.InputJSON), Limits: req.Limits, CaptureLogs: req.CaptureLogs})
 }
 
-// EvaluateRef is Evaluate for a script the service reads from its own store
-// by content reference ("sha256:…"), with the same limits. A reference the
-// service does not hold is an infrastructure outcome carrying the service's
-// detail.
-func (c *Client) EvaluateRef(ctx context.Context, scriptRef, inputJSON string, limits spi.Limits) (spi.Outcome, error) {
-	if err := checkLimits(limits); err != nil {
-		return spi.Outcome{}, err
+// Evaluate is Run without the console output, and implements spi.Backend.
+func (c *Client) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
+	r, err := c.Run(ctx, spi.RunRequest{Request: req})
+	return r.Outcome, err
+}
+
+// RefRequest is a run of a script the service reads from its own store.
+type RefRequest struct {
+	// ScriptRef names the script by content reference ("sha256:…").
+	ScriptRef string
+	// InputJSON is the script's input as JSON text.
+	InputJSON string
+	// Limits are the run's limits, as in Run.
+	Limits spi.Limits
+	// CaptureLogs asks for the run's console output (Report.Logs).
+	CaptureLogs bool
+}
+
+// RunRef is Run for a script the service reads from its own store by
+// content reference, with the same limits; the script's size is the
+// service's to check. A reference the service does not hold is an
+// infrastructure outcome carrying the service's detail.
+func (c *Client) RunRef(ctx context.Context, req RefRequest) (spi.Report, error) {
+	if err := checkLimits(req.Limits); err != nil {
+		return spi.Report{}, err
 	}
-	if scriptRef == "" {
+	if req.ScriptRef == "" {
 		return infrastructure("empty script reference"), nil
 	}
-	return c.evaluate(ctx, api.Request{ScriptRef: scriptRef, Input: []byte(inputJSON), Limits: limits})
+	return c.run(ctx, api.Request{ScriptRef: req.ScriptRef, Input: []byte(req.InputJSON), Limits: req.Limits, CaptureLogs: req.CaptureLogs})
 }
 
-func (c *Client) evaluate(ctx context.Context, body api.Request) (spi.Outcome, error) {
+// EvaluateRef is RunRef without the console output.
+func (c *Client) EvaluateRef(ctx context.Context, scriptRef, inputJSON string, limits spi.Limits) (spi.Outcome, error) {
+	r, err := c.RunRef(ctx, RefRequest{ScriptRef: scriptRef, InputJSON: inputJSON, Limits: limits})
+	return r.Outcome, err
+}
+
+func (c *Client) run(ctx context.Context, body api.Request) (spi.Report, error) {
 	if err := ctx.Err(); err != nil {
-		return spi.Outcome{}, err
+		return spi.Report{}, err
 	}
 	if !utf8.Valid(body.Input) {
 		return infrastructure("the input is not valid UTF-8, which a JSON request cannot carry"), nil
 	}
+	if o, settled := c.settled(body); settled {
+		return spi.Report{Outcome: o}, nil
+	}
+	body.Limits = clampLimits(body.Limits, c.info.Limits)
 	data := api.AppendSandboxRequest(nil, body)
 	resp, err := c.do(ctx, http.MethodPost, evaluatePath, data, c.cfg.maxResponse)
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return spi.Outcome{}, ctxErr // cancellation wins over whatever came back
+		return spi.Report{}, ctxErr // cancellation wins over whatever came back
 	}
 	if err != nil {
-		return spi.Infrastructure(err.Error()), nil // an *Error: bounded, token redacted
+		rep := spi.Report{Outcome: spi.Infrastructure(err.Error())} // an *Error: bounded, token redacted
+		var e *Error
+		if errors.As(err, &e) {
+			rep.RequestID = e.RequestID
+		}
+		return rep, nil
 	}
 	const op = http.MethodPost + " " + evaluatePath
+	rep := spi.Report{RequestID: requestIDOf(resp.header)}
 	if err := requireJSON(resp); err != nil {
-		return spi.Infrastructure((&Error{Op: op, StatusCode: http.StatusOK, Reason: err.Error()}).Error()), nil
+		rep.Outcome = spi.Infrastructure((&Error{Op: op, StatusCode: http.StatusOK, Reason: err.Error()}).Error())
+		return rep, nil
 	}
-	return outcomeFromBody(op, resp.body), nil
+	a, err := answerFromBody(op, resp.body)
+	if err != nil {
+		rep.Outcome = spi.Infrastructure(err.Error())
+		return rep, nil
+	}
+	rep.Outcome = a.Outcome
+	if a.Logs != nil && body.CaptureLogs {
+		rep.Logs = *a.Logs
+	}
+	if a.Usage != nil {
+		rep.Usage = *a.Usage
+	}
+	return rep, nil
 }
 
-func infrastructure(reason string) spi.Outcome {
-	return spi.Infrastructure(spi.BoundText("sandbox service client: "+reason, maxMessageUnits))
+// settled returns the answer of docs/spi.md, "Answers no retry can change",
+// for a request the service's published limits already decide, in the
+// order the service checks them: the script, the limits, the input.
+func (c *Client) settled(body api.Request) (spi.Outcome, bool) {
+	svc := c.info.Limits
+	switch {
+	case body.Script != nil && svc.MaxScriptBytes > 0 && int64(len(*body.Script)) > svc.MaxScriptBytes:
+		name := "RangeError"
+		return spi.Threw(&name, fmt.Sprintf("the script is %d bytes, over the service's maxScriptBytes of %d", len(*body.Script), svc.MaxScriptBytes)), true
+	case belowMemoryFloor(body.Limits, svc):
+		return spi.LimitHit(spi.LimitMemory), true
+	case inputTooLarge(len(body.Input), svc):
+		return spi.InputTooLarge(), true
+	}
+	return spi.Outcome{}, false
+}
+
+func infrastructure(reason string) spi.Report {
+	return spi.Report{Outcome: spi.Infrastructure(spi.BoundText("sandbox service client: "+reason, maxMessageUnits))}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -269,57 +270,193 @@ func TestEvaluateOversizedBody(t *testing.T) {
 	}
 }
 
-func TestEvaluateBusyRetriesAfterRetryAfter(t *testing.T) {
-	var attempts atomic.Int32
-	var firstAt, secondAt atomic.Int64
-	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-		switch attempts.Add(1) {
-		case 1:
-			firstAt.Store(time.Now().UnixNano())
-			w.Header().Set("Retry-After", "1")
-			writeProblem(w, http.StatusTooManyRequests, "one evaluation at a time", `"retryable":true`)
-		default:
-			secondAt.Store(time.Now().UnixNano())
-			writeJSON(w, 200, `{"ok":true,"value":"second"}`)
-		}
-	})
-	o := evalT(t, dial(t, f.URL))
-	if !o.OK || string(o.Value) != `"second"` {
-		t.Fatalf("outcome %+v", o)
+// waits records the waits the client chose between busy retries; with
+// real set it also waits them, as the client does.
+type waits struct {
+	mu   sync.Mutex
+	got  []time.Duration
+	real bool
+}
+
+func (w *waits) sleep(ctx context.Context, d time.Duration) error {
+	w.mu.Lock()
+	w.got = append(w.got, d)
+	w.mu.Unlock()
+	if !w.real {
+		return ctx.Err()
 	}
-	if n := attempts.Load(); n != 2 {
-		t.Errorf("%d attempts, want 2", n)
-	}
-	if gap := time.Duration(secondAt.Load() - firstAt.Load()); gap < 900*time.Millisecond {
-		t.Errorf("retried after %v, before the Retry-After of 1s", gap)
-	}
-	reqs := f.requests()
-	if len(reqs) == 2 && string(reqs[0].Body) != string(reqs[1].Body) {
-		t.Errorf("the retry sent another body: %s then %s", reqs[0].Body, reqs[1].Body)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
-func TestEvaluateBusyBeyondTheDeadlineIsInfrastructure(t *testing.T) {
+func (w *waits) list() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Duration(nil), w.got...)
+}
+
+// busyFake answers 429 (with retryAfter as its Retry-After when not "")
+// to the first busy requests, and then the value "done".
+func busyFake(t *testing.T, busy int32, retryAfter string) (*fake, *atomic.Int32) {
 	var attempts atomic.Int32
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-		attempts.Add(1)
-		w.Header().Set("Retry-After", "30")
-		writeProblem(w, http.StatusTooManyRequests, "busy", `"retryable":true`)
+		if attempts.Add(1) <= busy {
+			if retryAfter != "" {
+				w.Header().Set("Retry-After", retryAfter)
+			}
+			writeProblem(w, http.StatusTooManyRequests, "one evaluation at a time", `"retryable":true`)
+			return
+		}
+		writeJSON(w, 200, `{"ok":true,"value":"done"}`)
 	})
-	c := dial(t, f.URL)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	return f, &attempts
+}
+
+// A 429 is retried within milliseconds, not after its whole Retry-After
+// (whole seconds): the first wait is a few milliseconds and the next one
+// doubles it, each within the Retry-After; the retry sends the same body.
+func TestEvaluateBusyRetriesSoon(t *testing.T) {
+	f, attempts := busyFake(t, 2, "1")
+	w := &waits{real: true}
+	o := evalT(t, dial(t, f.URL, client.WithSleepForTest(w.sleep)))
+	if !o.OK || string(o.Value) != `"done"` {
+		t.Fatalf("outcome %+v", o)
+	}
+	if n := attempts.Load(); n != 3 {
+		t.Errorf("%d attempts, want 3", n)
+	}
+	got := w.list()
+	if len(got) != 2 {
+		t.Fatalf("waits %v, want two", got)
+	}
+	if got[0] < 10*time.Millisecond || got[0] > 25*time.Millisecond {
+		t.Errorf("first wait %v, want 10 to 25 ms", got[0])
+	}
+	if got[1] != 2*got[0] {
+		t.Errorf("second wait %v, want twice the first (%v)", got[1], got[0])
+	}
+	for _, d := range got {
+		if d > time.Second {
+			t.Errorf("a wait of %v is over the Retry-After of 1 s", d)
+		}
+	}
+	reqs := f.requests()
+	for _, r := range reqs[1:] {
+		if string(r.Body) != string(reqs[0].Body) {
+			t.Errorf("a retry sent another body: %s then %s", reqs[0].Body, r.Body)
+		}
+	}
+}
+
+// The waits double up to a ceiling: the Retry-After, or a second without
+// one; a Retry-After of 0 keeps every wait at the first, so that the
+// service is not hammered.
+func TestEvaluateBusyWaitsGrowToTheirCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		retryAfter string
+		ceiling    time.Duration
+	}{
+		{"", time.Second},
+		{"1", time.Second},
+		{"3", 3 * time.Second},
+		{"0", 0}, // the first wait
+		{"not a number", time.Second},
+	} {
+		t.Run("Retry-After "+tc.retryAfter, func(t *testing.T) {
+			const busy = 12
+			f, attempts := busyFake(t, busy, tc.retryAfter)
+			w := &waits{}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			o, err := dial(t, f.URL, client.WithSleepForTest(w.sleep)).Evaluate(ctx, spi.Request{Script: "1", InputJSON: "null"})
+			if err != nil || !o.OK {
+				t.Fatalf("Evaluate = %+v, %v", o, err)
+			}
+			if n := attempts.Load(); n != busy+1 {
+				t.Errorf("%d attempts, want %d", n, busy+1)
+			}
+			got := w.list()
+			if len(got) != busy {
+				t.Fatalf("%d waits (%v), want %d", len(got), got, busy)
+			}
+			ceiling := tc.ceiling
+			if ceiling == 0 {
+				ceiling = got[0]
+			}
+			for i, d := range got {
+				switch {
+				case d <= 0 || d > ceiling:
+					t.Errorf("wait %d is %v, outside (0, %v]", i, d, ceiling)
+				case i > 0 && d != min(2*got[i-1], ceiling):
+					t.Errorf("wait %d is %v after %v, want %v", i, d, got[i-1], min(2*got[i-1], ceiling))
+				}
+			}
+			if last := got[len(got)-1]; last != ceiling {
+				t.Errorf("the waits %v never reach the ceiling %v", got, ceiling)
+			}
+		})
+	}
+}
+
+// A service that stays busy is waited for only while the context's
+// deadline allows: the client gives up, as an infrastructure outcome, when
+// the next wait would outlast it, having waited less than the deadline in
+// all.
+func TestEvaluateBusyBeyondTheDeadlineIsInfrastructure(t *testing.T) {
+	f, attempts := busyFake(t, 1<<30, "30")
+	w := &waits{real: true}
+	c := dial(t, f.URL, client.WithSleepForTest(w.sleep))
+	// between two sums of the doubling waits (496 ms, then 1008 ms), so
+	// that the last wait and the last request fit well inside it
+	const patience = 800 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	start := time.Now()
 	o, err := c.Evaluate(ctx, spi.Request{Script: "1", InputJSON: "null", Limits: defaultLimits})
 	if err != nil {
 		t.Fatalf("error %v, want an infrastructure outcome", err)
 	}
-	wantInfra(t, o, "HTTP 429", "busy: Retry-After 30s outlasts the context's deadline")
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("gave up after %v; it should not wait for a retry it cannot make", d)
+	wantInfra(t, o, "HTTP 429", "busy: waited", "outlasts the context's deadline")
+	got := w.list()
+	var total time.Duration
+	for i, d := range got {
+		total += d
+		if i > 0 && d <= got[i-1] {
+			t.Errorf("the waits %v do not grow", got)
+		}
 	}
-	if n := attempts.Load(); n != 1 {
-		t.Errorf("%d attempts, want 1", n)
+	if total >= patience {
+		t.Errorf("waited %v in all (%v), not within the deadline of %v", total, got, patience)
+	}
+	if n := attempts.Load(); int(n) != len(got)+1 || n < 2 {
+		t.Errorf("%d attempts after %d waits, want a retry after each wait", n, len(got))
+	}
+}
+
+// Without a deadline, the client stops retrying once its waits would pass
+// maxBusyWaitTotal.
+func TestEvaluateBusyWithoutADeadlineIsBounded(t *testing.T) {
+	f, attempts := busyFake(t, 1<<30, "")
+	w := &waits{}
+	o, err := dial(t, f.URL, client.WithSleepForTest(w.sleep)).Evaluate(context.Background(), spi.Request{Script: "1", InputJSON: "null"})
+	if err != nil {
+		t.Fatalf("error %v, want an infrastructure outcome", err)
+	}
+	wantInfra(t, o, "HTTP 429", "beyond the client's 1m0s without a deadline")
+	var total time.Duration
+	for _, d := range w.list() {
+		total += d
+	}
+	if total > time.Minute || total < time.Minute-time.Second {
+		t.Errorf("waited %v in all, want just under a minute", total)
+	}
+	if n := attempts.Load(); int(n) != len(w.list())+1 {
+		t.Errorf("%d attempts after %d waits", n, len(w.list()))
 	}
 }
 

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,8 +35,15 @@ type EvaluationRequest struct {
 // EvaluationResponse is the service's answer when the effect decided: either
 // OK with the value, or the typed Failure (a channel and its fields, as the
 // in-process effect returns them). Logs is set when the request asked for
-// them and the service sent them.
-type EvaluationResponse = api.EvaluationResponse
+// them and the service sent them; Usage is what the run used, as the service
+// measured it.
+type EvaluationResponse struct {
+	api.EvaluationResponse
+	// RequestID is the service's id for the request (its X-Request-Id), to
+	// quote when reporting the evaluation; empty for an answer the client
+	// gave without sending.
+	RequestID string
+}
 
 // Evaluations runs the effect on the service. Every outcome the effect types,
 // failures included, is an EvaluationResponse with a nil error. The error is
@@ -44,6 +52,14 @@ type EvaluationResponse = api.EvaluationResponse
 // service refused (4xx), a busy service that could not be waited for, a
 // network failure or a malformed answer. A request the client can tell is
 // invalid is refused before it is sent.
+//
+// The limits follow Run's rule (docs/spi.md, "Answers no retry can
+// change"): a memory limit below the service's minMemoryBytes is the typed
+// limitExceeded memory, and then an input over maxInputBytes (its JSON
+// text without insignificant white space, as it is sent) the typed
+// inputTooLarge whose limitBytes is maxInputBytes, as the service would
+// answer, neither sent; a limit above the service's maximum is sent as the
+// maximum.
 func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (EvaluationResponse, error) {
 	const op = http.MethodPost + " " + evaluationsPath
 	body := api.Request{
@@ -64,6 +80,25 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 		}
 		body.Limits = *req.Limits
 	}
+	if err := ctx.Err(); err != nil {
+		return EvaluationResponse{}, err
+	}
+	if body.Input != nil {
+		// the service measures the input as it arrives: compacted
+		var in bytes.Buffer
+		if err := json.Compact(&in, body.Input); err != nil {
+			return EvaluationResponse{}, fmt.Errorf("client: EvaluationRequest.Input: %w", err)
+		}
+		body.Input = in.Bytes()
+	}
+	svc := c.info.Limits
+	switch {
+	case belowMemoryFloor(body.Limits, svc):
+		return EvaluationResponse{EvaluationResponse: api.LimitExceededAnswer(spi.LimitMemory)}, nil
+	case body.Input != nil && inputTooLarge(len(body.Input), svc): // nil is sent as null
+		return EvaluationResponse{EvaluationResponse: api.InputTooLargeAnswer(int(svc.MaxInputBytes))}, nil
+	}
+	body.Limits = clampLimits(body.Limits, svc)
 	data, err := api.AppendEvaluationRequest(nil, body)
 	if err != nil {
 		return EvaluationResponse{}, fmt.Errorf("client: encoding the request: %w", err)
@@ -75,12 +110,13 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 	if err != nil {
 		return EvaluationResponse{}, err
 	}
+	id := requestIDOf(resp.header)
 	if err := requireJSON(resp); err != nil {
-		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: err.Error()}
+		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: err.Error(), RequestID: id}
 	}
 	r, err := api.DecodeEvaluation(resp.body)
 	if err != nil {
-		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: spi.BoundText("malformed response: "+err.Error(), maxMessageUnits)}
+		return EvaluationResponse{}, &Error{Op: op, StatusCode: http.StatusOK, Reason: spi.BoundText("malformed response: "+err.Error(), maxMessageUnits), RequestID: id}
 	}
-	return r, nil
+	return EvaluationResponse{EvaluationResponse: r, RequestID: id}, nil
 }

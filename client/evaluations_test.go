@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -41,31 +42,31 @@ func evaluations(t *testing.T, body string, status int, req client.EvaluationReq
 func TestEvaluationsEveryAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
-		want       client.EvaluationResponse
+		want       api.EvaluationResponse
 	}{
-		{"ok", `{"ok":true,"value":{"items":[1,2]}}`, client.EvaluationResponse{OK: true, Value: json.RawMessage(`{"items":[1,2]}`)}},
-		{"ok with logs", `{"ok":true,"value":null,"logs":"hello\n"}`, client.EvaluationResponse{OK: true, Value: json.RawMessage(`null`), Logs: ptr("hello\n")}},
+		{"ok", `{"ok":true,"value":{"items":[1,2]}}`, api.EvaluationResponse{OK: true, Value: json.RawMessage(`{"items":[1,2]}`)}},
+		{"ok with logs", `{"ok":true,"value":null,"logs":"hello\n"}`, api.EvaluationResponse{OK: true, Value: json.RawMessage(`null`), Logs: ptr("hello\n")}},
 		{"limitExceeded", `{"ok":false,"failure":{"channel":"limitExceeded","kind":"output"}}`,
-			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitOutput}}},
+			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitOutput}}},
 		{"scriptError", `{"ok":false,"failure":{"channel":"scriptError","name":"RangeError","message":"bad"},"logs":""}`,
-			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("RangeError"), Message: "bad"}, Logs: ptr("")}},
+			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("RangeError"), Message: "bad"}, Logs: ptr("")}},
 		{"scriptError without name", `{"ok":false,"failure":{"channel":"scriptError","message":"x"}}`,
-			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptError, Message: "x"}}},
+			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptError, Message: "x"}}},
 		{"shapeMismatch", `{"ok":false,"failure":{"channel":"shapeMismatch","expected":"sha256:aa","observed":"sha256:bb"}}`,
-			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"}}},
+			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"}}},
 		{"scriptMissing", `{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":"` + ref + `"}}`,
-			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptMissing, ScriptRef: ref}}},
+			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptMissing, ScriptRef: ref}}},
 		{"inputTooLarge", `{"ok":false,"failure":{"channel":"inputTooLarge","limitBytes":1048576}}`,
-			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: 1 << 20}}},
+			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: 1 << 20}}},
 		{"inputNotSerializable", `{"ok":false,"failure":{"channel":"inputNotSerializable","message":"duplicate key"}}`,
-			client.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputNotSerializable, Message: "duplicate key"}}},
+			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputNotSerializable, Message: "duplicate key"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err, _ := evaluations(t, tc.body, 200, client.EvaluationRequest{ScriptRef: ref})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
+			if !reflect.DeepEqual(got.EvaluationResponse, tc.want) {
 				t.Errorf("got %+v (failure %+v), want %+v (failure %+v)", got, got.Failure, tc.want, tc.want.Failure)
 			}
 		})

@@ -37,7 +37,11 @@ func FuzzDecodeOutcome(f *testing.F) {
 	}
 	const op = "POST /v1/sandbox/evaluate"
 	f.Fuzz(func(t *testing.T, body []byte) {
-		o := outcomeFromBody(op, body)
+		a, err := answerFromBody(op, body)
+		o := a.Outcome
+		if err != nil {
+			o = spi.Infrastructure(err.Error()) // as Run reports it
+		}
 		if err := wellFormed(o); err != nil {
 			t.Fatalf("outcome %+v is not well formed: %v", o, err)
 		}

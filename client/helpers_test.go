@@ -13,8 +13,15 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	servicetest.Cleanup()
+	os.Exit(code)
+}
 
 // capsDoc is the GET /v1/capabilities document as the service writes it:
 // api/testdata's golden file, which the TypeScript client's tests read too.
@@ -46,11 +53,17 @@ type fake struct {
 
 func newFake(t *testing.T, route http.HandlerFunc) *fake {
 	t.Helper()
+	return newFakeWithCaps(t, capsDoc, route)
+}
+
+// newFakeWithCaps is newFake whose GET /v1/capabilities answers caps.
+func newFakeWithCaps(t *testing.T, caps string, route http.HandlerFunc) *fake {
+	t.Helper()
 	f := &fake{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if r.Method == http.MethodGet && r.URL.Path == "/v1/capabilities" {
-			writeJSON(w, http.StatusOK, capsDoc)
+			writeJSON(w, http.StatusOK, caps)
 			return
 		}
 		f.mu.Lock()

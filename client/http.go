@@ -17,17 +17,35 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// Busy retries (WithRetryBusy).
+// Busy retries (WithRetryBusy). The service answers 429 while its one
+// evaluation slot is taken, and Retry-After can only say whole seconds,
+// while most runs end within milliseconds: waiting the whole Retry-After
+// would stall every contended call by a second. So the client backs off
+// from a few milliseconds, doubling, and takes Retry-After as the ceiling
+// of each wait rather than as the wait.
 const (
-	// defaultBusyWait is the wait after a 429 without a usable Retry-After.
+	// busyFirstWait is the wait before the first retry of a 429; it also
+	// keeps a server that answers "Retry-After: 0" from being hammered.
+	busyFirstWait = 16 * time.Millisecond
+	// defaultBusyWait is the ceiling of each wait after a 429 without a
+	// usable Retry-After.
 	defaultBusyWait = time.Second
-	// minBusyWait keeps a server that answers "Retry-After: 0" from being
-	// hammered.
-	minBusyWait = 100 * time.Millisecond
 	// maxBusyWaitTotal bounds the total wait when the context has no
 	// deadline.
 	maxBusyWaitTotal = time.Minute
 )
+
+// sleep waits d, or until ctx ends, and returns ctx's error then.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 // Error is a failed HTTP exchange: the service did not give a usable answer.
 // Test for it with errors.As.
@@ -41,7 +59,11 @@ type Error struct {
 	// RetryAfter is the Retry-After of a 429 (zero when it had none).
 	RetryAfter time.Duration
 	// Reason says what went wrong, bounded; it never holds the ID token.
-	Reason        string
+	Reason string
+	// RequestID is the service's id for the request (the answer's
+	// X-Request-Id, when well formed), to quote when reporting the failure;
+	// empty when no answer arrived.
+	RequestID     string
 	retryable     bool
 	hasRetryAfter bool
 }
@@ -90,23 +112,19 @@ type response struct {
 // ended, or an *Error.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, limit int64) (*response, error) {
 	var waited time.Duration
-	for {
+	for retry := 0; ; retry++ {
 		resp, err := c.once(ctx, method, path, body, limit)
 		var e *Error
 		if !errors.As(err, &e) || e.StatusCode != http.StatusTooManyRequests || !c.cfg.retryBusy {
 			return resp, err
 		}
-		wait, reason := busyWait(ctx, e, waited)
+		wait, reason := busyWait(ctx, e, retry, waited)
 		if reason != "" {
 			e.Reason = reason
 			return nil, e
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if err := c.cfg.sleep(ctx, wait); err != nil {
+			return nil, err
 		}
 		waited += wait
 	}
@@ -127,6 +145,9 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 		return nil, &Error{Op: op, Reason: spi.BoundText(err.Error(), maxMessageUnits)}
 	}
 	req.Header.Set("Accept", "application/json, application/problem+json")
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok && ValidRequestID(id) {
+		req.Header.Set(requestIDHeader, id)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -160,7 +181,7 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 	defer res.Body.Close()
 
 	if res.StatusCode != http.StatusOK {
-		e := &Error{Op: op, StatusCode: res.StatusCode, Problem: readProblem(res, redact)}
+		e := &Error{Op: op, StatusCode: res.StatusCode, Problem: readProblem(res, redact), RequestID: requestIDOf(res.Header)}
 		switch {
 		case e.Problem != nil && e.Problem.Retryable != nil:
 			e.retryable = *e.Problem.Retryable
@@ -196,6 +217,50 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 			Reason: fmt.Sprintf("response body exceeds the client's limit of %d bytes", limit)}
 	}
 	return &response{header: res.Header, body: data}, nil
+}
+
+// requestIDHeader carries a request's id both ways: the caller's own when it
+// sends one the service accepts, else one the service makes.
+const requestIDHeader = "X-Request-Id"
+
+type requestIDKey struct{}
+
+// ContextWithRequestID returns ctx carrying id, which every request the
+// client sends with it (Run, Evaluate, RunRef, EvaluateRef, Evaluations)
+// carries as its X-Request-Id, so that a caller's own id (loom's step id)
+// names the request in the service's logs, its problem documents and the
+// answer's RequestID. An id that is not ValidRequestID is not sent: the
+// service then makes one, which the answer reports.
+func ContextWithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// ValidRequestID reports whether the service takes id as a request's id:
+// 1 to 128 of the characters a URI holds unescaped (letters, digits, "-",
+// ".", "_", "~"), and neither "." nor "..", so that it is also a relative
+// URI reference (a problem's instance) and cannot forge a header or a log
+// line.
+func ValidRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 128 || id == "." || id == ".." {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// requestIDOf is the request id an answer names, or "" when it names none
+// the service could have made: an id is quoted in the caller's logs, so a
+// malformed one (a proxy's, a hostile server's) is dropped.
+func requestIDOf(h http.Header) string {
+	if id := h.Get(requestIDHeader); ValidRequestID(id) {
+		return id
+	}
+	return ""
 }
 
 // validToken accepts an RFC 6750 b64token: a JWT, or any opaque token of the
@@ -236,23 +301,26 @@ func readProblem(res *http.Response, redact func(string) string) *Problem {
 	return &p
 }
 
-// busyWait returns how long to wait before retrying the 429 e, or why the
-// client gives up instead: the wait would outlast the context, or, without a
-// deadline, the total wait would pass maxBusyWaitTotal.
-func busyWait(ctx context.Context, e *Error, waited time.Duration) (time.Duration, string) {
-	wait := defaultBusyWait
+// busyWait returns how long to wait before retry number retry (from 0) of
+// the 429 e, after waiting waited in all: busyFirstWait doubled at each
+// retry, at most e's Retry-After (defaultBusyWait without one). Or it says
+// why the client gives up instead: the wait would outlast the context, or,
+// without a deadline, the total wait would pass maxBusyWaitTotal.
+func busyWait(ctx context.Context, e *Error, retry int, waited time.Duration) (time.Duration, string) {
+	ceiling := defaultBusyWait
 	if e.hasRetryAfter {
-		wait = e.RetryAfter
+		ceiling = max(e.RetryAfter, busyFirstWait)
 	}
-	wait = max(wait, minBusyWait)
+	wait := min(busyFirstWait<<min(retry, 16), ceiling)
 	if deadline, has := ctx.Deadline(); has {
 		if left := time.Until(deadline); wait >= left {
-			return 0, fmt.Sprintf("busy: Retry-After %v outlasts the context's deadline (%v left)", wait, left.Round(time.Millisecond))
+			return 0, fmt.Sprintf("busy: waited %v over %d attempts, and the next retry in %v outlasts the context's deadline (%v left)",
+				waited, retry+1, wait, left.Round(time.Millisecond))
 		}
 		return wait, ""
 	}
 	if waited+wait > maxBusyWaitTotal {
-		return 0, fmt.Sprintf("busy: waited %v and Retry-After asks for %v more, beyond the client's %v without a deadline", waited, wait, maxBusyWaitTotal)
+		return 0, fmt.Sprintf("busy: waited %v over %d attempts, beyond the client's %v without a deadline", waited, retry+1, maxBusyWaitTotal)
 	}
 	return wait, ""
 }
