@@ -591,6 +591,9 @@ func (e *Engine) abandon(done <-chan execResult, s StuckRun) {
 	go e.cfg.onStuck(s)
 }
 
+// returnHint follows the parser's message for a return outside a function.
+const returnHint = ": a script is global code, and its result is the value of its last expression: write `input.a`, not `return input.a`"
+
 // toResult maps the shim's status to the SPI's outcome vocabulary, for a run
 // under the memory limit memoryBytes.
 func (e *Engine) toResult(ctx context.Context, r execResult, memoryBytes int64) (spi.Report, error) {
@@ -620,7 +623,13 @@ func (e *Engine) toResult(ctx context.Context, r execResult, memoryBytes int64) 
 			n := string(raw.name)
 			name = &n
 		}
-		res.Outcome = spi.Threw(name, string(raw.result))
+		msg := string(raw.result)
+		if raw.compileError && name != nil && *name == "SyntaxError" && msg == "return not in a function" {
+			// the commonest mistake a model makes: a script is global code,
+			// and its result is the value of its last expression
+			msg += returnHint
+		}
+		res.Outcome = spi.Threw(name, msg)
 	case statusLimitCPU:
 		res.Outcome = spi.LimitHit(spi.LimitCPU)
 	case statusLimitMemory:

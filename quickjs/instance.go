@@ -232,6 +232,7 @@ type shimOutcome struct {
 	logPtr, logLen       uint32
 	polls                uint64
 	oom                  bool
+	compileError         bool   // the script did not compile
 	peak                 uint64 // the most heap the run held
 }
 
@@ -250,9 +251,10 @@ func (in *instance) readOutcome(ctx context.Context) (shimOutcome, error) {
 		resultPtr: le.Uint32(b[0:]), resultLen: le.Uint32(b[4:]),
 		namePtr: le.Uint32(b[8:]), nameLen: int32(le.Uint32(b[12:])),
 		logPtr: le.Uint32(b[16:]), logLen: le.Uint32(b[20:]),
-		polls: le.Uint64(b[24:]),
-		oom:   le.Uint32(b[32:]) != 0,
-		peak:  le.Uint64(b[40:]),
+		polls:        le.Uint64(b[24:]),
+		oom:          le.Uint32(b[32:]) != 0,
+		compileError: le.Uint32(b[36:]) != 0,
+		peak:         le.Uint64(b[40:]),
 	}, nil
 }
 
@@ -274,6 +276,8 @@ type rawResult struct {
 	logs    []byte
 	polls   uint64
 	peak    uint64
+	// compileError: the exception (statusThrew) is the parser's
+	compileError bool
 }
 
 // exec runs the script on the input inside the instance, with a Math.random
@@ -304,7 +308,7 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 	if err != nil {
 		return rawResult{}, err
 	}
-	out := rawResult{status: int32(res[0]), polls: o.polls, peak: o.peak}
+	out := rawResult{status: int32(res[0]), polls: o.polls, peak: o.peak, compileError: o.compileError}
 	switch out.status {
 	case statusOK, statusThrew, statusInputInvalid:
 		if out.result, err = in.bytes(o.resultPtr, o.resultLen); err != nil {

@@ -2,6 +2,7 @@ package quickjs_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +57,25 @@ func TestRunReportsUsage(t *testing.T) {
 	rep, err := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: "1", InputJSON: `{`, Limits: limits}})
 	if err != nil || rep.Usage.Setup <= 0 || rep.Usage.Run != 0 || rep.Usage.Serialise != 0 {
 		t.Errorf("an invalid input: %+v, %v", rep.Usage, err)
+	}
+}
+
+// A return at the top level, the commonest mistake a model makes, is the
+// parser's SyntaxError with a hint that says what a script's result is; a
+// script that throws the same text itself gets its own message back.
+func TestReturnAtTheTopLevelSaysWhy(t *testing.T) {
+	e := newEngine(t)
+	out := eval(t, e, "return input.a", `{"a":1}`, limits)
+	if out.Kind != spi.KindThrew || out.Name == nil || *out.Name != "SyntaxError" ||
+		!strings.HasPrefix(out.Message, "return not in a function: ") || !strings.Contains(out.Message, "not `return input.a`") {
+		t.Errorf("return input.a: %s", describe(out))
+	}
+	own := eval(t, e, `throw new SyntaxError("return not in a function")`, "null", limits)
+	if own.Message != "return not in a function" {
+		t.Errorf("a script's own SyntaxError: %s", describe(own))
+	}
+	// any other syntax error is the parser's text alone
+	if out := eval(t, e, "1 +", "null", limits); out.Name == nil || *out.Name != "SyntaxError" || strings.Contains(out.Message, "last expression") {
+		t.Errorf("1 +: %s", describe(out))
 	}
 }

@@ -90,6 +90,7 @@ int32_t sb_run(const char *script, uint32_t script_len, const char *input,
     sb.polls = 0;
     sb.interrupted = 0;
     sb.cpu_budget = cpu_budget;
+    sb.compile_error = 0;
     sb.peak = sb.heap;
     JS_UpdateStackTop(sb.rt);
     JS_SetMemoryLimit(sb.rt, (size_t)mem_limit);
@@ -125,7 +126,14 @@ int32_t sb_run(const char *script, uint32_t script_len, const char *input,
     JS_FreeValue(ctx, global);
 
     host_mark(MARK_RUN);
-    val = JS_Eval(ctx, script, script_len, "<script>", JS_EVAL_TYPE_GLOBAL);
+    /* compiled, then run: what JS_Eval does in one call, in two, so that
+     * the host can tell the parser's SyntaxError from the script's own */
+    val = JS_Eval(ctx, script, script_len, "<script>", JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
+    if (JS_IsException(val)) {
+        sb.compile_error = 1;
+        return classify_exception(ctx);
+    }
+    val = JS_EvalFunction(ctx, val);
     if (JS_IsException(val))
         return classify_exception(ctx); /* no job runs after a throw */
     status = settle(ctx, &val);
@@ -189,7 +197,7 @@ static struct {
     uint32_t log_ptr, log_len;       /* the console buffer */
     uint64_t polls;                  /* calls of the interrupt handler */
     int32_t oom;                     /* an allocation was refused */
-    int32_t reserved;
+    int32_t compile_error;           /* the script did not compile */
     uint64_t peak;                   /* the most heap the run held, in bytes */
 } outcome;
 
@@ -207,6 +215,7 @@ EXPORT(sb_outcome) const void *sb_outcome(void)
     outcome.log_len = (uint32_t)sb.log_len;
     outcome.polls = sb.polls;
     outcome.oom = sb.oom;
+    outcome.compile_error = sb.compile_error;
     outcome.peak = sb.peak;
     return &outcome;
 }

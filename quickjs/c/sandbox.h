@@ -61,6 +61,9 @@ static struct {
     size_t heap;         /* bytes the runtime holds, as the limit counts them */
     size_t peak;         /* the most heap held during this run */
 
+    /* the script did not compile: its exception is the parser's */
+    int compile_error;
+
     /* interrupt budget */
     uint64_t polls, cpu_budget;
     int interrupted; /* SB_LIMIT_CPU, SB_LIMIT_WALLCLOCK or SB_CANCELLED */
