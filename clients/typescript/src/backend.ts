@@ -1,15 +1,17 @@
 // CloudRunSandboxBackend: loom's SandboxBackend (ADR 0144 D1) over the
 // service's POST /v1/sandbox/evaluate. It mirrors the Go client (client/):
 // an outcome comes only from a 200 answer whose body decodes strictly into
-// ADR 0144 D2's closed vocabulary; every other answer (a problem document, a
-// 5xx, a network error, a redirect, a malformed or oversized body, no answer
-// in time) becomes an infrastructure outcome, which the effect treats as
-// untyped and retryable. Only the caller's own cancellation is thrown.
+// ADR 0144 D2's closed vocabulary (the logs and usage beside it are read as
+// strictly, and never put onto the outcome); every other answer (a problem
+// document, a 5xx, a network error, a redirect, a malformed or oversized
+// body, no answer in time) becomes an infrastructure outcome, which the
+// effect treats as untyped and retryable. Only the caller's own cancellation
+// is thrown.
 
 import {
+  decodeAnswer,
   decodeInfo,
   DecodeError,
-  decodeOutcome,
   parseJson,
   semverMajor,
   type ServiceEngine,
@@ -696,12 +698,13 @@ export class CloudRunSandboxBackend implements SandboxBackend {
   /**
    * Runs the request on the service (POST /v1/sandbox/evaluate) and returns
    * its outcome object as received, once it is exactly one of ADR 0144 D2's
-   * shapes. Aborting request.signal cancels the HTTP call (and so the run, on
-   * the service) and rejects with the signal's reason: an aborted signal
-   * never yields an outcome. Everything else that goes wrong is an
-   * infrastructure outcome whose message says what happened (bounded to 2048
-   * UTF-16 units, ID token blanked). The HTTP call's own timeout is
-   * limits.wallClockMs + timeoutGraceMs.
+   * shapes, without the logs and usage the service writes beside it.
+   * Aborting request.signal cancels the HTTP call (and so the run, on the
+   * service) and rejects with the signal's reason: an aborted signal never
+   * yields an outcome. Everything else that goes wrong is an infrastructure
+   * outcome whose message says what happened (bounded to 2048 UTF-16 units,
+   * ID token blanked). The HTTP call's own timeout is limits.wallClockMs +
+   * timeoutGraceMs.
    */
   async evaluate(request: SandboxRequest): Promise<SandboxOutcome> {
     const op = `POST ${EVALUATE_PATH}`;
@@ -725,7 +728,7 @@ export class CloudRunSandboxBackend implements SandboxBackend {
         const wrong = requireJson(op, a);
         if (wrong) throw wrong;
         try {
-          return decodeOutcome(parseJson(a.bytes));
+          return decodeAnswer(parseJson(a.bytes)).outcome;
         } catch (err) {
           if (!(err instanceof DecodeError)) throw err;
           throw new Failure(describe({ op, status: 200, reason: `malformed outcome: ${err.message}` }), 200);

@@ -19,5 +19,5 @@ export {
   type FetchLikeResponse,
   type IdTokenHook,
 } from "./backend.js";
-export type { ServiceEngine, ServiceLimits } from "./decode.js";
+export type { SandboxUsage, ServiceEngine, ServiceLimits } from "./decode.js";
 export { boundText, MAX_MESSAGE_UNITS } from "./text.js";

@@ -115,6 +115,20 @@ function problem(status: number, title: string, detail: string, extra: Record<st
 
 const REQ: SandboxRequest = { script: "1", inputJson: "null", limits: { wallClockMs: 1000, memoryBytes: 1 << 24 } };
 
+/** A usage member's JSON text, every member zero unless patched with raw JSON text. */
+function usage(patch: Record<string, string | number> = {}): string {
+  const members: Record<string, string | number> = {
+    phasesMs: '{"fetch":0,"verify":0,"setup":0,"run":0,"serialise":0}',
+    cpuMs: 0,
+    cpuBudgetUsed: 0,
+    cpuBudget: 0,
+    peakMemoryBytes: 0,
+    memoryLimitBytes: 0,
+    ...patch,
+  };
+  return `{${Object.entries(members).map(([k, v]) => `"${k}":${v}`).join(",")}}`;
+}
+
 async function backendFor(f: Fake, opts: Partial<CloudRunSandboxBackendOptions> = {}): Promise<CloudRunSandboxBackend> {
   return CloudRunSandboxBackend.create({ url: f.url, ...opts });
 }
@@ -153,7 +167,14 @@ describe("outcome bodies", () => {
     ["an array", '[{"ok":true,"value":1}]', "a JSON object is required"],
     ["a string", '"ok"', "a JSON object is required"],
     ["ok without value", '{"ok":true}', '"value": missing'],
-    ["an extra member", '{"ok":true,"value":1,"logs":""}', '"logs": unknown member'],
+    ["an extra member", '{"ok":true,"value":1,"trace":""}', '"trace": unknown member'],
+    ["null logs", '{"ok":true,"value":1,"logs":null}', '"logs": must be a string, got null'],
+    ["an empty usage", '{"ok":true,"value":1,"usage":{}}', '"usage"."phasesMs": missing'],
+    ["a fractional count in the usage", `{"ok":true,"value":1,"usage":${usage({ cpuBudgetUsed: 1.5 })}}`, '"cpuBudgetUsed": must be a non-negative integer, got 1.5'],
+    ["a negative zero in the usage", `{"ok":true,"value":1,"usage":${usage({ cpuMs: "-0" })}}`, '"cpuMs": must be a non-negative number of milliseconds, got 0'],
+    ["a time as a string in the usage", `{"ok":true,"value":1,"usage":${usage({ cpuMs: '"1"' })}}`, '"cpuMs": must be a non-negative number of milliseconds, got a string'],
+    ["an extra phase in the usage", `{"ok":true,"value":1,"usage":${usage({ phasesMs: '{"fetch":0,"verify":0,"setup":0,"run":0,"serialise":0,"gc":0}' })}}`, '"usage"."phasesMs"."gc": unknown member'],
+    ["a time past the Go decoder's range", `{"ok":true,"value":1,"usage":${usage({ cpuMs: "1e16" })}}`, '"cpuMs": must be a non-negative number of milliseconds'],
     ["ok as a string", '{"ok":"true","value":1}', '"ok": must be a boolean, got a string'],
     ["no ok", '{"kind":"limit","limit":"cpu"}', '"ok": missing'],
     ["an unknown kind", '{"ok":false,"kind":"timeout"}', "must be one of limit, threw, inputTooLarge, infrastructure"],

@@ -1,7 +1,8 @@
 // The package against the golden documents of api/testdata, which the Go
 // tests read too, so that the Go and TypeScript readers of the wire format
 // cannot drift apart: every outcome the service writes comes back as that
-// outcome, every malformed one as infrastructure saying so, and the
+// outcome, every answer as its outcome alone, every malformed one as
+// infrastructure saying so, and the
 // capabilities document is accepted as the service writes it.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -24,9 +25,10 @@ const capabilities = readFileSync(new URL("capabilities/service.json", testdata)
 
 function answer(body: string, status = 200, contentType = "application/json"): FetchLikeResponse {
   const bytes = new TextEncoder().encode(body);
+  const headers: Record<string, string> = { "content-type": contentType, "content-length": String(bytes.length) };
   return {
     status,
-    headers: { get: (name: string) => ({ "content-type": contentType, "content-length": String(bytes.length) })[name.toLowerCase()] ?? null },
+    headers: { get: (name: string) => headers[name.toLowerCase()] ?? null },
     body: (async function* () {
       yield bytes;
     })(),
@@ -60,6 +62,21 @@ describe("api/testdata", () => {
 
   for (const [name, doc] of golden("outcome/invalid")) {
     test(`outcome invalid/${name} is infrastructure`, async () => {
+      assertInfrastructure(await (await backendAnswering(doc)).evaluate(request), "malformed outcome");
+    });
+  }
+
+  for (const [name, doc] of golden("answer")) {
+    test(`answer ${name}: the outcome alone comes back`, async () => {
+      const o = await (await backendAnswering(doc)).evaluate(request);
+      assertOutcome(o); // D2's shape: no logs, no usage
+      const { logs: _logs, usage: _usage, ...outcome } = JSON.parse(doc) as Record<string, unknown>;
+      assert.deepEqual(o, outcome);
+    });
+  }
+
+  for (const [name, doc] of golden("answer/invalid")) {
+    test(`answer invalid/${name} is infrastructure`, async () => {
       assertInfrastructure(await (await backendAnswering(doc)).evaluate(request), "malformed outcome");
     });
   }
