@@ -1,12 +1,12 @@
 // CloudRunSandboxBackend: loom's SandboxBackend (ADR 0144 D1) over the
 // service's POST /v1/sandbox/evaluate. It mirrors the Go client (client/):
 // an outcome comes only from a 200 answer whose body decodes strictly into
-// ADR 0144 D2's closed vocabulary (the logs and usage beside it are read as
-// strictly, and never put onto the outcome); every other answer (a problem
-// document, a 5xx, a network error, a redirect, a malformed or oversized
-// body, no answer in time) becomes an infrastructure outcome, which the
-// effect treats as untyped and retryable. Only the caller's own cancellation
-// is thrown.
+// ADR 0144 D2's closed vocabulary (with the logs and usage beside it, which
+// go to the onRun hook and never onto the outcome); every other answer (a
+// problem document, a 5xx, a network error, a redirect, a malformed or
+// oversized body, no answer in time) becomes an infrastructure outcome, which
+// the effect treats as untyped and retryable. Only the caller's own
+// cancellation is thrown.
 
 import {
   decodeAnswer,
@@ -14,6 +14,8 @@ import {
   DecodeError,
   parseJson,
   semverMajor,
+  type SandboxAnswer,
+  type SandboxUsage,
   type ServiceEngine,
   type ServiceInfo,
   type ServiceLimits,
@@ -62,6 +64,37 @@ const CLIENT = "sandbox service client";
 
 /** Returns a Google-signed ID token for audience (the service URL's origin unless `audience` says otherwise). */
 export type IdTokenHook = (audience: string) => Promise<string>;
+
+/**
+ * What one evaluation answered beside its outcome, which ADR 0144 D2's closed
+ * outcome cannot carry: the run's console, what it used, and the service's id
+ * for it. Frozen.
+ */
+export interface RunReport {
+  /**
+   * The service's id for the request (its X-Request-Id answer header): every
+   * log line the service wrote for it, and a problem document's instance,
+   * carry it. The one requestId gave when the service's answer had none, else
+   * "".
+   */
+  readonly requestId: string;
+  /** The run's console output, when it was asked for (captureLogs) and the service answered 200. */
+  readonly logs?: string;
+  /** What the run used, when the service answered 200 (docs/spi.md, "Usage"). */
+  readonly usage?: SandboxUsage;
+  /** The outcome evaluate resolves with: the same object, to read and not to change. */
+  readonly outcome: SandboxOutcome;
+}
+
+/** Receives a RunReport; see the onRun option. */
+export type RunHook = (run: RunReport) => void;
+
+/**
+ * Returns the id to send as X-Request-Id for a request (loom's own id for the
+ * run, say), or undefined for none. An id the service would not take (1 to
+ * 128 of A-Z a-z 0-9 - . _ ~) is not sent, and the service makes its own.
+ */
+export type RequestIdHook = (request: SandboxRequest) => string | undefined;
 
 /** What this package passes to `fetch`. */
 export interface FetchLikeInit {
@@ -130,6 +163,24 @@ export interface CloudRunSandboxBackendOptions {
   maxResponseBytes?: number;
   /** Cancels create(): it rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Called once for each evaluate whose request the service answered, with
+   * the outcome and what the outcome cannot carry (the console, the usage,
+   * the request id), synchronously before evaluate resolves. Not called for
+   * an answer given here without sending (an invalid request), nor when the
+   * service never answered (a network error, a timeout) or the caller
+   * aborted. Whatever the hook
+   * throws, or an async hook rejects with, is dropped: the outcome is
+   * evaluate's to return, and this package writes nothing to the console.
+   */
+  onRun?: RunHook;
+  /**
+   * Ask the service for the run's console output (captureLogs), which only
+   * the RunReport carries. Default: true when onRun is given, else false.
+   */
+  captureLogs?: boolean;
+  /** The X-Request-Id to send with each evaluation; default none (the service makes one). */
+  requestId?: RequestIdHook;
 }
 
 /** Why create() or warm() failed. */
@@ -178,7 +229,20 @@ interface Config {
   controlTimeoutMs: number;
   retryBusy: boolean;
   maxResponseBytes: number;
+  onRun: RunHook | undefined;
+  captureLogs: boolean;
+  requestId: RequestIdHook | undefined;
 }
+
+/** What the last attempt of an exchange got from the service, for the RunReport. */
+interface Seen {
+  /** A response arrived (any status). */
+  answered: boolean;
+  requestId: string;
+}
+
+/** The X-Request-Id the service takes from a caller and gives back (api/openapi.yaml, RequestId). */
+const REQUEST_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 
 interface Problem {
   title?: string;
@@ -383,7 +447,7 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
   if (typeof options !== "object" || options === null) {
     throw new CloudRunSandboxError(`${CLIENT}: create needs an options object`, "invalid-options");
   }
-  const { url, fetch, idToken, audience, timeoutGraceMs, retryBusy, maxResponseBytes, signal } = options;
+  const { url, fetch, idToken, audience, timeoutGraceMs, retryBusy, maxResponseBytes, signal, onRun, captureLogs, requestId } = options;
   const { base, origin } = parseBase(url);
   const bad = (what: string) => new CloudRunSandboxError(`${CLIENT}: ${what}`, "invalid-options");
   if (fetch !== undefined && typeof fetch !== "function") throw bad("fetch must be a function");
@@ -400,6 +464,9 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
     throw bad(`maxResponseBytes must be a positive integer, got ${show(maxResponseBytes)}`);
   }
   if (signal !== undefined && !isAbortSignal(signal)) throw bad("signal must be an AbortSignal");
+  if (onRun !== undefined && typeof onRun !== "function") throw bad("onRun must be a function");
+  if (captureLogs !== undefined && typeof captureLogs !== "boolean") throw bad("captureLogs must be a boolean");
+  if (requestId !== undefined && typeof requestId !== "function") throw bad("requestId must be a function");
   return {
     base,
     origin,
@@ -410,6 +477,9 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
     controlTimeoutMs: Math.max(grace, MIN_CONTROL_TIMEOUT_MS),
     retryBusy: retryBusy ?? true,
     maxResponseBytes: maxBody,
+    onRun,
+    captureLogs: captureLogs ?? onRun !== undefined,
+    requestId,
   };
 }
 
@@ -473,7 +543,11 @@ class Transport {
     }
   }
 
-  /** Sends the request, retrying a 429 when configured to; returns a 200 answer or throws a Failure. */
+  /**
+   * Sends the request, retrying a 429 when configured to; returns a 200
+   * answer or throws a Failure. seen, when given, says what the last attempt
+   * got from the service.
+   */
   async exchange(
     method: string,
     path: string,
@@ -481,9 +555,11 @@ class Transport {
     limit: number,
     signal: AbortSignal,
     deadline: number,
+    extraHeaders: Record<string, string> = {},
+    seen: Seen = { answered: false, requestId: "" },
   ): Promise<{ contentType: string | null; bytes: Uint8Array }> {
     for (;;) {
-      const a = await this.#once(method, path, body, limit, signal);
+      const a = await this.#once(method, path, body, limit, signal, extraHeaders, seen);
       if (a.ok) return a;
       if (a.said.status !== 429 || !this.cfg.retryBusy) throw new Failure(describe(a.said, a.redact), a.said.status);
       const wait = Math.max(a.retryAfterMs ?? DEFAULT_BUSY_WAIT_MS, MIN_BUSY_WAIT_MS);
@@ -497,9 +573,19 @@ class Transport {
   }
 
   /** One attempt: a 200 answer, a failed one, or a Failure thrown (or the signal's reason). */
-  async #once(method: string, path: string, body: string | undefined, limit: number, signal: AbortSignal): Promise<Answer> {
+  async #once(
+    method: string,
+    path: string,
+    body: string | undefined,
+    limit: number,
+    signal: AbortSignal,
+    extraHeaders: Record<string, string>,
+    seen: Seen,
+  ): Promise<Answer> {
+    seen.answered = false;
+    seen.requestId = "";
     const op = `${method} ${path}`;
-    const headers: Record<string, string> = { accept: "application/json, application/problem+json" };
+    const headers: Record<string, string> = { accept: "application/json, application/problem+json", ...extraHeaders };
     if (body !== undefined) headers["content-type"] = "application/json";
     let token = "";
     if (this.cfg.idToken) {
@@ -533,9 +619,12 @@ class Transport {
     let status: number;
     try {
       status = res.status;
+      const id = res.headers.get("x-request-id");
+      seen.requestId = id !== null && REQUEST_ID.test(id) ? id : (extraHeaders["x-request-id"] ?? "");
     } catch (err) {
       throw new Failure(describe({ op, reason: `unreadable response: ${errorText(err)}` }, redact));
     }
+    seen.answered = true;
     if (status !== 200) {
       const said: Said = { op, status };
       if (res.type === "opaqueredirect" || (status >= 300 && status < 400)) {
@@ -620,6 +709,17 @@ function requireJson(op: string, a: { contentType: string | null; bytes: Uint8Ar
   return undefined;
 }
 
+/**
+ * Keeps what a hook returned from ending the process: a rejected promise
+ * nobody handles is an unhandled rejection, which ends a Node process. The
+ * value itself is not used.
+ */
+function settle(v: unknown): void {
+  if (typeof v === "object" && v !== null && typeof (v as PromiseLike<unknown>).then === "function") {
+    (v as PromiseLike<unknown>).then(undefined, () => {});
+  }
+}
+
 function infrastructure(message: string): SandboxOutcome {
   return { ok: false, kind: "infrastructure", message: boundText(message, MAX_MESSAGE_UNITS) };
 }
@@ -698,7 +798,7 @@ export class CloudRunSandboxBackend implements SandboxBackend {
   /**
    * Runs the request on the service (POST /v1/sandbox/evaluate) and returns
    * its outcome object as received, once it is exactly one of ADR 0144 D2's
-   * shapes, without the logs and usage the service writes beside it.
+   * shapes (the answer's logs and usage go to onRun, never onto the outcome).
    * Aborting request.signal cancels the HTTP call (and so the run, on the
    * service) and rejects with the signal's reason: an aborted signal never
    * yields an outcome. Everything else that goes wrong is an infrastructure
@@ -717,27 +817,64 @@ export class CloudRunSandboxBackend implements SandboxBackend {
       return infrastructure(`${CLIENT}: invalid request: ${errorText(err)}`);
     }
     signal?.throwIfAborted();
+    const cfg = this.#t.cfg;
+    const seen: Seen = { answered: false, requestId: "" };
+    let answer: SandboxAnswer | undefined;
+    let outcome: SandboxOutcome;
     try {
       const prepared = this.#prepare(request);
       if (typeof prepared === "string") return infrastructure(`${CLIENT}: ${prepared}`);
       const { body, wallClockMs } = prepared;
-      const timeoutMs = wallClockMs + this.#t.cfg.timeoutGraceMs;
-      const why = `limits.wallClockMs ${wallClockMs} + timeoutGraceMs ${this.#t.cfg.timeoutGraceMs}`;
-      return await this.#t.run(op, signal, timeoutMs, why, async (s, deadline) => {
-        const a = await this.#t.exchange("POST", EVALUATE_PATH, body, this.#t.cfg.maxResponseBytes, s, deadline);
+      const headers: Record<string, string> = {};
+      const id = this.#requestId(request);
+      if (id !== undefined) headers["x-request-id"] = id;
+      const timeoutMs = wallClockMs + cfg.timeoutGraceMs;
+      const why = `limits.wallClockMs ${wallClockMs} + timeoutGraceMs ${cfg.timeoutGraceMs}`;
+      answer = await this.#t.run(op, signal, timeoutMs, why, async (s, deadline) => {
+        const a = await this.#t.exchange("POST", EVALUATE_PATH, body, cfg.maxResponseBytes, s, deadline, headers, seen);
         const wrong = requireJson(op, a);
         if (wrong) throw wrong;
         try {
-          return decodeAnswer(parseJson(a.bytes)).outcome;
+          return decodeAnswer(parseJson(a.bytes));
         } catch (err) {
           if (!(err instanceof DecodeError)) throw err;
           throw new Failure(describe({ op, status: 200, reason: `malformed outcome: ${err.message}` }), 200);
         }
       });
+      outcome = answer.outcome;
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      if (err instanceof Failure) return infrastructure(err.message);
-      return infrastructure(`${CLIENT}: ${op}: ${errorText(err)}`);
+      outcome = err instanceof Failure ? infrastructure(err.message) : infrastructure(`${CLIENT}: ${op}: ${errorText(err)}`);
+    }
+    if (seen.answered) this.#report(seen.requestId, answer, outcome);
+    return outcome;
+  }
+
+  /** Hands the hook what the outcome cannot carry; nothing it does changes the outcome. */
+  #report(requestId: string, answer: SandboxAnswer | undefined, outcome: SandboxOutcome): void {
+    const hook = this.#t.cfg.onRun;
+    if (hook === undefined) return;
+    const report: { requestId: string; logs?: string; usage?: SandboxUsage; outcome: SandboxOutcome } = { requestId, outcome };
+    if (answer?.logs !== undefined) report.logs = answer.logs;
+    if (answer?.usage !== undefined) report.usage = answer.usage;
+    try {
+      settle(hook(Object.freeze(report)));
+    } catch {
+      // dropped: see onRun
+    }
+  }
+
+  /** The caller's id for the request, when it gave a well-formed one. */
+  #requestId(request: SandboxRequest): string | undefined {
+    const hook = this.#t.cfg.requestId;
+    if (hook === undefined) return undefined;
+    try {
+      const id: unknown = hook(request);
+      if (typeof id === "string") return REQUEST_ID.test(id) ? id : undefined;
+      settle(id); // an async hook's promise is no id
+      return undefined;
+    } catch {
+      return undefined;
     }
   }
 
@@ -760,7 +897,9 @@ export class CloudRunSandboxBackend implements SandboxBackend {
     // inputJson it would be a character of JSON text, which UTF-8 cannot
     // carry; escaped inside that text it is fine.
     if (!isWellFormed(inputJson)) return "the input has a lone surrogate, which a JSON request cannot carry as UTF-8";
-    return { body: JSON.stringify({ script, inputJson, limits: { wallClockMs: wall, memoryBytes } }), wallClockMs: wall };
+    const body: Record<string, unknown> = { script, inputJson, limits: { wallClockMs: wall, memoryBytes } };
+    if (this.#t.cfg.captureLogs) body.captureLogs = true;
+    return { body: JSON.stringify(body), wallClockMs: wall };
   }
 
   /**

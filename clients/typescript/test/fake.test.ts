@@ -1,6 +1,7 @@
 // The package against a tiny local HTTP server that answers what the real
 // service never would: garbage, wrong content types, extra or mistyped
-// members, redirects, 5xx, oversized bodies, no answer at all.
+// members, redirects, 5xx, oversized bodies, no answer at all; and what the
+// package sends and reports around it.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -11,6 +12,7 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   responseBoundFor,
   type CloudRunSandboxBackendOptions,
+  type RunReport,
   type SandboxOutcome,
   type SandboxRequest,
 } from "@loom-plugins/sandbox-cloudrun";
@@ -499,6 +501,146 @@ describe("the request", () => {
   });
 });
 
+describe("onRun, captureLogs and requestId", () => {
+  const ANSWER = `{"ok":false,"kind":"threw","name":"Error","message":"x","logs":"hi\\n","usage":${usage({ peakMemoryBytes: 7 })}}`;
+
+  test("captureLogs is asked for when onRun is given, unless captureLogs says otherwise", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const sent = async (opts: Partial<CloudRunSandboxBackendOptions>) => {
+      await evaluate(await backendFor(f, opts));
+      return JSON.parse(f.bodies.at(-1)!).captureLogs;
+    };
+    assert.equal(await sent({}), undefined);
+    assert.equal(await sent({ onRun: () => {} }), true);
+    assert.equal(await sent({ onRun: () => {}, captureLogs: false }), undefined);
+    assert.equal(await sent({ captureLogs: true }), true);
+  });
+
+  test("onRun gets the logs, the usage, the request id and the outcome, once, before evaluate resolves", async () => {
+    const f = await fake(answer(200, ANSWER, "application/json", { "x-request-id": "svc-42" }));
+    const order: string[] = [];
+    const reports: RunReport[] = [];
+    const b = await backendFor(f, {
+      onRun: (r) => {
+        order.push("onRun");
+        reports.push(r);
+      },
+    });
+    const out = await evaluate(b);
+    order.push("resolved");
+    assert.deepEqual(order, ["onRun", "resolved"]);
+    assert.deepEqual(out, { ok: false, kind: "threw", name: "Error", message: "x" });
+    assert.equal(reports.length, 1);
+    const r = reports[0]!;
+    assert.equal(r.outcome, out);
+    assert.equal(r.requestId, "svc-42");
+    assert.equal(r.logs, "hi\n");
+    assert.equal(r.usage?.peakMemoryBytes, 7);
+    assert.deepEqual(r.usage?.phasesMs, { fetch: 0, verify: 0, setup: 0, run: 0, serialise: 0 });
+  });
+
+  test("a problem answer is reported too, with the service's request id and no usage", async () => {
+    const f = await fake(problem(400, "Invalid limits", "d", { "x-request-id": "svc-7" }));
+    const reports: RunReport[] = [];
+    const out = await evaluate(await backendFor(f, { onRun: (r) => reports.push(r) }));
+    assertInfrastructure(out, "HTTP 400");
+    assert.deepEqual(reports, [{ requestId: "svc-7", outcome: out }]);
+  });
+
+  test("not reported: no answer from the service, or the caller's abort", async () => {
+    const reports: RunReport[] = [];
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const b = await backendFor(f, { onRun: (r) => reports.push(r) });
+    await f.close();
+    assertInfrastructure(await evaluate(b), "ECONNREFUSED");
+    const slow = await fake(() => {});
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error("gone")), 50);
+    await assert.rejects(evaluate(await backendFor(slow, { onRun: (r) => reports.push(r) }), { signal: ac.signal }));
+    assert.deepEqual(reports, []);
+  });
+
+  test("a hook that throws, or rejects, changes nothing", async () => {
+    const f = await fake(answer(200, ANSWER));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const throwing = await backendFor(f, {
+        onRun: () => {
+          throw new Error("hook bug");
+        },
+      });
+      assert.deepEqual(await evaluate(throwing), { ok: false, kind: "threw", name: "Error", message: "x" });
+      const rejecting = await backendFor(f, { onRun: async () => Promise.reject(new Error("async hook bug")) });
+      assert.deepEqual(await evaluate(rejecting), { ok: false, kind: "threw", name: "Error", message: "x" });
+      const asyncId = await backendFor(f, { requestId: (async () => Promise.reject(new Error("async id bug"))) as never });
+      assert.deepEqual(await evaluate(asyncId), { ok: false, kind: "threw", name: "Error", message: "x" });
+      assert.equal(f.headers.at(-1)!["x-request-id"], undefined, "a promise is no id");
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  test("the report cannot be changed by the hook", async () => {
+    const f = await fake(answer(200, ANSWER));
+    const b = await backendFor(f, {
+      onRun: (r) => {
+        assert.throws(() => ((r as { requestId: string }).requestId = "x"), TypeError);
+        assert.throws(() => ((r.usage as { cpuMs: number }).cpuMs = 1), TypeError);
+      },
+    });
+    await evaluate(b);
+  });
+
+  test("requestId: a well-formed id is sent as X-Request-Id and reported when the answer has none", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const reports: RunReport[] = [];
+    const seen: SandboxRequest[] = [];
+    let id: unknown = "loom-run.1_~a";
+    const b = await backendFor(f, {
+      onRun: (r) => reports.push(r),
+      requestId: (req) => {
+        seen.push(req);
+        if (id instanceof Error) throw id;
+        return id as string;
+      },
+    });
+    await evaluate(b);
+    assert.equal(f.headers.at(-1)!["x-request-id"], "loom-run.1_~a");
+    assert.equal(reports.at(-1)!.requestId, "loom-run.1_~a");
+    assert.equal(seen[0]!.script, REQ.script, "the hook gets the caller's request");
+    for (const bad of ["", "a b", "x".repeat(129), "é", "a\r\nX-Evil: 1", 5, new Error("hook bug")]) {
+      id = bad;
+      assert.deepEqual(await evaluate(b), { ok: true, value: 1 });
+      assert.equal(f.headers.at(-1)!["x-request-id"], undefined, `sent ${String(bad)}`);
+      assert.equal(reports.at(-1)!.requestId, "");
+    }
+  });
+
+  test("the service's request id wins over the one sent; a malformed one is not reported", async () => {
+    let header = "svc-1";
+    const f = await fake(answer(200, '{"ok":true,"value":1}', "application/json", {}));
+    const reports: RunReport[] = [];
+    const b = await backendFor(f, {
+      onRun: (r) => reports.push(r),
+      requestId: () => "mine",
+      fetch: async (u, init) => {
+        const r = await fetch(u, init);
+        const get = (name: string) => (name.toLowerCase() === "x-request-id" ? header : r.headers.get(name));
+        return { status: r.status, headers: { get }, body: r.body };
+      },
+    });
+    await evaluate(b);
+    assert.equal(reports.at(-1)!.requestId, "svc-1");
+    header = "not well formed";
+    await evaluate(b);
+    assert.equal(reports.at(-1)!.requestId, "mine");
+  });
+});
+
 describe("the ID token", () => {
   const TOKEN = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl";
 
@@ -666,6 +808,9 @@ describe("create()", () => {
       [{ url: f.url, idToken: "token" as never }, "idToken must be a function"],
       [{ url: f.url, audience: "" }, "audience must be a non-empty string"],
       [{ url: f.url, retryBusy: "yes" as never }, "retryBusy must be a boolean"],
+      [{ url: f.url, onRun: "log" as never }, "onRun must be a function"],
+      [{ url: f.url, captureLogs: 1 as never }, "captureLogs must be a boolean"],
+      [{ url: f.url, requestId: "id" as never }, "requestId must be a function"],
     ];
     for (const [opts, fragment] of bad) {
       await assert.rejects(CloudRunSandboxBackend.create(opts as CloudRunSandboxBackendOptions), (e) => {

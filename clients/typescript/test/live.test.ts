@@ -1,12 +1,14 @@
 // The package against the real Go service, built from this repository and
-// started on a free port: every outcome kind through the class, aborts before
-// and during a run, the busy answer, and an unreachable URL.
+// started on a free port: every outcome kind through the class, the run
+// report, aborts before and during a run, the busy answer, and an unreachable
+// URL.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
   CloudRunSandboxBackend,
   CloudRunSandboxError,
   type CloudRunSandboxBackendOptions,
+  type RunReport,
   type SandboxOutcome,
   type SandboxRequest,
 } from "@loom-plugins/sandbox-cloudrun";
@@ -282,6 +284,37 @@ describe("against the real service", () => {
     assert.ok(Date.now() - t0 >= 1000, "waited at least one Retry-After");
 
     assert.deepEqual(await long, { ok: false, kind: "limit", limit: "wallClock" });
+  });
+
+  test("onRun: the script's console, what the run used and the request id reach the caller; the outcome stays D2's", async () => {
+    const reports: RunReport[] = [];
+    const b = await open(svc.url, { onRun: (r) => reports.push(r), requestId: () => "loom-run-1" });
+    const out = await run(b, { script: "console.log('hello', input.n); console.error('oops'); input.n * 2", inputJson: '{"n":21}' });
+    assert.deepEqual(out, { ok: true, value: 42 });
+    assert.equal(reports.length, 1);
+    const r = reports[0]!;
+    assert.equal(r.outcome, out);
+    assert.equal(r.requestId, "loom-run-1", "the service took loom's id");
+    assert.equal(r.logs, "hello 21\n[error] oops\n");
+    const u = r.usage!;
+    assert.deepEqual(Object.keys(u.phasesMs), ["fetch", "verify", "setup", "run", "serialise"]);
+    assert.equal(u.memoryLimitBytes, LIMITS.memoryBytes);
+    assert.ok(u.peakMemoryBytes > 0 && u.peakMemoryBytes <= u.memoryLimitBytes);
+    assert.ok(u.cpuBudgetUsed > 0 && u.cpuBudgetUsed <= u.cpuBudget);
+
+    // without a requestId hook, the service's own id; a limit has its usage too
+    const plain = await open(svc.url, { onRun: (r) => reports.push(r) });
+    assert.deepEqual(await run(plain, { script: "while (true) {}", limits: { wallClockMs: 200, memoryBytes: 16 * MiB } }), { ok: false, kind: "limit", limit: "wallClock" });
+    assert.match(reports[1]!.requestId, /^[A-Za-z0-9._~-]{1,128}$/);
+    assert.notEqual(reports[1]!.requestId, "loom-run-1");
+    assert.equal(reports[1]!.logs, "");
+    assert.ok(reports[1]!.usage!.phasesMs.run > 0 && reports[1]!.usage!.cpuMs > 0);
+
+    // captureLogs: false leaves the console out
+    const quiet = await open(svc.url, { onRun: (r) => reports.push(r), captureLogs: false });
+    await run(quiet, { script: "console.log('x'); 1" });
+    assert.equal(reports[2]!.logs, undefined);
+    assert.ok(reports[2]!.usage);
   });
 
   test("warm() answers once the service is ready", async () => {
