@@ -2,11 +2,12 @@
 // service's POST /v1/sandbox/evaluate. It mirrors the Go client (client/):
 // an outcome comes only from a 200 answer whose body decodes strictly into
 // ADR 0144 D2's closed vocabulary (with the logs and usage beside it, which
-// go to the onRun hook and never onto the outcome); every other answer (a
-// problem document, a 5xx, a network error, a redirect, a malformed or
-// oversized body, no answer in time) becomes an infrastructure outcome, which
-// the effect treats as untyped and retryable. Only the caller's own
-// cancellation is thrown.
+// go to the onRun hook and never onto the outcome), or from the one rule for
+// answers no retry can change (docs/spi.md), applied before sending; every
+// other answer (a problem document, a 5xx, a network error, a redirect, a
+// malformed or oversized body, no answer in time) becomes an infrastructure
+// outcome, which the effect treats as untyped and retryable. Only the
+// caller's own cancellation is thrown.
 
 import {
   decodeAnswer,
@@ -27,7 +28,7 @@ import {
   type SandboxOutcome,
   type SandboxRequest,
 } from "./spi.js";
-import { boundText, isWellFormed, MAX_MESSAGE_UNITS, quote } from "./text.js";
+import { boundText, isWellFormed, MAX_MESSAGE_UNITS, quote, utf8Length } from "./text.js";
 
 /** The default of timeoutGraceMs: how long past the run's wall clock an evaluation may take. */
 export const DEFAULT_TIMEOUT_GRACE_MS = 30_000;
@@ -167,9 +168,9 @@ export interface CloudRunSandboxBackendOptions {
    * Called once for each evaluate whose request the service answered, with
    * the outcome and what the outcome cannot carry (the console, the usage,
    * the request id), synchronously before evaluate resolves. Not called for
-   * an answer given here without sending (an invalid request), nor when the
-   * service never answered (a network error, a timeout) or the caller
-   * aborted. Whatever the hook
+   * an answer given here without sending (an invalid request, or one of the
+   * answers no retry can change), nor when the service never answered (a
+   * network error, a timeout) or the caller aborted. Whatever the hook
    * throws, or an async hook rejects with, is dropped: the outcome is
    * evaluate's to return, and this package writes nothing to the console.
    */
@@ -189,7 +190,7 @@ export type CloudRunSandboxErrorCode =
   | "invalid-options"
   /** The service did not answer usably (network error, non-200, timeout). */
   | "unavailable"
-  /** GET /v1/capabilities did not return a valid document. */
+  /** GET /v1/capabilities did not return a valid document, or its limits leave no request servable. */
   | "invalid-capabilities"
   /** The service implements a backend SPI of another major version. */
   | "incompatible-spi"
@@ -710,6 +711,24 @@ function requireJson(op: string, a: { contentType: string | null; bytes: Uint8Ar
 }
 
 /**
+ * Says why a service's published limits leave no request servable, or
+ * undefined. Both maxima must be published, since evaluate sends a larger
+ * request as them (docs/spi.md, "Answers no retry can change").
+ */
+function unservable(l: ServiceLimits): string | undefined {
+  for (const k of ["maxWallClockMs", "maxMemoryBytes"] as const) {
+    if (l[k] === undefined) return `${k} is not published`;
+  }
+  for (const k of ["maxWallClockMs", "maxMemoryBytes", "maxInputBytes", "maxScriptBytes"] as const) {
+    if (l[k] === 0) return `${k} is 0`;
+  }
+  if (l.minMemoryBytes !== undefined && l.minMemoryBytes > l.maxMemoryBytes!) {
+    return `minMemoryBytes ${l.minMemoryBytes} is above maxMemoryBytes ${l.maxMemoryBytes}`;
+  }
+  return undefined;
+}
+
+/**
  * Keeps what a hook returned from ending the process: a rejected promise
  * nobody handles is an unhandled rejection, which ends a Node process. The
  * value itself is not used.
@@ -785,6 +804,10 @@ export class CloudRunSandboxBackend implements SandboxBackend {
             "incompatible-spi",
           );
         }
+        const why = unservable(info.limits);
+        if (why !== undefined) {
+          throw new Failure(`invalid capabilities document from ${cfg.base}: its limits leave no request servable: ${why}`, 200, "invalid-capabilities");
+        }
         return info;
       });
       if (options.maxResponseBytes === undefined) cfg.maxResponseBytes = responseBoundFor(info.limits.maxMemoryBytes);
@@ -799,11 +822,16 @@ export class CloudRunSandboxBackend implements SandboxBackend {
    * Runs the request on the service (POST /v1/sandbox/evaluate) and returns
    * its outcome object as received, once it is exactly one of ADR 0144 D2's
    * shapes (the answer's logs and usage go to onRun, never onto the outcome).
-   * Aborting request.signal cancels the HTTP call (and so the run, on the
-   * service) and rejects with the signal's reason: an aborted signal never
-   * yields an outcome. Everything else that goes wrong is an infrastructure
-   * outcome whose message says what happened (bounded to 2048 UTF-16 units,
-   * ID token blanked). The HTTP call's own timeout is limits.wallClockMs +
+   * Before sending, it applies the rule for answers no retry can change
+   * (docs/spi.md) against the limits create() read: limits above the
+   * service's maxima are sent as those maxima; a memoryBytes below
+   * minMemoryBytes, an inputJson over maxInputBytes and a script over
+   * maxScriptBytes are answered here, typed, and not sent. Aborting
+   * request.signal cancels the HTTP call (and so the run, on the service) and
+   * rejects with the signal's reason: an aborted signal never yields an
+   * outcome. Everything else that goes wrong is an infrastructure outcome
+   * whose message says what happened (bounded to 2048 UTF-16 units, ID token
+   * blanked). The HTTP call's own timeout is the wall clock sent +
    * timeoutGraceMs.
    */
   async evaluate(request: SandboxRequest): Promise<SandboxOutcome> {
@@ -823,7 +851,8 @@ export class CloudRunSandboxBackend implements SandboxBackend {
     let outcome: SandboxOutcome;
     try {
       const prepared = this.#prepare(request);
-      if (typeof prepared === "string") return infrastructure(`${CLIENT}: ${prepared}`);
+      if ("refused" in prepared) return infrastructure(`${CLIENT}: ${prepared.refused}`);
+      if ("answer" in prepared) return prepared.answer;
       const { body, wallClockMs } = prepared;
       const headers: Record<string, string> = {};
       const id = this.#requestId(request);
@@ -878,28 +907,50 @@ export class CloudRunSandboxBackend implements SandboxBackend {
     }
   }
 
-  /** Encodes the request's body, or says why it is refused here. */
-  #prepare(request: SandboxRequest): { body: string; wallClockMs: number } | string {
+  /**
+   * Encodes the request's body; or says why it is refused here (an
+   * infrastructure outcome); or answers it here, when the service's published
+   * limits decide the answer (docs/spi.md, "Answers no retry can change").
+   */
+  #prepare(request: SandboxRequest): { body: string; wallClockMs: number } | { refused: string } | { answer: SandboxOutcome } {
     const { script, inputJson, limits } = request;
-    if (typeof script !== "string") return `invalid request: script must be a string, got ${show(script)}`;
-    if (typeof inputJson !== "string") return `invalid request: inputJson must be a string, got ${show(inputJson)}`;
-    if (typeof limits !== "object" || limits === null) return `invalid request: limits must be an object, got ${show(limits)}`;
+    if (typeof script !== "string") return { refused: `invalid request: script must be a string, got ${show(script)}` };
+    if (typeof inputJson !== "string") return { refused: `invalid request: inputJson must be a string, got ${show(inputJson)}` };
+    if (typeof limits !== "object" || limits === null) return { refused: `invalid request: limits must be an object, got ${show(limits)}` };
     const { wallClockMs, memoryBytes } = limits;
     // A zero or negative limit is refused here rather than sent: the service
     // must never read it as "use the default". A fractional wall clock is
     // rounded up (never ask for less time than the caller gave).
     const wall = typeof wallClockMs === "number" ? Math.ceil(wallClockMs) : NaN;
     if (!(wallClockMs > 0) || !Number.isSafeInteger(wall) || !(memoryBytes > 0) || !Number.isSafeInteger(memoryBytes)) {
-      return `invalid limits: wallClockMs and memoryBytes must be positive (memoryBytes an integer), got wallClockMs ${show(wallClockMs)} and memoryBytes ${show(memoryBytes)}`;
+      return {
+        refused: `invalid limits: wallClockMs and memoryBytes must be positive (memoryBytes an integer), got wallClockMs ${show(wallClockMs)} and memoryBytes ${show(memoryBytes)}`,
+      };
+    }
+    // The rule, in the order the service checks the same things, so that a
+    // request that breaks two of them gets the answer the service would give.
+    const l = this.limits;
+    if (l.maxScriptBytes !== undefined && script.length > l.maxScriptBytes / 3) {
+      const n = utf8Length(script);
+      if (n > l.maxScriptBytes) {
+        const message = `the script is ${n} bytes, over the service's maxScriptBytes of ${l.maxScriptBytes}`;
+        return { answer: { ok: false, kind: "threw", name: "RangeError", message } };
+      }
+    }
+    if (l.minMemoryBytes !== undefined && memoryBytes < l.minMemoryBytes) return { answer: { ok: false, kind: "limit", limit: "memory" } };
+    if (l.maxInputBytes !== undefined && inputJson.length > l.maxInputBytes / 3 && utf8Length(inputJson) > l.maxInputBytes) {
+      return { answer: { ok: false, kind: "inputTooLarge" } };
     }
     // A lone surrogate in the script is sent as its escape (JSON.stringify
     // writes one so), and the service runs it as that code unit. Inside
     // inputJson it would be a character of JSON text, which UTF-8 cannot
     // carry; escaped inside that text it is fine.
-    if (!isWellFormed(inputJson)) return "the input has a lone surrogate, which a JSON request cannot carry as UTF-8";
-    const body: Record<string, unknown> = { script, inputJson, limits: { wallClockMs: wall, memoryBytes } };
+    if (!isWellFormed(inputJson)) return { refused: "the input has a lone surrogate, which a JSON request cannot carry as UTF-8" };
+    // create() made sure both maxima are published and positive.
+    const sent = { wallClockMs: Math.min(wall, l.maxWallClockMs!), memoryBytes: Math.min(memoryBytes, l.maxMemoryBytes!) };
+    const body: Record<string, unknown> = { script, inputJson, limits: sent };
     if (this.#t.cfg.captureLogs) body.captureLogs = true;
-    return { body: JSON.stringify(body), wallClockMs: wall };
+    return { body: JSON.stringify(body), wallClockMs: sent.wallClockMs };
   }
 
   /**

@@ -501,6 +501,80 @@ describe("the request", () => {
   });
 });
 
+describe("answers no retry can change (docs/spi.md), against the published limits", () => {
+  // The golden capabilities document: maxWallClockMs 30000, minMemoryBytes
+  // 262144, maxMemoryBytes 268435456, maxInputBytes and maxScriptBytes 1048576.
+  const L = CAPABILITIES.limits as Record<string, number>;
+
+  test("limits above the maxima are sent as the maxima", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const b = await backendFor(f);
+    await evaluate(b, { limits: { wallClockMs: 999_999, memoryBytes: 2 ** 40 } });
+    await evaluate(b, { limits: { wallClockMs: 30_000, memoryBytes: L.maxMemoryBytes! } });
+    await evaluate(b, { limits: { wallClockMs: 29_999.5, memoryBytes: L.minMemoryBytes! } });
+    assert.deepEqual(
+      f.bodies.slice(1).map((body) => JSON.parse(body).limits),
+      [
+        { wallClockMs: 30_000, memoryBytes: L.maxMemoryBytes },
+        { wallClockMs: 30_000, memoryBytes: L.maxMemoryBytes },
+        { wallClockMs: 30_000, memoryBytes: L.minMemoryBytes },
+      ],
+    );
+  });
+
+  test("answered here, typed, and nothing sent", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const reports: RunReport[] = [];
+    const b = await backendFor(f, { onRun: (r) => reports.push(r) });
+    const max = L.maxScriptBytes!;
+    const cases: [string, Partial<SandboxRequest>, SandboxOutcome][] = [
+      ["memoryBytes below minMemoryBytes", { limits: { wallClockMs: 1000, memoryBytes: L.minMemoryBytes! - 1 } }, { ok: false, kind: "limit", limit: "memory" }],
+      ["inputJson over maxInputBytes", { inputJson: JSON.stringify("x".repeat(L.maxInputBytes!)) }, { ok: false, kind: "inputTooLarge" }],
+      [
+        "inputJson over maxInputBytes in UTF-8 bytes, not in UTF-16 units",
+        { inputJson: JSON.stringify("é".repeat(L.maxInputBytes! / 2)) },
+        { ok: false, kind: "inputTooLarge" },
+      ],
+      [
+        "a script over maxScriptBytes",
+        { script: "1;" + " ".repeat(max - 1) },
+        { ok: false, kind: "threw", name: "RangeError", message: `the script is ${max + 1} bytes, over the service's maxScriptBytes of ${max}` },
+      ],
+      [
+        "a script over maxScriptBytes in UTF-8 bytes, a lone surrogate as three",
+        { script: "'\uD800'" + "😀".repeat(max / 4) },
+        { ok: false, kind: "threw", name: "RangeError", message: `the script is ${max + 5} bytes, over the service's maxScriptBytes of ${max}` },
+      ],
+      [
+        "a script over maxScriptBytes before the other two, as the service checks them",
+        { script: " ".repeat(max + 1), inputJson: JSON.stringify("x".repeat(max)), limits: { wallClockMs: 1000, memoryBytes: 1 } },
+        { ok: false, kind: "threw", name: "RangeError", message: `the script is ${max + 1} bytes, over the service's maxScriptBytes of ${max}` },
+      ],
+      [
+        "memoryBytes below minMemoryBytes before the input's size",
+        { inputJson: JSON.stringify("x".repeat(L.maxInputBytes!)), limits: { wallClockMs: 1000, memoryBytes: 1 } },
+        { ok: false, kind: "limit", limit: "memory" },
+      ],
+    ];
+    for (const [name, req, want] of cases) {
+      assert.deepEqual(await evaluate(b, req), want, name);
+    }
+    assert.equal(f.evaluations(), 0, "nothing was sent");
+    assert.equal(reports.length, 0, "onRun reports answers of the service only");
+  });
+
+  test("sizes at the maxima are sent", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const b = await backendFor(f);
+    const inputJson = JSON.stringify("é".repeat(L.maxInputBytes! / 2 - 1)); // two quotes and 2-byte characters: exactly maxInputBytes
+    assert.equal(Buffer.byteLength(inputJson), L.maxInputBytes);
+    const script = "1;" + "😀".repeat((L.maxScriptBytes! - 4) / 4) + "  ";
+    assert.equal(Buffer.byteLength(script), L.maxScriptBytes);
+    assert.deepEqual(await evaluate(b, { script, inputJson }), { ok: true, value: 1 });
+    assert.equal(f.evaluations(), 1);
+  });
+});
+
 describe("onRun, captureLogs and requestId", () => {
   const ANSWER = `{"ok":false,"kind":"threw","name":"Error","message":"x","logs":"hi\\n","usage":${usage({ peakMemoryBytes: 7 })}}`;
 
@@ -773,6 +847,41 @@ describe("create()", () => {
       });
     });
   }
+
+  const unservable: [string, unknown, string][] = [
+    ["no maxWallClockMs", doc((d) => delete d.limits.maxWallClockMs), "maxWallClockMs is not published"],
+    ["no maxMemoryBytes", doc((d) => delete d.limits.maxMemoryBytes), "maxMemoryBytes is not published"],
+    ["a maxWallClockMs of 0", doc((d) => (d.limits.maxWallClockMs = 0)), "maxWallClockMs is 0"],
+    ["a maxMemoryBytes of 0", doc((d) => (d.limits.maxMemoryBytes = 0)), "maxMemoryBytes is 0"],
+    ["a maxInputBytes of 0", doc((d) => (d.limits.maxInputBytes = 0)), "maxInputBytes is 0"],
+    ["a maxScriptBytes of 0", doc((d) => (d.limits.maxScriptBytes = 0)), "maxScriptBytes is 0"],
+    ["minMemoryBytes above maxMemoryBytes", doc((d) => (d.limits.minMemoryBytes = d.limits.maxMemoryBytes! + 1)), "minMemoryBytes 268435457 is above maxMemoryBytes 268435456"],
+  ];
+  for (const [name, body, fragment] of unservable) {
+    test(`refuses limits that leave no request servable: ${name}`, async () => {
+      const f = await fake(() => {}, body);
+      await assert.rejects(backendFor(f), (e) => {
+        assert.ok(e instanceof CloudRunSandboxError, String(e));
+        assert.equal(e.code, "invalid-capabilities");
+        assert.ok(e.message.includes(`its limits leave no request servable: ${fragment}`), `${e.message} lacks ${fragment}`);
+        return true;
+      });
+    });
+  }
+
+  test("takes limits without minMemoryBytes, maxInputBytes or maxScriptBytes, and sends what it is given", async () => {
+    const f = await fake(
+      answer(200, '{"ok":true,"value":1}'),
+      doc((d) => {
+        delete d.limits.minMemoryBytes;
+        delete d.limits.maxInputBytes;
+        delete d.limits.maxScriptBytes;
+      }),
+    );
+    const b = await backendFor(f);
+    await evaluate(b, { script: " ".repeat(2 << 20), inputJson: JSON.stringify("x".repeat(2 << 20)), limits: { wallClockMs: 1000, memoryBytes: 1 } });
+    assert.equal(f.evaluations(), 1);
+  });
 
   test("refuses a document of another content type", async () => {
     const f = await fake(() => {}, CAPABILITIES, "text/html");

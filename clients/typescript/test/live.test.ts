@@ -1,13 +1,14 @@
 // The package against the real Go service, built from this repository and
-// started on a free port: every outcome kind through the class, the run
-// report, aborts before and during a run, the busy answer, and an unreachable
-// URL.
+// started on a free port: every outcome kind through the class, the answers
+// no retry can change, the run report, aborts before and during a run, the
+// busy answer, and an unreachable URL.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
   CloudRunSandboxBackend,
   CloudRunSandboxError,
   type CloudRunSandboxBackendOptions,
+  type FetchLike,
   type RunReport,
   type SandboxOutcome,
   type SandboxRequest,
@@ -22,10 +23,24 @@ const LIMITS = { wallClockMs: 5000, memoryBytes: 32 * MiB };
 let build: Build;
 let svc: Service;
 let cpuSvc: Service;
+let smallSvc: Service;
 let backend: CloudRunSandboxBackend;
 let noRetry: CloudRunSandboxBackend;
 let cpuBackend: CloudRunSandboxBackend;
 const backends: CloudRunSandboxBackend[] = [];
+
+/** The small service's limits (SMALL_ENV). */
+const SMALL = { maxWallClockMs: 1000, maxMemoryBytes: 16 * MiB, maxInputBytes: 4096, maxScriptBytes: 4096 };
+const SMALL_ENV = {
+  CPU_BUDGET: "100000000",
+  MAX_WALL_CLOCK: "1s",
+  DEFAULT_WALL_CLOCK: "1s",
+  MAX_MEMORY_BYTES: String(SMALL.maxMemoryBytes),
+  DEFAULT_MEMORY_BYTES: String(SMALL.maxMemoryBytes),
+  MAX_INPUT_BYTES: String(SMALL.maxInputBytes),
+  MAX_SCRIPT_BYTES: String(SMALL.maxScriptBytes),
+  POOL_SIZE: "1",
+};
 
 async function open(url: string, opts: Partial<CloudRunSandboxBackendOptions> = {}): Promise<CloudRunSandboxBackend> {
   const b = await CloudRunSandboxBackend.create({ url, ...opts });
@@ -60,6 +75,18 @@ function post(url: string, req: { script: string; inputJson?: string; limits?: S
   });
 }
 
+/** A fetch that counts the evaluations it sends. */
+function counting(): { fetch: FetchLike; evaluations: () => number } {
+  let n = 0;
+  return {
+    fetch: (u, init) => {
+      if (u.endsWith("/v1/sandbox/evaluate")) n++;
+      return globalThis.fetch(u, init) as unknown as ReturnType<FetchLike>;
+    },
+    evaluations: () => n,
+  };
+}
+
 /** Both ways, and they agree: the class returns the service's outcome as received. */
 async function both(url: string, b: CloudRunSandboxBackend, req: { script: string; inputJson?: string; limits?: SandboxRequest["limits"] }): Promise<SandboxOutcome> {
   const viaClass = await run(b, req);
@@ -83,9 +110,10 @@ describe("against the real service", () => {
     build = await buildService();
     // The main service's CPU budget is far away, so long runs end by their
     // wall clock (or an abort); the second one's is tiny, for the cpu limit.
-    [svc, cpuSvc] = await Promise.all([
+    [svc, cpuSvc, smallSvc] = await Promise.all([
       startService(build.bin, { CPU_BUDGET: "100000000" }),
       startService(build.bin, { CPU_BUDGET: "50" }),
+      startService(build.bin, SMALL_ENV),
     ]);
     backend = await open(svc.url);
     noRetry = await open(svc.url, { retryBusy: false });
@@ -94,7 +122,7 @@ describe("against the real service", () => {
 
   after(async () => {
     for (const b of backends) await b.close();
-    await Promise.all([svc?.stop(), cpuSvc?.stop()]);
+    await Promise.all([svc?.stop(), cpuSvc?.stop(), smallSvc?.stop()]);
     await build?.cleanup();
   });
 
@@ -196,23 +224,80 @@ describe("against the real service", () => {
     assert.deepEqual(out, { ok: false, kind: "inputTooLarge" });
   });
 
-  test("infrastructure: limits over the service's maxima carry the service's detail", async () => {
-    assertInfrastructure(
-      await run(backend, { script: "1", limits: { wallClockMs: 999_999, memoryBytes: 16 * MiB } }),
-      "HTTP 400",
-      "Invalid limits",
-      "maxWallClockMs of 30000",
-    );
-    assertInfrastructure(
-      await run(backend, { script: "1", limits: { wallClockMs: 1000, memoryBytes: 2 ** 40 } }),
-      "HTTP 400",
-      "maxMemoryBytes",
-    );
-  });
+  describe("answers no retry can change (docs/spi.md), against a service with small limits", () => {
+    test("the limits create() read are the service's", async () => {
+      const b = await open(smallSvc.url);
+      assert.deepEqual(
+        { maxWallClockMs: b.limits.maxWallClockMs, maxMemoryBytes: b.limits.maxMemoryBytes, maxInputBytes: b.limits.maxInputBytes, maxScriptBytes: b.limits.maxScriptBytes },
+        SMALL,
+      );
+    });
 
-  test("inputTooLarge: an input over maxInputBytes, as the service answers it", async () => {
-    const out = await both(svc.url, backend, { script: "1", inputJson: JSON.stringify("x".repeat(1_100_000)) });
-    assert.deepEqual(out, { ok: false, kind: "inputTooLarge" });
+    test("wallClockMs above maxWallClockMs is sent as it, and the run meets that wall clock", async () => {
+      const b = await open(smallSvc.url);
+      const limits = { wallClockMs: 60_000, memoryBytes: 8 * MiB };
+      assert.deepEqual(await run(b, { script: "'ran'", limits }), { ok: true, value: "ran" });
+      assert.deepEqual(await run(b, { script: "while (true) {}", limits }), { ok: false, kind: "limit", limit: "wallClock" });
+      // what the service answers a caller that did not read the limits
+      const res = await post(smallSvc.url, { script: "'ran'", limits });
+      assert.equal(res.status, 400);
+      assert.match(await res.text(), /invalid-limits[^]*maxWallClockMs of 1000/);
+    });
+
+    test("memoryBytes above maxMemoryBytes is sent as it, and the run meets that memory limit", async () => {
+      const reports: RunReport[] = [];
+      const b = await open(smallSvc.url, { onRun: (r) => reports.push(r) });
+      const limits = { wallClockMs: 1000, memoryBytes: 1 << 30 };
+      assert.deepEqual(await run(b, { script: "'ran'", limits }), { ok: true, value: "ran" });
+      assert.equal(reports.at(-1)?.usage?.memoryLimitBytes, SMALL.maxMemoryBytes, "the run's memory limit was the maximum");
+      const bomb = "const a = []; while (true) a.push(new Array(1000).fill(1));";
+      assert.deepEqual(await run(b, { script: bomb, limits }), { ok: false, kind: "limit", limit: "memory" });
+    });
+
+    test("memoryBytes below minMemoryBytes is limit memory, not sent", async () => {
+      const c = counting();
+      const b = await open(smallSvc.url, { fetch: c.fetch });
+      const min = b.limits.minMemoryBytes!;
+      assert.ok(min > 1);
+      assert.deepEqual(await run(b, { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min - 1 } }), { ok: false, kind: "limit", limit: "memory" });
+      assert.equal(c.evaluations(), 0);
+      assert.deepEqual(await run(b, { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min } }), { ok: true, value: "ran" });
+      const res = await post(smallSvc.url, { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min - 1 } });
+      assert.equal(res.status, 400, "the service refuses it as a problem");
+      await res.arrayBuffer();
+    });
+
+    test("inputJson over maxInputBytes is inputTooLarge, not sent: what the service answers", async () => {
+      const c = counting();
+      const b = await open(smallSvc.url, { fetch: c.fetch });
+      const inputJson = JSON.stringify("é".repeat(SMALL.maxInputBytes / 2)); // under the bound in UTF-16 units, over it in bytes
+      const limits = { wallClockMs: 1000, memoryBytes: 8 * MiB };
+      assert.deepEqual(await run(b, { script: "input.length", inputJson, limits }), { ok: false, kind: "inputTooLarge" });
+      assert.equal(c.evaluations(), 0);
+      assert.deepEqual(await raw(smallSvc.url, { script: "input.length", inputJson, limits }), { ok: false, kind: "inputTooLarge" });
+      const fits = JSON.stringify("é".repeat(SMALL.maxInputBytes / 2 - 1));
+      assert.deepEqual(await run(b, { script: "input.length", inputJson: fits, limits }), { ok: true, value: SMALL.maxInputBytes / 2 - 1 });
+    });
+
+    test("a script over maxScriptBytes is threw RangeError naming both sizes, not sent", async () => {
+      const c = counting();
+      const b = await open(smallSvc.url, { fetch: c.fetch });
+      const limits = { wallClockMs: 1000, memoryBytes: 8 * MiB };
+      const script = `'${"x".repeat(SMALL.maxScriptBytes - 1)}'`;
+      assert.deepEqual(await run(b, { script, limits }), {
+        ok: false,
+        kind: "threw",
+        name: "RangeError",
+        message: `the script is ${SMALL.maxScriptBytes + 1} bytes, over the service's maxScriptBytes of ${SMALL.maxScriptBytes}`,
+      });
+      assert.equal(c.evaluations(), 0);
+      const res = await post(smallSvc.url, { script, limits });
+      assert.equal(res.status, 413, "the service refuses it as a problem");
+      await res.arrayBuffer();
+      const atMax = `'${"x".repeat(SMALL.maxScriptBytes - 9)}'.length`;
+      assert.deepEqual(await run(b, { script: atMax, limits }), { ok: true, value: SMALL.maxScriptBytes - 9 });
+      assert.equal(c.evaluations(), 1);
+    });
   });
 
   test("infrastructure: zero and negative limits are refused here, never sent as 'the default'", async () => {
