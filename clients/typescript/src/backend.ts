@@ -57,8 +57,14 @@ export function responseBoundFor(maxMemory: number | undefined): number {
 const MAX_PROBLEM_BYTES = 64 << 10;
 const MAX_CAPABILITIES_BYTES = 1 << 20;
 const MIN_CONTROL_TIMEOUT_MS = 1_000;
+// A busy instance is often free again within milliseconds (a run ends, or
+// Cloud Run routes the retry to another instance), so a 429 is retried after
+// a short wait that doubles each time, never longer than the Retry-After (or
+// DEFAULT_BUSY_WAIT_MS without one). The first wait is jittered so that
+// callers refused together do not come back together.
+const FIRST_BUSY_WAIT_MS = 10;
+const BUSY_JITTER_MS = 15;
 const DEFAULT_BUSY_WAIT_MS = 1_000;
-const MIN_BUSY_WAIT_MS = 100;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const EVALUATE_PATH = "/v1/sandbox/evaluate";
 const CLIENT = "sandbox service client";
@@ -545,9 +551,9 @@ class Transport {
   }
 
   /**
-   * Sends the request, retrying a 429 when configured to; returns a 200
-   * answer or throws a Failure. seen, when given, says what the last attempt
-   * got from the service.
+   * Sends the request, retrying a 429 when configured to (with the back-off
+   * of FIRST_BUSY_WAIT_MS); returns a 200 answer or throws a Failure. seen,
+   * when given, says what the last attempt got from the service.
    */
   async exchange(
     method: string,
@@ -559,17 +565,21 @@ class Transport {
     extraHeaders: Record<string, string> = {},
     seen: Seen = { answered: false, requestId: "" },
   ): Promise<{ contentType: string | null; bytes: Uint8Array }> {
-    for (;;) {
+    let backoff = FIRST_BUSY_WAIT_MS + Math.floor(Math.random() * (BUSY_JITTER_MS + 1));
+    for (let attempts = 1; ; attempts++) {
       const a = await this.#once(method, path, body, limit, signal, extraHeaders, seen);
       if (a.ok) return a;
       if (a.said.status !== 429 || !this.cfg.retryBusy) throw new Failure(describe(a.said, a.redact), a.said.status);
-      const wait = Math.max(a.retryAfterMs ?? DEFAULT_BUSY_WAIT_MS, MIN_BUSY_WAIT_MS);
+      // A Retry-After of 0 still leaves FIRST_BUSY_WAIT_MS between attempts,
+      // so that a server that says so cannot make this a busy loop.
+      const wait = Math.min(backoff, Math.max(a.retryAfterMs ?? DEFAULT_BUSY_WAIT_MS, FIRST_BUSY_WAIT_MS));
       const left = deadline - Date.now();
       if (wait >= left) {
-        const reason = `busy: Retry-After ${wait} ms outlasts the request's deadline (${Math.max(left, 0)} ms left)`;
+        const reason = `busy after ${attempts} attempt${attempts === 1 ? "" : "s"}: the next, in ${wait} ms, would pass the request's deadline (${Math.max(left, 0)} ms left)`;
         throw new Failure(describe({ ...a.said, reason }, a.redact), 429);
       }
       await sleep(wait, signal);
+      backoff = Math.min(backoff * 2, MAX_TIMER_MS);
     }
   }
 

@@ -1,7 +1,7 @@
-// The package against a tiny local HTTP server that answers what the real
-// service never would: garbage, wrong content types, extra or mistyped
-// members, redirects, 5xx, oversized bodies, no answer at all; and what the
-// package sends and reports around it.
+// The package against a tiny local HTTP server (or a fetch function) that
+// answers what the real service never would: garbage, wrong content types,
+// extra or mistyped members, redirects, 5xx, oversized bodies, no answer at
+// all, busy for a while; and what the package sends and reports around it.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -12,6 +12,8 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   responseBoundFor,
   type CloudRunSandboxBackendOptions,
+  type FetchLike,
+  type FetchLikeResponse,
   type RunReport,
   type SandboxOutcome,
   type SandboxRequest,
@@ -361,39 +363,133 @@ describe("answers other than a 200 outcome", () => {
   });
 });
 
+/** A response of the fetch-function fakes, with an X-Request-Id. */
+function response(status: number, body: string, headers: Record<string, string> = {}): FetchLikeResponse {
+  const bytes = new TextEncoder().encode(body);
+  const all: Record<string, string> = {
+    "content-type": status === 200 ? "application/json" : "application/problem+json",
+    "x-request-id": "fake-1",
+    ...headers,
+  };
+  return {
+    status,
+    headers: { get: (name: string) => all[name.toLowerCase()] ?? null },
+    body: (async function* () {
+      yield bytes;
+    })(),
+  };
+}
+
+const BUSY = JSON.stringify({ type: "about:blank#busy", title: "Busy", status: 429, detail: "busy", retryable: true });
+
+/**
+ * A fetch that answers GET /v1/capabilities with the golden document and the
+ * evaluations with answers in turn (the last one from then on), pushing
+ * "fetch" onto log at each evaluation.
+ */
+function fetchAnswering(log: (string | number)[], ...answers: (() => FetchLikeResponse)[]): FetchLike {
+  let n = 0;
+  return async (url) => {
+    if (url.endsWith("/v1/capabilities")) return response(200, JSON.stringify(CAPABILITIES));
+    log.push("fetch");
+    return answers[Math.min(n++, answers.length - 1)]!();
+  };
+}
+
+/**
+ * Runs fn while the delays that the package's busy waits (its sleep) ask
+ * setTimeout for are pushed onto log; with quick, those timers fire at once,
+ * so that a test of many waits takes no time. What is asserted is the waits
+ * asked for, never how long anything took. Other timers of the process (the
+ * request's own timeout, Node's) pass through untouched.
+ */
+async function recordingWaits<T>(log: (string | number)[], fn: () => Promise<T>, quick = false): Promise<T> {
+  const real = globalThis.setTimeout;
+  const patched = (cb: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const stack = new Error().stack ?? "";
+    if (ms !== undefined && /\bsleep\b[^\n]*\/dist\/backend\.js/.test(stack)) {
+      log.push(ms);
+      return real(cb, quick ? 0 : ms, ...args);
+    }
+    return real(cb, ms, ...args);
+  };
+  globalThis.setTimeout = patched as unknown as typeof setTimeout;
+  try {
+    return await fn();
+  } finally {
+    globalThis.setTimeout = real;
+  }
+}
+
 describe("busy (429)", () => {
-  test("retried after Retry-After until it succeeds", async () => {
-    let n = 0;
-    const f = await fake((req, res, body) => {
-      if (n++ < 2) return problem(429, "Busy", "busy", { "retry-after": "0" })(req, res, body);
-      answer(200, '{"ok":true,"value":"third"}')(req, res, body);
+  test("retried after a short wait that doubles, each within the Retry-After", async () => {
+    const log: (string | number)[] = [];
+    const busy = () => response(429, BUSY, { "retry-after": "1" });
+    const b = await CloudRunSandboxBackend.create({
+      url: "http://fake.invalid",
+      fetch: fetchAnswering(log, busy, busy, () => response(200, '{"ok":true,"value":"third"}')),
     });
-    const t0 = Date.now();
-    assert.deepEqual(await evaluate(await backendFor(f)), { ok: true, value: "third" });
-    assert.equal(f.evaluations(), 3);
-    assert.ok(Date.now() - t0 >= 190, "Retry-After: 0 still waits the minimum (100 ms)");
+    assert.deepEqual(await recordingWaits(log, () => evaluate(b)), { ok: true, value: "third" });
+    assert.equal(log.length, 5, `attempts and waits: ${log.join(", ")}`);
+    const [f1, w1, f2, w2, f3] = log;
+    assert.deepEqual([f1, f2, f3], ["fetch", "fetch", "fetch"]);
+    assert.ok(typeof w1 === "number" && w1 >= 10 && w1 <= 25, `the first wait is 10 to 25 ms, got ${w1}`);
+    assert.equal(w2, 2 * w1, "the second wait is twice the first");
   });
 
-  test("an HTTP-date Retry-After", async () => {
-    let n = 0;
-    const f = await fake((req, res, body) => {
-      if (n++ < 1) return problem(429, "Busy", "busy", { "retry-after": new Date(Date.now() + 1500).toUTCString() })(req, res, body);
-      answer(200, '{"ok":true,"value":1}')(req, res, body);
+  // Each case: the 429's Retry-After, and the bound every wait stays within.
+  const bounds: [string, Record<string, string>, number][] = [
+    ["without a Retry-After: at most 1 s", {}, 1000],
+    ["Retry-After: 1", { "retry-after": "1" }, 1000],
+    ["Retry-After: 2", { "retry-after": "2" }, 2000],
+  ];
+  for (const [name, headers, bound] of bounds) {
+    test(`the waits double up to their bound, ${name}`, async () => {
+      const log: (string | number)[] = [];
+      const busy = () => response(429, BUSY, headers);
+      const answers = [...Array(10).fill(busy), () => response(200, '{"ok":true,"value":1}')];
+      const b = await CloudRunSandboxBackend.create({ url: "http://fake.invalid", fetch: fetchAnswering(log, ...answers) });
+      assert.deepEqual(await recordingWaits(log, () => evaluate(b), true), { ok: true, value: 1 });
+      assert.equal(log.filter((x) => x === "fetch").length, 11);
+      const waits = log.filter((x): x is number => typeof x === "number");
+      assert.equal(waits.length, 10);
+      for (let i = 1; i < waits.length; i++) {
+        assert.equal(waits[i], Math.min(2 * waits[i - 1]!, bound), `waits ${waits.join(", ")}`);
+      }
+      assert.equal(waits.at(-1), bound, `the waits reach their bound: ${waits.join(", ")}`);
     });
-    const t0 = Date.now();
-    assert.deepEqual(await evaluate(await backendFor(f)), { ok: true, value: 1 });
-    assert.ok(Date.now() - t0 >= 400, "waited for the date");
+  }
+
+  test("an HTTP-date Retry-After bounds the waits as its delay does", async () => {
+    const log: (string | number)[] = [];
+    const busy = () => response(429, BUSY, { "retry-after": new Date(Date.now() + 3000).toUTCString() });
+    const answers = [...Array(10).fill(busy), () => response(200, '{"ok":true,"value":1}')];
+    const b = await CloudRunSandboxBackend.create({ url: "http://fake.invalid", fetch: fetchAnswering(log, ...answers) });
+    assert.deepEqual(await recordingWaits(log, () => evaluate(b), true), { ok: true, value: 1 });
+    const waits = log.filter((x): x is number => typeof x === "number");
+    assert.ok(waits.every((w) => w <= 3000), `waits ${waits.join(", ")}`);
+    assert.ok(waits.at(-1)! > 1000, `the date, not the 1 s default, bounds the waits: ${waits.join(", ")}`);
   });
 
-  test("a Retry-After past the request's timeout is given up at once", async () => {
+  test("Retry-After: 0 still leaves 10 ms between attempts", async () => {
+    const log: (string | number)[] = [];
+    const busy = () => response(429, BUSY, { "retry-after": "0" });
+    const answers = [...Array(5).fill(busy), () => response(200, '{"ok":true,"value":1}')];
+    const b = await CloudRunSandboxBackend.create({ url: "http://fake.invalid", fetch: fetchAnswering(log, ...answers) });
+    assert.deepEqual(await recordingWaits(log, () => evaluate(b), true), { ok: true, value: 1 });
+    assert.deepEqual(log.filter((x) => typeof x === "number"), [10, 10, 10, 10, 10]);
+  });
+
+  test("busy past the request's deadline: given up before the wait that would pass it", async () => {
     const f = await fake(problem(429, "Busy", "this instance is busy", { "retry-after": "5" }));
-    const t0 = Date.now();
-    assertInfrastructure(
-      await evaluate(await backendFor(f, { timeoutGraceMs: 500 }), { limits: { wallClockMs: 100, memoryBytes: 1 << 24 } }),
-      "HTTP 429: Busy: this instance is busy: busy: Retry-After 5000 ms outlasts the request's deadline",
+    const m = assertInfrastructure(
+      await evaluate(await backendFor(f, { timeoutGraceMs: 300 }), { limits: { wallClockMs: 100, memoryBytes: 1 << 24 } }),
+      "HTTP 429: Busy: this instance is busy: busy after ",
+      "would pass the request's deadline",
     );
-    assert.ok(Date.now() - t0 < 400);
-    assert.equal(f.evaluations(), 1);
+    const attempts = Number(/busy after (\d+) attempts/.exec(m)?.[1]);
+    assert.ok(attempts > 1, `retried before giving up: ${m}`);
+    assert.equal(f.evaluations(), attempts);
   });
 
   test("retryBusy: false reports the 429 at once", async () => {
