@@ -1,17 +1,22 @@
 // CloudRunSandboxBackend: loom's SandboxBackend (ADR 0144 D1) over the
 // service's POST /v1/sandbox/evaluate. It mirrors the Go client (client/):
 // an outcome comes only from a 200 answer whose body decodes strictly into
-// ADR 0144 D2's closed vocabulary; every other answer (a problem document, a
-// 5xx, a network error, a redirect, a malformed or oversized body, no answer
-// in time) becomes an infrastructure outcome, which the effect treats as
-// untyped and retryable. Only the caller's own cancellation is thrown.
+// ADR 0144 D2's closed vocabulary (with the logs and usage beside it, which
+// go to the onRun hook and never onto the outcome), or from the one rule for
+// answers no retry can change (docs/spi.md), applied before sending; every
+// other answer (a problem document, a 5xx, a network error, a redirect, a
+// malformed or oversized body, no answer in time) becomes an infrastructure
+// outcome, which the effect treats as untyped and retryable. Only the
+// caller's own cancellation is thrown.
 
 import {
+  decodeAnswer,
   decodeInfo,
   DecodeError,
-  decodeOutcome,
   parseJson,
   semverMajor,
+  type SandboxAnswer,
+  type SandboxUsage,
   type ServiceEngine,
   type ServiceInfo,
   type ServiceLimits,
@@ -23,7 +28,7 @@ import {
   type SandboxOutcome,
   type SandboxRequest,
 } from "./spi.js";
-import { boundText, isWellFormed, MAX_MESSAGE_UNITS, quote } from "./text.js";
+import { boundText, isWellFormed, MAX_MESSAGE_UNITS, quote, utf8Length } from "./text.js";
 
 /** The default of timeoutGraceMs: how long past the run's wall clock an evaluation may take. */
 export const DEFAULT_TIMEOUT_GRACE_MS = 30_000;
@@ -52,14 +57,51 @@ export function responseBoundFor(maxMemory: number | undefined): number {
 const MAX_PROBLEM_BYTES = 64 << 10;
 const MAX_CAPABILITIES_BYTES = 1 << 20;
 const MIN_CONTROL_TIMEOUT_MS = 1_000;
+// A busy instance is often free again within milliseconds (a run ends, or
+// Cloud Run routes the retry to another instance), so a 429 is retried after
+// a short wait that doubles each time, never longer than the Retry-After (or
+// DEFAULT_BUSY_WAIT_MS without one). The first wait is jittered so that
+// callers refused together do not come back together.
+const FIRST_BUSY_WAIT_MS = 10;
+const BUSY_JITTER_MS = 15;
 const DEFAULT_BUSY_WAIT_MS = 1_000;
-const MIN_BUSY_WAIT_MS = 100;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const EVALUATE_PATH = "/v1/sandbox/evaluate";
 const CLIENT = "sandbox service client";
 
 /** Returns a Google-signed ID token for audience (the service URL's origin unless `audience` says otherwise). */
 export type IdTokenHook = (audience: string) => Promise<string>;
+
+/**
+ * What one evaluation answered beside its outcome, which ADR 0144 D2's closed
+ * outcome cannot carry: the run's console, what it used, and the service's id
+ * for it. Frozen.
+ */
+export interface RunReport {
+  /**
+   * The service's id for the request (its X-Request-Id answer header): every
+   * log line the service wrote for it, and a problem document's instance,
+   * carry it. The one requestId gave when the service's answer had none, else
+   * "".
+   */
+  readonly requestId: string;
+  /** The run's console output, when it was asked for (captureLogs) and the service answered 200. */
+  readonly logs?: string;
+  /** What the run used, when the service answered 200 (docs/spi.md, "Usage"). */
+  readonly usage?: SandboxUsage;
+  /** The outcome evaluate resolves with: the same object, to read and not to change. */
+  readonly outcome: SandboxOutcome;
+}
+
+/** Receives a RunReport; see the onRun option. */
+export type RunHook = (run: RunReport) => void;
+
+/**
+ * Returns the id to send as X-Request-Id for a request (loom's own id for the
+ * run, say), or undefined for none. An id the service would not take (1 to
+ * 128 of A-Z a-z 0-9 - . _ ~) is not sent, and the service makes its own.
+ */
+export type RequestIdHook = (request: SandboxRequest) => string | undefined;
 
 /** What this package passes to `fetch`. */
 export interface FetchLikeInit {
@@ -128,6 +170,24 @@ export interface CloudRunSandboxBackendOptions {
   maxResponseBytes?: number;
   /** Cancels create(): it rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Called once for each evaluate whose request the service answered, with
+   * the outcome and what the outcome cannot carry (the console, the usage,
+   * the request id), synchronously before evaluate resolves. Not called for
+   * an answer given here without sending (an invalid request, or one of the
+   * answers no retry can change), nor when the service never answered (a
+   * network error, a timeout) or the caller aborted. Whatever the hook
+   * throws, or an async hook rejects with, is dropped: the outcome is
+   * evaluate's to return, and this package writes nothing to the console.
+   */
+  onRun?: RunHook;
+  /**
+   * Ask the service for the run's console output (captureLogs), which only
+   * the RunReport carries. Default: true when onRun is given, else false.
+   */
+  captureLogs?: boolean;
+  /** The X-Request-Id to send with each evaluation; default none (the service makes one). */
+  requestId?: RequestIdHook;
 }
 
 /** Why create() or warm() failed. */
@@ -136,7 +196,7 @@ export type CloudRunSandboxErrorCode =
   | "invalid-options"
   /** The service did not answer usably (network error, non-200, timeout). */
   | "unavailable"
-  /** GET /v1/capabilities did not return a valid document. */
+  /** GET /v1/capabilities did not return a valid document, or its limits leave no request servable. */
   | "invalid-capabilities"
   /** The service implements a backend SPI of another major version. */
   | "incompatible-spi"
@@ -176,7 +236,20 @@ interface Config {
   controlTimeoutMs: number;
   retryBusy: boolean;
   maxResponseBytes: number;
+  onRun: RunHook | undefined;
+  captureLogs: boolean;
+  requestId: RequestIdHook | undefined;
 }
+
+/** What the last attempt of an exchange got from the service, for the RunReport. */
+interface Seen {
+  /** A response arrived (any status). */
+  answered: boolean;
+  requestId: string;
+}
+
+/** The X-Request-Id the service takes from a caller and gives back (api/openapi.yaml, RequestId). */
+const REQUEST_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 
 interface Problem {
   title?: string;
@@ -381,7 +454,7 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
   if (typeof options !== "object" || options === null) {
     throw new CloudRunSandboxError(`${CLIENT}: create needs an options object`, "invalid-options");
   }
-  const { url, fetch, idToken, audience, timeoutGraceMs, retryBusy, maxResponseBytes, signal } = options;
+  const { url, fetch, idToken, audience, timeoutGraceMs, retryBusy, maxResponseBytes, signal, onRun, captureLogs, requestId } = options;
   const { base, origin } = parseBase(url);
   const bad = (what: string) => new CloudRunSandboxError(`${CLIENT}: ${what}`, "invalid-options");
   if (fetch !== undefined && typeof fetch !== "function") throw bad("fetch must be a function");
@@ -398,6 +471,9 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
     throw bad(`maxResponseBytes must be a positive integer, got ${show(maxResponseBytes)}`);
   }
   if (signal !== undefined && !isAbortSignal(signal)) throw bad("signal must be an AbortSignal");
+  if (onRun !== undefined && typeof onRun !== "function") throw bad("onRun must be a function");
+  if (captureLogs !== undefined && typeof captureLogs !== "boolean") throw bad("captureLogs must be a boolean");
+  if (requestId !== undefined && typeof requestId !== "function") throw bad("requestId must be a function");
   return {
     base,
     origin,
@@ -408,6 +484,9 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
     controlTimeoutMs: Math.max(grace, MIN_CONTROL_TIMEOUT_MS),
     retryBusy: retryBusy ?? true,
     maxResponseBytes: maxBody,
+    onRun,
+    captureLogs: captureLogs ?? onRun !== undefined,
+    requestId,
   };
 }
 
@@ -471,7 +550,11 @@ class Transport {
     }
   }
 
-  /** Sends the request, retrying a 429 when configured to; returns a 200 answer or throws a Failure. */
+  /**
+   * Sends the request, retrying a 429 when configured to (with the back-off
+   * of FIRST_BUSY_WAIT_MS); returns a 200 answer or throws a Failure. seen,
+   * when given, says what the last attempt got from the service.
+   */
   async exchange(
     method: string,
     path: string,
@@ -479,25 +562,41 @@ class Transport {
     limit: number,
     signal: AbortSignal,
     deadline: number,
+    extraHeaders: Record<string, string> = {},
+    seen: Seen = { answered: false, requestId: "" },
   ): Promise<{ contentType: string | null; bytes: Uint8Array }> {
-    for (;;) {
-      const a = await this.#once(method, path, body, limit, signal);
+    let backoff = FIRST_BUSY_WAIT_MS + Math.floor(Math.random() * (BUSY_JITTER_MS + 1));
+    for (let attempts = 1; ; attempts++) {
+      const a = await this.#once(method, path, body, limit, signal, extraHeaders, seen);
       if (a.ok) return a;
       if (a.said.status !== 429 || !this.cfg.retryBusy) throw new Failure(describe(a.said, a.redact), a.said.status);
-      const wait = Math.max(a.retryAfterMs ?? DEFAULT_BUSY_WAIT_MS, MIN_BUSY_WAIT_MS);
+      // A Retry-After of 0 still leaves FIRST_BUSY_WAIT_MS between attempts,
+      // so that a server that says so cannot make this a busy loop.
+      const wait = Math.min(backoff, Math.max(a.retryAfterMs ?? DEFAULT_BUSY_WAIT_MS, FIRST_BUSY_WAIT_MS));
       const left = deadline - Date.now();
       if (wait >= left) {
-        const reason = `busy: Retry-After ${wait} ms outlasts the request's deadline (${Math.max(left, 0)} ms left)`;
+        const reason = `busy after ${attempts} attempt${attempts === 1 ? "" : "s"}: the next, in ${wait} ms, would pass the request's deadline (${Math.max(left, 0)} ms left)`;
         throw new Failure(describe({ ...a.said, reason }, a.redact), 429);
       }
       await sleep(wait, signal);
+      backoff = Math.min(backoff * 2, MAX_TIMER_MS);
     }
   }
 
   /** One attempt: a 200 answer, a failed one, or a Failure thrown (or the signal's reason). */
-  async #once(method: string, path: string, body: string | undefined, limit: number, signal: AbortSignal): Promise<Answer> {
+  async #once(
+    method: string,
+    path: string,
+    body: string | undefined,
+    limit: number,
+    signal: AbortSignal,
+    extraHeaders: Record<string, string>,
+    seen: Seen,
+  ): Promise<Answer> {
+    seen.answered = false;
+    seen.requestId = "";
     const op = `${method} ${path}`;
-    const headers: Record<string, string> = { accept: "application/json, application/problem+json" };
+    const headers: Record<string, string> = { accept: "application/json, application/problem+json", ...extraHeaders };
     if (body !== undefined) headers["content-type"] = "application/json";
     let token = "";
     if (this.cfg.idToken) {
@@ -531,9 +630,12 @@ class Transport {
     let status: number;
     try {
       status = res.status;
+      const id = res.headers.get("x-request-id");
+      seen.requestId = id !== null && REQUEST_ID.test(id) ? id : (extraHeaders["x-request-id"] ?? "");
     } catch (err) {
       throw new Failure(describe({ op, reason: `unreadable response: ${errorText(err)}` }, redact));
     }
+    seen.answered = true;
     if (status !== 200) {
       const said: Said = { op, status };
       if (res.type === "opaqueredirect" || (status >= 300 && status < 400)) {
@@ -618,6 +720,35 @@ function requireJson(op: string, a: { contentType: string | null; bytes: Uint8Ar
   return undefined;
 }
 
+/**
+ * Says why a service's published limits leave no request servable, or
+ * undefined. Both maxima must be published, since evaluate sends a larger
+ * request as them (docs/spi.md, "Answers no retry can change").
+ */
+function unservable(l: ServiceLimits): string | undefined {
+  for (const k of ["maxWallClockMs", "maxMemoryBytes"] as const) {
+    if (l[k] === undefined) return `${k} is not published`;
+  }
+  for (const k of ["maxWallClockMs", "maxMemoryBytes", "maxInputBytes", "maxScriptBytes"] as const) {
+    if (l[k] === 0) return `${k} is 0`;
+  }
+  if (l.minMemoryBytes !== undefined && l.minMemoryBytes > l.maxMemoryBytes!) {
+    return `minMemoryBytes ${l.minMemoryBytes} is above maxMemoryBytes ${l.maxMemoryBytes}`;
+  }
+  return undefined;
+}
+
+/**
+ * Keeps what a hook returned from ending the process: a rejected promise
+ * nobody handles is an unhandled rejection, which ends a Node process. The
+ * value itself is not used.
+ */
+function settle(v: unknown): void {
+  if (typeof v === "object" && v !== null && typeof (v as PromiseLike<unknown>).then === "function") {
+    (v as PromiseLike<unknown>).then(undefined, () => {});
+  }
+}
+
 function infrastructure(message: string): SandboxOutcome {
   return { ok: false, kind: "infrastructure", message: boundText(message, MAX_MESSAGE_UNITS) };
 }
@@ -683,6 +814,10 @@ export class CloudRunSandboxBackend implements SandboxBackend {
             "incompatible-spi",
           );
         }
+        const why = unservable(info.limits);
+        if (why !== undefined) {
+          throw new Failure(`invalid capabilities document from ${cfg.base}: its limits leave no request servable: ${why}`, 200, "invalid-capabilities");
+        }
         return info;
       });
       if (options.maxResponseBytes === undefined) cfg.maxResponseBytes = responseBoundFor(info.limits.maxMemoryBytes);
@@ -696,12 +831,18 @@ export class CloudRunSandboxBackend implements SandboxBackend {
   /**
    * Runs the request on the service (POST /v1/sandbox/evaluate) and returns
    * its outcome object as received, once it is exactly one of ADR 0144 D2's
-   * shapes. Aborting request.signal cancels the HTTP call (and so the run, on
-   * the service) and rejects with the signal's reason: an aborted signal
-   * never yields an outcome. Everything else that goes wrong is an
-   * infrastructure outcome whose message says what happened (bounded to 2048
-   * UTF-16 units, ID token blanked). The HTTP call's own timeout is
-   * limits.wallClockMs + timeoutGraceMs.
+   * shapes (the answer's logs and usage go to onRun, never onto the outcome).
+   * Before sending, it applies the rule for answers no retry can change
+   * (docs/spi.md) against the limits create() read: limits above the
+   * service's maxima are sent as those maxima; a memoryBytes below
+   * minMemoryBytes, an inputJson over maxInputBytes and a script over
+   * maxScriptBytes are answered here, typed, and not sent. Aborting
+   * request.signal cancels the HTTP call (and so the run, on the service) and
+   * rejects with the signal's reason: an aborted signal never yields an
+   * outcome. Everything else that goes wrong is an infrastructure outcome
+   * whose message says what happened (bounded to 2048 UTF-16 units, ID token
+   * blanked). The HTTP call's own timeout is the wall clock sent +
+   * timeoutGraceMs.
    */
   async evaluate(request: SandboxRequest): Promise<SandboxOutcome> {
     const op = `POST ${EVALUATE_PATH}`;
@@ -714,50 +855,112 @@ export class CloudRunSandboxBackend implements SandboxBackend {
       return infrastructure(`${CLIENT}: invalid request: ${errorText(err)}`);
     }
     signal?.throwIfAborted();
+    const cfg = this.#t.cfg;
+    const seen: Seen = { answered: false, requestId: "" };
+    let answer: SandboxAnswer | undefined;
+    let outcome: SandboxOutcome;
     try {
       const prepared = this.#prepare(request);
-      if (typeof prepared === "string") return infrastructure(`${CLIENT}: ${prepared}`);
+      if ("refused" in prepared) return infrastructure(`${CLIENT}: ${prepared.refused}`);
+      if ("answer" in prepared) return prepared.answer;
       const { body, wallClockMs } = prepared;
-      const timeoutMs = wallClockMs + this.#t.cfg.timeoutGraceMs;
-      const why = `limits.wallClockMs ${wallClockMs} + timeoutGraceMs ${this.#t.cfg.timeoutGraceMs}`;
-      return await this.#t.run(op, signal, timeoutMs, why, async (s, deadline) => {
-        const a = await this.#t.exchange("POST", EVALUATE_PATH, body, this.#t.cfg.maxResponseBytes, s, deadline);
+      const headers: Record<string, string> = {};
+      const id = this.#requestId(request);
+      if (id !== undefined) headers["x-request-id"] = id;
+      const timeoutMs = wallClockMs + cfg.timeoutGraceMs;
+      const why = `limits.wallClockMs ${wallClockMs} + timeoutGraceMs ${cfg.timeoutGraceMs}`;
+      answer = await this.#t.run(op, signal, timeoutMs, why, async (s, deadline) => {
+        const a = await this.#t.exchange("POST", EVALUATE_PATH, body, cfg.maxResponseBytes, s, deadline, headers, seen);
         const wrong = requireJson(op, a);
         if (wrong) throw wrong;
         try {
-          return decodeOutcome(parseJson(a.bytes));
+          return decodeAnswer(parseJson(a.bytes));
         } catch (err) {
           if (!(err instanceof DecodeError)) throw err;
           throw new Failure(describe({ op, status: 200, reason: `malformed outcome: ${err.message}` }), 200);
         }
       });
+      outcome = answer.outcome;
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      if (err instanceof Failure) return infrastructure(err.message);
-      return infrastructure(`${CLIENT}: ${op}: ${errorText(err)}`);
+      outcome = err instanceof Failure ? infrastructure(err.message) : infrastructure(`${CLIENT}: ${op}: ${errorText(err)}`);
+    }
+    if (seen.answered) this.#report(seen.requestId, answer, outcome);
+    return outcome;
+  }
+
+  /** Hands the hook what the outcome cannot carry; nothing it does changes the outcome. */
+  #report(requestId: string, answer: SandboxAnswer | undefined, outcome: SandboxOutcome): void {
+    const hook = this.#t.cfg.onRun;
+    if (hook === undefined) return;
+    const report: { requestId: string; logs?: string; usage?: SandboxUsage; outcome: SandboxOutcome } = { requestId, outcome };
+    if (answer?.logs !== undefined) report.logs = answer.logs;
+    if (answer?.usage !== undefined) report.usage = answer.usage;
+    try {
+      settle(hook(Object.freeze(report)));
+    } catch {
+      // dropped: see onRun
     }
   }
 
-  /** Encodes the request's body, or says why it is refused here. */
-  #prepare(request: SandboxRequest): { body: string; wallClockMs: number } | string {
+  /** The caller's id for the request, when it gave a well-formed one. */
+  #requestId(request: SandboxRequest): string | undefined {
+    const hook = this.#t.cfg.requestId;
+    if (hook === undefined) return undefined;
+    try {
+      const id: unknown = hook(request);
+      if (typeof id === "string") return REQUEST_ID.test(id) ? id : undefined;
+      settle(id); // an async hook's promise is no id
+      return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Encodes the request's body; or says why it is refused here (an
+   * infrastructure outcome); or answers it here, when the service's published
+   * limits decide the answer (docs/spi.md, "Answers no retry can change").
+   */
+  #prepare(request: SandboxRequest): { body: string; wallClockMs: number } | { refused: string } | { answer: SandboxOutcome } {
     const { script, inputJson, limits } = request;
-    if (typeof script !== "string") return `invalid request: script must be a string, got ${show(script)}`;
-    if (typeof inputJson !== "string") return `invalid request: inputJson must be a string, got ${show(inputJson)}`;
-    if (typeof limits !== "object" || limits === null) return `invalid request: limits must be an object, got ${show(limits)}`;
+    if (typeof script !== "string") return { refused: `invalid request: script must be a string, got ${show(script)}` };
+    if (typeof inputJson !== "string") return { refused: `invalid request: inputJson must be a string, got ${show(inputJson)}` };
+    if (typeof limits !== "object" || limits === null) return { refused: `invalid request: limits must be an object, got ${show(limits)}` };
     const { wallClockMs, memoryBytes } = limits;
     // A zero or negative limit is refused here rather than sent: the service
     // must never read it as "use the default". A fractional wall clock is
     // rounded up (never ask for less time than the caller gave).
     const wall = typeof wallClockMs === "number" ? Math.ceil(wallClockMs) : NaN;
     if (!(wallClockMs > 0) || !Number.isSafeInteger(wall) || !(memoryBytes > 0) || !Number.isSafeInteger(memoryBytes)) {
-      return `invalid limits: wallClockMs and memoryBytes must be positive (memoryBytes an integer), got wallClockMs ${show(wallClockMs)} and memoryBytes ${show(memoryBytes)}`;
+      return {
+        refused: `invalid limits: wallClockMs and memoryBytes must be positive (memoryBytes an integer), got wallClockMs ${show(wallClockMs)} and memoryBytes ${show(memoryBytes)}`,
+      };
+    }
+    // The rule, in the order the service checks the same things, so that a
+    // request that breaks two of them gets the answer the service would give.
+    const l = this.limits;
+    if (l.maxScriptBytes !== undefined && script.length > l.maxScriptBytes / 3) {
+      const n = utf8Length(script);
+      if (n > l.maxScriptBytes) {
+        const message = `the script is ${n} bytes, over the service's maxScriptBytes of ${l.maxScriptBytes}`;
+        return { answer: { ok: false, kind: "threw", name: "RangeError", message } };
+      }
+    }
+    if (l.minMemoryBytes !== undefined && memoryBytes < l.minMemoryBytes) return { answer: { ok: false, kind: "limit", limit: "memory" } };
+    if (l.maxInputBytes !== undefined && inputJson.length > l.maxInputBytes / 3 && utf8Length(inputJson) > l.maxInputBytes) {
+      return { answer: { ok: false, kind: "inputTooLarge" } };
     }
     // A lone surrogate in the script is sent as its escape (JSON.stringify
     // writes one so), and the service runs it as that code unit. Inside
     // inputJson it would be a character of JSON text, which UTF-8 cannot
     // carry; escaped inside that text it is fine.
-    if (!isWellFormed(inputJson)) return "the input has a lone surrogate, which a JSON request cannot carry as UTF-8";
-    return { body: JSON.stringify({ script, inputJson, limits: { wallClockMs: wall, memoryBytes } }), wallClockMs: wall };
+    if (!isWellFormed(inputJson)) return { refused: "the input has a lone surrogate, which a JSON request cannot carry as UTF-8" };
+    // create() made sure both maxima are published and positive.
+    const sent = { wallClockMs: Math.min(wall, l.maxWallClockMs!), memoryBytes: Math.min(memoryBytes, l.maxMemoryBytes!) };
+    const body: Record<string, unknown> = { script, inputJson, limits: sent };
+    if (this.#t.cfg.captureLogs) body.captureLogs = true;
+    return { body: JSON.stringify(body), wallClockMs: sent.wallClockMs };
   }
 
   /**

@@ -1,6 +1,7 @@
-// Strict decoding of the service's answers, as the Go client's decode.go does
-// it: an outcome is exactly one of ADR 0144 D2's shapes with no other member,
-// and GET /v1/capabilities is read strictly where a capability is declared.
+// Strict decoding of the service's answers, as the Go decoders (api/) do it:
+// an evaluation's answer is exactly one of ADR 0144 D2's shapes with no other
+// member but the logs and usage the service writes beside it, and GET
+// /v1/capabilities is read strictly where a capability is declared.
 
 import type { SandboxBackendCapabilities, SandboxOutcome } from "./spi.js";
 import { boundText, MAX_MESSAGE_UNITS, quote } from "./text.js";
@@ -191,8 +192,8 @@ class Reader {
     return undefined;
   }
 
-  child(key: string): Reader | undefined {
-    const { present, value } = this.take(key, true);
+  child(key: string, required = true): Reader | undefined {
+    const { present, value } = this.take(key, required);
     if (!present) return undefined;
     if (!isObject(value)) {
       this.fail(key, `must be an object, got ${kindOf(value)}`);
@@ -237,12 +238,118 @@ const KINDS = ["limit", "threw", "inputTooLarge", "infrastructure"] as const;
 const LIMITS = ["cpu", "memory", "wallClock"] as const;
 
 /**
- * Reads one outcome in ADR 0144 D2's closed vocabulary, with no other
- * members, and returns the object as received. A threw message may be empty
- * (the script threw ""); an infrastructure message may not, and is bounded.
+ * What a run used, as the service measured it (docs/spi.md, "Usage";
+ * api/openapi.yaml, Usage). It is never part of the outcome: the outcome is
+ * a pure function of (script, input, limits), the usage is not. Times are
+ * milliseconds with microseconds as the fraction; a step the run did not
+ * reach, or a figure the engine does not measure, is 0.
  */
-export function decodeOutcome(v: unknown): SandboxOutcome {
+export interface SandboxUsage {
+  /** Wall time of each phase, in the order of a run. */
+  readonly phasesMs: {
+    /** The script store's read of a script asked for by reference (0 for a script sent by value). */
+    readonly fetch: number;
+    /** The check of the script's bytes against its reference. */
+    readonly verify: number;
+    /** A fresh instance taken, the script and input copied in, the input parsed. */
+    readonly setup: number;
+    /** The script's global code and the jobs after it. */
+    readonly run: number;
+    /** The result's JSON text made and copied out. */
+    readonly serialise: number;
+  };
+  /** Processor time of the run in its engine. */
+  readonly cpuMs: number;
+  /** Interrupt polls the run took, the unit of the cpu limit. */
+  readonly cpuBudgetUsed: number;
+  /** The run's CPU budget in interrupt polls; 0 for none. */
+  readonly cpuBudget: number;
+  /** The most the guest's heap held at once, counted as the memory limit counts it. */
+  readonly peakMemoryBytes: number;
+  /** The run's memory limit: the memoryBytes the service ran it under. */
+  readonly memoryLimitBytes: number;
+}
+
+/** A 200 answer of POST /v1/sandbox/evaluate: the outcome, and what is beside it. */
+export interface SandboxAnswer {
+  /** Exactly ADR 0144 D2's shape: the answer's other members are not on it. */
+  readonly outcome: SandboxOutcome;
+  /** The run's console output, when it was asked for (captureLogs). */
+  readonly logs?: string;
+  readonly usage?: SandboxUsage;
+}
+
+const PHASES = ["fetch", "verify", "setup", "run", "serialise"] as const;
+
+/**
+ * The most milliseconds the Go decoder takes (a time.Duration's range): a
+ * figure past it is as malformed there as here.
+ */
+const MAX_MILLIS = 9_223_372_036_854;
+
+function millis(r: Reader, key: string): number | undefined {
+  const { present, value } = r.take(key, true);
+  if (!present) return undefined;
+  if (typeof value !== "number" || !(value >= 0) || value > MAX_MILLIS || Object.is(value, -0)) {
+    r.fail(key, `must be a non-negative number of milliseconds, got ${typeof value === "number" ? String(value) : kindOf(value)}`);
+    return undefined;
+  }
+  return value;
+}
+
+/** Reads a usage member strictly: exactly the members api/usage.go writes. */
+function readUsage(o: Reader): SandboxUsage | undefined {
+  const u = o.child("usage", false);
+  if (u === undefined) return undefined;
+  const p = u.child("phasesMs");
+  const phases: Record<string, number | undefined> = {};
+  if (p) {
+    for (const k of PHASES) phases[k] = millis(p, k);
+    u.adopt(p);
+  }
+  const cpuMs = millis(u, "cpuMs");
+  const cpuBudgetUsed = u.count("cpuBudgetUsed", true);
+  const cpuBudget = u.count("cpuBudget", true);
+  const peakMemoryBytes = u.count("peakMemoryBytes", true);
+  const memoryLimitBytes = u.count("memoryLimitBytes", true);
+  o.adopt(u);
+  if (
+    PHASES.some((k) => phases[k] === undefined) ||
+    cpuMs === undefined ||
+    cpuBudgetUsed === undefined ||
+    cpuBudget === undefined ||
+    peakMemoryBytes === undefined ||
+    memoryLimitBytes === undefined
+  ) {
+    return undefined; // the reader holds the problem
+  }
+  const [fetch, verify, setup, run, serialise] = PHASES.map((k) => phases[k]!) as [number, number, number, number, number];
+  return deepFreeze({ phasesMs: { fetch, verify, setup, run, serialise }, cpuMs, cpuBudgetUsed, cpuBudget, peakMemoryBytes, memoryLimitBytes });
+}
+
+/**
+ * Reads a 200 answer of POST /v1/sandbox/evaluate as the Go decoder does
+ * (api.DecodeSandboxAnswer): one outcome in ADR 0144 D2's closed vocabulary,
+ * and beside its members at most a string `logs` and a `usage` of exactly
+ * the schema's members. The outcome returned is a new object without them,
+ * so that what reaches loom's effect is D2's shape and nothing else.
+ */
+export function decodeAnswer(v: unknown): SandboxAnswer {
   const o = Reader.of("", v);
+  readOutcome(o, v);
+  const logs = o.str("logs", false);
+  const usage = readUsage(o);
+  o.done();
+  const outcome: JsonObject = {};
+  for (const k of Object.keys(v as JsonObject)) if (k !== "logs" && k !== "usage") outcome[k] = (v as JsonObject)[k];
+  const a: { outcome: SandboxOutcome; logs?: string; usage?: SandboxUsage } = { outcome: outcome as SandboxOutcome };
+  if (logs !== undefined) a.logs = logs;
+  if (usage !== undefined) a.usage = usage;
+  return a;
+}
+
+/** Takes the outcome's members of o (whose object is v). */
+function readOutcome(o: Reader, v: unknown): void {
   const ok = o.bool("ok", true);
   if (ok === true) {
     o.take("value", true);
@@ -265,8 +372,6 @@ export function decodeOutcome(v: unknown): SandboxOutcome {
       }
     }
   }
-  o.done();
-  return v as SandboxOutcome;
 }
 
 /** The service's limits as GET /v1/capabilities reports them, with members this client does not know. */

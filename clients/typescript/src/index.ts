@@ -18,6 +18,9 @@ export {
   type FetchLikeInit,
   type FetchLikeResponse,
   type IdTokenHook,
+  type RequestIdHook,
+  type RunHook,
+  type RunReport,
 } from "./backend.js";
-export type { ServiceEngine, ServiceLimits } from "./decode.js";
+export type { SandboxUsage, ServiceEngine, ServiceLimits } from "./decode.js";
 export { boundText, MAX_MESSAGE_UNITS } from "./text.js";

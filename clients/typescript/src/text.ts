@@ -42,3 +42,26 @@ export function isWellFormed(s: string): boolean {
 export function quote(s: string, max = 64): string {
   return JSON.stringify(boundText(s, max));
 }
+
+/**
+ * The length of s in UTF-8 bytes, as the service measures text it received:
+ * a lone surrogate counts as the three bytes it takes there (WTF-8), as
+ * U+FFFD would. Counted without encoding a copy, since a script or an input
+ * may be megabytes long.
+ */
+export function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) {
+      n += 1;
+    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2; // a pair: four bytes for two units
+      i++;
+    } else {
+      n += 2;
+    }
+  }
+  return n;
+}

@@ -1,6 +1,7 @@
-// The package against a tiny local HTTP server that answers what the real
-// service never would: garbage, wrong content types, extra or mistyped
-// members, redirects, 5xx, oversized bodies, no answer at all.
+// The package against a tiny local HTTP server (or a fetch function) that
+// answers what the real service never would: garbage, wrong content types,
+// extra or mistyped members, redirects, 5xx, oversized bodies, no answer at
+// all, busy for a while; and what the package sends and reports around it.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -11,6 +12,9 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   responseBoundFor,
   type CloudRunSandboxBackendOptions,
+  type FetchLike,
+  type FetchLikeResponse,
+  type RunReport,
   type SandboxOutcome,
   type SandboxRequest,
 } from "@loom-plugins/sandbox-cloudrun";
@@ -115,6 +119,20 @@ function problem(status: number, title: string, detail: string, extra: Record<st
 
 const REQ: SandboxRequest = { script: "1", inputJson: "null", limits: { wallClockMs: 1000, memoryBytes: 1 << 24 } };
 
+/** A usage member's JSON text, every member zero unless patched with raw JSON text. */
+function usage(patch: Record<string, string | number> = {}): string {
+  const members: Record<string, string | number> = {
+    phasesMs: '{"fetch":0,"verify":0,"setup":0,"run":0,"serialise":0}',
+    cpuMs: 0,
+    cpuBudgetUsed: 0,
+    cpuBudget: 0,
+    peakMemoryBytes: 0,
+    memoryLimitBytes: 0,
+    ...patch,
+  };
+  return `{${Object.entries(members).map(([k, v]) => `"${k}":${v}`).join(",")}}`;
+}
+
 async function backendFor(f: Fake, opts: Partial<CloudRunSandboxBackendOptions> = {}): Promise<CloudRunSandboxBackend> {
   return CloudRunSandboxBackend.create({ url: f.url, ...opts });
 }
@@ -153,7 +171,14 @@ describe("outcome bodies", () => {
     ["an array", '[{"ok":true,"value":1}]', "a JSON object is required"],
     ["a string", '"ok"', "a JSON object is required"],
     ["ok without value", '{"ok":true}', '"value": missing'],
-    ["an extra member", '{"ok":true,"value":1,"logs":""}', '"logs": unknown member'],
+    ["an extra member", '{"ok":true,"value":1,"trace":""}', '"trace": unknown member'],
+    ["null logs", '{"ok":true,"value":1,"logs":null}', '"logs": must be a string, got null'],
+    ["an empty usage", '{"ok":true,"value":1,"usage":{}}', '"usage"."phasesMs": missing'],
+    ["a fractional count in the usage", `{"ok":true,"value":1,"usage":${usage({ cpuBudgetUsed: 1.5 })}}`, '"cpuBudgetUsed": must be a non-negative integer, got 1.5'],
+    ["a negative zero in the usage", `{"ok":true,"value":1,"usage":${usage({ cpuMs: "-0" })}}`, '"cpuMs": must be a non-negative number of milliseconds, got 0'],
+    ["a time as a string in the usage", `{"ok":true,"value":1,"usage":${usage({ cpuMs: '"1"' })}}`, '"cpuMs": must be a non-negative number of milliseconds, got a string'],
+    ["an extra phase in the usage", `{"ok":true,"value":1,"usage":${usage({ phasesMs: '{"fetch":0,"verify":0,"setup":0,"run":0,"serialise":0,"gc":0}' })}}`, '"usage"."phasesMs"."gc": unknown member'],
+    ["a time past the Go decoder's range", `{"ok":true,"value":1,"usage":${usage({ cpuMs: "1e16" })}}`, '"cpuMs": must be a non-negative number of milliseconds'],
     ["ok as a string", '{"ok":"true","value":1}', '"ok": must be a boolean, got a string'],
     ["no ok", '{"kind":"limit","limit":"cpu"}', '"ok": missing'],
     ["an unknown kind", '{"ok":false,"kind":"timeout"}', "must be one of limit, threw, inputTooLarge, infrastructure"],
@@ -338,39 +363,133 @@ describe("answers other than a 200 outcome", () => {
   });
 });
 
+/** A response of the fetch-function fakes, with an X-Request-Id. */
+function response(status: number, body: string, headers: Record<string, string> = {}): FetchLikeResponse {
+  const bytes = new TextEncoder().encode(body);
+  const all: Record<string, string> = {
+    "content-type": status === 200 ? "application/json" : "application/problem+json",
+    "x-request-id": "fake-1",
+    ...headers,
+  };
+  return {
+    status,
+    headers: { get: (name: string) => all[name.toLowerCase()] ?? null },
+    body: (async function* () {
+      yield bytes;
+    })(),
+  };
+}
+
+const BUSY = JSON.stringify({ type: "about:blank#busy", title: "Busy", status: 429, detail: "busy", retryable: true });
+
+/**
+ * A fetch that answers GET /v1/capabilities with the golden document and the
+ * evaluations with answers in turn (the last one from then on), pushing
+ * "fetch" onto log at each evaluation.
+ */
+function fetchAnswering(log: (string | number)[], ...answers: (() => FetchLikeResponse)[]): FetchLike {
+  let n = 0;
+  return async (url) => {
+    if (url.endsWith("/v1/capabilities")) return response(200, JSON.stringify(CAPABILITIES));
+    log.push("fetch");
+    return answers[Math.min(n++, answers.length - 1)]!();
+  };
+}
+
+/**
+ * Runs fn while the delays that the package's busy waits (its sleep) ask
+ * setTimeout for are pushed onto log; with quick, those timers fire at once,
+ * so that a test of many waits takes no time. What is asserted is the waits
+ * asked for, never how long anything took. Other timers of the process (the
+ * request's own timeout, Node's) pass through untouched.
+ */
+async function recordingWaits<T>(log: (string | number)[], fn: () => Promise<T>, quick = false): Promise<T> {
+  const real = globalThis.setTimeout;
+  const patched = (cb: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const stack = new Error().stack ?? "";
+    if (ms !== undefined && /\bsleep\b[^\n]*\/dist\/backend\.js/.test(stack)) {
+      log.push(ms);
+      return real(cb, quick ? 0 : ms, ...args);
+    }
+    return real(cb, ms, ...args);
+  };
+  globalThis.setTimeout = patched as unknown as typeof setTimeout;
+  try {
+    return await fn();
+  } finally {
+    globalThis.setTimeout = real;
+  }
+}
+
 describe("busy (429)", () => {
-  test("retried after Retry-After until it succeeds", async () => {
-    let n = 0;
-    const f = await fake((req, res, body) => {
-      if (n++ < 2) return problem(429, "Busy", "busy", { "retry-after": "0" })(req, res, body);
-      answer(200, '{"ok":true,"value":"third"}')(req, res, body);
+  test("retried after a short wait that doubles, each within the Retry-After", async () => {
+    const log: (string | number)[] = [];
+    const busy = () => response(429, BUSY, { "retry-after": "1" });
+    const b = await CloudRunSandboxBackend.create({
+      url: "http://fake.invalid",
+      fetch: fetchAnswering(log, busy, busy, () => response(200, '{"ok":true,"value":"third"}')),
     });
-    const t0 = Date.now();
-    assert.deepEqual(await evaluate(await backendFor(f)), { ok: true, value: "third" });
-    assert.equal(f.evaluations(), 3);
-    assert.ok(Date.now() - t0 >= 190, "Retry-After: 0 still waits the minimum (100 ms)");
+    assert.deepEqual(await recordingWaits(log, () => evaluate(b)), { ok: true, value: "third" });
+    assert.equal(log.length, 5, `attempts and waits: ${log.join(", ")}`);
+    const [f1, w1, f2, w2, f3] = log;
+    assert.deepEqual([f1, f2, f3], ["fetch", "fetch", "fetch"]);
+    assert.ok(typeof w1 === "number" && w1 >= 10 && w1 <= 25, `the first wait is 10 to 25 ms, got ${w1}`);
+    assert.equal(w2, 2 * w1, "the second wait is twice the first");
   });
 
-  test("an HTTP-date Retry-After", async () => {
-    let n = 0;
-    const f = await fake((req, res, body) => {
-      if (n++ < 1) return problem(429, "Busy", "busy", { "retry-after": new Date(Date.now() + 1500).toUTCString() })(req, res, body);
-      answer(200, '{"ok":true,"value":1}')(req, res, body);
+  // Each case: the 429's Retry-After, and the bound every wait stays within.
+  const bounds: [string, Record<string, string>, number][] = [
+    ["without a Retry-After: at most 1 s", {}, 1000],
+    ["Retry-After: 1", { "retry-after": "1" }, 1000],
+    ["Retry-After: 2", { "retry-after": "2" }, 2000],
+  ];
+  for (const [name, headers, bound] of bounds) {
+    test(`the waits double up to their bound, ${name}`, async () => {
+      const log: (string | number)[] = [];
+      const busy = () => response(429, BUSY, headers);
+      const answers = [...Array(10).fill(busy), () => response(200, '{"ok":true,"value":1}')];
+      const b = await CloudRunSandboxBackend.create({ url: "http://fake.invalid", fetch: fetchAnswering(log, ...answers) });
+      assert.deepEqual(await recordingWaits(log, () => evaluate(b), true), { ok: true, value: 1 });
+      assert.equal(log.filter((x) => x === "fetch").length, 11);
+      const waits = log.filter((x): x is number => typeof x === "number");
+      assert.equal(waits.length, 10);
+      for (let i = 1; i < waits.length; i++) {
+        assert.equal(waits[i], Math.min(2 * waits[i - 1]!, bound), `waits ${waits.join(", ")}`);
+      }
+      assert.equal(waits.at(-1), bound, `the waits reach their bound: ${waits.join(", ")}`);
     });
-    const t0 = Date.now();
-    assert.deepEqual(await evaluate(await backendFor(f)), { ok: true, value: 1 });
-    assert.ok(Date.now() - t0 >= 400, "waited for the date");
+  }
+
+  test("an HTTP-date Retry-After bounds the waits as its delay does", async () => {
+    const log: (string | number)[] = [];
+    const busy = () => response(429, BUSY, { "retry-after": new Date(Date.now() + 3000).toUTCString() });
+    const answers = [...Array(10).fill(busy), () => response(200, '{"ok":true,"value":1}')];
+    const b = await CloudRunSandboxBackend.create({ url: "http://fake.invalid", fetch: fetchAnswering(log, ...answers) });
+    assert.deepEqual(await recordingWaits(log, () => evaluate(b), true), { ok: true, value: 1 });
+    const waits = log.filter((x): x is number => typeof x === "number");
+    assert.ok(waits.every((w) => w <= 3000), `waits ${waits.join(", ")}`);
+    assert.ok(waits.at(-1)! > 1000, `the date, not the 1 s default, bounds the waits: ${waits.join(", ")}`);
   });
 
-  test("a Retry-After past the request's timeout is given up at once", async () => {
+  test("Retry-After: 0 still leaves 10 ms between attempts", async () => {
+    const log: (string | number)[] = [];
+    const busy = () => response(429, BUSY, { "retry-after": "0" });
+    const answers = [...Array(5).fill(busy), () => response(200, '{"ok":true,"value":1}')];
+    const b = await CloudRunSandboxBackend.create({ url: "http://fake.invalid", fetch: fetchAnswering(log, ...answers) });
+    assert.deepEqual(await recordingWaits(log, () => evaluate(b), true), { ok: true, value: 1 });
+    assert.deepEqual(log.filter((x) => typeof x === "number"), [10, 10, 10, 10, 10]);
+  });
+
+  test("busy past the request's deadline: given up before the wait that would pass it", async () => {
     const f = await fake(problem(429, "Busy", "this instance is busy", { "retry-after": "5" }));
-    const t0 = Date.now();
-    assertInfrastructure(
-      await evaluate(await backendFor(f, { timeoutGraceMs: 500 }), { limits: { wallClockMs: 100, memoryBytes: 1 << 24 } }),
-      "HTTP 429: Busy: this instance is busy: busy: Retry-After 5000 ms outlasts the request's deadline",
+    const m = assertInfrastructure(
+      await evaluate(await backendFor(f, { timeoutGraceMs: 300 }), { limits: { wallClockMs: 100, memoryBytes: 1 << 24 } }),
+      "HTTP 429: Busy: this instance is busy: busy after ",
+      "would pass the request's deadline",
     );
-    assert.ok(Date.now() - t0 < 400);
-    assert.equal(f.evaluations(), 1);
+    const attempts = Number(/busy after (\d+) attempts/.exec(m)?.[1]);
+    assert.ok(attempts > 1, `retried before giving up: ${m}`);
+    assert.equal(f.evaluations(), attempts);
   });
 
   test("retryBusy: false reports the 429 at once", async () => {
@@ -475,6 +594,220 @@ describe("the request", () => {
       assertInfrastructure(await b.evaluate(req as SandboxRequest), "sandbox service client: ", fragment);
     }
     assert.equal(f.evaluations(), 0);
+  });
+});
+
+describe("answers no retry can change (docs/spi.md), against the published limits", () => {
+  // The golden capabilities document: maxWallClockMs 30000, minMemoryBytes
+  // 262144, maxMemoryBytes 268435456, maxInputBytes and maxScriptBytes 1048576.
+  const L = CAPABILITIES.limits as Record<string, number>;
+
+  test("limits above the maxima are sent as the maxima", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const b = await backendFor(f);
+    await evaluate(b, { limits: { wallClockMs: 999_999, memoryBytes: 2 ** 40 } });
+    await evaluate(b, { limits: { wallClockMs: 30_000, memoryBytes: L.maxMemoryBytes! } });
+    await evaluate(b, { limits: { wallClockMs: 29_999.5, memoryBytes: L.minMemoryBytes! } });
+    assert.deepEqual(
+      f.bodies.slice(1).map((body) => JSON.parse(body).limits),
+      [
+        { wallClockMs: 30_000, memoryBytes: L.maxMemoryBytes },
+        { wallClockMs: 30_000, memoryBytes: L.maxMemoryBytes },
+        { wallClockMs: 30_000, memoryBytes: L.minMemoryBytes },
+      ],
+    );
+  });
+
+  test("answered here, typed, and nothing sent", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const reports: RunReport[] = [];
+    const b = await backendFor(f, { onRun: (r) => reports.push(r) });
+    const max = L.maxScriptBytes!;
+    const cases: [string, Partial<SandboxRequest>, SandboxOutcome][] = [
+      ["memoryBytes below minMemoryBytes", { limits: { wallClockMs: 1000, memoryBytes: L.minMemoryBytes! - 1 } }, { ok: false, kind: "limit", limit: "memory" }],
+      ["inputJson over maxInputBytes", { inputJson: JSON.stringify("x".repeat(L.maxInputBytes!)) }, { ok: false, kind: "inputTooLarge" }],
+      [
+        "inputJson over maxInputBytes in UTF-8 bytes, not in UTF-16 units",
+        { inputJson: JSON.stringify("é".repeat(L.maxInputBytes! / 2)) },
+        { ok: false, kind: "inputTooLarge" },
+      ],
+      [
+        "a script over maxScriptBytes",
+        { script: "1;" + " ".repeat(max - 1) },
+        { ok: false, kind: "threw", name: "RangeError", message: `the script is ${max + 1} bytes, over the service's maxScriptBytes of ${max}` },
+      ],
+      [
+        "a script over maxScriptBytes in UTF-8 bytes, a lone surrogate as three",
+        { script: "'\uD800'" + "😀".repeat(max / 4) },
+        { ok: false, kind: "threw", name: "RangeError", message: `the script is ${max + 5} bytes, over the service's maxScriptBytes of ${max}` },
+      ],
+      [
+        "a script over maxScriptBytes before the other two, as the service checks them",
+        { script: " ".repeat(max + 1), inputJson: JSON.stringify("x".repeat(max)), limits: { wallClockMs: 1000, memoryBytes: 1 } },
+        { ok: false, kind: "threw", name: "RangeError", message: `the script is ${max + 1} bytes, over the service's maxScriptBytes of ${max}` },
+      ],
+      [
+        "memoryBytes below minMemoryBytes before the input's size",
+        { inputJson: JSON.stringify("x".repeat(L.maxInputBytes!)), limits: { wallClockMs: 1000, memoryBytes: 1 } },
+        { ok: false, kind: "limit", limit: "memory" },
+      ],
+    ];
+    for (const [name, req, want] of cases) {
+      assert.deepEqual(await evaluate(b, req), want, name);
+    }
+    assert.equal(f.evaluations(), 0, "nothing was sent");
+    assert.equal(reports.length, 0, "onRun reports answers of the service only");
+  });
+
+  test("sizes at the maxima are sent", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const b = await backendFor(f);
+    const inputJson = JSON.stringify("é".repeat(L.maxInputBytes! / 2 - 1)); // two quotes and 2-byte characters: exactly maxInputBytes
+    assert.equal(Buffer.byteLength(inputJson), L.maxInputBytes);
+    const script = "1;" + "😀".repeat((L.maxScriptBytes! - 4) / 4) + "  ";
+    assert.equal(Buffer.byteLength(script), L.maxScriptBytes);
+    assert.deepEqual(await evaluate(b, { script, inputJson }), { ok: true, value: 1 });
+    assert.equal(f.evaluations(), 1);
+  });
+});
+
+describe("onRun, captureLogs and requestId", () => {
+  const ANSWER = `{"ok":false,"kind":"threw","name":"Error","message":"x","logs":"hi\\n","usage":${usage({ peakMemoryBytes: 7 })}}`;
+
+  test("captureLogs is asked for when onRun is given, unless captureLogs says otherwise", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const sent = async (opts: Partial<CloudRunSandboxBackendOptions>) => {
+      await evaluate(await backendFor(f, opts));
+      return JSON.parse(f.bodies.at(-1)!).captureLogs;
+    };
+    assert.equal(await sent({}), undefined);
+    assert.equal(await sent({ onRun: () => {} }), true);
+    assert.equal(await sent({ onRun: () => {}, captureLogs: false }), undefined);
+    assert.equal(await sent({ captureLogs: true }), true);
+  });
+
+  test("onRun gets the logs, the usage, the request id and the outcome, once, before evaluate resolves", async () => {
+    const f = await fake(answer(200, ANSWER, "application/json", { "x-request-id": "svc-42" }));
+    const order: string[] = [];
+    const reports: RunReport[] = [];
+    const b = await backendFor(f, {
+      onRun: (r) => {
+        order.push("onRun");
+        reports.push(r);
+      },
+    });
+    const out = await evaluate(b);
+    order.push("resolved");
+    assert.deepEqual(order, ["onRun", "resolved"]);
+    assert.deepEqual(out, { ok: false, kind: "threw", name: "Error", message: "x" });
+    assert.equal(reports.length, 1);
+    const r = reports[0]!;
+    assert.equal(r.outcome, out);
+    assert.equal(r.requestId, "svc-42");
+    assert.equal(r.logs, "hi\n");
+    assert.equal(r.usage?.peakMemoryBytes, 7);
+    assert.deepEqual(r.usage?.phasesMs, { fetch: 0, verify: 0, setup: 0, run: 0, serialise: 0 });
+  });
+
+  test("a problem answer is reported too, with the service's request id and no usage", async () => {
+    const f = await fake(problem(400, "Invalid limits", "d", { "x-request-id": "svc-7" }));
+    const reports: RunReport[] = [];
+    const out = await evaluate(await backendFor(f, { onRun: (r) => reports.push(r) }));
+    assertInfrastructure(out, "HTTP 400");
+    assert.deepEqual(reports, [{ requestId: "svc-7", outcome: out }]);
+  });
+
+  test("not reported: no answer from the service, or the caller's abort", async () => {
+    const reports: RunReport[] = [];
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const b = await backendFor(f, { onRun: (r) => reports.push(r) });
+    await f.close();
+    assertInfrastructure(await evaluate(b), "ECONNREFUSED");
+    const slow = await fake(() => {});
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error("gone")), 50);
+    await assert.rejects(evaluate(await backendFor(slow, { onRun: (r) => reports.push(r) }), { signal: ac.signal }));
+    assert.deepEqual(reports, []);
+  });
+
+  test("a hook that throws, or rejects, changes nothing", async () => {
+    const f = await fake(answer(200, ANSWER));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const throwing = await backendFor(f, {
+        onRun: () => {
+          throw new Error("hook bug");
+        },
+      });
+      assert.deepEqual(await evaluate(throwing), { ok: false, kind: "threw", name: "Error", message: "x" });
+      const rejecting = await backendFor(f, { onRun: async () => Promise.reject(new Error("async hook bug")) });
+      assert.deepEqual(await evaluate(rejecting), { ok: false, kind: "threw", name: "Error", message: "x" });
+      const asyncId = await backendFor(f, { requestId: (async () => Promise.reject(new Error("async id bug"))) as never });
+      assert.deepEqual(await evaluate(asyncId), { ok: false, kind: "threw", name: "Error", message: "x" });
+      assert.equal(f.headers.at(-1)!["x-request-id"], undefined, "a promise is no id");
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  test("the report cannot be changed by the hook", async () => {
+    const f = await fake(answer(200, ANSWER));
+    const b = await backendFor(f, {
+      onRun: (r) => {
+        assert.throws(() => ((r as { requestId: string }).requestId = "x"), TypeError);
+        assert.throws(() => ((r.usage as { cpuMs: number }).cpuMs = 1), TypeError);
+      },
+    });
+    await evaluate(b);
+  });
+
+  test("requestId: a well-formed id is sent as X-Request-Id and reported when the answer has none", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const reports: RunReport[] = [];
+    const seen: SandboxRequest[] = [];
+    let id: unknown = "loom-run.1_~a";
+    const b = await backendFor(f, {
+      onRun: (r) => reports.push(r),
+      requestId: (req) => {
+        seen.push(req);
+        if (id instanceof Error) throw id;
+        return id as string;
+      },
+    });
+    await evaluate(b);
+    assert.equal(f.headers.at(-1)!["x-request-id"], "loom-run.1_~a");
+    assert.equal(reports.at(-1)!.requestId, "loom-run.1_~a");
+    assert.equal(seen[0]!.script, REQ.script, "the hook gets the caller's request");
+    for (const bad of ["", "a b", "x".repeat(129), "é", "a\r\nX-Evil: 1", 5, new Error("hook bug")]) {
+      id = bad;
+      assert.deepEqual(await evaluate(b), { ok: true, value: 1 });
+      assert.equal(f.headers.at(-1)!["x-request-id"], undefined, `sent ${String(bad)}`);
+      assert.equal(reports.at(-1)!.requestId, "");
+    }
+  });
+
+  test("the service's request id wins over the one sent; a malformed one is not reported", async () => {
+    let header = "svc-1";
+    const f = await fake(answer(200, '{"ok":true,"value":1}', "application/json", {}));
+    const reports: RunReport[] = [];
+    const b = await backendFor(f, {
+      onRun: (r) => reports.push(r),
+      requestId: () => "mine",
+      fetch: async (u, init) => {
+        const r = await fetch(u, init);
+        const get = (name: string) => (name.toLowerCase() === "x-request-id" ? header : r.headers.get(name));
+        return { status: r.status, headers: { get }, body: r.body };
+      },
+    });
+    await evaluate(b);
+    assert.equal(reports.at(-1)!.requestId, "svc-1");
+    header = "not well formed";
+    await evaluate(b);
+    assert.equal(reports.at(-1)!.requestId, "mine");
   });
 });
 
@@ -611,6 +944,41 @@ describe("create()", () => {
     });
   }
 
+  const unservable: [string, unknown, string][] = [
+    ["no maxWallClockMs", doc((d) => delete d.limits.maxWallClockMs), "maxWallClockMs is not published"],
+    ["no maxMemoryBytes", doc((d) => delete d.limits.maxMemoryBytes), "maxMemoryBytes is not published"],
+    ["a maxWallClockMs of 0", doc((d) => (d.limits.maxWallClockMs = 0)), "maxWallClockMs is 0"],
+    ["a maxMemoryBytes of 0", doc((d) => (d.limits.maxMemoryBytes = 0)), "maxMemoryBytes is 0"],
+    ["a maxInputBytes of 0", doc((d) => (d.limits.maxInputBytes = 0)), "maxInputBytes is 0"],
+    ["a maxScriptBytes of 0", doc((d) => (d.limits.maxScriptBytes = 0)), "maxScriptBytes is 0"],
+    ["minMemoryBytes above maxMemoryBytes", doc((d) => (d.limits.minMemoryBytes = d.limits.maxMemoryBytes! + 1)), "minMemoryBytes 268435457 is above maxMemoryBytes 268435456"],
+  ];
+  for (const [name, body, fragment] of unservable) {
+    test(`refuses limits that leave no request servable: ${name}`, async () => {
+      const f = await fake(() => {}, body);
+      await assert.rejects(backendFor(f), (e) => {
+        assert.ok(e instanceof CloudRunSandboxError, String(e));
+        assert.equal(e.code, "invalid-capabilities");
+        assert.ok(e.message.includes(`its limits leave no request servable: ${fragment}`), `${e.message} lacks ${fragment}`);
+        return true;
+      });
+    });
+  }
+
+  test("takes limits without minMemoryBytes, maxInputBytes or maxScriptBytes, and sends what it is given", async () => {
+    const f = await fake(
+      answer(200, '{"ok":true,"value":1}'),
+      doc((d) => {
+        delete d.limits.minMemoryBytes;
+        delete d.limits.maxInputBytes;
+        delete d.limits.maxScriptBytes;
+      }),
+    );
+    const b = await backendFor(f);
+    await evaluate(b, { script: " ".repeat(2 << 20), inputJson: JSON.stringify("x".repeat(2 << 20)), limits: { wallClockMs: 1000, memoryBytes: 1 } });
+    assert.equal(f.evaluations(), 1);
+  });
+
   test("refuses a document of another content type", async () => {
     const f = await fake(() => {}, CAPABILITIES, "text/html");
     await assert.rejects(backendFor(f), (e) => e instanceof CloudRunSandboxError && e.code === "invalid-capabilities" && /Content-Type/.test(e.message));
@@ -645,6 +1013,9 @@ describe("create()", () => {
       [{ url: f.url, idToken: "token" as never }, "idToken must be a function"],
       [{ url: f.url, audience: "" }, "audience must be a non-empty string"],
       [{ url: f.url, retryBusy: "yes" as never }, "retryBusy must be a boolean"],
+      [{ url: f.url, onRun: "log" as never }, "onRun must be a function"],
+      [{ url: f.url, captureLogs: 1 as never }, "captureLogs must be a boolean"],
+      [{ url: f.url, requestId: "id" as never }, "requestId must be a function"],
     ];
     for (const [opts, fragment] of bad) {
       await assert.rejects(CloudRunSandboxBackend.create(opts as CloudRunSandboxBackendOptions), (e) => {

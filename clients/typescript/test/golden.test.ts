@@ -1,12 +1,13 @@
 // The package against the golden documents of api/testdata, which the Go
 // tests read too, so that the Go and TypeScript readers of the wire format
 // cannot drift apart: every outcome the service writes comes back as that
-// outcome, every malformed one as infrastructure saying so, and the
+// outcome, every answer as its outcome alone with its logs and usage handed
+// to onRun, every malformed one as infrastructure saying so, and the
 // capabilities document is accepted as the service writes it.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { CloudRunSandboxBackend, type FetchLike, type FetchLikeResponse } from "@loom-plugins/sandbox-cloudrun";
+import { CloudRunSandboxBackend, type FetchLike, type FetchLikeResponse, type RunReport } from "@loom-plugins/sandbox-cloudrun";
 import { assertInfrastructure, assertOutcome } from "./vocabulary.js";
 
 const testdata = new URL("../../../api/testdata/", import.meta.url);
@@ -22,21 +23,28 @@ function golden(dir: string): [string, string][] {
 
 const capabilities = readFileSync(new URL("capabilities/service.json", testdata), "utf8");
 
+const REQUEST_ID = "golden-1";
+
 function answer(body: string, status = 200, contentType = "application/json"): FetchLikeResponse {
   const bytes = new TextEncoder().encode(body);
+  const headers: Record<string, string> = { "content-type": contentType, "content-length": String(bytes.length), "x-request-id": REQUEST_ID };
   return {
     status,
-    headers: { get: (name: string) => ({ "content-type": contentType, "content-length": String(bytes.length) })[name.toLowerCase()] ?? null },
+    headers: { get: (name: string) => headers[name.toLowerCase()] ?? null },
     body: (async function* () {
       yield bytes;
     })(),
   };
 }
 
-/** A backend whose service answers GET /v1/capabilities with the golden document and every evaluation with outcome. */
-async function backendAnswering(outcome: string): Promise<CloudRunSandboxBackend> {
+/**
+ * A backend whose service answers GET /v1/capabilities with the golden
+ * document and every evaluation with outcome; onRun, when given, gets the
+ * reports.
+ */
+async function backendAnswering(outcome: string, onRun?: (r: RunReport) => void): Promise<CloudRunSandboxBackend> {
   const fetch: FetchLike = async (url) => answer(url.endsWith("/v1/capabilities") ? capabilities : outcome);
-  return CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch });
+  return CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch, ...(onRun ? { onRun } : {}) });
 }
 
 const request = { script: "1", inputJson: "null", limits: { wallClockMs: 1000, memoryBytes: 1 << 24 } };
@@ -61,6 +69,33 @@ describe("api/testdata", () => {
   for (const [name, doc] of golden("outcome/invalid")) {
     test(`outcome invalid/${name} is infrastructure`, async () => {
       assertInfrastructure(await (await backendAnswering(doc)).evaluate(request), "malformed outcome");
+    });
+  }
+
+  for (const [name, doc] of golden("answer")) {
+    test(`answer ${name}: the outcome alone comes back, its logs and usage reach onRun`, async () => {
+      const reports: RunReport[] = [];
+      const o = await (await backendAnswering(doc, (r) => reports.push(r))).evaluate(request);
+      assertOutcome(o); // D2's shape: no logs, no usage
+      const { logs, usage, ...outcome } = JSON.parse(doc) as Record<string, unknown>;
+      assert.deepEqual(o, outcome);
+      assert.equal(reports.length, 1);
+      const r = reports[0]!;
+      assert.equal(r.outcome, o, "the report carries the very outcome evaluate returns");
+      assert.equal(r.requestId, REQUEST_ID);
+      assert.equal(r.logs, logs);
+      assert.deepEqual(r.usage, usage);
+      assert.deepEqual(Object.keys(r).sort(), ["requestId", "outcome", ...(logs === undefined ? [] : ["logs"]), ...(usage === undefined ? [] : ["usage"])].sort());
+      assert.ok(Object.isFrozen(r) && (r.usage === undefined || (Object.isFrozen(r.usage) && Object.isFrozen(r.usage.phasesMs))));
+    });
+  }
+
+  for (const [name, doc] of golden("answer/invalid")) {
+    test(`answer invalid/${name} is infrastructure, and onRun gets neither logs nor usage`, async () => {
+      const reports: RunReport[] = [];
+      const o = await (await backendAnswering(doc, (r) => reports.push(r))).evaluate(request);
+      assertInfrastructure(o, "malformed outcome");
+      assert.deepEqual(reports, [{ requestId: REQUEST_ID, outcome: o }]);
     });
   }
 

@@ -1,11 +1,15 @@
 // The package against the real Go service, built from this repository and
-// started on a free port: every outcome kind through the class, aborts before
-// and during a run, the busy answer, and an unreachable URL.
+// started on a free port: every outcome kind through the class, the answers
+// no retry can change, the run report, aborts before and during a run, the
+// busy answer, and an unreachable URL.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
   CloudRunSandboxBackend,
   CloudRunSandboxError,
+  type CloudRunSandboxBackendOptions,
+  type FetchLike,
+  type RunReport,
   type SandboxOutcome,
   type SandboxRequest,
 } from "@loom-plugins/sandbox-cloudrun";
@@ -19,12 +23,26 @@ const LIMITS = { wallClockMs: 5000, memoryBytes: 32 * MiB };
 let build: Build;
 let svc: Service;
 let cpuSvc: Service;
+let smallSvc: Service;
 let backend: CloudRunSandboxBackend;
 let noRetry: CloudRunSandboxBackend;
 let cpuBackend: CloudRunSandboxBackend;
 const backends: CloudRunSandboxBackend[] = [];
 
-async function open(url: string, opts: { retryBusy?: boolean; timeoutGraceMs?: number } = {}): Promise<CloudRunSandboxBackend> {
+/** The small service's limits (SMALL_ENV). */
+const SMALL = { maxWallClockMs: 1000, maxMemoryBytes: 16 * MiB, maxInputBytes: 4096, maxScriptBytes: 4096 };
+const SMALL_ENV = {
+  CPU_BUDGET: "100000000",
+  MAX_WALL_CLOCK: "1s",
+  DEFAULT_WALL_CLOCK: "1s",
+  MAX_MEMORY_BYTES: String(SMALL.maxMemoryBytes),
+  DEFAULT_MEMORY_BYTES: String(SMALL.maxMemoryBytes),
+  MAX_INPUT_BYTES: String(SMALL.maxInputBytes),
+  MAX_SCRIPT_BYTES: String(SMALL.maxScriptBytes),
+  POOL_SIZE: "1",
+};
+
+async function open(url: string, opts: Partial<CloudRunSandboxBackendOptions> = {}): Promise<CloudRunSandboxBackend> {
   const b = await CloudRunSandboxBackend.create({ url, ...opts });
   backends.push(b);
   return b;
@@ -39,16 +57,34 @@ async function run(b: CloudRunSandboxBackend, req: Partial<SandboxRequest> & { s
 
 /** The service's own answer to the same request, checked against the closed vocabulary. */
 async function raw(url: string, req: { script: string; inputJson?: string; limits?: SandboxRequest["limits"] }): Promise<unknown> {
-  const res = await fetch(`${url}/v1/sandbox/evaluate`, {
+  const res = await post(url, req);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "application/json");
+  // the outcome's members: the usage beside them is not part of it
+  const { usage, ...body } = (await res.json()) as Record<string, unknown>;
+  assert.equal(typeof usage, "object");
+  assertOutcome(body);
+  return body;
+}
+
+function post(url: string, req: { script: string; inputJson?: string; limits?: SandboxRequest["limits"] }): Promise<Response> {
+  return fetch(`${url}/v1/sandbox/evaluate`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ inputJson: "null", limits: LIMITS, ...req }),
   });
-  assert.equal(res.status, 200);
-  assert.equal(res.headers.get("content-type"), "application/json");
-  const body: unknown = await res.json();
-  assertOutcome(body);
-  return body;
+}
+
+/** A fetch that counts the evaluations it sends. */
+function counting(): { fetch: FetchLike; evaluations: () => number } {
+  let n = 0;
+  return {
+    fetch: (u, init) => {
+      if (u.endsWith("/v1/sandbox/evaluate")) n++;
+      return globalThis.fetch(u, init) as unknown as ReturnType<FetchLike>;
+    },
+    evaluations: () => n,
+  };
 }
 
 /** Both ways, and they agree: the class returns the service's outcome as received. */
@@ -74,9 +110,10 @@ describe("against the real service", () => {
     build = await buildService();
     // The main service's CPU budget is far away, so long runs end by their
     // wall clock (or an abort); the second one's is tiny, for the cpu limit.
-    [svc, cpuSvc] = await Promise.all([
+    [svc, cpuSvc, smallSvc] = await Promise.all([
       startService(build.bin, { CPU_BUDGET: "100000000" }),
       startService(build.bin, { CPU_BUDGET: "50" }),
+      startService(build.bin, SMALL_ENV),
     ]);
     backend = await open(svc.url);
     noRetry = await open(svc.url, { retryBusy: false });
@@ -85,7 +122,7 @@ describe("against the real service", () => {
 
   after(async () => {
     for (const b of backends) await b.close();
-    await Promise.all([svc?.stop(), cpuSvc?.stop()]);
+    await Promise.all([svc?.stop(), cpuSvc?.stop(), smallSvc?.stop()]);
     await build?.cleanup();
   });
 
@@ -187,26 +224,80 @@ describe("against the real service", () => {
     assert.deepEqual(out, { ok: false, kind: "inputTooLarge" });
   });
 
-  test("infrastructure: limits over the service's maxima carry the service's detail", async () => {
-    assertInfrastructure(
-      await run(backend, { script: "1", limits: { wallClockMs: 999_999, memoryBytes: 16 * MiB } }),
-      "HTTP 400",
-      "Invalid limits",
-      "maxWallClockMs of 30000",
-    );
-    assertInfrastructure(
-      await run(backend, { script: "1", limits: { wallClockMs: 1000, memoryBytes: 2 ** 40 } }),
-      "HTTP 400",
-      "maxMemoryBytes",
-    );
-  });
+  describe("answers no retry can change (docs/spi.md), against a service with small limits", () => {
+    test("the limits create() read are the service's", async () => {
+      const b = await open(smallSvc.url);
+      assert.deepEqual(
+        { maxWallClockMs: b.limits.maxWallClockMs, maxMemoryBytes: b.limits.maxMemoryBytes, maxInputBytes: b.limits.maxInputBytes, maxScriptBytes: b.limits.maxScriptBytes },
+        SMALL,
+      );
+    });
 
-  test("infrastructure: an input over maxInputBytes (413)", async () => {
-    assertInfrastructure(
-      await run(backend, { script: "1", inputJson: JSON.stringify("x".repeat(1_100_000)) }),
-      "HTTP 413",
-      "maxInputBytes",
-    );
+    test("wallClockMs above maxWallClockMs is sent as it, and the run meets that wall clock", async () => {
+      const b = await open(smallSvc.url);
+      const limits = { wallClockMs: 60_000, memoryBytes: 8 * MiB };
+      assert.deepEqual(await run(b, { script: "'ran'", limits }), { ok: true, value: "ran" });
+      assert.deepEqual(await run(b, { script: "while (true) {}", limits }), { ok: false, kind: "limit", limit: "wallClock" });
+      // what the service answers a caller that did not read the limits
+      const res = await post(smallSvc.url, { script: "'ran'", limits });
+      assert.equal(res.status, 400);
+      assert.match(await res.text(), /invalid-limits[^]*maxWallClockMs of 1000/);
+    });
+
+    test("memoryBytes above maxMemoryBytes is sent as it, and the run meets that memory limit", async () => {
+      const reports: RunReport[] = [];
+      const b = await open(smallSvc.url, { onRun: (r) => reports.push(r) });
+      const limits = { wallClockMs: 1000, memoryBytes: 1 << 30 };
+      assert.deepEqual(await run(b, { script: "'ran'", limits }), { ok: true, value: "ran" });
+      assert.equal(reports.at(-1)?.usage?.memoryLimitBytes, SMALL.maxMemoryBytes, "the run's memory limit was the maximum");
+      const bomb = "const a = []; while (true) a.push(new Array(1000).fill(1));";
+      assert.deepEqual(await run(b, { script: bomb, limits }), { ok: false, kind: "limit", limit: "memory" });
+    });
+
+    test("memoryBytes below minMemoryBytes is limit memory, not sent", async () => {
+      const c = counting();
+      const b = await open(smallSvc.url, { fetch: c.fetch });
+      const min = b.limits.minMemoryBytes!;
+      assert.ok(min > 1);
+      assert.deepEqual(await run(b, { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min - 1 } }), { ok: false, kind: "limit", limit: "memory" });
+      assert.equal(c.evaluations(), 0);
+      assert.deepEqual(await run(b, { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min } }), { ok: true, value: "ran" });
+      const res = await post(smallSvc.url, { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min - 1 } });
+      assert.equal(res.status, 400, "the service refuses it as a problem");
+      await res.arrayBuffer();
+    });
+
+    test("inputJson over maxInputBytes is inputTooLarge, not sent: what the service answers", async () => {
+      const c = counting();
+      const b = await open(smallSvc.url, { fetch: c.fetch });
+      const inputJson = JSON.stringify("é".repeat(SMALL.maxInputBytes / 2)); // under the bound in UTF-16 units, over it in bytes
+      const limits = { wallClockMs: 1000, memoryBytes: 8 * MiB };
+      assert.deepEqual(await run(b, { script: "input.length", inputJson, limits }), { ok: false, kind: "inputTooLarge" });
+      assert.equal(c.evaluations(), 0);
+      assert.deepEqual(await raw(smallSvc.url, { script: "input.length", inputJson, limits }), { ok: false, kind: "inputTooLarge" });
+      const fits = JSON.stringify("é".repeat(SMALL.maxInputBytes / 2 - 1));
+      assert.deepEqual(await run(b, { script: "input.length", inputJson: fits, limits }), { ok: true, value: SMALL.maxInputBytes / 2 - 1 });
+    });
+
+    test("a script over maxScriptBytes is threw RangeError naming both sizes, not sent", async () => {
+      const c = counting();
+      const b = await open(smallSvc.url, { fetch: c.fetch });
+      const limits = { wallClockMs: 1000, memoryBytes: 8 * MiB };
+      const script = `'${"x".repeat(SMALL.maxScriptBytes - 1)}'`;
+      assert.deepEqual(await run(b, { script, limits }), {
+        ok: false,
+        kind: "threw",
+        name: "RangeError",
+        message: `the script is ${SMALL.maxScriptBytes + 1} bytes, over the service's maxScriptBytes of ${SMALL.maxScriptBytes}`,
+      });
+      assert.equal(c.evaluations(), 0);
+      const res = await post(smallSvc.url, { script, limits });
+      assert.equal(res.status, 413, "the service refuses it as a problem");
+      await res.arrayBuffer();
+      const atMax = `'${"x".repeat(SMALL.maxScriptBytes - 9)}'.length`;
+      assert.deepEqual(await run(b, { script: atMax, limits }), { ok: true, value: SMALL.maxScriptBytes - 9 });
+      assert.equal(c.evaluations(), 1);
+    });
   });
 
   test("infrastructure: zero and negative limits are refused here, never sent as 'the default'", async () => {
@@ -251,33 +342,66 @@ describe("against the real service", () => {
     }
   });
 
-  test("busy: 429 becomes infrastructure, and Retry-After is honoured within the signal's life", async () => {
+  test("busy: 429 is retried with a short back-off within the signal's life, else infrastructure", async () => {
     const long = run(backend, { script: "while (true) {}", limits: { wallClockMs: 3000, memoryBytes: 16 * MiB } });
     await untilBusy();
-    const t0 = Date.now();
 
     // Retry disabled: at once, saying busy.
     assertInfrastructure(await run(noRetry, { script: "1" }), "HTTP 429", "Busy");
 
-    // Retry-After (1 s) outlasts the request's own timeout: given up at once.
+    // Busy past the request's own timeout: retried, then given up before
+    // the wait that would pass the deadline.
     const short = await open(svc.url, { timeoutGraceMs: 200 });
     const t1 = Date.now();
-    assertInfrastructure(await run(short, { script: "1", limits: { wallClockMs: 100, memoryBytes: 16 * MiB } }), "HTTP 429", "outlasts the request's deadline");
-    assert.ok(Date.now() - t1 < 1000, "did not wait for a Retry-After it could not use");
+    assertInfrastructure(await run(short, { script: "1", limits: { wallClockMs: 100, memoryBytes: 16 * MiB } }), "HTTP 429", /busy after \d+ attempts: the next, in \d+ ms, would pass the request's deadline/);
+    assert.ok(Date.now() - t1 < 1000, "gave up within the request's timeout");
 
-    // The caller aborts while the client waits out Retry-After: the abort wins.
+    // The caller aborts while the client retries: the abort wins.
     const reason = new Error("stop waiting");
     const ac = new AbortController();
     const waiting = backend.evaluate({ script: "1", inputJson: "null", limits: LIMITS, signal: ac.signal });
     setTimeout(() => ac.abort(reason), 200);
     await assert.rejects(waiting, (e) => e === reason);
 
-    // With a signal that allows it, the client waits and gets the outcome.
-    const patient = await run(backend, { script: "'after the wait'" });
-    assert.deepEqual(patient, { ok: true, value: "after the wait" });
-    assert.ok(Date.now() - t0 >= 1000, "waited at least one Retry-After");
+    // With a signal that allows it, the client retries until the service is
+    // free and gets the outcome.
+    const c = counting();
+    const patient = await open(svc.url, { fetch: c.fetch });
+    assert.deepEqual(await run(patient, { script: "'after the wait'" }), { ok: true, value: "after the wait" });
+    assert.ok(c.evaluations() > 1, "retried");
 
     assert.deepEqual(await long, { ok: false, kind: "limit", limit: "wallClock" });
+  });
+
+  test("onRun: the script's console, what the run used and the request id reach the caller; the outcome stays D2's", async () => {
+    const reports: RunReport[] = [];
+    const b = await open(svc.url, { onRun: (r) => reports.push(r), requestId: () => "loom-run-1" });
+    const out = await run(b, { script: "console.log('hello', input.n); console.error('oops'); input.n * 2", inputJson: '{"n":21}' });
+    assert.deepEqual(out, { ok: true, value: 42 });
+    assert.equal(reports.length, 1);
+    const r = reports[0]!;
+    assert.equal(r.outcome, out);
+    assert.equal(r.requestId, "loom-run-1", "the service took loom's id");
+    assert.equal(r.logs, "hello 21\n[error] oops\n");
+    const u = r.usage!;
+    assert.deepEqual(Object.keys(u.phasesMs), ["fetch", "verify", "setup", "run", "serialise"]);
+    assert.equal(u.memoryLimitBytes, LIMITS.memoryBytes);
+    assert.ok(u.peakMemoryBytes > 0 && u.peakMemoryBytes <= u.memoryLimitBytes);
+    assert.ok(u.cpuBudgetUsed > 0 && u.cpuBudgetUsed <= u.cpuBudget);
+
+    // without a requestId hook, the service's own id; a limit has its usage too
+    const plain = await open(svc.url, { onRun: (r) => reports.push(r) });
+    assert.deepEqual(await run(plain, { script: "while (true) {}", limits: { wallClockMs: 200, memoryBytes: 16 * MiB } }), { ok: false, kind: "limit", limit: "wallClock" });
+    assert.match(reports[1]!.requestId, /^[A-Za-z0-9._~-]{1,128}$/);
+    assert.notEqual(reports[1]!.requestId, "loom-run-1");
+    assert.equal(reports[1]!.logs, "");
+    assert.ok(reports[1]!.usage!.phasesMs.run > 0 && reports[1]!.usage!.cpuMs > 0);
+
+    // captureLogs: false leaves the console out
+    const quiet = await open(svc.url, { onRun: (r) => reports.push(r), captureLogs: false });
+    await run(quiet, { script: "console.log('x'); 1" });
+    assert.equal(reports[2]!.logs, undefined);
+    assert.ok(reports[2]!.usage);
   });
 
   test("warm() answers once the service is ready", async () => {

@@ -7,10 +7,12 @@ import {
   CloudRunSandboxBackend,
   type CloudRunSandboxBackendOptions,
   type FetchLike,
+  type RunReport,
   type SandboxBackend,
   type SandboxBackendCapabilities,
   type SandboxOutcome,
   type SandboxRequest,
+  type SandboxUsage,
 } from "@loom-plugins/sandbox-cloudrun";
 
 namespace loom {
@@ -47,6 +49,10 @@ const assertType = <T extends true>(): T => true as T;
 
 // The package's SPI types are exactly the ADR's.
 assertType<Equal<SandboxOutcome, loom.SandboxOutcome>>();
+// evaluate resolves with D2's outcome and nothing more: logs and usage are the RunReport's.
+assertType<Equal<Awaited<ReturnType<CloudRunSandboxBackend["evaluate"]>>, loom.SandboxOutcome>>();
+assertType<Equal<RunReport["outcome"], loom.SandboxOutcome>>();
+assertType<Equal<RunReport["usage"], SandboxUsage | undefined>>();
 assertType<Equal<SandboxRequest, loom.SandboxRequest>>();
 assertType<Equal<SandboxBackendCapabilities, loom.SandboxBackendCapabilities>>();
 
@@ -89,7 +95,14 @@ const full: CloudRunSandboxBackendOptions = {
   retryBusy: true,
   maxResponseBytes: 1 << 20,
   signal: AbortSignal.timeout(1000),
+  onRun: ({ requestId, logs, usage, outcome }: RunReport) => {
+    console.log(requestId, logs ?? "", usage?.phasesMs.run, usage?.peakMemoryBytes, outcome.ok);
+  },
+  captureLogs: true,
+  requestId: (request: SandboxRequest) => (request.script.length > 0 ? "loom-run-1" : undefined),
 };
+// An async hook is a hook: what it returns is not awaited.
+const asyncHook: CloudRunSandboxBackendOptions = { url: "https://sandbox.example", onRun: async (_r: RunReport) => {} };
 
 // The capabilities are read-only.
 // @ts-expect-error capabilities is a frozen snapshot
@@ -109,4 +122,9 @@ const notLoom: loom.SandboxBackend = wrong;
 // @ts-expect-error no other members
 const extra: SandboxOutcome = { ok: false, kind: "inputTooLarge", message: "m" };
 
-export { asLoom, asOurs, extra, factory, full, globalFetch, minimal, narrow, notLoom };
+// The report is read-only.
+declare const report: RunReport;
+// @ts-expect-error the report is frozen
+report.requestId = "x";
+
+export { asLoom, asOurs, asyncHook, extra, factory, full, globalFetch, minimal, narrow, notLoom };
