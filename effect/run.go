@@ -201,6 +201,7 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	if !ev.ScriptRef.IsZero() && !e.ScriptStore() {
 		return res, notRun(NoScriptStore, ev.ScriptRef, newUntyped(ErrNoScriptStore, ev.ScriptRef.String(), nil, false))
 	}
+	res.Usage.MemoryLimitBytes = ev.Limits.MemoryBytes
 	// 2. Bound the input before anything is fetched.
 	input := ev.Input
 	if len(input) == 0 {
