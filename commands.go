@@ -165,6 +165,9 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	mem := fs.Int64("memory", 64<<20, "memory limit in bytes")
 	shape := fs.String("shape", "", "expected output shape hash (sha256:…)")
 	logs := fs.Bool("logs", false, "print the script's console output to standard error")
+	replayable := fs.Bool("deterministic", false, "a replayable run: Math.random seeded, every clock frozen (docs/spi.md, \"Replayable runs\"); -seed or -now imply it")
+	seed := fs.String("seed", "", "the seed of a replayable run (default: derived from the script and the input)")
+	now := fs.String("now", "", "the instant every clock of a replayable run reads, RFC 3339 (default "+spi.DefaultReplayNow+")")
 	positional, err := fs.parse(args, stdout, stderr)
 	if err != nil {
 		return err
@@ -195,6 +198,17 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	ev := effect.Evaluation{Input: jsontext.Text(in), Limits: spi.Limits{WallClock: *wall, MemoryBytes: *mem},
 		ExpectedOutputShapeHash: *shape, CaptureLogs: *logs}
+	if *replayable || *seed != "" || *now != "" {
+		ev.Replay = &spi.Replay{Seed: *seed}
+		if *now != "" {
+			if ev.Replay.Now, err = time.Parse(time.RFC3339Nano, *now); err != nil {
+				return fs.usageError(stderr, "eval: -now must be an RFC 3339 instant such as %s, got %q", spi.DefaultReplayNow, *now)
+			}
+		}
+		if err := ev.Replay.Check(); err != nil {
+			return fs.usageError(stderr, "eval: -%v", err)
+		}
+	}
 
 	cfg, err := service.LoadConfig(os.LookupEnv)
 	if err != nil {

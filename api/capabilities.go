@@ -20,6 +20,9 @@ type Info struct {
 	Idempotent bool
 	// ScriptStore: POST /v1/evaluations and scriptRef are served.
 	ScriptStore bool
+	// Determinism: a request's determinism member makes its run
+	// replayable (docs/spi.md, "Replayable runs").
+	Determinism bool
 	Limits      Limits
 	Engine      Engine
 	// Isolation, when not nil, is the "isolation" member.
@@ -112,6 +115,8 @@ func AppendInfo(dst []byte, in Info) []byte {
 	boolean("idempotent", in.Idempotent)
 	dst = append(dst, ',')
 	boolean("scriptStore", in.ScriptStore)
+	dst = append(dst, ',')
+	boolean("determinism", in.Determinism)
 	dst = append(dst, `,"limits":{`...)
 	for i, m := range []struct {
 		name string
@@ -180,6 +185,7 @@ func DecodeInfo(body []byte) (Info, error) {
 	}
 	info.Idempotent, _ = obj.Bool("idempotent", false)
 	info.ScriptStore, _ = obj.Bool("scriptStore", false)
+	info.Determinism, _ = obj.Bool("determinism", false)
 	if l, ok := obj.Child("limits", true); ok {
 		lim := &info.Limits
 		ms := func(key string) time.Duration {

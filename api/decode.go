@@ -78,6 +78,9 @@ func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 		ev.ExpectedOutputShapeHash = h
 	}
 	ev.CaptureLogs = string(b.top["captureLogs"]) == "true"
+	if ev.Replay, refused = b.replay(); refused != nil {
+		return effect.Evaluation{}, refused
+	}
 	return ev, nil
 }
 
@@ -128,21 +131,52 @@ func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
 		return effect.Evaluation{}, refused
 	}
 	ev.CaptureLogs = string(b.top["captureLogs"]) == "true"
+	if ev.Replay, refused = b.replay(); refused != nil {
+		return effect.Evaluation{}, refused
+	}
 	return ev, nil
+}
+
+// replay reads the determinism member: nil when the body has none, else
+// the replayable run it asks for, or why not.
+func (b bodyMembers) replay() (*spi.Replay, *Problem) {
+	if _, on := b.top["determinism"]; !on {
+		return nil, nil
+	}
+	r := &spi.Replay{}
+	if raw, ok := b.determinism["seed"]; ok {
+		r.Seed = jsontext.Unquote(raw)
+		if r.Seed == "" {
+			return nil, refuse(ProblemInvalidRequest, `determinism.seed must not be empty: leave it out for the seed derived from the script and the input`).WithField("determinism.seed")
+		}
+	}
+	if raw, ok := b.determinism["now"]; ok {
+		s := jsontext.Unquote(raw)
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, refuse(ProblemInvalidRequest, fmt.Sprintf("determinism.now must be an RFC 3339 instant such as %q, got %s", spi.DefaultReplayNow, jsontext.QuoteShort(s))).WithField("determinism.now")
+		}
+		r.Now = t
+	}
+	var re *spi.ReplayError
+	if err := r.Check(); errors.As(err, &re) {
+		return nil, refuse(ProblemInvalidRequest, "determinism."+re.Error()).WithField("determinism." + re.Field)
+	}
+	return r, nil
 }
 
 // bodyMembers is a body read in its one pass: the text of each member of the
 // top-level object and of its "limits" object. A member that is null is
 // absent.
 type bodyMembers struct {
-	top, limits map[string][]byte
+	top, limits, determinism map[string][]byte
 }
 
 // readRequest reads body once: its syntax, UTF-8, duplicate keys, unknown
 // fields, that it is an object, and the JSON type of each member, reported
 // in that order.
 func readRequest(body []byte, top []Member) (bodyMembers, *Problem) {
-	b := bodyMembers{top: map[string][]byte{}, limits: map[string][]byte{}}
+	b := bodyMembers{top: map[string][]byte{}, limits: map[string][]byte{}, determinism: map[string][]byte{}}
 	var typeErr *Problem // the first member of the wrong type
 	fieldsAt := func(path jsontext.Path) (parent string, fields []Member) {
 		switch {
@@ -150,6 +184,8 @@ func readRequest(body []byte, top []Member) (bodyMembers, *Problem) {
 			return "", top
 		case len(path) == 2 && path[0].Index < 0 && path[0].Key == "limits" && path[1].Index < 0:
 			return "limits", LimitsMembers()
+		case len(path) == 2 && path[0].Index < 0 && path[0].Key == "determinism" && path[1].Index < 0:
+			return "determinism", DeterminismMembers()
 		}
 		return "", nil
 	}
@@ -185,6 +221,13 @@ func readRequest(body []byte, top []Member) (bodyMembers, *Problem) {
 			f, _ := lookupMember(fields, key)
 			if parent == "limits" {
 				b.limits[key] = raw
+				return nil
+			}
+			if parent == "determinism" {
+				b.determinism[key] = raw
+				if typeErr == nil {
+					typeErr = wrongType(body, f, at, raw)
+				}
 				return nil
 			}
 			b.top[key] = raw

@@ -30,13 +30,20 @@ type Member struct {
 // EvaluationMembers are the members of a POST /v1/evaluations body, in the
 // order AppendEvaluationRequest writes them.
 func EvaluationMembers() []Member {
-	return []Member{{"scriptRef", StringType}, {"input", AnyType}, {"limits", ObjectType}, {"expectedOutputShapeHash", StringType}, {"captureLogs", BooleanType}}
+	return []Member{{"scriptRef", StringType}, {"input", AnyType}, {"limits", ObjectType}, {"expectedOutputShapeHash", StringType}, {"captureLogs", BooleanType}, {"determinism", ObjectType}}
 }
 
 // SandboxMembers are the members of a POST /v1/sandbox/evaluate body, in
 // the order AppendSandboxRequest writes them.
 func SandboxMembers() []Member {
-	return []Member{{"script", StringType}, {"scriptRef", StringType}, {"inputJson", StringType}, {"limits", ObjectType}, {"captureLogs", BooleanType}}
+	return []Member{{"script", StringType}, {"scriptRef", StringType}, {"inputJson", StringType}, {"limits", ObjectType}, {"captureLogs", BooleanType}, {"determinism", ObjectType}}
+}
+
+// DeterminismMembers are the members of the determinism object of both
+// bodies, which asks for a replayable run (docs/spi.md, "Replayable
+// runs"): both optional, the object itself turning the mode on.
+func DeterminismMembers() []Member {
+	return []Member{{"seed", StringType}, {"now", StringType}}
 }
 
 // LimitsMembers are the members of the limits object of both bodies; each
@@ -68,6 +75,9 @@ type Request struct {
 	ExpectedOutputShapeHash string
 	// CaptureLogs, when true, asks for the run's console output.
 	CaptureLogs bool
+	// Replay, when set, asks for a replayable run: its seed and instant
+	// when set, the service's defaults otherwise.
+	Replay *spi.Replay
 }
 
 // requestWriter writes the members of one object.
@@ -106,6 +116,22 @@ func (w *requestWriter) limits(l spi.Limits) {
 	w.b = append(w.b, '}')
 }
 
+// replay writes the determinism member of a replayable run.
+func (w *requestWriter) replay(r *spi.Replay) {
+	if r == nil {
+		return
+	}
+	w.name("determinism")
+	w.b = append(w.b, '{')
+	if r.Seed != "" {
+		w.str("seed", r.Seed)
+	}
+	if !r.Now.IsZero() {
+		w.str("now", r.Now.UTC().Format(time.RFC3339Nano))
+	}
+	w.b = append(w.b, '}')
+}
+
 // AppendEvaluationRequest writes r after dst; it fails only when r.Input is
 // not JSON text.
 func AppendEvaluationRequest(dst []byte, r Request) ([]byte, error) {
@@ -129,6 +155,7 @@ func AppendEvaluationRequest(dst []byte, r Request) ([]byte, error) {
 		w.name("captureLogs")
 		w.b = append(w.b, "true"...)
 	}
+	w.replay(r.Replay)
 	return append(w.b, '}'), nil
 }
 
@@ -151,5 +178,6 @@ func AppendSandboxRequest(dst []byte, r Request) []byte {
 		w.name("captureLogs")
 		w.b = append(w.b, "true"...)
 	}
+	w.replay(r.Replay)
 	return append(w.b, '}')
 }

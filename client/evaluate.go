@@ -88,7 +88,7 @@ func (c *Client) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error
 	if !jsontext.ValidWTF8(script) {
 		return infrastructure("the script is not valid UTF-8, which a JSON request cannot carry"), nil
 	}
-	return c.run(ctx, api.Request{Script: &script, Input: []byte(req.InputJSON), Limits: req.Limits, CaptureLogs: req.CaptureLogs})
+	return c.run(ctx, api.Request{Script: &script, Input: []byte(req.InputJSON), Limits: req.Limits, CaptureLogs: req.CaptureLogs, Replay: req.Replay})
 }
 
 // Evaluate is Run without the console output, and implements spi.Backend.
@@ -107,6 +107,8 @@ type RefRequest struct {
 	Limits spi.Limits
 	// CaptureLogs asks for the run's console output (Report.Logs).
 	CaptureLogs bool
+	// Replay, when set, asks for a replayable run, as in Run.
+	Replay *spi.Replay
 }
 
 // RunRef is Run for a script the service reads from its own store by
@@ -120,7 +122,7 @@ func (c *Client) RunRef(ctx context.Context, req RefRequest) (spi.Report, error)
 	if req.ScriptRef == "" {
 		return infrastructure("empty script reference"), nil
 	}
-	return c.run(ctx, api.Request{ScriptRef: req.ScriptRef, Input: []byte(req.InputJSON), Limits: req.Limits, CaptureLogs: req.CaptureLogs})
+	return c.run(ctx, api.Request{ScriptRef: req.ScriptRef, Input: []byte(req.InputJSON), Limits: req.Limits, CaptureLogs: req.CaptureLogs, Replay: req.Replay})
 }
 
 // EvaluateRef is RunRef without the console output.
@@ -135,6 +137,9 @@ func (c *Client) run(ctx context.Context, body api.Request) (spi.Report, error) 
 	}
 	if !utf8.Valid(body.Input) {
 		return infrastructure("the input is not valid UTF-8, which a JSON request cannot carry"), nil
+	}
+	if err := c.checkReplay(body.Replay); err != nil {
+		return spi.Report{}, err
 	}
 	if o, settled := c.settled(body); settled {
 		return spi.Report{Outcome: o}, nil
@@ -193,4 +198,24 @@ func (c *Client) settled(body api.Request) (spi.Outcome, bool) {
 
 func infrastructure(reason string) spi.Report {
 	return spi.Report{Outcome: spi.Infrastructure(spi.BoundText("sandbox service client: "+reason, maxMessageUnits))}
+}
+
+// ErrNotReplayable is the error of a replayable run asked of a service whose
+// capabilities do not offer them.
+var ErrNotReplayable = errors.New("client: the service does not make runs replayable (its capabilities say determinism: false)")
+
+// checkReplay refuses a replay the service cannot honour, or one no service
+// takes, before anything is sent: a run the caller means to replay must not
+// run otherwise.
+func (c *Client) checkReplay(r *spi.Replay) error {
+	if r == nil {
+		return nil
+	}
+	if !c.info.Determinism {
+		return ErrNotReplayable
+	}
+	if err := r.Check(); err != nil {
+		return fmt.Errorf("client: determinism: %w", err)
+	}
+	return nil
 }

@@ -30,6 +30,9 @@ type EvaluationRequest struct {
 	ExpectedOutputShapeHash string
 	// CaptureLogs asks for the run's bounded console output.
 	CaptureLogs bool
+	// Replay, when set, asks for a replayable run (docs/spi.md,
+	// "Replayable runs").
+	Replay *spi.Replay
 }
 
 // EvaluationResponse is the service's answer when the effect decided: either
@@ -67,6 +70,10 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 		Input:                   req.Input,
 		ExpectedOutputShapeHash: req.ExpectedOutputShapeHash,
 		CaptureLogs:             req.CaptureLogs,
+		Replay:                  req.Replay,
+	}
+	if err := c.checkReplay(req.Replay); err != nil {
+		return EvaluationResponse{}, err
 	}
 	switch {
 	case req.ScriptRef == "":

@@ -200,6 +200,13 @@ func (e *Effect) Idempotent() bool {
 // for NoStore.
 func (e *Effect) ScriptStore() bool { return e.scripts != NoStore }
 
+// Replayable reports whether the effect can make a run replayable
+// (Evaluation.Replay): whether its backend reports its runs whole.
+func (e *Effect) Replayable() bool {
+	_, ok := e.caller.backend.(spi.Reporter)
+	return ok
+}
+
 // Warm asks the backend to do its cold-start work ahead of traffic, when it
 // can. It is advisory: a backend without Warm returns nil.
 func (e *Effect) Warm(ctx context.Context) error {

@@ -33,6 +33,9 @@ type Evaluation struct {
 	// CaptureLogs asks for the run's console output (Result.Logs), from a
 	// backend that is an spi.Reporter.
 	CaptureLogs bool
+	// Replay, when set, asks for a replayable run (docs/spi.md, "Replayable
+	// runs"), of a backend that is an spi.Reporter.
+	Replay *spi.Replay
 	// Answer is what Run answers with.
 	Answer Answer
 }
@@ -70,6 +73,11 @@ func (ev Evaluation) problems() []string {
 	}
 	if ev.Limits.MemoryBytes <= 0 {
 		problems = append(problems, fmt.Sprintf("limits.memoryBytes must be > 0, got %d", ev.Limits.MemoryBytes))
+	}
+	if ev.Replay != nil {
+		if err := ev.Replay.Check(); err != nil {
+			problems = append(problems, "determinism: "+err.Error())
+		}
 	}
 	if h := ev.ExpectedOutputShapeHash; h != "" {
 		if err := CheckShapeHash(h); err != nil {
@@ -198,6 +206,10 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	if problems := ev.problems(); len(problems) > 0 {
 		return res, newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
 	}
+	if _, reports := e.caller.backend.(spi.Reporter); ev.Replay != nil && !reports {
+		// the SPI's request has no seed and no clock to pass on
+		return res, newUntyped(ErrInvalidInput, "a replayable run needs a backend that reports its runs whole (spi.Reporter); this one takes the SPI's request alone", nil, false)
+	}
 	if !ev.ScriptRef.IsZero() && !e.ScriptStore() {
 		return res, notRun(NoScriptStore, ev.ScriptRef, newUntyped(ErrNoScriptStore, ev.ScriptRef.String(), nil, false))
 	}
@@ -229,7 +241,7 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	}
 	// 4, 5. Call the backend, racing the caller and the deadline, and
 	// validate the outcome.
-	req := spi.RunRequest{Request: spi.Request{Script: script, InputJSON: string(input), Limits: ev.Limits}, CaptureLogs: ev.CaptureLogs}
+	req := spi.RunRequest{Request: spi.Request{Script: script, InputJSON: string(input), Limits: ev.Limits}, CaptureLogs: ev.CaptureLogs, Replay: ev.Replay}
 	rep, err := e.caller.call(ctx, req, timing, ev.label(), r)
 	res.Logs = rep.Logs
 	res.Usage = withEffectSteps(rep.Usage, res.Usage)

@@ -235,6 +235,7 @@ func (s *server) capabilitiesJSON() []byte {
 		Capabilities: s.cfg.Effect.Capabilities(),
 		Idempotent:   s.cfg.Effect.Idempotent(),
 		ScriptStore:  s.cfg.Effect.ScriptStore(),
+		Determinism:  s.cfg.Effect.Replayable(),
 		Limits:       s.lim,
 		Engine:       s.cfg.Engine,
 	}

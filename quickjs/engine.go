@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
@@ -491,6 +492,11 @@ type execResult struct {
 // runIn runs the request in the instance under the watchdog.
 func (e *Engine) runIn(ctx context.Context, in *instance, req spi.RunRequest, start time.Time) (spi.Report, error) {
 	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
+	seed := mathrand.Uint64()
+	if r := req.Replay; r != nil {
+		d := r.Determinism(req.Script, req.InputJSON)
+		seed, st.frozen, st.now = d.Seed, true, d.Now.UnixNano()
+	}
 	timing := e.Timing(req.Limits.WallClock)
 	var kill *killTimer
 	if e.cfg.procKill {
@@ -513,7 +519,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.RunRequest, st
 	done := make(chan execResult, 1)
 	go func() {
 		cpu := startCPUClock()
-		raw, err := in.exec(callCtx, req.Script, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, req.CaptureLogs)
+		raw, err := in.exec(callCtx, req.Script, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, req.CaptureLogs, seed)
 		r := execResult{raw: raw, err: err, end: time.Now(), cpu: cpu.elapsed()}
 		if kill != nil {
 			kill.release() // only once the guest has really returned

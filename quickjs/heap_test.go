@@ -66,7 +66,7 @@ func TestMemoryLimitBoundsTheHeap(t *testing.T) {
 			}
 			t.Run(b.name+" at "+mib(limit), func(t *testing.T) {
 				in := e.testInstance(t)
-				raw, err := in.exec(ctx, b.script, "null", limit, 0, false)
+				raw, err := in.exec(ctx, b.script, "null", limit, 0, false, 1)
 				if err != nil || raw.status != statusLimitMemory {
 					t.Fatalf("status %d, err %v: want the memory limit", raw.status, err)
 				}
@@ -79,7 +79,7 @@ func TestMemoryLimitBoundsTheHeap(t *testing.T) {
 			continue
 		}
 		t.Run("what fits at "+mib(limit), func(t *testing.T) {
-			raw, err := e.testInstance(t).exec(ctx, fill, "null", limit, 0, false)
+			raw, err := e.testInstance(t).exec(ctx, fill, "null", limit, 0, false, 1)
 			if err != nil || raw.status != statusOK {
 				t.Fatalf("status %d, err %v", raw.status, err)
 			}
@@ -110,11 +110,11 @@ func TestExamplesRunAtOneMiB(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no input for %s: %v", name, err)
 			}
-			small, err := e.testInstance(t).exec(ctx, string(script), string(input), 1<<20, 0, false)
+			small, err := e.testInstance(t).exec(ctx, string(script), string(input), 1<<20, 0, false, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			large, err := e.testInstance(t).exec(ctx, string(script), string(input), 64<<20, 0, false)
+			large, err := e.testInstance(t).exec(ctx, string(script), string(input), 64<<20, 0, false, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestFreeRuntimeLeavesNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := e.testInstance(t)
-			raw, err := in.exec(ctx, tc.script, "null", 16<<20, tc.cpu, false)
+			raw, err := in.exec(ctx, tc.script, "null", 16<<20, tc.cpu, false, 1)
 			if err != nil || raw.status != tc.status {
 				t.Fatalf("status %d (%.100s), err %v: want status %d", raw.status, raw.result, err, tc.status)
 			}

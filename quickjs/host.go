@@ -40,6 +40,10 @@ type runState struct {
 	// marks are when the run's phases began (markRun, markSerialise);
 	// written and read only by the goroutine that runs the guest
 	marks [3]time.Time
+	// frozen: a replayable run, whose every clock reads now (nanoseconds
+	// since 1970) and does not move
+	frozen bool
+	now    int64
 }
 
 type runStateKey struct{}
@@ -108,20 +112,22 @@ func instantiateHost(ctx context.Context, r wazero.Runtime, pollFn api.GoModuleF
 var monotonicBase = time.Now()
 
 // clockTimeGet serves Date.now (realtime) and the monotonic clock to a
-// run. Outside a run (sb_init, the set-up an image is taken of) both clocks
+// run: the host's, or a replayable run's frozen instant for both. Outside a run (sb_init, the set-up an image is taken of) both clocks
 // read 0: QuickJS seeds Math.random from the time as it creates a context,
 // and a set-up that read no clock leaves no time in the image, on the stack
 // or in the heap, so that every set-up makes the same bytes. sb_run reseeds
 // Math.random from the host for each run.
 func clockTimeGet(ctx context.Context, mod api.Module, stack []uint64) {
 	id, out := uint32(stack[0]), uint32(stack[2])
-	_, inRun := ctx.Value(runStateKey{}).(*runState)
+	st, inRun := ctx.Value(runStateKey{}).(*runState)
 	var ns uint64
 	switch {
 	case id != 0 && id != 1:
 		stack[0] = errnoInval
 		return
 	case !inRun:
+	case st.frozen:
+		ns = uint64(st.now)
 	case id == 0: // realtime
 		ns = uint64(time.Now().UnixNano())
 	default: // monotonic

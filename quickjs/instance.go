@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	mathrand "math/rand/v2"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -280,9 +279,9 @@ type rawResult struct {
 	compileError bool
 }
 
-// exec runs the script on the input inside the instance, with a Math.random
-// seed of its own.
-func (in *instance) exec(ctx context.Context, script, input string, memLimit int64, cpuBudget uint64, wantLogs bool) (rawResult, error) {
+// exec runs the script on the input inside the instance, Math.random
+// seeded with seed.
+func (in *instance) exec(ctx context.Context, script, input string, memLimit int64, cpuBudget uint64, wantLogs bool, seed uint64) (rawResult, error) {
 	sp, err := in.put(ctx, script)
 	if err != nil {
 		return rawResult{}, fmt.Errorf("copy script in: %w", err)
@@ -291,7 +290,7 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 	if err != nil {
 		return rawResult{}, fmt.Errorf("copy input in: %w", err)
 	}
-	res, err := in.run.Call(ctx, uint64(sp), uint64(len(script)), uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget, mathrand.Uint64())
+	res, err := in.run.Call(ctx, uint64(sp), uint64(len(script)), uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget, seed)
 	if err != nil {
 		// A trap after an allocation was refused is the memory limit at
 		// work, reached through one of QuickJS's faulty allocation-failure

@@ -140,7 +140,7 @@ func TestImageMatchesFreshSetUp(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := &runState{deadline: time.Now().Add(10 * time.Second)}
-			got[i], err = in.exec(context.WithValue(ctx, runStateKey{}, st), script, `{"a":[1,2]}`, 64<<20, DefaultCPUBudget, true)
+			got[i], err = in.exec(context.WithValue(ctx, runStateKey{}, st), script, `{"a":[1,2]}`, 64<<20, DefaultCPUBudget, true, 1)
 			in.close()
 			if err != nil {
 				t.Fatal(err)

@@ -51,6 +51,11 @@ type RunRequest struct {
 	Request
 	// CaptureLogs asks for the run's console output (Report.Logs).
 	CaptureLogs bool
+	// Replay, when set, makes the run replayable: Math.random draws from
+	// its seed, and every clock reads its instant (docs/spi.md,
+	// "Replayable runs"). The engine resolves it for the script and the
+	// input (Replay.Determinism), so that every backend resolves it alike.
+	Replay *Replay
 }
 
 // Report is a run as a Reporter answers it.

@@ -166,6 +166,8 @@ type runFrame struct {
 	input  string
 	limits spi.Limits
 	logs   bool
+	// replay, when set, makes the run replayable
+	replay *spi.Replay
 }
 
 // appendRun appends the payload of a run frame.
@@ -174,6 +176,14 @@ func appendRun(b []byte, id uint64, req spi.RunRequest) []byte {
 	b = binary.AppendUvarint(b, uint64(req.Limits.WallClock))
 	b = binary.AppendUvarint(b, uint64(req.Limits.MemoryBytes))
 	b = appendBool(b, req.CaptureLogs)
+	b = appendBool(b, req.Replay != nil)
+	if r := req.Replay; r != nil {
+		b = appendString(b, r.Seed)
+		b = appendBool(b, !r.Now.IsZero()) // else the default instant
+		if !r.Now.IsZero() {
+			b = binary.AppendVarint(b, r.Now.UnixNano())
+		}
+	}
 	b = appendString(b, req.Script)
 	b = appendString(b, req.InputJSON)
 	return b
@@ -185,6 +195,14 @@ func (f *runFrame) parse(b []byte) error {
 	f.limits.WallClock = time.Duration(d.uvarint())
 	f.limits.MemoryBytes = int64(d.uvarint())
 	f.logs = d.bool()
+	f.replay = nil
+	if d.bool() {
+		r := &spi.Replay{Seed: string(d.bytes())}
+		if d.bool() {
+			r.Now = time.Unix(0, d.varint()).UTC()
+		}
+		f.replay = r
+	}
 	f.script = string(d.bytes()) // copies: the frame's buffer is reused
 	f.input = string(d.bytes())
 	return d.end("run")
@@ -288,6 +306,19 @@ func (d *decoder) fail(what string) {
 	if d.err == nil {
 		d.err = fmt.Errorf("worker: truncated or malformed frame at %s", what)
 	}
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("a number")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
 }
 
 func (d *decoder) uvarint() uint64 {

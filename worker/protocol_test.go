@@ -40,8 +40,16 @@ func TestFramesRoundTrip(t *testing.T) {
 	if err := f.parse(appendRun(nil, 3, spi.RunRequest{Request: req, CaptureLogs: true})); err != nil {
 		t.Fatal(err)
 	}
-	if f.id != 3 || f.script != script || f.input != req.InputJSON || f.limits != req.Limits || !f.logs {
+	if f.id != 3 || f.script != script || f.input != req.InputJSON || f.limits != req.Limits || !f.logs || f.replay != nil {
 		t.Fatalf("run frame came back as %+v", f)
+	}
+	for _, r := range []spi.Replay{{}, {Seed: "step-7"}, {Seed: "x", Now: time.Date(2262, 4, 11, 0, 0, 0, 5, time.UTC)}, {Now: time.Unix(0, 0).UTC()}} {
+		if err := f.parse(appendRun(nil, 4, spi.RunRequest{Request: req, Replay: &r})); err != nil {
+			t.Fatal(err)
+		}
+		if f.id != 4 || f.logs || f.replay == nil || f.replay.Seed != r.Seed || !f.replay.Now.Equal(r.Now) {
+			t.Fatalf("a replayable run frame came back as %+v (%+v), want %+v", f, f.replay, r)
+		}
 	}
 }
 

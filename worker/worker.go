@@ -272,7 +272,7 @@ func (rn *runner) loop(ctx context.Context) error {
 		rn.current, rn.cancel = f.id, cancel
 		rn.mu.Unlock()
 
-		r, err := rn.engine.Run(runCtx, spi.RunRequest{Request: spi.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, CaptureLogs: f.logs})
+		r, err := rn.engine.Run(runCtx, spi.RunRequest{Request: spi.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, CaptureLogs: f.logs, Replay: f.replay})
 
 		rn.mu.Lock()
 		rn.current, rn.cancel = 0, nil

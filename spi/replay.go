@@ -1,0 +1,100 @@
+package spi
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Replay asks for a replayable run (docs/spi.md, "Replayable runs"): one
+// whose outcome is a pure function of its script, input, limits and these
+// two values, so that a flow replayed from a durable log gets the same
+// answer. The zero value asks for the defaults: a seed derived from the
+// script and the exact input bytes, and the instant DefaultReplayNow.
+type Replay struct {
+	// Seed seeds Math.random; "" derives it from the script and the input,
+	// so that the same script on the same input draws the same numbers.
+	Seed string
+	// Now is the instant every clock the guest can read reads, frozen for
+	// the run; zero is DefaultReplayNow.
+	Now time.Time
+}
+
+// DefaultReplayNow is the instant a replayable run's clocks read when the
+// request names none (RFC 3339).
+const DefaultReplayNow = "2000-01-01T00:00:00Z"
+
+// MaxReplaySeedBytes bounds a replay's seed: a name, not data.
+const MaxReplaySeedBytes = 128
+
+// The instants a replayable run's clocks can read: the guest's clock counts
+// nanoseconds since 1970 in 64 bits, and the host's time in a signed 64.
+var (
+	minReplayNow = time.Unix(0, 0).UTC()
+	maxReplayNow = time.Unix(0, 1<<63-1).UTC().Truncate(time.Second)
+)
+
+// ReplayError says which member of a Replay is wrong, and why.
+type ReplayError struct {
+	Field  string // "seed" or "now"
+	Reason string
+}
+
+func (e *ReplayError) Error() string { return e.Field + " " + e.Reason }
+
+// Check says what is wrong with r, as a *ReplayError, or nil: a seed of at
+// most MaxReplaySeedBytes of text with no control character, and an
+// instant from 1970 to the last second a 64-bit nanosecond clock holds.
+func (r Replay) Check() error {
+	bad := func(field, format string, args ...any) error {
+		return &ReplayError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	if len(r.Seed) > MaxReplaySeedBytes {
+		return bad("seed", "is %d bytes, over the %d a seed may have", len(r.Seed), MaxReplaySeedBytes)
+	}
+	if !utf8.ValidString(r.Seed) {
+		return bad("seed", "is not valid UTF-8")
+	}
+	for _, c := range r.Seed {
+		if c < 0x20 || c == 0x7f {
+			return bad("seed", "has the control character %U", c)
+		}
+	}
+	if !r.Now.IsZero() && (r.Now.Before(minReplayNow) || r.Now.After(maxReplayNow)) {
+		return bad("now", "%s is outside %s to %s, the instants a run's clock can read",
+			r.Now.UTC().Format(time.RFC3339Nano), minReplayNow.Format(time.RFC3339), maxReplayNow.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Determinism is a replayable run as an engine runs it: the seed of
+// Math.random and the frozen instant, resolved from a Replay for one script
+// and one input.
+type Determinism struct {
+	Seed uint64
+	Now  time.Time
+}
+
+// Determinism resolves r for a run of script on input: the seed named, or
+// one derived from the script's and the input's bytes; the instant named,
+// or DefaultReplayNow. A seed is hashed, so that any name spreads over the
+// generator's whole state.
+func (r Replay) Determinism(script, input string) Determinism {
+	h := sha256.New()
+	if r.Seed != "" {
+		h.Write([]byte("seed\x00"))
+		h.Write([]byte(r.Seed))
+	} else {
+		sum := sha256.Sum256([]byte(script))
+		h.Write([]byte("script and input\x00"))
+		h.Write(sum[:])
+		h.Write([]byte(input))
+	}
+	d := Determinism{Seed: binary.LittleEndian.Uint64(h.Sum(nil)), Now: r.Now}
+	if d.Now.IsZero() {
+		d.Now, _ = time.Parse(time.RFC3339, DefaultReplayNow)
+	}
+	return d
+}
