@@ -50,6 +50,15 @@ func checkLimits(t *testing.T, l spi.Limits) {
 	}
 }
 
+// checkReplay is the fuzz property for an accepted determinism member: a
+// replay every engine can honour.
+func checkReplay(t *testing.T, r *spi.Replay) {
+	t.Helper()
+	if r != nil && r.Check() != nil {
+		t.Fatalf("accepted a replay no engine can honour: %+v: %v", *r, r.Check())
+	}
+}
+
 func FuzzDecodeEvaluation(f *testing.F) {
 	for _, s := range []string{
 		`{"scriptRef":"` + seedRef + `"}`,
@@ -60,6 +69,8 @@ func FuzzDecodeEvaluation(f *testing.F) {
 		`{"scriptRef":"` + seedRef + `","limits":{"wallClockMs":-0}}`,
 		`{"scriptRef":"` + seedRef + `","limits":null,"input":null,"captureLogs":null}`,
 		`{"\u0073criptRef":"` + seedRef + `"}`,
+		`{"scriptRef":"` + seedRef + `","determinism":{"seed":"s","now":"2026-12-02T07:16:17.5+01:00"}}`,
+		`{"scriptRef":"` + seedRef + `","determinism":{"now":"1969-12-31T23:59:59Z"}}`,
 		"{\"scriptRef\":\"\xed\xa0\x80\"}",
 		`[` + strings.Repeat("[", 50) + `]`,
 		``,
@@ -77,6 +88,7 @@ func FuzzDecodeEvaluation(f *testing.F) {
 			t.Fatalf("accepted an invalid request: %+v", ev)
 		}
 		checkLimits(t, ev.Limits)
+		checkReplay(t, ev.Replay)
 		if !json.Valid(body) {
 			t.Fatalf("accepted a body that is not JSON: %q", body)
 		}
@@ -95,6 +107,8 @@ func FuzzDecodeSandboxEvaluate(f *testing.F) {
 		`{"script":"1"}`,
 		`{"script":"1","inputJson":"1","limits":{"memoryBytes":99999999999999999999}}`,
 		`{"script":"1","inputJson":"1"} trailing`,
+		`{"script":"1","inputJson":"1","determinism":{}}`,
+		`{"script":"1","inputJson":"1","determinism":{"seed":"a\u0000"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -114,6 +128,7 @@ func FuzzDecodeSandboxEvaluate(f *testing.F) {
 			t.Fatalf("accepted inputJson that is not JSON text: %q", ev.Input)
 		}
 		checkLimits(t, ev.Limits)
+		checkReplay(t, ev.Replay)
 	})
 }
 
@@ -276,4 +291,129 @@ func TestGoldenRequestsDecode(t *testing.T) {
 func refusedAs400(err error) bool {
 	var p *Problem
 	return errors.As(err, &p) && p.ProblemType().Title() != "" && p.Status == 400
+}
+
+// A determinism member asks for a replayable run on both routes: the object
+// alone for the defaults, a seed and an instant as sent (the instant in any
+// offset), null as no member at all.
+func TestDeterminismIsRead(t *testing.T) {
+	decoders := map[string]func(string) (effect.Evaluation, error){
+		"evaluations": func(d string) (effect.Evaluation, error) {
+			return DecodeEvaluationRequest([]byte(`{"scriptRef":"`+seedRef+`","determinism":`+d+`}`), fuzzLimits)
+		},
+		"sandbox": func(d string) (effect.Evaluation, error) {
+			return DecodeSandboxRequest([]byte(`{"script":"1","inputJson":"1","determinism":`+d+`}`), fuzzLimits)
+		},
+	}
+	instant := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		determinism string
+		want        *spi.Replay
+	}{
+		{`null`, nil},
+		{`{}`, &spi.Replay{}},
+		{`{"seed":null,"now":null}`, &spi.Replay{}},
+		{`{"seed":"flow-42/step-3"}`, &spi.Replay{Seed: "flow-42/step-3"}},
+		{`{"seed":"` + strings.Repeat("é", 64) + `"}`, &spi.Replay{Seed: strings.Repeat("é", 64)}},
+		{`{"seed":"\u00e9 \ud83d\ude00"}`, &spi.Replay{Seed: "é 😀"}},
+		{`{"now":"2026-12-02T08:16:17.5+01:00"}`, &spi.Replay{Now: instant("2026-12-02T07:16:17.5Z")}},
+		{`{"now":"1970-01-01T00:00:00Z"}`, &spi.Replay{Now: instant("1970-01-01T00:00:00Z")}},
+		{`{"now":"2262-04-11T23:47:16Z","seed":"s"}`, &spi.Replay{Seed: "s", Now: instant("2262-04-11T23:47:16Z")}},
+	} {
+		for route, decode := range decoders {
+			ev, err := decode(tc.determinism)
+			if err != nil {
+				t.Errorf("%s %s: %v", route, tc.determinism, err)
+				continue
+			}
+			switch got := ev.Replay; {
+			case (got == nil) != (tc.want == nil):
+				t.Errorf("%s %s: Replay %+v, want %+v", route, tc.determinism, got, tc.want)
+			case got != nil && (got.Seed != tc.want.Seed || !got.Now.Equal(tc.want.Now)):
+				t.Errorf("%s %s: Replay %+v, want %+v", route, tc.determinism, *got, *tc.want)
+			}
+		}
+	}
+}
+
+// A determinism member the service cannot honour is a 400 that names the
+// member at fault and says why, on both routes.
+func TestDeterminismRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, determinism string
+		typ               ProblemType
+		field             string
+		detail            []string
+	}{
+		{"seed empty", `{"seed":""}`, ProblemInvalidRequest, "determinism.seed",
+			[]string{"determinism.seed must not be empty", "leave it out"}},
+		{"seed too long", `{"seed":"` + strings.Repeat("s", 129) + `"}`, ProblemInvalidRequest, "determinism.seed",
+			[]string{"determinism.seed is 129 bytes, over the 128 a seed may have"}},
+		{"seed too long in bytes, not in characters", `{"seed":"` + strings.Repeat("é", 65) + `"}`, ProblemInvalidRequest, "determinism.seed",
+			[]string{"determinism.seed is 130 bytes"}},
+		{"seed with a control character", `{"seed":"step\t3"}`, ProblemInvalidRequest, "determinism.seed",
+			[]string{"determinism.seed has the control character U+0009"}},
+		{"seed with DEL", `{"seed":"step\u007f"}`, ProblemInvalidRequest, "determinism.seed",
+			[]string{"control character U+007F"}},
+		{"seed with a lone surrogate", `{"seed":"\ud800"}`, ProblemInvalidRequest, "determinism.seed",
+			[]string{"determinism.seed is not valid UTF-8"}},
+		{"seed not a string", `{"seed":42}`, ProblemInvalidRequest, "determinism.seed",
+			[]string{`"determinism.seed" must be a string, got a JSON number`}},
+		{"now not a string", `{"now":946684800}`, ProblemInvalidRequest, "determinism.now",
+			[]string{`"determinism.now" must be a string, got a JSON number`}},
+		{"now not RFC 3339", `{"now":"yesterday"}`, ProblemInvalidRequest, "determinism.now",
+			[]string{`determinism.now must be an RFC 3339 instant such as "2000-01-01T00:00:00Z", got "yesterday"`}},
+		{"now without its offset", `{"now":"2026-12-02T07:16:17"}`, ProblemInvalidRequest, "determinism.now",
+			[]string{"RFC 3339"}},
+		{"now with a one-digit hour", `{"now":"2026-12-02T7:16:17Z"}`, ProblemInvalidRequest, "determinism.now",
+			[]string{"RFC 3339"}},
+		{"now with a comma before the fraction", `{"now":"2026-12-02T07:16:17,5Z"}`, ProblemInvalidRequest, "determinism.now",
+			[]string{"RFC 3339"}},
+		{"now with an offset of a day", `{"now":"2026-12-02T07:16:17+24:00"}`, ProblemInvalidRequest, "determinism.now",
+			[]string{"RFC 3339"}},
+		{"now on a day the month does not have", `{"now":"2026-02-30T00:00:00Z"}`, ProblemInvalidRequest, "determinism.now",
+			[]string{"RFC 3339"}},
+		{"now before 1970", `{"now":"1969-12-31T23:59:59Z"}`, ProblemInvalidRequest, "determinism.now",
+			[]string{"determinism.now 1969-12-31T23:59:59Z is outside 1970-01-01T00:00:00Z to 2262-04-11T23:47:16Z"}},
+		{"now before 1970 by its offset", `{"now":"1970-01-01T00:30:00+01:00"}`, ProblemInvalidRequest, "determinism.now",
+			[]string{"1969-12-31T23:30:00Z is outside"}},
+		{"now after 2262", `{"now":"2262-04-11T23:47:16.000000001Z"}`, ProblemInvalidRequest, "determinism.now",
+			[]string{"determinism.now 2262-04-11T23:47:16.000000001Z is outside", "the instants a run's clock can read"}},
+		{"an unknown member", `{"seed":"s","clock":"frozen"}`, ProblemUnknownField, "determinism.clock",
+			[]string{`unknown field "determinism.clock"`, `"determinism" accepts seed, now`}},
+		{"not an object", `true`, ProblemInvalidRequest, "determinism",
+			[]string{`"determinism" must be an object, got a JSON bool`}},
+		{"an array", `[{"seed":"s"}]`, ProblemInvalidRequest, "determinism",
+			[]string{`"determinism" must be an object, got a JSON array`}},
+	} {
+		for route, body := range map[string]string{
+			"evaluations": `{"scriptRef":"` + seedRef + `","determinism":` + tc.determinism + `}`,
+			"sandbox":     `{"script":"1","inputJson":"1","determinism":` + tc.determinism + `}`,
+		} {
+			t.Run(tc.name+"/"+route, func(t *testing.T) {
+				decode := DecodeSandboxRequest
+				if route == "evaluations" {
+					decode = DecodeEvaluationRequest
+				}
+				_, err := decode([]byte(body), fuzzLimits)
+				checkRefusal(t, err)
+				var p *Problem
+				errors.As(err, &p)
+				if p.ProblemType() != tc.typ || p.Status != 400 || p.Field != tc.field {
+					t.Errorf("got %s %d field %q, want %s 400 field %q (%s)", p.ProblemType(), p.Status, p.Field, tc.typ, tc.field, p.Detail)
+				}
+				for _, d := range tc.detail {
+					if !strings.Contains(p.Detail, d) {
+						t.Errorf("detail %q lacks %q", p.Detail, d)
+					}
+				}
+			})
+		}
+	}
 }

@@ -197,6 +197,8 @@ func TestGoldenRequests(t *testing.T) {
 		"full.json": {ScriptRef: ref, Input: []byte(`{ "a": [1, "\ud800"] }`), Limits: spi.Limits{WallClock: 250 * time.Millisecond, MemoryBytes: 1 << 20},
 			ExpectedOutputShapeHash: ref, CaptureLogs: true},
 		"minimal.json": {ScriptRef: ref},
+		// the mode with the service's defaults: the object alone
+		"determinism.json": {ScriptRef: ref, Input: []byte(`{"a":1}`), Replay: &spi.Replay{}},
 	} {
 		out, err := api.AppendEvaluationRequest(nil, r)
 		if err != nil || !bytes.Equal(out, evaluations[name]) {
@@ -208,9 +210,14 @@ func TestGoldenRequests(t *testing.T) {
 	}
 	sandbox, _ := golden(t, "request/sandbox")
 	script := "'\xed\xa0\x80'.charCodeAt(0) + input.n" // the lone surrogate as WTF-8
+	replayScript := "[Math.random(), Date.now()]"
 	for name, r := range map[string]api.Request{
 		"script.json": {Script: &script, Input: []byte(`{"n":1}`), Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 16 << 20}},
 		"ref.json":    {ScriptRef: ref, Input: []byte("null"), Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 32 << 20}},
+		// the instant given in another offset: the wire form is UTC with the
+		// shortest fraction, which a TypeScript Date writes too
+		"determinism.json": {Script: &replayScript, Input: []byte("null"), Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 16 << 20},
+			Replay: &spi.Replay{Seed: "flow-42/step-3", Now: time.Date(2026, 12, 2, 8, 16, 17, 5e8, time.FixedZone("", 3600))}},
 	} {
 		if out := api.AppendSandboxRequest(nil, r); !bytes.Equal(out, sandbox[name]) {
 			t.Errorf("%s: wrote %s, want %s", name, out, sandbox[name])

@@ -247,6 +247,11 @@ func (c *Client) Engine() Engine { return c.info.Engine }
 // SPIVersion returns the backend SPI version the service reported.
 func (c *Client) SPIVersion() string { return c.info.SPIVersion }
 
+// Replayable reports whether the service makes a run replayable when asked
+// (its capabilities' determinism): a Replay asked of one that does not is
+// ErrNotReplayable, so that a caller can choose before it asks.
+func (c *Client) Replayable() bool { return c.info.Determinism }
+
 // Warm asks the service whether it is ready (GET /readyz): an instance that
 // answers has compiled and warmed its engine. It returns nil on 200.
 func (c *Client) Warm(ctx context.Context) error {

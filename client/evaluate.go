@@ -74,6 +74,11 @@ func inputTooLarge(n int, svc Limits) bool {
 // is sent, and their Report has no usage and no request id. A wall clock or
 // a memory limit above the service's maximum is sent as the maximum.
 //
+// req.Replay asks for a replayable run (docs/spi.md, "Replayable runs"). It
+// is the caller's error, and nothing is sent, when the service does not
+// offer them (ErrNotReplayable) or when Replay.Check refuses it (a
+// *spi.ReplayError): a run meant to be replayed must not run otherwise.
+//
 // Cancelling ctx cancels the HTTP request, which ends the run on the
 // service, and Run returns ctx's error. Everything else that goes wrong
 // on the way is an infrastructure outcome saying what happened.

@@ -98,6 +98,15 @@ func TestRequestProblems(t *testing.T) {
 		{name: "fraction", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":1.5}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},
 		{name: "exponent", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":1e3}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},
 		{name: "string", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":"100"}}`, status: 400, slug: "invalid-limits", detail: []string{"not a number"}},
+		// 400 determinism
+		{name: "seed too long", route: "/v1/sandbox/evaluate", body: `{"script":"Math.random()","inputJson":"1","determinism":{"seed":"` + strings.Repeat("s", 129) + `"}}`,
+			status: 400, slug: "invalid-request", detail: []string{"determinism.seed is 129 bytes, over the 128 a seed may have"},
+			members: ext{"field": "determinism.seed"}},
+		{name: "now before 1970", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","determinism":{"now":"1969-07-20T20:17:40Z"}}`,
+			status: 400, slug: "invalid-request", detail: []string{"determinism.now 1969-07-20T20:17:40Z is outside 1970-01-01T00:00:00Z to 2262-04-11T23:47:16Z"},
+			members: ext{"field": "determinism.now"}},
+		{name: "unknown determinism member", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","determinism":{"clock":"frozen"}}`,
+			status: 400, slug: "unknown-field", detail: []string{`"determinism.clock"`, "seed, now"}, members: ext{"field": "determinism.clock"}},
 		// 400 references and shape hashes
 		{name: "uppercase reference", route: "/v1/evaluations", body: `{"scriptRef":"` + strings.ToUpper(ref) + `"}`, status: 400, slug: "bad-reference",
 			detail: []string{"sha256", "lowercase"}},

@@ -28,6 +28,7 @@ import {
   type SandboxOutcome,
   type SandboxRequest,
 } from "./spi.js";
+import { resolveDeterminism, type Determinism, type DeterminismOptions } from "./determinism.js";
 import { boundText, isWellFormed, MAX_MESSAGE_UNITS, quote, utf8Length } from "./text.js";
 
 /** The default of timeoutGraceMs: how long past the run's wall clock an evaluation may take. */
@@ -188,6 +189,19 @@ export interface CloudRunSandboxBackendOptions {
   captureLogs?: boolean;
   /** The X-Request-Id to send with each evaluation; default none (the service makes one). */
   requestId?: RequestIdHook;
+  /**
+   * Make every run replayable (docs/spi.md, "Replayable runs"): the service
+   * seeds `Math.random` and freezes every clock the script can read, so that
+   * the outcome is a pure function of the script, the input, the limits and
+   * these values. `true` takes the service's defaults (a seed derived from
+   * the script and the input, the instant 2000-01-01T00:00:00Z); an object
+   * names the seed, the instant, or both. The wall-clock limit stays the
+   * machine's: a run near its wall clock may meet it once and finish another
+   * time. create() refuses a seed or an instant the service would refuse
+   * ("invalid-options"), and a service whose capabilities do not say
+   * `determinism: true` ("not-replayable"). Default false.
+   */
+  determinism?: boolean | DeterminismOptions;
 }
 
 /** Why create() or warm() failed. */
@@ -200,6 +214,8 @@ export type CloudRunSandboxErrorCode =
   | "invalid-capabilities"
   /** The service implements a backend SPI of another major version. */
   | "incompatible-spi"
+  /** The options ask for replayable runs (determinism) and the service's capabilities do not offer them. */
+  | "not-replayable"
   /** close() was called. */
   | "closed";
 
@@ -239,6 +255,7 @@ interface Config {
   onRun: RunHook | undefined;
   captureLogs: boolean;
   requestId: RequestIdHook | undefined;
+  determinism: Determinism | undefined;
 }
 
 /** What the last attempt of an exchange got from the service, for the RunReport. */
@@ -454,7 +471,7 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
   if (typeof options !== "object" || options === null) {
     throw new CloudRunSandboxError(`${CLIENT}: create needs an options object`, "invalid-options");
   }
-  const { url, fetch, idToken, audience, timeoutGraceMs, retryBusy, maxResponseBytes, signal, onRun, captureLogs, requestId } = options;
+  const { url, fetch, idToken, audience, timeoutGraceMs, retryBusy, maxResponseBytes, signal, onRun, captureLogs, requestId, determinism } = options;
   const { base, origin } = parseBase(url);
   const bad = (what: string) => new CloudRunSandboxError(`${CLIENT}: ${what}`, "invalid-options");
   if (fetch !== undefined && typeof fetch !== "function") throw bad("fetch must be a function");
@@ -474,6 +491,12 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
   if (onRun !== undefined && typeof onRun !== "function") throw bad("onRun must be a function");
   if (captureLogs !== undefined && typeof captureLogs !== "boolean") throw bad("captureLogs must be a boolean");
   if (requestId !== undefined && typeof requestId !== "function") throw bad("requestId must be a function");
+  let replay: Determinism | undefined;
+  try {
+    replay = resolveDeterminism(determinism);
+  } catch (err) {
+    throw bad((err as Error).message);
+  }
   return {
     base,
     origin,
@@ -487,6 +510,7 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
     onRun,
     captureLogs: captureLogs ?? onRun !== undefined,
     requestId,
+    determinism: replay,
   };
 }
 
@@ -771,6 +795,12 @@ export class CloudRunSandboxBackend implements SandboxBackend {
   readonly limits: ServiceLimits;
   /** The service's engine build; frozen. */
   readonly engine: ServiceEngine;
+  /**
+   * The determinism member every evaluate sends, as the option resolved it
+   * (a Date as the RFC 3339 text sent), to record beside a run so that it can
+   * be replayed; undefined when runs are not replayable. Frozen.
+   */
+  readonly determinism: Determinism | undefined;
   readonly #t: Transport;
 
   private constructor(t: Transport, info: ServiceInfo) {
@@ -780,6 +810,7 @@ export class CloudRunSandboxBackend implements SandboxBackend {
     this.spiVersion = info.spiVersion;
     this.limits = info.limits;
     this.engine = info.engine;
+    this.determinism = t.cfg.determinism;
     Object.freeze(this);
   }
 
@@ -787,9 +818,10 @@ export class CloudRunSandboxBackend implements SandboxBackend {
    * Reads the service's GET /v1/capabilities once, validates it and keeps a
    * frozen copy. Rejects with a CloudRunSandboxError when the options are
    * invalid ("invalid-options"), the service does not answer usably
-   * ("unavailable"), the document is invalid ("invalid-capabilities") or the
-   * service implements another major SPI version ("incompatible-spi"); with
-   * options.signal's reason when it aborts.
+   * ("unavailable"), the document is invalid ("invalid-capabilities"), the
+   * service implements another major SPI version ("incompatible-spi") or the
+   * options ask for determinism of a service that does not offer it
+   * ("not-replayable"); with options.signal's reason when it aborts.
    */
   static async create(options: CloudRunSandboxBackendOptions): Promise<CloudRunSandboxBackend> {
     const cfg = configure(options);
@@ -817,6 +849,15 @@ export class CloudRunSandboxBackend implements SandboxBackend {
         const why = unservable(info.limits);
         if (why !== undefined) {
           throw new Failure(`invalid capabilities document from ${cfg.base}: its limits leave no request servable: ${why}`, 200, "invalid-capabilities");
+        }
+        // A run the caller means to replay must not run otherwise, and the
+        // service would refuse every request with the member.
+        if (cfg.determinism !== undefined && !info.determinism) {
+          throw new Failure(
+            `${CLIENT}: the options ask for replayable runs (determinism) and the service at ${cfg.base} does not make runs replayable: its capabilities do not say "determinism": true`,
+            200,
+            "not-replayable",
+          );
         }
         return info;
       });
@@ -960,6 +1001,7 @@ export class CloudRunSandboxBackend implements SandboxBackend {
     const sent = { wallClockMs: Math.min(wall, l.maxWallClockMs!), memoryBytes: Math.min(memoryBytes, l.maxMemoryBytes!) };
     const body: Record<string, unknown> = { script, inputJson, limits: sent };
     if (this.#t.cfg.captureLogs) body.captureLogs = true;
+    if (this.#t.cfg.determinism !== undefined) body.determinism = this.#t.cfg.determinism;
     return { body: JSON.stringify(body), wallClockMs: sent.wallClockMs };
   }
 

@@ -404,6 +404,12 @@ export interface ServiceEngine {
 export interface ServiceInfo {
   readonly spiVersion: string;
   readonly capabilities: Readonly<SandboxBackendCapabilities>;
+  /**
+   * Whether a request's determinism member makes its run replayable
+   * (docs/spi.md, "Replayable runs"); false when the document does not say,
+   * as a service from before the member does not.
+   */
+  readonly determinism: boolean;
   readonly limits: ServiceLimits;
   readonly engine: ServiceEngine;
 }
@@ -464,6 +470,8 @@ export function decodeInfo(v: unknown): ServiceInfo {
     }
   }
 
+  const determinism = o.bool("determinism", false) ?? false;
+
   let limits: Record<string, unknown> | undefined;
   const l = o.child("limits");
   if (l) {
@@ -494,7 +502,7 @@ export function decodeInfo(v: unknown): ServiceInfo {
   if (semverMajor(spiVersion) === undefined) {
     throw new DecodeError(`spiVersion ${quote(spiVersion)} is not a semantic version`);
   }
-  return deepFreeze({ spiVersion, capabilities, limits, engine });
+  return deepFreeze({ spiVersion, capabilities, determinism, limits, engine });
 }
 
 function deepFreeze<T>(v: T): T {

@@ -23,4 +23,5 @@ export {
   type RunReport,
 } from "./backend.js";
 export type { SandboxUsage, ServiceEngine, ServiceLimits } from "./decode.js";
+export type { Determinism, DeterminismOptions } from "./determinism.js";
 export { boundText, MAX_MESSAGE_UNITS } from "./text.js";

@@ -27,6 +27,7 @@ interface CapabilitiesDoc {
   capabilities: { language: string; network: string; wallClock: string; memory: boolean; cpu: boolean; freshPerRun: boolean };
   idempotent: boolean;
   scriptStore: boolean;
+  determinism?: boolean;
   limits: Record<string, number>;
   engine: { name: string; version: string; wasmSha256: string };
 }
@@ -1045,6 +1046,136 @@ describe("create()", () => {
       return true;
     });
     assert.ok(Date.now() - t0 >= 990);
+  });
+});
+
+describe("determinism", () => {
+  test("every evaluate's body carries the member as configured, after the others", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const sent = async (determinism: CloudRunSandboxBackendOptions["determinism"]) => {
+      const b = await backendFor(f, determinism === undefined ? {} : { determinism });
+      await evaluate(b);
+      await evaluate(b);
+      const [first, second] = f.bodies.slice(-2);
+      assert.equal(first, second, "each evaluate sends the same member");
+      return first!;
+    };
+    const cases: [CloudRunSandboxBackendOptions["determinism"], string | undefined][] = [
+      [undefined, undefined],
+      [false, undefined],
+      [true, "{}"],
+      [{}, "{}"],
+      [{ seed: "flow-42/step-3" }, '{"seed":"flow-42/step-3"}'],
+      [{ now: "2026-12-02T08:16:17.5+01:00" }, '{"now":"2026-12-02T08:16:17.5+01:00"}'],
+      // a Date as the Go encoder writes an instant: UTC, the shortest fraction
+      [{ now: new Date(Date.UTC(2026, 11, 2, 7, 16, 17, 500)) }, '{"now":"2026-12-02T07:16:17.5Z"}'],
+      [{ now: new Date(Date.UTC(2026, 11, 2, 7, 16, 17)), seed: "s" }, '{"seed":"s","now":"2026-12-02T07:16:17Z"}'],
+      [{ now: new Date(Date.UTC(2026, 11, 2, 7, 16, 17, 120)) }, '{"now":"2026-12-02T07:16:17.12Z"}'],
+      [{ seed: "s".repeat(128), now: "1970-01-01T00:00:00Z" }, `{"seed":"${"s".repeat(128)}","now":"1970-01-01T00:00:00Z"}`],
+      [{ seed: "é 😀", now: "2262-04-11T23:47:16.000Z" }, '{"seed":"é 😀","now":"2262-04-11T23:47:16.000Z"}'],
+      [{ now: new Date(Date.UTC(2262, 3, 11, 23, 47, 16)) }, '{"now":"2262-04-11T23:47:16Z"}'],
+      [{ now: new Date(0) }, '{"now":"1970-01-01T00:00:00Z"}'],
+    ];
+    for (const [option, member] of cases) {
+      const body = await sent(option);
+      const got = (JSON.parse(body) as { determinism?: unknown }).determinism;
+      assert.equal(got === undefined ? undefined : JSON.stringify(got), member, `${JSON.stringify(option)}: ${body}`);
+      if (member !== undefined) assert.ok(body.endsWith(`,"determinism":${member}}`), `${body} does not end with the member`);
+    }
+    // with captureLogs, the member comes last, as the Go encoder writes it
+    const b = await backendFor(f, { determinism: true, captureLogs: true });
+    await evaluate(b);
+    assert.ok(f.bodies.at(-1)!.endsWith(`,"captureLogs":true,"determinism":{}}`), f.bodies.at(-1));
+  });
+
+  test("backend.determinism is what every evaluate sends, frozen", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    assert.equal((await backendFor(f)).determinism, undefined);
+    assert.equal((await backendFor(f, { determinism: false })).determinism, undefined);
+    const b = await backendFor(f, { determinism: { seed: "s", now: new Date(Date.UTC(2026, 11, 2, 7, 16, 17)) } });
+    assert.deepEqual(b.determinism, { seed: "s", now: "2026-12-02T07:16:17Z" });
+    assert.ok(Object.isFrozen(b.determinism));
+    assert.deepEqual((await backendFor(f, { determinism: true })).determinism, {});
+  });
+
+  test("a seed or an instant the service would refuse is refused by create(), before any request", async () => {
+    const f = await fake(answer(200, '{"ok":true,"value":1}'));
+    const bad: [unknown, string][] = [
+      ["yes", "determinism must be a boolean or an object { seed?, now? }"],
+      [1, "determinism must be a boolean or an object"],
+      [null, "determinism must be a boolean or an object"],
+      [[{ seed: "s" }], "determinism must be a boolean or an object"],
+      [new Date(0), "determinism must be a boolean or an object"],
+      [{ seed: "s", clock: "frozen" }, 'determinism has the unknown member "clock"; it takes seed and now'],
+      [{ seed: "" }, "determinism.seed must not be empty: leave it out"],
+      [{ seed: 42 }, "determinism.seed must be a string, got number"],
+      [{ seed: null }, "determinism.seed must be a string, got null"],
+      [{ seed: "s".repeat(129) }, "determinism.seed is 129 bytes, over the 128 a seed may have"],
+      [{ seed: "é".repeat(65) }, "determinism.seed is 130 bytes"],
+      [{ seed: "step\t3" }, "determinism.seed has the control character U+0009"],
+      [{ seed: "step\u007f" }, "determinism.seed has the control character U+007F"],
+      [{ seed: "\u0000" }, "determinism.seed has the control character U+0000"],
+      [{ seed: "a\uD800" }, "determinism.seed is not valid UTF-8"],
+      [{ now: "yesterday" }, 'determinism.now must be an RFC 3339 instant such as "2000-01-01T00:00:00Z", got "yesterday"'],
+      [{ now: "2026-12-02T07:16:17" }, "must be an RFC 3339 instant"],
+      [{ now: "2026-12-02 07:16:17Z" }, "must be an RFC 3339 instant"],
+      [{ now: "2026-12-02t07:16:17z" }, "must be an RFC 3339 instant"],
+      [{ now: "2026-12-02T7:16:17Z" }, "must be an RFC 3339 instant"],
+      [{ now: "2026-12-02T07:16:17,5Z" }, "must be an RFC 3339 instant"],
+      [{ now: "2026-12-02T07:16:17+24:00" }, "must be an RFC 3339 instant"],
+      [{ now: "2026-02-29T00:00:00Z" }, "must be an RFC 3339 instant"],
+      [{ now: "2026-13-01T00:00:00Z" }, "must be an RFC 3339 instant"],
+      [{ now: "2026-12-02T24:00:00Z" }, "must be an RFC 3339 instant"],
+      [{ now: "2026-12-31T23:59:60Z" }, "must be an RFC 3339 instant"],
+      [{ now: 946684800000 }, "determinism.now must be a string or a Date, got number"],
+      [{ now: new Date(NaN) }, "determinism.now is an invalid Date"],
+      [{ now: "1969-12-31T23:59:59Z" }, 'determinism.now "1969-12-31T23:59:59Z" is outside 1970-01-01T00:00:00Z to 2262-04-11T23:47:16Z'],
+      [{ now: "1969-12-31T23:59:59.999Z" }, "is outside 1970-01-01T00:00:00Z"],
+      [{ now: "1970-01-01T00:30:00+01:00" }, "is outside 1970-01-01T00:00:00Z"],
+      [{ now: new Date(-1) }, "determinism.now 1969-12-31T23:59:59.999Z is outside"],
+      [{ now: "2262-04-11T23:47:16.000000001Z" }, "is outside 1970-01-01T00:00:00Z to 2262-04-11T23:47:16Z"],
+      [{ now: "2262-04-11T23:47:17Z" }, "is outside"],
+      [{ now: "2262-04-11T23:47:16-00:01" }, "is outside"],
+      [{ now: new Date(Date.UTC(2262, 3, 11, 23, 47, 16, 1)) }, "is outside"],
+    ];
+    for (const [determinism, fragment] of bad) {
+      await assert.rejects(backendFor(f, { determinism: determinism as never }), (e) => {
+        assert.ok(e instanceof CloudRunSandboxError, String(e));
+        assert.equal(e.code, "invalid-options");
+        assert.ok(e.message.includes(fragment), `${JSON.stringify(determinism)}: ${e.message} lacks ${fragment}`);
+        return true;
+      });
+    }
+    assert.equal(f.seen.length, 0);
+    // the edges of the range, in any offset, and a leap day are taken
+    for (const now of ["1970-01-01T01:00:00+01:00", "1969-12-31T23:00:00-01:00", "2262-04-11T22:47:16-01:00", "2000-02-29T00:00:00Z"]) {
+      await backendFor(f, { determinism: { now } });
+    }
+  });
+
+  test("a service whose capabilities do not offer it: create() refuses the option, not-replayable", async () => {
+    const { determinism: _, ...without } = CAPABILITIES;
+    for (const [name, caps] of [
+      ["determinism false", { ...CAPABILITIES, determinism: false }],
+      ["no determinism member", without],
+    ] as const) {
+      const f = await fake(answer(200, '{"ok":true,"value":1}'), caps);
+      await assert.rejects(backendFor(f, { determinism: true }), (e) => {
+        assert.ok(e instanceof CloudRunSandboxError, String(e));
+        assert.equal(e.code, "not-replayable", name);
+        assert.equal(e.status, 200);
+        assert.match(e.message, /the options ask for replayable runs \(determinism\) and the service at .* does not make runs replayable/);
+        return true;
+      });
+      // without the option, the same service is used as before
+      await evaluate(await backendFor(f));
+      assert.deepEqual(f.seen, ["GET /v1/capabilities", "GET /v1/capabilities", "POST /v1/sandbox/evaluate"], name);
+    }
+  });
+
+  test("a capabilities document whose determinism is not a boolean is invalid", async () => {
+    const f = await fake(() => {}, { ...CAPABILITIES, determinism: "yes" });
+    await assert.rejects(backendFor(f), (e) => e instanceof CloudRunSandboxError && e.code === "invalid-capabilities" && /"determinism": must be a boolean/.test(e.message));
   });
 });
 

@@ -56,6 +56,9 @@ describe("api/testdata", () => {
     assert.deepEqual({ ...b.capabilities }, doc.capabilities);
     assert.equal(b.spiVersion, doc.spiVersion);
     assert.equal(b.limits.maxInputBytes, doc.limits.maxInputBytes);
+    assert.equal(doc.determinism, true);
+    // create() takes determinism of the service the golden document describes
+    await CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch: async () => answer(capabilities), determinism: true });
   });
 
   for (const [name, doc] of golden("outcome")) {
@@ -135,6 +138,21 @@ describe("api/testdata", () => {
     const b = await CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch });
     await b.evaluate({ script: "'\ud800'.charCodeAt(0) + input.n", inputJson: '{"n":1}', limits: { wallClockMs: 5000, memoryBytes: 16777216 } });
     const [, want] = golden("request/sandbox").find(([n]) => n === "script.json")!;
+    assert.deepEqual(sent, [want]);
+  });
+
+  test("a replayable run's body is request/sandbox/determinism.json, byte for byte", async () => {
+    const sent: string[] = [];
+    const fetch: FetchLike = async (url, init) => {
+      if (url.endsWith("/v1/capabilities")) return answer(capabilities);
+      sent.push(init.body ?? "");
+      return answer('{"ok":true,"value":[0.5,1796195777500]}');
+    };
+    // the instant in another offset, as the Go test writes it: both clients send it in UTC
+    const now = new Date("2026-12-02T08:16:17.5+01:00");
+    const b = await CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch, determinism: { seed: "flow-42/step-3", now } });
+    await b.evaluate({ script: "[Math.random(), Date.now()]", inputJson: "null", limits: { wallClockMs: 1000, memoryBytes: 16777216 } });
+    const [, want] = golden("request/sandbox").find(([n]) => n === "determinism.json")!;
     assert.deepEqual(sent, [want]);
   });
 

@@ -1,7 +1,7 @@
 // The package against the real Go service, built from this repository and
 // started on a free port: every outcome kind through the class, the answers
-// no retry can change, the run report, aborts before and during a run, the
-// busy answer, and an unreachable URL.
+// no retry can change, the run report, replayable runs, aborts before and
+// during a run, the busy answer, and an unreachable URL.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
@@ -402,6 +402,49 @@ describe("against the real service", () => {
     await run(quiet, { script: "console.log('x'); 1" });
     assert.equal(reports[2]!.logs, undefined);
     assert.ok(reports[2]!.usage);
+  });
+
+  test("determinism: Math.random and the clocks give one outcome on every run with the option, and differ without", async () => {
+    const script = "[Math.random(), Math.random(), Date.now(), new Date().toISOString()]";
+    const req = { script, inputJson: '{"step":3}' };
+    const replayable = await open(svc.url, { determinism: true });
+    // another backend sends the same request: the same run, whatever instance or worker takes it
+    const other = await open(svc.url, { determinism: true });
+    const outcomes = [await run(replayable, req), await run(replayable, req), await run(other, req), await run(other, req)];
+    for (const o of outcomes) assert.deepEqual(o, outcomes[0]);
+    const first = outcomes[0]!;
+    assert.ok(first.ok, JSON.stringify(first));
+    const [a, b, ms, iso] = first.value as [number, number, number, string];
+    assert.ok(a !== b && a >= 0 && a < 1 && b >= 0 && b < 1, JSON.stringify(first));
+    assert.deepEqual([ms, iso], [Date.UTC(2000, 0, 1), "2000-01-01T00:00:00.000Z"], "the service's default instant");
+    // the seed is derived from the script and the input: another input draws other numbers
+    const otherInput = await run(replayable, { script, inputJson: '{"step":4}' });
+    assert.notDeepEqual(otherInput, first);
+
+    const without = [await run(backend, req), await run(backend, req)];
+    assert.notDeepEqual(without[0], without[1], "two runs without the option drew the same numbers at the same instant");
+  });
+
+  test("determinism: an explicit now shows in Date, and a seed of its own draws numbers of its own", async () => {
+    const script = "[Math.random(), Date.now(), new Date().toISOString(), String(new Date())]";
+    const now = new Date(Date.UTC(2026, 11, 2, 7, 16, 17, 500));
+    const seeded = await open(svc.url, { determinism: { seed: "flow-42/step-3", now } });
+    const o = await run(seeded, { script });
+    assert.deepEqual(await run(seeded, { script }), o);
+    assert.ok(o.ok, JSON.stringify(o));
+    const [random, ms, iso, local] = o.value as [number, number, string, string];
+    assert.equal(ms, now.getTime());
+    assert.equal(iso, "2026-12-02T07:16:17.500Z");
+    assert.match(local, /^Wed Dec 0?2 2026 07:16:17 GMT\+0000/, "local time is UTC");
+    // the same instant written in another offset reads the same
+    const offset = await open(svc.url, { determinism: { seed: "flow-42/step-3", now: "2026-12-02T08:16:17.5+01:00" } });
+    assert.deepEqual(await run(offset, { script }), o);
+    // another seed: other numbers, the same clock
+    const reseeded = await open(svc.url, { determinism: { seed: "flow-42/step-4", now } });
+    const r = await run(reseeded, { script });
+    assert.ok(r.ok);
+    assert.notEqual((r.value as number[])[0], random);
+    assert.deepEqual((r.value as unknown[]).slice(1), [ms, iso, local]);
   });
 
   test("warm() answers once the service is ready", async () => {
