@@ -201,7 +201,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *replayable || *seed != "" || *now != "" {
 		ev.Replay = &spi.Replay{Seed: *seed}
 		if *now != "" {
-			if ev.Replay.Now, err = time.Parse(time.RFC3339Nano, *now); err != nil {
+			if ev.Replay.Now, err = spi.ParseReplayNow(*now); err != nil {
 				return fs.usageError(stderr, "eval: -now must be an RFC 3339 instant such as %s, got %q", spi.DefaultReplayNow, *now)
 			}
 		}

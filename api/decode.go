@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -153,10 +152,7 @@ func (b bodyMembers) replay() (*spi.Replay, *Problem) {
 	}
 	if raw, ok := b.determinism["now"]; ok {
 		s := jsontext.Unquote(raw)
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err == nil && !rfc3339.MatchString(s) {
-			err = errors.New("not RFC 3339")
-		}
+		t, err := spi.ParseReplayNow(s)
 		if err != nil {
 			return nil, refuse(ProblemInvalidRequest, fmt.Sprintf("determinism.now must be an RFC 3339 instant such as %q, got %s", spi.DefaultReplayNow, jsontext.QuoteShort(s))).WithField("determinism.now")
 		}
@@ -168,12 +164,6 @@ func (b bodyMembers) replay() (*spi.Replay, *Problem) {
 	}
 	return r, nil
 }
-
-// rfc3339 is RFC 3339's date-time, which time.Parse takes more loosely (a
-// one-digit hour, a comma before the fraction, an offset of 24 hours): the
-// instant must be one that every client and the OpenAPI document's
-// date-time agree on. time.Parse checks the ranges of the fields.
-var rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
 
 // bodyMembers is a body read in its one pass: the text of each member of the
 // top-level object and of its "limits" and "determinism" objects. A member

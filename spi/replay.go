@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"regexp"
 	"time"
 	"unicode/utf8"
 )
@@ -97,4 +98,20 @@ func (r Replay) Determinism(script, input string) Determinism {
 		d.Now, _ = time.Parse(time.RFC3339, DefaultReplayNow)
 	}
 	return d
+}
+
+// rfc3339 is RFC 3339's date-time, which time.Parse takes more loosely (a
+// one-digit hour, a comma before the fraction, an offset of 24 hours): the
+// instant must be one that every client and the OpenAPI document's
+// date-time agree on. time.Parse checks the ranges of the fields.
+var rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
+
+// ParseReplayNow reads a replay's instant as the wire writes it: an RFC
+// 3339 date-time, strictly.
+func ParseReplayNow(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err == nil && !rfc3339.MatchString(s) {
+		err = fmt.Errorf("%q is not an RFC 3339 date-time", s)
+	}
+	return t, err
 }
