@@ -320,7 +320,7 @@ variable "monitoring_enabled" {
   type        = bool
   nullable    = false
   default     = true
-  description = "Create the service's Cloud Monitoring: a log-based metric of hard kills, alert policies for hard kills, the 5xx ratio, the 429 ratio and the p99 latency, and a dashboard (monitoring.tf). false creates none of them."
+  description = "Create the service's Cloud Monitoring: log-based metrics of hard kills, evaluations and revisions that fail to start, alert policies for hard kills, start-up failures, the 5xx ratio, the 429 ratio and the p99 latency, and a dashboard (monitoring.tf; docs/deploy.md, \"Monitoring\"). false creates none of them."
 }
 
 variable "notification_channels" {
