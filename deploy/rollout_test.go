@@ -485,3 +485,20 @@ func TestRolloutChecksBite(t *testing.T) {
 		})
 	}
 }
+
+// TestKitBinaryIsTheImages: the binary runRollout puts in the workspace
+// stands for the one the kit-binary step copies out of the image, which
+// holds the service's binary at /sandbox-cloudrun, its entrypoint: so the
+// kit of a rollout is the code of the revision it checks.
+func TestKitBinaryIsTheImages(t *testing.T) {
+	dockerfile := readFile(t, "../Dockerfile")
+	final := dockerfile[strings.LastIndex(dockerfile, "\nFROM "):]
+	for _, want := range []string{"COPY --from=build /sandbox-cloudrun /sandbox-cloudrun\n", `ENTRYPOINT ["/sandbox-cloudrun"]`} {
+		if !strings.Contains(final, want) {
+			t.Errorf("the Dockerfile's final stage lacks %q: the kit-binary step copies /sandbox-cloudrun out of the image", want)
+		}
+	}
+	if !strings.Contains(readFile(t, "../cloudbuild.yaml"), "docker cp sandbox-kit:/sandbox-cloudrun ./sandbox-cloudrun") {
+		t.Error("cloudbuild.yaml does not copy the image's /sandbox-cloudrun into the workspace")
+	}
+}
