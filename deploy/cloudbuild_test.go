@@ -352,7 +352,90 @@ func checkCloudBuild(src string) findings {
 	if image != "" && !slices.Contains(cb.images, image) {
 		fs.add("cloudbuild.images", w, "the images list does not name the pushed image %s", image)
 	}
+	if deploy >= 0 && push >= 0 {
+		checkRollout(&fs, cb, image, push, deploy)
+	}
 	return fs
+}
+
+// checkRollout checks the rollout's steps: the image's revision deployed
+// with no traffic under a tag of its commit, the conformance kit of the
+// image's own binary run against that tag with an ID token, and only after
+// it the traffic, routed to the checked revision by name. What the scripts
+// do when they run is rollout_test.go's to show; this reads what they say,
+// so that each property fails by name.
+func checkRollout(fs *findings, cb *cloudBuild, image string, push, deploy int) {
+	const w = "cloudbuild.yaml"
+	cmd := func(i int) string { return cb.steps[i].command() }
+	find := func(pred func(string) bool) int {
+		return slices.IndexFunc(cb.steps, func(s cbStep) bool { return pred(s.command()) })
+	}
+
+	d := cmd(deploy)
+	if !strings.Contains(d, "--no-traffic") {
+		fs.add("cloudbuild.no_traffic", w, "gcloud run deploy lacks --no-traffic: the new revision would serve before the kit has checked it")
+	}
+	tagOK := false
+	if m := regexp.MustCompile(`--tag "\$\$(\w+)"`).FindStringSubmatch(d); m != nil {
+		def := regexp.MustCompile(`(?m)^` + m[1] + `="candidate-(.*)"$`).FindStringSubmatch(d)
+		switch {
+		case def == nil || !strings.Contains(def[1], "$COMMIT_SHA"):
+			fs.add("cloudbuild.candidate_tag", w, "the deploy step's --tag must be candidate-… of $COMMIT_SHA, set in $%s: one tag per commit, so that two builds never check or route each other's revision", m[1])
+		case !strings.Contains(d, `-v tag="$$`+m[1]+`"`):
+			fs.add("cloudbuild.candidate_tag", w, "the deploy step must look its candidate up by the tag it deployed it with ($%s)", m[1])
+		default:
+			tagOK = true
+		}
+	}
+	if !tagOK && !fs.has("cloudbuild.candidate_tag") {
+		fs.add("cloudbuild.candidate_tag", w, `gcloud run deploy must tag the revision: --tag "$$tag", with tag="candidate-…$COMMIT_SHA…"`)
+	}
+
+	kit := find(func(c string) bool { return strings.Contains(c, "./sandbox-cloudrun conformance --url ") })
+	if kit < 0 {
+		fs.add("cloudbuild.kit", w, "no step runs the conformance kit (./sandbox-cloudrun conformance --url …) against the candidate")
+		return
+	}
+	k := cmd(kit)
+	m := regexp.MustCompile(`--id-token-env (\w+)`).FindStringSubmatch(k)
+	switch {
+	case kit < deploy:
+		fs.add("cloudbuild.kit", w, "the conformance kit runs before the deploy step")
+	case m == nil:
+		fs.add("cloudbuild.kit", w, "the conformance kit sends no ID token (--id-token-env): Cloud Run refuses it")
+	case !strings.Contains(k, m[1]+"=$$(gcloud auth print-identity-token --audiences="):
+		fs.add("cloudbuild.kit", w, "$%s, the kit's ID token, is not the build's own (gcloud auth print-identity-token --audiences=…)", m[1])
+	}
+
+	bin := find(func(c string) bool {
+		return strings.Contains(c, `docker create --name sandbox-kit "`+image+`"`) &&
+			strings.Contains(c, "docker cp sandbox-kit:/sandbox-cloudrun ./sandbox-cloudrun")
+	})
+	if bin < 0 || bin < push || bin > kit {
+		fs.add("cloudbuild.kit_binary", w, "the kit must be the pushed image's own /sandbox-cloudrun, copied to the workspace after the push and before the kit runs")
+	}
+
+	for i := 0; i <= kit; i++ {
+		if c := cmd(i); strings.Contains(c, "update-traffic") || strings.Contains(c, "--to-latest") {
+			fs.add("cloudbuild.traffic_before_kit", w, "step %s routes traffic before the conformance kit has passed", cb.steps[i].id)
+		}
+	}
+	traffic := find(func(c string) bool { return strings.Contains(c, "gcloud run services update-traffic ") })
+	switch {
+	case traffic < 0:
+		fs.add("cloudbuild.traffic", w, "no step routes the traffic to the checked revision (gcloud run services update-traffic)")
+	case traffic < kit:
+		// said above
+	case !strings.Contains(cmd(traffic), `--to-revisions "$$revision=100"`) || strings.Contains(cmd(traffic), "--to-tags"):
+		fs.add("cloudbuild.traffic", w, `the traffic step must route to the checked revision by name (--to-revisions "$$revision=100"): LATEST or a tag may name another revision by then`)
+	}
+
+	// The first build, with _DEPLOY=false, has no service to roll out to.
+	for _, i := range []int{deploy, kit, traffic, bin} {
+		if i >= 0 && !strings.Contains(cmd(i), `if [ "${_DEPLOY}" != "true" ]; then`) {
+			fs.add("cloudbuild.deploy_switch", w, "step %s does not stop at once when _DEPLOY is not true", cb.steps[i].id)
+		}
+	}
 }
 
 func TestCloudBuild(t *testing.T) {
@@ -373,7 +456,7 @@ func TestCloudBuildChecksBite(t *testing.T) {
 		{"undefined bare substitution", []edit{{`"VERSION=$COMMIT_SHA"`, `"VERSION=$_VERSION"`}}, "cloudbuild.undefined"},
 		{"substitution removed", []edit{{"  _REPOSITORY: \"sandbox\"\n", ""}}, "cloudbuild.undefined"},
 		{"unused substitution", []edit{{"  _SERVICE: \"sandbox-cloudrun\"\n", "  _SERVICE: \"sandbox-cloudrun\"\n  _UNUSED: \"x\"\n"}}, "cloudbuild.unused"},
-		{"undocumented substitution", []edit{{"#   _REPOSITORY  Artifact Registry repository", "#   the repository"}}, "cloudbuild.documented"},
+		{"undocumented substitution", []edit{{"#   _REPOSITORY    Artifact Registry repository", "#   the repository"}}, "cloudbuild.documented"},
 		{"no vet", []edit{{`args: ["vet", "./..."]`, `args: ["version"]`}}, "cloudbuild.vet"},
 		{"tests without the race detector", []edit{{`args: ["test", "-race", "-count=1", "-timeout", "30m", "./..."]`, `args: ["test", "-count=1", "-timeout", "30m", "./..."]`}}, "cloudbuild.test"},
 		{"tests with go test's own timeout", []edit{{`args: ["test", "-race", "-count=1", "-timeout", "30m", "./..."]`, `args: ["test", "-race", "-count=1", "./..."]`}}, "cloudbuild.test"},
@@ -383,6 +466,20 @@ func TestCloudBuildChecksBite(t *testing.T) {
 		{"no deploy", []edit{{`gcloud run deploy "${_SERVICE}"`, `gcloud run services describe "${_SERVICE}"`}}, "cloudbuild.deploy"},
 		{"image not listed", []edit{{"images:\n  - \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\"\n", "images:\n  - \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/other:$COMMIT_SHA\"\n"}}, "cloudbuild.images"},
 		{"outside the subset", []edit{{"substitutions:\n", "substitutions: &subs\n"}}, "cloudbuild.parse"},
+		{"deployed with traffic", []edit{{"          --no-traffic \\\n", ""}}, "cloudbuild.no_traffic"},
+		{"one tag for every build", []edit{{`tag="candidate-$$(printf %.7s "$COMMIT_SHA")"`, `tag="candidate-next"`}}, "cloudbuild.candidate_tag"},
+		{"candidate looked up by another tag", []edit{{`-v tag="$$tag"`, `-v tag="candidate"`}}, "cloudbuild.candidate_tag"},
+		{"no tag", []edit{{"          --tag \"$$tag\" \\\n", ""}}, "cloudbuild.candidate_tag"},
+		{"no kit", []edit{{"./sandbox-cloudrun conformance --url", "./sandbox-cloudrun version --url"}}, "cloudbuild.kit"},
+		{"kit without a token", []edit{{" --id-token-env KIT_ID_TOKEN", ""}}, "cloudbuild.kit"},
+		{"kit with a token from elsewhere", []edit{{`KIT_ID_TOKEN=$$(gcloud auth print-identity-token --audiences="$$audience")`, `KIT_ID_TOKEN=$$(cat token)`}}, "cloudbuild.kit"},
+		{"kit not the image's", []edit{{"        docker cp sandbox-kit:/sandbox-cloudrun ./sandbox-cloudrun\n", ""}}, "cloudbuild.kit_binary"},
+		{"traffic to the latest revision", []edit{{`--to-revisions "$$revision=100"`, "--to-latest"}}, "cloudbuild.traffic"},
+		{"traffic to the tag", []edit{{`--to-revisions "$$revision=100"`, `--to-tags "$$(cat candidate-tag)=100"`}}, "cloudbuild.traffic"},
+		{"no traffic step", []edit{{`gcloud run services update-traffic "${_SERVICE}"`, `gcloud run services describe "${_SERVICE}"`}}, "cloudbuild.traffic"},
+		{"traffic before the kit", []edit{{"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n",
+			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n        gcloud run services update-traffic \"${_SERVICE}\" --region \"${_REGION}\" --to-latest\n"}}, "cloudbuild.traffic_before_kit"},
+		{"kit step ignores _DEPLOY", []edit{{"        if [ \"${_DEPLOY}\" != \"true\" ]; then exit 0; fi\n        url=", "        url="}}, "cloudbuild.deploy_switch"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

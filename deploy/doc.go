@@ -9,8 +9,12 @@
 // outputs are documented, and that docs/deploy.md and terraform/examples/basic
 // agree; and the Dockerfile (the final stage runs as non-root with the
 // compilation cache set) and cloudbuild.yaml (every substitution it uses is
-// defined), each check also run against weakened copies of the artifact, to
-// prove it fails when a property is missing or weakened.
+// defined; the new revision is deployed without traffic, checked by the
+// conformance kit, and only then routed to), each check also run against
+// weakened copies of the artifact, to prove it fails when a property is
+// missing or weakened. rollout_test.go runs cloudbuild.yaml's rollout steps
+// themselves, with a stub gcloud and the real kit against the real service
+// and against a broken one.
 //
 // image-smoke.sh, beside this file, is the smoke test the Dockerfile's build
 // stage runs against the binary it built. image-test.sh builds the Dockerfile

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestDeployGuide: docs/deploy.md walks through each step of a first
@@ -21,6 +22,12 @@ func TestDeployGuide(t *testing.T) {
 		{"run the conformance kit against the service", "conformance --url"},
 		{"the credential-free variant", "scripts_bucket_enabled = false"},
 		{"build the image and run it as Cloud Run does, before pushing", "bash deploy/image-test.sh"},
+		{"roll out by hand as the build does: no traffic, a tag", "--no-traffic --tag"},
+		{"route the traffic to the checked revision by name", `--to-revisions "$REVISION=100"`},
+		{"check a revision that terraform apply made", "--update-tags"},
+		{"serve with a weaker worker lock-down, knowing what it gives up", `WORKER_LOCKDOWN = "best-effort"`},
+		{"read the platform's line of a failed startup probe", "STARTUP HTTP probe failed"},
+		{"fit the egress network beside an existing one", "Private Google Access and the DNS zone"},
 	}
 	for _, s := range steps {
 		if !strings.Contains(doc, s.needle) {
@@ -74,4 +81,65 @@ func TestDeployGuideSettingsExist(t *testing.T) {
 			t.Errorf("terraform.tfvars.example sets %s, which terraform/examples/basic does not declare", m[1])
 		}
 	}
+}
+
+// TestDeployGuidePointers: where cloudbuild.yaml, the module and its README
+// send a reader to a section of docs/deploy.md (`docs/deploy.md, "Rolling
+// out"`, or a link to deploy.md#rolling-out), the guide has that section, so
+// that a renamed heading takes its pointers along.
+func TestDeployGuidePointers(t *testing.T) {
+	doc := readFile(t, "../docs/deploy.md")
+	headings, anchors := map[string]bool{}, map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^#{2,4} (.+?)\s*$`).FindAllStringSubmatch(doc, -1) {
+		headings[m[1]] = true
+		anchors[githubAnchor(m[1])] = true
+	}
+	files := map[string]string{"cloudbuild.yaml": readFile(t, "../cloudbuild.yaml"), "docs/deploy.md": doc,
+		"terraform/README.md": readFile(t, moduleDir+"/README.md")}
+	for name, src := range tfFiles(t, moduleDir) {
+		files["terraform/"+name] = src
+	}
+	// a name may be broken across comment lines, and quoted with \" in HCL
+	pointer := regexp.MustCompile(`docs/deploy\.md,\s*(?:#\s*)?\\?"([^"\\]{1,120})\\?"`)
+	link := regexp.MustCompile(`\]\((?:(?:\.\./)?docs/deploy\.md|\.\./docs/deploy\.md)?#([^)\s]+)\)`)
+	leader := regexp.MustCompile(`\s*\n\s*#?\s*`)
+	found := 0
+	for name, src := range files {
+		for _, m := range pointer.FindAllStringSubmatch(src, -1) {
+			found++
+			if h := leader.ReplaceAllString(m[1], " "); !headings[h] {
+				t.Errorf("%s points to docs/deploy.md, %q, which is not a heading of docs/deploy.md", name, h)
+			}
+		}
+		if name != "docs/deploy.md" && name != "terraform/README.md" {
+			continue
+		}
+		for _, m := range link.FindAllStringSubmatch(src, -1) {
+			if name == "terraform/README.md" && !strings.Contains(m[0], "deploy.md") {
+				continue // an anchor of the README itself
+			}
+			found++
+			if !anchors[m[1]] {
+				t.Errorf("%s links to docs/deploy.md#%s, which no heading of docs/deploy.md makes", name, m[1])
+			}
+		}
+	}
+	if found < 10 {
+		t.Errorf("found %d pointers into docs/deploy.md: has the form changed?", found)
+	}
+}
+
+// githubAnchor is the anchor GitHub makes of a heading: lower case, without
+// punctuation but hyphens and underscores, spaces as hyphens.
+func githubAnchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -15,6 +15,10 @@
 #                "Usage"): its CPU time, its run and set-up time, its peak
 #                heap and the fractions of its memory limit and CPU budget;
 #                distributions, plotted as percentiles on the dashboard
+#   start-up     a revision whose instances fail to start or that never
+#                becomes ready: the platform's log lines of a failed startup
+#                probe or a revision whose Ready condition turned False, and
+#                the service's own start-up failures
 #   5xx ratio    answers the service (or Cloud Run) could not give
 #   429 ratio    requests refused because every instance was busy
 #   p99 latency  slow answers, from scripts or from queueing
@@ -71,7 +75,39 @@ locals {
   }
   usage = { for k, m in local.usage_metrics : k => "metric.type=\"logging.googleapis.com/user/${var.name}-${k}\" AND resource.type=\"cloud_run_revision\"" }
 
-  logs_url = "https://console.cloud.google.com/logs/query;query=${urlencode(local.hard_kill_log_filter)}?project=${var.project_id}"
+  # A revision that cannot start. Cloud Run exports no metric of a revision's
+  # readiness, and one that never becomes ready has no instances and answers
+  # no request: its metrics are absent, which cannot be told apart from a
+  # service scaled to zero or a candidate deployed with no traffic. What does
+  # exist is a log line for each way it fails, at ERROR:
+  #   - the platform's, in the revision's system log, for each instance whose
+  #     startup probe (GET /readyz, service.tf) failed its last time:
+  #     "STARTUP HTTP probe failed 30 times consecutively for container … on
+  #     port 8080 path "/readyz". The instance was not started.";
+  #   - the platform's, in the system-event audit log, when a revision (and so
+  #     the service's latest one) could not become ready: "Ready condition
+  #     status changed to False for Revision … with message: …", which also
+  #     covers what never reaches the probe (an image that cannot be pulled
+  #     or started);
+  #   - the service's own, which say why: "start-up failed" (a configuration
+  #     it refuses; the process exits) and "the sandbox workers failed to
+  #     start" (a worker that cannot start or lock itself down).
+  # One of them is enough to alert on.
+  startup_failure_log_filter = join(" AND ", [
+    "resource.type=\"cloud_run_revision\"",
+    "resource.labels.service_name=\"${var.name}\"",
+    "severity>=ERROR",
+    "(${join(" OR ", [
+      "textPayload=~\"STARTUP [A-Z]+ probe failed\"",
+      "protoPayload.status.message:\"Ready condition status changed to False\"",
+      "jsonPayload.message=\"start-up failed\"",
+      "jsonPayload.message=\"the sandbox workers failed to start\"",
+    ])})",
+  ])
+  startup_failures = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.startup_failures[*].name)}\" AND resource.type=\"cloud_run_revision\""
+
+  logs_url         = "https://console.cloud.google.com/logs/query;query=${urlencode(local.hard_kill_log_filter)}?project=${var.project_id}"
+  startup_logs_url = "https://console.cloud.google.com/logs/query;query=${urlencode(local.startup_failure_log_filter)}?project=${var.project_id}"
 }
 
 resource "google_logging_metric" "hard_kills" {
@@ -202,6 +238,87 @@ resource "google_monitoring_alert_policy" "hard_kills" {
       The service's log lines of these kills, and its evaluation lines around
       them, say which script and which caller:
       [${var.name} hard kills in Logs Explorer](${local.logs_url})
+    EOT
+  }
+}
+
+resource "google_logging_metric" "startup_failures" {
+  count = local.monitoring
+
+  project     = var.project_id
+  name        = "${var.name}-startup-failures"
+  description = "Revisions of the ${var.name} sandbox service that failed to start: a failed startup probe, a revision that did not become ready, or the service's own start-up failure, from the platform's and the service's log lines at ERROR."
+  filter      = local.startup_failure_log_filter
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "${var.name} start-up failures"
+  }
+}
+
+resource "google_monitoring_alert_policy" "startup_failures" {
+  count = local.monitoring
+
+  project               = var.project_id
+  display_name          = "${var.name}: a revision failed to start"
+  combiner              = "OR"
+  severity              = "ERROR"
+  notification_channels = local.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "start-up failures in 5 minutes > 0, by revision"
+    condition_threshold {
+      filter          = local.startup_failures
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["resource.label.revision_name"]
+      }
+      trigger {
+        count = 1
+      }
+    }
+  }
+
+  alert_strategy {
+    auto_close = "1800s"
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "${var.name}: a revision failed to start"
+    content   = <<-EOT
+      An instance of a revision of ${var.name} (the incident names the
+      revision) did not start, or the revision never became ready. A new
+      revision that fails so takes no traffic: the one that served before
+      still serves. An instance of the serving revision that fails so is
+      capacity lost (at a scale-up, or after a restart); all of them, an
+      outage.
+
+      The log lines say which failure it was:
+      [${var.name} start-up failures in Logs Explorer](${local.startup_logs_url})
+
+      - "start-up failed": the service refused its configuration; the line
+        names each setting that is wrong and what it must be.
+      - "the sandbox workers failed to start": the worker processes cannot
+        start, most often because they cannot lock themselves down (its
+        "lock-down failed" names the step); WORKER_LOCKDOWN=best-effort runs
+        without what failed.
+      - "STARTUP HTTP probe failed": /readyz did not answer 200 in time; the
+        service's WARNING and ERROR lines before it say what was not ready
+        (the script store cannot be read, a worker failed to start).
+      - "Ready condition status changed to False": the revision's message
+        says why, including what never reached the probe (an image that
+        cannot be pulled or started).
+
+      docs/deploy.md, "When something is wrong", gives each line's remedy.
     EOT
   }
 }
@@ -546,6 +663,7 @@ resource "google_monitoring_dashboard" "sandbox" {
             incidentList = {
               policyNames = concat(
                 google_monitoring_alert_policy.hard_kills[*].name,
+                google_monitoring_alert_policy.startup_failures[*].name,
                 google_monitoring_alert_policy.server_errors[*].name,
                 google_monitoring_alert_policy.too_many_requests[*].name,
                 google_monitoring_alert_policy.latency[*].name,

@@ -16,7 +16,7 @@ variable "project_id" {
 variable "region" {
   type        = string
   nullable    = false
-  description = "Region of the Cloud Run service, its subnet and (unless bucket_location says otherwise) the scripts bucket, such as europe-west1."
+  description = "Region of the Cloud Run service, its subnet and (unless bucket_location says otherwise) the scripts bucket, such as europe-west1. It must offer Direct VPC egress, which carries all of the service's traffic out (docs/deploy.md, \"Networking: Direct VPC egress and an existing network\")."
 
   validation {
     condition     = can(regex("^[a-z]+-[a-z]+[0-9]+$", var.region))
@@ -50,7 +50,7 @@ variable "image" {
 variable "invoker_members" {
   type        = list(string)
   nullable    = false
-  description = "The only identities granted roles/run.invoker on the service, as IAM members such as serviceAccount:loom@my-project.iam.gserviceaccount.com or group:sandbox-callers@example.com. At least one; allUsers and allAuthenticatedUsers are refused."
+  description = "The only identities granted roles/run.invoker on the service, as IAM members such as serviceAccount:loom@my-project.iam.gserviceaccount.com or group:sandbox-callers@example.com: the callers, and the service account Cloud Build runs as, whose conformance kit checks each new revision before it takes traffic (docs/deploy.md, \"Rolling out\"). At least one; allUsers and allAuthenticatedUsers are refused."
 
   validation {
     condition     = length(var.invoker_members) > 0
@@ -72,7 +72,7 @@ variable "ingress" {
   type        = string
   nullable    = false
   default     = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER"
-  description = "Where requests may come from: INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER (the default: VPC networks of the project and internal or external Application Load Balancers), INGRESS_TRAFFIC_INTERNAL_ONLY, or INGRESS_TRAFFIC_ALL (IAM still checks every request)."
+  description = "Where requests may come from: INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER (the default: VPC networks of the project and internal or external Application Load Balancers), INGRESS_TRAFFIC_INTERNAL_ONLY, or INGRESS_TRAFFIC_ALL (IAM still checks every request). The build that rolls images out calls the new revision from where it runs, to run the conformance kit: this must let it (docs/deploy.md, \"What only a real project shows\")."
 
   validation {
     condition     = contains(["INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", "INGRESS_TRAFFIC_INTERNAL_ONLY", "INGRESS_TRAFFIC_ALL"], var.ingress)
@@ -234,7 +234,7 @@ variable "deployers" {
   type        = list(string)
   nullable    = false
   default     = []
-  description = "IAM members that roll new images with gcloud run deploy, such as the service account Cloud Build runs as: roles/run.developer on this service and roles/iam.serviceAccountUser on its runtime service account (to deploy revisions that run as it). Neither role can change who may invoke the service."
+  description = "IAM members that roll new images, such as the service account Cloud Build runs as: roles/run.developer on this service, to deploy a revision with no traffic under a tag and route the traffic to it once checked (docs/deploy.md, \"Rolling out\"), and roles/iam.serviceAccountUser on its runtime service account (to deploy revisions that run as it). Neither role can change who may invoke the service."
 
   validation {
     condition     = alltrue([for m in var.deployers : can(regex("^(user|serviceAccount|group|principal|principalSet):[^\\s]+$", m))])
@@ -246,7 +246,7 @@ variable "subnet_cidr" {
   type        = string
   nullable    = false
   default     = "10.8.0.0/24"
-  description = "Primary IPv4 range of the subnet that carries the service's direct VPC egress. Direct VPC egress uses about two addresses per instance: a /24 serves up to about 100 instances; /26 is the smallest Cloud Run accepts."
+  description = "Primary IPv4 range of the subnet that carries the service's direct VPC egress, in a network of the module's own, connected to no other (docs/deploy.md, \"Networking: Direct VPC egress and an existing network\"). Direct VPC egress uses about two addresses per instance: a /24 serves up to about 100 instances; /26 is the smallest Cloud Run accepts."
 
   validation {
     condition     = can(regex("^([0-9]{1,3}\\.){3}[0-9]{1,3}/(1[6-9]|2[0-6])$", var.subnet_cidr))
@@ -270,7 +270,7 @@ variable "auth_audience" {
   type        = string
   nullable    = false
   default     = ""
-  description = "Turn on the service's own ID-token check (defence in depth behind Cloud Run IAM): the audience the token must carry, usually the service URL. The allowed callers are then the user: and serviceAccount: emails of invoker_members. Empty (the default) leaves it off."
+  description = "Turn on the service's own ID-token check (defence in depth behind Cloud Run IAM): the audience the token must carry, usually the service URL. The allowed callers are then the user: and serviceAccount: emails of invoker_members. Empty (the default) leaves it off. When set, cloudbuild.yaml's _KIT_AUDIENCE must be the same value, or the conformance kit of each rollout is refused (docs/deploy.md, \"Rolling out\")."
 }
 
 variable "otel_exporter" {
@@ -289,7 +289,7 @@ variable "env" {
   type        = map(string)
   nullable    = false
   default     = {}
-  description = "Further environment variables of the service, such as MAX_MEMORY_BYTES, POOL_SIZE or HARD_KILL_GRACE (README.md lists them). The variables the module sets for hardening cannot be overridden here, and HARD_KILL_GRACE and DEFAULT_WALL_CLOCK must keep the service's start-up rules: request_timeout above max_wall_clock plus twice HARD_KILL_GRACE plus a second, DEFAULT_WALL_CLOCK at most max_wall_clock."
+  description = "Further environment variables of the service, such as MAX_MEMORY_BYTES, POOL_SIZE, HARD_KILL_GRACE or WORKER_LOCKDOWN (README.md lists them; docs/deploy.md, \"WORKER_LOCKDOWN=best-effort\", says what best-effort gives up). The variables the module sets for hardening cannot be overridden here, and HARD_KILL_GRACE and DEFAULT_WALL_CLOCK must keep the service's start-up rules: request_timeout above max_wall_clock plus twice HARD_KILL_GRACE plus a second, DEFAULT_WALL_CLOCK at most max_wall_clock."
 
   validation {
     condition = alltrue([for k in keys(var.env) : !contains([
@@ -320,7 +320,7 @@ variable "monitoring_enabled" {
   type        = bool
   nullable    = false
   default     = true
-  description = "Create the service's Cloud Monitoring: a log-based metric of hard kills, alert policies for hard kills, the 5xx ratio, the 429 ratio and the p99 latency, and a dashboard (monitoring.tf). false creates none of them."
+  description = "Create the service's Cloud Monitoring: log-based metrics of hard kills, evaluations and revisions that fail to start, alert policies for hard kills, start-up failures, the 5xx ratio, the 429 ratio and the p99 latency, and a dashboard (monitoring.tf; docs/deploy.md, \"Monitoring\"). false creates none of them."
 }
 
 variable "notification_channels" {

@@ -5,6 +5,7 @@ package worker
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -153,6 +154,58 @@ func TestLockedDownWorkerIsRefused(t *testing.T) {
 					// ptrace and raising a limit may be refused by the
 					// kernel for reasons of its own; the others must work
 					t.Errorf("%s without the lock-down: %s, want it to work", name, res)
+				}
+			}
+		})
+	}
+}
+
+// A step of the lock-down that fails (here a stand-in for a seccomp call the
+// system refuses): with WORKER_LOCKDOWN=required the worker refuses to start
+// and says which step; with best-effort it runs with the rest, and says at
+// WARNING which step failed and what is off; with off nothing is applied.
+func TestLockDownFailureSaysWhichStep(t *testing.T) {
+	if !lockdown.Supported() {
+		t.Skip("no lock-down on this system")
+	}
+	refused := errors.New("lockdown: installing the seccomp filter: operation not permitted")
+	applied := 0
+	applyLockdown = func(lockdown.Options) (lockdown.Status, error) {
+		applied++
+		return lockdown.Status{ResourceLimits: true, Undumpable: true, NoNewPrivs: true}, refused
+	}
+	defer func() { applyLockdown = lockdown.Apply }()
+
+	for _, mode := range []Lockdown{LockdownRequired, LockdownBestEffort, LockdownOff} {
+		t.Run(string(mode), func(t *testing.T) {
+			logs := &servicetest.Logs{}
+			before := applied
+			p, err := lockDown(hello{Lockdown: mode}, slog.New(slog.NewJSONHandler(logs, nil)))
+			warnings := 0
+			for _, l := range logs.Lines("") {
+				if l["level"] == "WARN" && strings.Contains(fmt.Sprint(l["msg"]), "lock-down incomplete (WORKER_LOCKDOWN=best-effort)") &&
+					strings.Contains(fmt.Sprint(l["err"]), "installing the seccomp filter") && l["seccomp"] == false && l["noNewPrivs"] == true {
+					warnings++
+				}
+			}
+			switch mode {
+			case LockdownRequired:
+				if err == nil || !strings.Contains(err.Error(), "lock-down failed (WORKER_LOCKDOWN=required): lockdown: installing the seccomp filter") {
+					t.Errorf("required: err %v, want the failed step named", err)
+				}
+				if warnings != 0 {
+					t.Errorf("required: %d warnings; the error says it", warnings)
+				}
+			case LockdownBestEffort:
+				if err != nil || p.Seccomp || !p.NoNewPrivs || !p.ResourceLimits {
+					t.Errorf("best-effort: %v, %s; want no error, and seccomp alone off", err, p)
+				}
+				if warnings != 1 {
+					t.Errorf("best-effort: %d warnings naming the failed step and what is off, want 1; log:\n%s", warnings, logs)
+				}
+			case LockdownOff:
+				if err != nil || applied != before || warnings != 0 {
+					t.Errorf("off: err %v, lock-down applied %d times, %d warnings", err, applied-before, warnings)
 				}
 			}
 		})

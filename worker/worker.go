@@ -157,7 +157,7 @@ func start(ctx context.Context, h hello, log *slog.Logger) (*quickjs.Engine, Pro
 	// milliseconds; one stuck in native code is the server's to kill, as
 	// with any number of processors.
 	runtime.GOMAXPROCS(1)
-	locked, err := lockDown(h)
+	locked, err := lockDown(h, log)
 	prot.NoNewPrivs, prot.ResourceLimits, prot.Seccomp = locked.NoNewPrivs, locked.ResourceLimits, locked.Seccomp
 	if err != nil {
 		_ = engine.Close(ctx)

@@ -20,16 +20,17 @@ variables {
 
 run "monitoring_on_by_default" {
   assert {
-    condition     = length(google_logging_metric.hard_kills) == 1 && length(google_logging_metric.evaluations) == 1 && length(google_monitoring_dashboard.sandbox) == 1
-    error_message = "Monitoring is on by default: both log-based metrics and the dashboard."
+    condition     = length(google_logging_metric.hard_kills) == 1 && length(google_logging_metric.evaluations) == 1 && length(google_logging_metric.startup_failures) == 1 && length(google_monitoring_dashboard.sandbox) == 1
+    error_message = "Monitoring is on by default: the log-based metrics and the dashboard."
   }
   assert {
-    condition = (length(google_monitoring_alert_policy.hard_kills) == 1 && length(google_monitoring_alert_policy.server_errors) == 1 &&
-    length(google_monitoring_alert_policy.too_many_requests) == 1 && length(google_monitoring_alert_policy.latency) == 1)
-    error_message = "Monitoring is on by default: the four alert policies."
+    condition = (length(google_monitoring_alert_policy.hard_kills) == 1 && length(google_monitoring_alert_policy.startup_failures) == 1 &&
+      length(google_monitoring_alert_policy.server_errors) == 1 && length(google_monitoring_alert_policy.too_many_requests) == 1 &&
+    length(google_monitoring_alert_policy.latency) == 1)
+    error_message = "Monitoring is on by default: the five alert policies."
   }
   assert {
-    condition     = keys(output.alert_policy_names) == ["hard_kills", "latency", "server_errors", "too_many_requests"] && output.dashboard_url != null
+    condition     = keys(output.alert_policy_names) == ["hard_kills", "latency", "server_errors", "startup_failures", "too_many_requests"] && output.dashboard_url != null
     error_message = "The outputs name the alert policies and the dashboard."
   }
 }
@@ -69,6 +70,68 @@ run "hard_kill_alert_on_any_kill" {
   }
 }
 
+run "startup_failures_counted_from_the_platform_and_service_lines" {
+  command = plan
+
+  assert {
+    condition = alltrue([for term in [
+      "resource.type=\"cloud_run_revision\"",
+      "resource.labels.service_name=\"sandbox-cloudrun\"",
+      "severity>=ERROR",
+      "textPayload=~\"STARTUP [A-Z]+ probe failed\"",
+      "protoPayload.status.message:\"Ready condition status changed to False\"",
+      "jsonPayload.message=\"start-up failed\"",
+      "jsonPayload.message=\"the sandbox workers failed to start\"",
+    ] : strcontains(google_logging_metric.startup_failures[0].filter, term)])
+    error_message = "The start-up metric must count, for this service only, at ERROR: the platform's failed startup probe and not-ready revision, and the service's own start-up failures: ${google_logging_metric.startup_failures[0].filter}"
+  }
+  assert {
+    # the kinds of line are alternatives: each one alone is a failure
+    condition     = length(regexall(" OR ", google_logging_metric.startup_failures[0].filter)) == 3 && length(regexall(" AND ", google_logging_metric.startup_failures[0].filter)) == 3
+    error_message = "The start-up metric's filter must be this service's lines at ERROR AND (any one of the four kinds): ${google_logging_metric.startup_failures[0].filter}"
+  }
+  assert {
+    condition     = google_logging_metric.startup_failures[0].name == "sandbox-cloudrun-startup-failures" && google_logging_metric.startup_failures[0].metric_descriptor[0].metric_kind == "DELTA" && google_logging_metric.startup_failures[0].metric_descriptor[0].value_type == "INT64"
+    error_message = "The start-up metric is a counter (DELTA, INT64) named NAME-startup-failures."
+  }
+}
+
+run "startup_failure_alert_on_one_line" {
+  assert {
+    condition     = one(google_monitoring_alert_policy.startup_failures[0].conditions[0].condition_threshold).filter == "metric.type=\"logging.googleapis.com/user/${google_logging_metric.startup_failures[0].name}\" AND resource.type=\"cloud_run_revision\""
+    error_message = "The start-up alert must watch the start-up metric."
+  }
+  assert {
+    condition = (one(google_monitoring_alert_policy.startup_failures[0].conditions[0].condition_threshold).comparison == "COMPARISON_GT" &&
+      one(google_monitoring_alert_policy.startup_failures[0].conditions[0].condition_threshold).threshold_value == 0 &&
+      one(google_monitoring_alert_policy.startup_failures[0].conditions[0].condition_threshold).duration == "0s" &&
+      one(one(google_monitoring_alert_policy.startup_failures[0].conditions[0].condition_threshold).aggregations).per_series_aligner == "ALIGN_SUM" &&
+    one(one(google_monitoring_alert_policy.startup_failures[0].conditions[0].condition_threshold).aggregations).cross_series_reducer == "REDUCE_SUM")
+    error_message = "The start-up alert must fire on one line: the sum above 0, at once."
+  }
+  assert {
+    condition     = one(one(google_monitoring_alert_policy.startup_failures[0].conditions[0].condition_threshold).aggregations).group_by_fields == tolist(["resource.label.revision_name"])
+    error_message = "The start-up alert must open an incident per revision, which names it."
+  }
+  assert {
+    condition     = google_monitoring_alert_policy.startup_failures[0].severity == "ERROR" && strcontains(google_monitoring_alert_policy.startup_failures[0].documentation[0].content, urlencode(google_logging_metric.startup_failures[0].filter))
+    error_message = "The start-up alert is an ERROR whose documentation links the log lines it counts."
+  }
+}
+
+run "startup_failures_follow_the_service_name" {
+  command = plan
+
+  variables {
+    name = "sbx-test"
+  }
+
+  assert {
+    condition     = google_logging_metric.startup_failures[0].name == "sbx-test-startup-failures" && strcontains(google_logging_metric.startup_failures[0].filter, "resource.labels.service_name=\"sbx-test\"")
+    error_message = "The start-up metric must follow the service's name."
+  }
+}
+
 run "evaluations_by_outcome" {
   command = plan
 
@@ -104,7 +167,7 @@ run "error_and_429_ratios_and_latency" {
     error_message = "The latency alert must watch the service's p99 latency, above 10000 ms by default."
   }
   assert {
-    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
+    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.startup_failures, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
     p.notification_channels == null || length(coalesce(p.notification_channels, [])) == 0])
     error_message = "Without notification_channels the policies notify nobody."
   }
@@ -127,7 +190,7 @@ run "thresholds_and_channels_from_variables" {
     error_message = "The thresholds must follow alert_5xx_ratio, alert_429_ratio and alert_p99_latency_ms."
   }
   assert {
-    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
+    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.startup_failures, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
     p.notification_channels == tolist(["projects/my-project/notificationChannels/123", "projects/other-project/notificationChannels/456"])])
     error_message = "Every policy must notify notification_channels, channel IDs as full names of the project's channels."
   }
@@ -185,8 +248,8 @@ run "dashboard" {
     error_message = "Every chart of the dashboard must read the service's Cloud Run revisions."
   }
   assert {
-    condition     = length(one([for t in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles : t.widget.incidentList.policyNames if can(t.widget.incidentList)])) == 4
-    error_message = "The incident list shows the four alert policies."
+    condition     = length(one([for t in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles : t.widget.incidentList.policyNames if can(t.widget.incidentList)])) == 5
+    error_message = "The incident list shows the five alert policies."
   }
 }
 
@@ -216,6 +279,7 @@ run "monitoring_off" {
 
   assert {
     condition = (length(google_logging_metric.hard_kills) + length(google_logging_metric.evaluations) + length(google_monitoring_dashboard.sandbox) +
+      length(google_logging_metric.startup_failures) + length(google_monitoring_alert_policy.startup_failures) +
       length(google_monitoring_alert_policy.hard_kills) + length(google_monitoring_alert_policy.server_errors) +
     length(google_monitoring_alert_policy.too_many_requests) + length(google_monitoring_alert_policy.latency)) == 0
     error_message = "monitoring_enabled = false must create no metric, alert policy or dashboard."
