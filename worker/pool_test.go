@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -477,7 +475,7 @@ func TestPoolReportsUsage(t *testing.T) {
 // The hard kill's ERROR line ties itself to its evaluation: the request's
 // id and trace, carried by the run's context, and the script's hash.
 func TestHardKillLineNamesItsEvaluation(t *testing.T) {
-	var logs syncLog
+	var logs servicetest.Logs
 	p := newPool(t, func(o *Options) { o.Logger = telemetry.NewLogger(&logs, slog.LevelInfo, "") })
 	ctx := telemetry.WithRequestID(context.Background(), "loom-step-7")
 	ctx = telemetry.WithTrace(ctx, telemetry.Trace{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7"})
@@ -497,22 +495,4 @@ func TestHardKillLineNamesItsEvaluation(t *testing.T) {
 			t.Errorf("the hard-kill line lacks %s: %q", want, line)
 		}
 	}
-}
-
-// syncLog is a log sink that the pool's goroutines write to.
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
