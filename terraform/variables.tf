@@ -108,7 +108,7 @@ variable "cpu" {
   type        = string
   nullable    = false
   default     = "1"
-  description = "CPU limit of the container, in whole CPUs (1, 2, 4, 6 or 8). The second-generation execution environment needs at least 1."
+  description = "CPU limit of the container, in whole CPUs (1, 2, 4, 6 or 8). The second-generation execution environment needs at least 1; one is enough for one evaluation at a time (docs/cost.md, \"How many instances\")."
 
   validation {
     condition     = contains(["1", "2", "4", "6", "8"], var.cpu)
@@ -120,7 +120,7 @@ variable "memory" {
   type        = string
   nullable    = false
   default     = "1Gi"
-  description = "Memory limit of the container as a Kubernetes-style size in Mi or Gi, such as 1Gi, from 512Mi to 32Gi. It must hold the largest evaluation (MAX_MEMORY_BYTES, 256 MiB by default), the warm pool and the Go process."
+  description = "Memory limit of the container as a Kubernetes-style size in Mi or Gi, such as 1Gi, from 512Mi to 32Gi. It must hold the largest evaluation (MAX_MEMORY_BYTES, 256 MiB by default), the warm pool and the Go process (docs/cost.md, \"How many instances\")."
 
   validation {
     condition = can(regex("^[1-9][0-9]*(Mi|Gi)$", var.memory)) && try(
@@ -136,14 +136,14 @@ variable "cpu_always_allocated" {
   type        = bool
   nullable    = false
   default     = false
-  description = "Keep CPU allocated between requests (instance-based billing). Off by default: an instance runs one evaluation at a time and needs no background CPU."
+  description = "Keep CPU allocated between requests (instance-based billing). Off by default: an instance runs one evaluation at a time and needs no background CPU. On is cheaper for a steady load that keeps instances busy (docs/cost.md, \"Price per million evaluations\")."
 }
 
 variable "min_instances" {
   type        = number
   nullable    = false
   default     = 0
-  description = "Minimum number of instances kept warm (0 scales to zero; 1 or more removes cold starts at a cost)."
+  description = "Minimum number of instances kept warm (0 scales to zero; 1 or more removes cold starts at a cost: docs/cost.md, \"Price per million evaluations\")."
 
   validation {
     condition     = var.min_instances >= 0 && floor(var.min_instances) == var.min_instances
@@ -155,7 +155,7 @@ variable "max_instances" {
   type        = number
   nullable    = false
   default     = 10
-  description = "Maximum number of instances. With one request per instance this is also the largest number of evaluations running at once; further requests queue briefly at Cloud Run and then fail with 429."
+  description = "Maximum number of instances. With one request per instance this is also the largest number of evaluations running at once; further requests queue briefly at Cloud Run and then fail with 429 (docs/cost.md, \"How many instances\")."
 
   validation {
     condition     = var.max_instances >= 1 && floor(var.max_instances) == var.max_instances
