@@ -19,22 +19,15 @@ import (
 // bytes are integers. Every member is always written, zero for a step the
 // run did not reach or a figure its engine does not measure.
 
-// usagePhases are the phases' names, in the order of a run.
-var usagePhases = [...]string{"fetch", "verify", "setup", "run", "serialise"}
-
-func phases(u *spi.Usage) [len(usagePhases)]*time.Duration {
-	return [...]*time.Duration{&u.Fetch, &u.Verify, &u.Setup, &u.Run, &u.Serialise}
-}
-
 // AppendUsage writes u as the usage member's object.
 func AppendUsage(dst []byte, u spi.Usage) []byte {
 	dst = append(dst, `{"phasesMs":{`...)
-	for i, d := range phases(&u) {
+	for i, p := range u.Phases() {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(jsontext.AppendQuote(dst, usagePhases[i]), ':')
-		dst = appendMillis(dst, *d)
+		dst = append(jsontext.AppendQuote(dst, p.Name), ':')
+		dst = appendMillis(dst, *p.D)
 	}
 	dst = appendMillis(append(dst, `},"cpuMs":`...), u.CPU)
 	dst = strconv.AppendUint(append(dst, `,"cpuBudgetUsed":`...), u.CPUBudgetUsed, 10)
@@ -58,8 +51,8 @@ func readUsage(obj *jsontext.Object) *spi.Usage {
 	}
 	var u spi.Usage
 	if p, ok := o.Child("phasesMs", true); ok {
-		for i, d := range phases(&u) {
-			*d = readMillis(p, usagePhases[i])
+		for _, phase := range u.Phases() {
+			*phase.D = readMillis(p, phase.Name)
 		}
 		o.Adopt(p.Done())
 	}

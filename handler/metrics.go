@@ -107,20 +107,17 @@ func (m *metrics) evaluation(ctx context.Context, route, outcome, limit string, 
 // usage records what one run used.
 func (m *metrics) usage(ctx context.Context, route string, u spi.Usage) {
 	r := attribute.String("route", route)
-	for _, p := range [...]struct {
-		name string
-		d    time.Duration
-	}{{"fetch", u.Fetch}, {"verify", u.Verify}, {"setup", u.Setup}, {"run", u.Run}, {"serialise", u.Serialise}} {
-		m.phase.Record(ctx, p.d.Seconds(), metric.WithAttributes(r, attribute.String("phase", p.name)))
+	for _, p := range u.Phases() {
+		m.phase.Record(ctx, p.D.Seconds(), metric.WithAttributes(r, attribute.String("phase", p.Name)))
 	}
 	set := metric.WithAttributes(r)
 	m.cpu.Record(ctx, u.CPU.Seconds(), set)
 	m.peakMemory.Record(ctx, u.PeakMemoryBytes, set)
-	if u.MemoryLimitBytes > 0 {
-		m.memoryUse.Record(ctx, float64(u.PeakMemoryBytes)/float64(u.MemoryLimitBytes), set)
+	if f, ok := u.MemoryUse(); ok {
+		m.memoryUse.Record(ctx, f, set)
 	}
-	if u.CPUBudget > 0 {
-		m.cpuBudgetUse.Record(ctx, float64(u.CPUBudgetUsed)/float64(u.CPUBudget), set)
+	if f, ok := u.CPUBudgetUse(); ok {
+		m.cpuBudgetUse.Record(ctx, f, set)
 	}
 }
 

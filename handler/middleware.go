@@ -245,12 +245,12 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 		}
 		u := l.usage
 		if ev.ran {
+			for _, p := range u.Phases() {
+				attrs = append(attrs, slog.Float64(p.Name+"Ms", ms(*p.D)))
+			}
+			memoryUse, _ := u.MemoryUse()
+			cpuBudgetUse, _ := u.CPUBudgetUse()
 			attrs = append(attrs,
-				slog.Float64("fetchMs", ms(u.Fetch)),
-				slog.Float64("verifyMs", ms(u.Verify)),
-				slog.Float64("setupMs", ms(u.Setup)),
-				slog.Float64("runMs", ms(u.Run)),
-				slog.Float64("serialiseMs", ms(u.Serialise)),
 				slog.Float64("evaluateMs", ms(l.evaluate)),
 				slog.Float64("cpuMs", ms(u.CPU)),
 				slog.Uint64("cpuBudgetUsed", u.CPUBudgetUsed),
@@ -259,8 +259,8 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 				slog.Int64("memoryLimitBytes", u.MemoryLimitBytes),
 				// the fractions of the limits, for a log-based distribution
 				// (terraform/monitoring.tf), which cannot divide
-				slog.Float64("memoryUse", fraction(float64(u.PeakMemoryBytes), float64(u.MemoryLimitBytes))),
-				slog.Float64("cpuBudgetUse", fraction(float64(u.CPUBudgetUsed), float64(u.CPUBudget))),
+				slog.Float64("memoryUse", fourDecimals(memoryUse)),
+				slog.Float64("cpuBudgetUse", fourDecimals(cpuBudgetUse)),
 				// a body refused before it was read has no input to count
 				slog.Int("inputBytes", l.inputBytes),
 			)
@@ -283,13 +283,8 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// fraction is used/limit to four decimals; zero without a limit.
-func fraction(used, limit float64) float64 {
-	if limit <= 0 {
-		return 0
-	}
-	return math.Round(used/limit*1e4) / 1e4
-}
+// fourDecimals rounds a fraction for the log line.
+func fourDecimals(f float64) float64 { return math.Round(f*1e4) / 1e4 }
 
 // recoverPanics turns a panic into a 500 problem that says nothing of the
 // panic, logs the panic with its stack, and lets the next request run.

@@ -40,15 +40,16 @@ func writeBody(w http.ResponseWriter, status int, contentType string, body []byt
 // time, which browsers' and proxies' tools show as they are.
 func setServerTiming(h http.Header, u spi.Usage) {
 	b := make([]byte, 0, 160)
-	for _, m := range [...]struct {
-		name string
-		d    time.Duration
-	}{{"fetch", u.Fetch}, {"verify", u.Verify}, {"setup", u.Setup}, {"run", u.Run}, {"serialise", u.Serialise}, {"cpu", u.CPU}} {
+	metric := func(name string, d time.Duration) {
 		if len(b) > 0 {
 			b = append(b, ", "...)
 		}
-		b = strconv.AppendFloat(append(append(b, m.name...), ";dur="...), ms(m.d), 'f', -1, 64)
+		b = strconv.AppendFloat(append(append(b, name...), ";dur="...), ms(d), 'f', -1, 64)
 	}
+	for _, p := range u.Phases() {
+		metric(p.Name, *p.D)
+	}
+	metric("cpu", u.CPU)
 	h.Set("Server-Timing", string(b))
 }
 

@@ -30,3 +30,35 @@ type Usage struct {
 	// MemoryLimitBytes the run's memory limit it is measured against.
 	PeakMemoryBytes, MemoryLimitBytes int64
 }
+
+// Phase is one phase of a run in its Usage: its name as every report of a
+// usage writes it (the answers' phasesMs, Server-Timing, the log line, the
+// metrics' phase attribute) and its field.
+type Phase struct {
+	Name string
+	D    *time.Duration
+}
+
+// Phases are u's phases in the order of a run: the one list of them.
+func (u *Usage) Phases() [5]Phase {
+	return [...]Phase{{"fetch", &u.Fetch}, {"verify", &u.Verify}, {"setup", &u.Setup}, {"run", &u.Run}, {"serialise", &u.Serialise}}
+}
+
+// MemoryUse is the peak heap as a fraction of the memory limit; false
+// without a limit.
+func (u Usage) MemoryUse() (float64, bool) {
+	return fraction(float64(u.PeakMemoryBytes), float64(u.MemoryLimitBytes))
+}
+
+// CPUBudgetUse is the CPU budget used as a fraction of the budget; false
+// for an engine without a CPU budget.
+func (u Usage) CPUBudgetUse() (float64, bool) {
+	return fraction(float64(u.CPUBudgetUsed), float64(u.CPUBudget))
+}
+
+func fraction(used, limit float64) (float64, bool) {
+	if limit <= 0 {
+		return 0, false
+	}
+	return used / limit, true
+}
