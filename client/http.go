@@ -146,7 +146,7 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 	}
 	req.Header.Set("Accept", "application/json, application/problem+json")
 	if id, ok := ctx.Value(requestIDKey{}).(string); ok && ValidRequestID(id) {
-		req.Header.Set(requestIDHeader, id)
+		req.Header.Set(api.RequestIDHeader, id)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -219,10 +219,6 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 	return &response{header: res.Header, body: data}, nil
 }
 
-// requestIDHeader carries a request's id both ways: the caller's own when it
-// sends one the service accepts, else one the service makes.
-const requestIDHeader = "X-Request-Id"
-
 type requestIDKey struct{}
 
 // ContextWithRequestID returns ctx carrying id, which every request the
@@ -237,27 +233,15 @@ func ContextWithRequestID(ctx context.Context, id string) context.Context {
 
 // ValidRequestID reports whether the service takes id as a request's id:
 // 1 to 128 of the characters a URI holds unescaped (letters, digits, "-",
-// ".", "_", "~"), and neither "." nor "..", so that it is also a relative
-// URI reference (a problem's instance) and cannot forge a header or a log
-// line.
-func ValidRequestID(id string) bool {
-	if len(id) == 0 || len(id) > 128 || id == "." || id == ".." {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
+// ".", "_", "~"), and neither "." nor ".." (api.ValidRequestID, the
+// service's own rule).
+func ValidRequestID(id string) bool { return api.ValidRequestID(id) }
 
 // requestIDOf is the request id an answer names, or "" when it names none
 // the service could have made: an id is quoted in the caller's logs, so a
 // malformed one (a proxy's, a hostile server's) is dropped.
 func requestIDOf(h http.Header) string {
-	if id := h.Get(requestIDHeader); ValidRequestID(id) {
+	if id := h.Get(api.RequestIDHeader); api.ValidRequestID(id) {
 		return id
 	}
 	return ""

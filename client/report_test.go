@@ -16,7 +16,6 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
-	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
 var _ spi.Reporter = (*client.Client)(nil)
@@ -81,24 +80,6 @@ func TestEvaluationsReportsUsageAndRequestID(t *testing.T) {
 	}
 	if r.RequestID != "svc-8" || r.Usage == nil || *r.Usage != wantUsage || r.Logs == nil || *r.Logs != "" {
 		t.Errorf("answer %+v (usage %+v)", r, r.Usage)
-	}
-}
-
-// The client's rule for a request id is the service's, which it cannot
-// link (telemetry links the exporters' gRPC).
-func TestValidRequestID(t *testing.T) {
-	ids := map[string]bool{
-		"a": true, "step-42": true, "loom.run_7~x": true, strings.Repeat("x", 128): true, "...": true,
-		"": false, ".": false, "..": false, strings.Repeat("x", 129): false, "a b": false, "a/b": false,
-		"a:b": false, "é": false, "a\r\nX-Evil: 1": false,
-	}
-	for b := 0; b < 256; b++ {
-		ids[string([]byte{byte(b)})] = telemetry.ValidRequestID(string([]byte{byte(b)}))
-	}
-	for id, want := range ids {
-		if got := client.ValidRequestID(id); got != want || got != telemetry.ValidRequestID(id) {
-			t.Errorf("ValidRequestID(%q) = %v, want %v, as the service says %v", id, got, want, telemetry.ValidRequestID(id))
-		}
 	}
 }
 

@@ -92,8 +92,11 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // (traceresponse, W3C Trace Context), so that a caller has both to quote.
 func (s *server) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := telemetry.RequestID(r.Header.Get(telemetry.RequestIDHeader))
-		w.Header().Set(telemetry.RequestIDHeader, id)
+		id := r.Header.Get(api.RequestIDHeader)
+		if !api.ValidRequestID(id) {
+			id = telemetry.NewRequestID()
+		}
+		w.Header().Set(api.RequestIDHeader, id)
 		ctx := telemetry.WithRequestID(r.Context(), id)
 		if t, ok := telemetry.TraceFrom(ctx); ok && t.SpanID != "" {
 			flags := "00"

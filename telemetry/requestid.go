@@ -6,9 +6,6 @@ import (
 	"encoding/hex"
 )
 
-// RequestIDHeader is the header that carries a request's id, both ways.
-const RequestIDHeader = "X-Request-Id"
-
 type requestIDKey struct{}
 
 // WithRequestID returns ctx carrying the request's id, which every log line
@@ -23,31 +20,10 @@ func RequestIDFrom(ctx context.Context) string {
 	return id
 }
 
-// RequestID is the id of a request that says id: id itself when it is well
-// formed (ValidRequestID), so that a caller's own id ties its logs to
-// ours, else a new one.
-func RequestID(id string) string {
-	if ValidRequestID(id) {
-		return id
-	}
+// NewRequestID is a new request id: 32 random hex digits, for a request
+// that brought no id of its own the service takes.
+func NewRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// ValidRequestID reports whether id can serve as a request's id: 1 to 128
-// of the characters a URI may hold unescaped (letters, digits, "-", ".",
-// "_", "~"), so that it is also a relative URI reference (a problem's
-// instance) and cannot forge a log line or a header.
-func ValidRequestID(id string) bool {
-	if len(id) == 0 || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
-			return false
-		}
-	}
-	return id != "." && id != ".."
 }
