@@ -78,9 +78,10 @@ type Options struct {
 	// BackendGrace is added to each run's wall clock to give the deadline
 	// after which a backend that has not returned loses (docs/spi.md,
 	// "Outcomes"). It must cover what the backend does outside the script's
-	// clock: cold start, queueing, a hard-kill grace; for the quickjs engine
-	// and the worker pool, it is their Timing's CallerGrace. Zero selects
-	// DefaultBackendGrace (a zero grace would fail every backend that has any
+	// clock: cold start, queueing, a hard-kill grace. Zero takes the
+	// backend's own timeline when it is spi.Timed (the quickjs engine and
+	// the worker pool: their Timing's CallerGrace), and DefaultBackendGrace
+	// for any other (a zero grace would fail every backend that has any
 	// start-up cost, so it is not offered); negative is refused.
 	BackendGrace time.Duration
 	// StopGrace bounds how long Run waits, once it stopped waiting for the
@@ -88,7 +89,7 @@ type Options struct {
 	// backend's call to return: Run returns when nothing of the evaluation
 	// runs any more, or when this grace has passed, so that its caller
 	// admits the next evaluation to an engine that is free. Zero selects
-	// BackendGrace; negative is refused.
+	// the caller grace BackendGrace resolves to; negative is refused.
 	StopGrace time.Duration
 	// AllowNetwork accepts a backend whose network is not "none".
 	AllowNetwork bool

@@ -132,8 +132,8 @@ func (i Interval) Duration() time.Duration {
 // Run is one evaluation, whole, for both of the service's routes: the input
 // bounded, the script (sent by value, or fetched by its reference under a
 // deadline of its own, ctx's deadline less the run's, and verified and
-// bounded), the backend called under the caller's race against wall clock +
-// BackendGrace, its outcome validated, the console output captured when
+// bounded), the backend called under the caller's race against the run's
+// caller deadline (spi.Timing), its outcome validated, the console output captured when
 // asked, and the answer ev asks for (see Answer). Run returns only once the
 // backend's call has returned, or StopGrace after Run gave up on it.
 //
@@ -206,7 +206,7 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	if problems := ev.problems(); len(problems) > 0 {
 		return res, newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
 	}
-	if _, reports := e.caller.backend.(spi.Reporter); ev.Replay != nil && !reports {
+	if ev.Replay != nil && !e.Replayable() {
 		// the SPI's request has no seed and no clock to pass on
 		return res, newUntyped(ErrInvalidInput, "a replayable run needs a backend that reports its runs whole (spi.Reporter); this one takes the SPI's request alone", nil, false)
 	}
