@@ -168,6 +168,10 @@ func TestRunOnTheService(t *testing.T) {
 	}
 	store := t.TempDir()
 	logger := putScript(t, store, "console.log('hello', input.a); input.a + 1")
+	// the same script under another reference, which no run has read yet:
+	// its fetch is a read of the store, not of the service's script cache,
+	// which can answer within the microsecond the usage counts in
+	unread := putScript(t, store, "console.log('hello', input.a); input.a + 1 // not yet read")
 	s := servicetest.Start(t, servicetest.Options{Env: []string{"STORE_URL=" + store}})
 	c := dial(t, s.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -194,13 +198,13 @@ func TestRunOnTheService(t *testing.T) {
 	checkUsage("RunRef", rep.Usage)
 
 	r, err := c.Evaluations(client.ContextWithRequestID(ctx, "loom-step-2"),
-		client.EvaluationRequest{ScriptRef: logger, Input: json.RawMessage(`{"a":1}`), Limits: &limits, CaptureLogs: true})
+		client.EvaluationRequest{ScriptRef: unread, Input: json.RawMessage(`{"a":1}`), Limits: &limits, CaptureLogs: true})
 	if err != nil || !r.OK || string(r.Value) != "2" || r.Logs == nil || *r.Logs != "hello 1\n" || r.RequestID != "loom-step-2" || r.Usage == nil {
 		t.Fatalf("Evaluations = %+v, %v", r, err)
 	}
 	checkUsage("Evaluations", *r.Usage)
 	if r.Usage.Fetch <= 0 {
-		t.Errorf("Evaluations by reference: no fetch in %+v", r.Usage)
+		t.Errorf("Evaluations by reference, the script's first read: no fetch in %+v", r.Usage)
 	}
 
 	// a refusal names the caller's request id too

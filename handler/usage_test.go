@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -23,6 +24,10 @@ func TestAnswersCarryLogsAndUsage(t *testing.T) {
 	v := newEnv(t)
 	const script = `console.log("hello", input.n); input.n * 2`
 	ref := v.put(script)
+	// a store that takes a millisecond, so that the fetch the usage reports
+	// is the store's read: a memory store answers within the microsecond the
+	// answer counts in
+	v.store.set(ref, func() ([]byte, error) { time.Sleep(time.Millisecond); return []byte(script), nil })
 	limits := map[string]any{"wallClockMs": 2000, "memoryBytes": 8 << 20}
 
 	r := v.post("/v1/sandbox/evaluate", map[string]any{"script": script, "inputJson": `{"n":21}`, "limits": limits, "captureLogs": true})
@@ -33,7 +38,7 @@ func TestAnswersCarryLogsAndUsage(t *testing.T) {
 	wantBody(t, r, 200, `{"ok":true,"value":42,"logs":"hello 21\n"}`)
 	u := r.usage
 	// the check of a short script's bytes may take under the answer's microsecond
-	if u.Fetch <= 0 || u.Verify < 0 || u.Setup <= 0 || u.Run <= 0 || u.Serialise <= 0 || u.CPU <= 0 ||
+	if u.Fetch < time.Millisecond || u.Verify < 0 || u.Setup <= 0 || u.Run <= 0 || u.Serialise <= 0 || u.CPU <= 0 ||
 		u.CPUBudgetUsed == 0 || u.CPUBudget == 0 || u.PeakMemoryBytes <= 0 || u.MemoryLimitBytes != 8<<20 {
 		t.Errorf("usage of a run by reference: %+v", u)
 	}
