@@ -202,7 +202,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		ev.Replay = &spi.Replay{Seed: *seed}
 		if *now != "" {
 			if ev.Replay.Now, err = spi.ParseReplayNow(*now); err != nil {
-				return fs.usageError(stderr, "eval: -now must be an RFC 3339 instant such as %s, got %q", spi.DefaultReplayNow, *now)
+				return fs.usageError(stderr, "eval: -now %v", err)
 			}
 		}
 		if err := ev.Replay.Check(); err != nil {

@@ -154,7 +154,7 @@ func (b bodyMembers) replay() (*spi.Replay, *Problem) {
 		s := jsontext.Unquote(raw)
 		t, err := spi.ParseReplayNow(s)
 		if err != nil {
-			return nil, refuse(ProblemInvalidRequest, fmt.Sprintf("determinism.now must be an RFC 3339 instant such as %q, got %s", spi.DefaultReplayNow, jsontext.QuoteShort(s))).WithField("determinism.now")
+			return nil, refuse(ProblemInvalidRequest, "determinism.now "+err.Error()).WithField("determinism.now")
 		}
 		r.Now = t
 	}

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"time"
 	"unicode/utf8"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 )
 
 // Replay asks for a replayable run (docs/spi.md, "Replayable runs"): one
@@ -107,11 +109,13 @@ func (r Replay) Determinism(script, input string) Determinism {
 var rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
 
 // ParseReplayNow reads a replay's instant as the wire writes it: an RFC
-// 3339 date-time, strictly.
+// 3339 date-time, strictly. Its error says what the instant must be, for a
+// caller to put after the name it reads it by (the request's
+// determinism.now, the eval verb's -now).
 func ParseReplayNow(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err == nil && !rfc3339.MatchString(s) {
-		err = fmt.Errorf("%q is not an RFC 3339 date-time", s)
+	if err != nil || !rfc3339.MatchString(s) {
+		return time.Time{}, fmt.Errorf("must be an RFC 3339 instant such as %q, got %s", DefaultReplayNow, jsontext.QuoteShort(s))
 	}
-	return t, err
+	return t, nil
 }
