@@ -7,11 +7,17 @@
 # Same inputs give the same bytes.
 #
 #   QUICKJS_TARBALL=/path/to/quickjs-2026-05-21-d73189dd.tar.xz quickjs/build.sh
+#   CHECKED=1 quickjs/build.sh     the checked engine, sandbox-checked.wasm
+#
+# The checked engine is the same recipe with SANDBOX_CHECKED_HEAP defined:
+# every block QuickJS takes has red zones around it that are verified on
+# free, every few hundred allocations and at the end of every run (c/redzone.c,
+# patches/0005). It is for tests (go test -tags checkedengine), never shipped.
 #
 # QUICKJS_TARBALL defaults to ../shared/quickjs/$QUICKJS_TARBALL_NAME beside
 # the checkout. Its sha256 must be QUICKJS_SHA256, by default the pinned
 # one. The output is written to $OUT (default: sandbox.wasm beside this
-# script) and its hash to sandbox.wasm.sha256.
+# script; sandbox-checked.wasm with CHECKED=1) and its hash to $OUT.sha256.
 set -euo pipefail
 cd "$(dirname "$0")"
 here=$(pwd)
@@ -19,7 +25,12 @@ here=$(pwd)
 . "$here/quickjs.pin"
 QUICKJS_TARBALL=${QUICKJS_TARBALL:-$here/../../shared/quickjs/$QUICKJS_TARBALL_NAME}
 QUICKJS_SHA256=${QUICKJS_SHA256:-$QUICKJS_PINNED_SHA256}
-OUT=${OUT:-$here/sandbox.wasm}
+CHECKED=${CHECKED:-0}
+case "$CHECKED" in
+  0) OUT=${OUT:-$here/sandbox.wasm} variant=() ;;
+  1) OUT=${OUT:-$here/sandbox-checked.wasm} variant=(-DSANDBOX_CHECKED_HEAP) ;;
+  *) echo "build.sh: CHECKED must be 0 or 1, got $CHECKED" >&2; exit 1 ;;
+esac
 CC=${CC:-clang-14}
 WASI_SYSROOT=${WASI_SYSROOT:-/usr}
 
@@ -88,7 +99,7 @@ clang_inc=$("$CC" -print-resource-dir)/include
 cflags=(
   --target=wasm32-wasi -O2 -nostdinc
   -isystem "$build/include" -isystem "$clang_inc" -isystem "$WASI_SYSROOT/include/wasm32-wasi"
-  -D_GNU_SOURCE -DCONFIG_VERSION="\"$version\""
+  -D_GNU_SOURCE -DCONFIG_VERSION="\"$version\"" "${variant[@]}"
   # __EMSCRIPTEN__ turns off atomics and threads; it also turns off the stack
   # check, which we turn back on: without it deep recursion corrupts memory.
   -D__EMSCRIPTEN__ -DCONFIG_STACK_CHECK

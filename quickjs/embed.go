@@ -10,7 +10,6 @@ package quickjs
 
 import (
 	"crypto/sha256"
-	_ "embed"
 	"encoding/hex"
 	"strings"
 )
@@ -21,11 +20,9 @@ const (
 	EngineVersion = "2026-05-21 (d73189dd)"
 )
 
-//go:embed sandbox.wasm
-var sandboxWasm []byte
-
-//go:embed sandbox.wasm.sha256
-var sandboxWasmRecord string
+// The engine's bytes, sandboxWasm, and the hash build.sh recorded beside
+// them, sandboxWasmRecord, are embedded by wasm_production.go, or by
+// wasm_checked.go under the build tag checkedengine (CheckedHeap).
 
 // WasmSHA256 returns the lowercase hex SHA-256 of the embedded engine.
 func WasmSHA256() string {

@@ -66,14 +66,20 @@ func describe(o spi.Outcome) string {
 	return fmt.Sprintf("{ok:%v value:%.200s kind:%q limit:%q name:%s message:%.200q}", o.OK, o.Value, o.Kind, o.Limit, name, o.Message)
 }
 
+// The embedded engine is the one its record names: sandbox.wasm, or with
+// the build tag checkedengine, sandbox-checked.wasm.
 func TestEmbeddedWasmMatchesRecord(t *testing.T) {
-	rec, err := os.ReadFile("sandbox.wasm.sha256")
+	name := "sandbox.wasm"
+	if quickjs.CheckedHeap {
+		name = "sandbox-checked.wasm"
+	}
+	rec, err := os.ReadFile(name + ".sha256")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := strings.Fields(string(rec))
-	if len(f) != 2 || f[1] != "sandbox.wasm" {
-		t.Fatalf("sandbox.wasm.sha256 = %q, want '<hex>  sandbox.wasm'", rec)
+	if len(f) != 2 || f[1] != name {
+		t.Fatalf("%s.sha256 = %q, want '<hex>  %s'", name, rec, name)
 	}
 	if got := quickjs.WasmSHA256(); got != f[0] {
 		t.Fatalf("embedded wasm sha256 %s, record says %s", got, f[0])
@@ -646,23 +652,29 @@ func TestClose(t *testing.T) {
 }
 
 // The build is reproducible: rebuilding from the pinned tarball gives the
-// committed bytes. Needs the C toolchain of debian-packages.txt; CI sets
+// committed bytes, of the engine that ships and of the checked engine
+// (CHECKED=1). Needs the C toolchain of debian-packages.txt; CI sets
 // SANDBOX_REBUILD_WASM=1. Without the toolchain, build.sh's output (printed
 // here) ends with the apt-get line that installs what is missing.
 func TestWasmRebuildsIdentically(t *testing.T) {
 	if os.Getenv("SANDBOX_REBUILD_WASM") == "" {
 		t.Skip("set SANDBOX_REBUILD_WASM=1 to rebuild sandbox.wasm from source (needs the Debian packages of quickjs/debian-packages.txt)")
 	}
-	out := t.TempDir() + "/sandbox.wasm"
-	cmd := exec.Command("./build.sh")
-	cmd.Env = append(os.Environ(), "OUT="+out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build.sh could not rebuild sandbox.wasm (%v):\n%s", err, b)
-	}
-	got, _ := os.ReadFile(out)
-	want, _ := os.ReadFile("sandbox.wasm")
-	if string(got) != string(want) {
-		t.Fatalf("rebuilt wasm differs from the committed one (%d vs %d bytes)", len(got), len(want))
+	for _, tc := range []struct{ checked, committed string }{
+		{"0", "sandbox.wasm"},
+		{"1", "sandbox-checked.wasm"},
+	} {
+		out := t.TempDir() + "/" + tc.committed
+		cmd := exec.Command("./build.sh")
+		cmd.Env = append(os.Environ(), "OUT="+out, "CHECKED="+tc.checked)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build.sh could not rebuild %s (%v):\n%s", tc.committed, err, b)
+		}
+		got, _ := os.ReadFile(out)
+		want, _ := os.ReadFile(tc.committed)
+		if string(got) != string(want) {
+			t.Errorf("rebuilt %s differs from the committed one (%d vs %d bytes)", tc.committed, len(got), len(want))
+		}
 	}
 }
 

@@ -72,9 +72,30 @@ func mark(ctx context.Context, _ api.Module, stack []uint64) {
 	}
 }
 
+// HeapFault is how a run of the checked engine ends when its heap finds a
+// red zone damaged (c/redzone.c): an out-of-bounds write inside the engine.
+// The engine that ships never reports one.
+type HeapFault struct {
+	// What the checked heap found: which zone of which block, and where.
+	Text string
+}
+
+func (f *HeapFault) Error() string { return f.Text }
+
+// fault is sandbox.fault, which only the checked engine imports: its heap
+// found a red zone damaged. It ends the guest's call with a *HeapFault,
+// before the trap the guest would raise next.
+func fault(_ context.Context, mod api.Module, stack []uint64) {
+	text, ok := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+	if !ok {
+		text = []byte("checked heap: a red zone was damaged (the report itself is out of range)")
+	}
+	panic(&HeapFault{Text: string(text)})
+}
+
 // instantiateHost defines the only functions the guest can import: our
-// sandbox.poll, served by pollFn (poll, but for tests), sandbox.mark, and
-// four WASI
+// sandbox.poll, served by pollFn (poll, but for tests), sandbox.mark,
+// sandbox.fault (the checked engine's only), and four WASI
 // functions wasi-libc links against, implemented here rather than by
 // wazero's WASI so that nothing else (files, environment, arguments, random,
 // sockets) exists to be reached. Output is swallowed: console output goes
@@ -88,6 +109,9 @@ func instantiateHost(ctx context.Context, r wazero.Runtime, pollFn api.GoModuleF
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(mark), []api.ValueType{i32}, nil).
 		Export("mark").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(fault), []api.ValueType{i32, i32}, nil).
+		Export("fault").
 		Instantiate(ctx)
 	if err != nil {
 		return err

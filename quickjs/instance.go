@@ -292,6 +292,12 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 	}
 	res, err := in.run.Call(ctx, uint64(sp), uint64(len(script)), uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget, seed)
 	if err != nil {
+		// A damaged red zone is an out-of-bounds write, whatever else
+		// happened in the run.
+		var hf *HeapFault
+		if errors.As(err, &hf) {
+			return rawResult{}, hf
+		}
 		// A trap after an allocation was refused is the memory limit at
 		// work, reached through one of QuickJS's faulty allocation-failure
 		// paths: report it as the limit, which it is, deterministically.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -55,7 +56,13 @@ func Binary(t testing.TB) string {
 		bin := filepath.Join(dir, "sandbox-cloudrun")
 		// as the Dockerfile builds it: the tests run the binary that ships,
 		// and share the build cache of internal/lockdown's pure-Go build
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/loom-plugins/sandbox-cloudrun")
+		args := []string{"build", "-o", bin}
+		if quickjs.CheckedHeap {
+			// a test process of the checked engine runs it in its
+			// children too
+			args = append(args, "-tags", "checkedengine")
+		}
+		cmd := exec.Command("go", append(args, "github.com/loom-plugins/sandbox-cloudrun")...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -8,9 +8,42 @@
  * block from them directly: what they count against the limit is what the
  * runtime holds of the heap, arenas whole, so the limit bounds the wasm
  * memory the engine's data can occupy.
+ *
+ * The limit checks are written so that no sum can wrap: size_t is 32 bits
+ * on wasm32, and a request near 4 GiB must be refused, not counted as a
+ * few bytes.
+ *
+ * The checked build (build.sh CHECKED=1, SANDBOX_CHECKED_HEAP) takes every
+ * block, small ones too (patches/0005), from the red-zone allocator below:
+ * an out-of-bounds write that does not leave linear memory, which wasm
+ * cannot see, is seen there.
  */
 
 #include "sandbox.h"
+
+#ifdef SANDBOX_CHECKED_HEAP
+#include "redzone.c"
+#define heap_malloc rz_malloc
+#define heap_free rz_free
+#define heap_realloc rz_realloc
+#define heap_usable rz_usable
+#define heap_counted rz_counted
+#define heap_check rz_sweep
+#else
+#define heap_malloc malloc
+#define heap_free free
+#define heap_realloc realloc
+#define heap_usable(p) malloc_usable_size((void *)(p))
+#define heap_counted heap_usable
+#define heap_check() ((void)0)
+#endif
+
+/* over_limit: taking more bytes would pass the limit (or the count is
+ * already past it, after the limit was lowered). */
+static int over_limit(const JSMallocState *s, size_t more)
+{
+    return s->malloc_size > s->malloc_limit || more > s->malloc_limit - s->malloc_size;
+}
 
 /* note_heap mirrors the runtime's count after every change, and keeps its
  * peak for the run's usage. */
@@ -26,17 +59,17 @@ static void *sb_js_malloc(JSMallocState *s, size_t size)
     void *p;
     if (size == 0)
         return NULL;
-    if (s->malloc_size + size > s->malloc_limit) {
+    if (over_limit(s, size)) {
         sb.oom = 1;
         return NULL;
     }
-    p = malloc(size);
+    p = heap_malloc(size);
     if (!p) {
         sb.oom = 1;
         return NULL;
     }
     s->malloc_count++;
-    s->malloc_size += malloc_usable_size(p) + 8;
+    s->malloc_size += heap_counted(p) + 8;
     sb.live_blocks++;
     note_heap(s);
     return p;
@@ -47,10 +80,10 @@ static void sb_js_free(JSMallocState *s, void *p)
     if (!p)
         return;
     s->malloc_count--;
-    s->malloc_size -= malloc_usable_size(p) + 8;
+    s->malloc_size -= heap_counted(p) + 8;
     sb.live_blocks--;
     note_heap(s);
-    free(p);
+    heap_free(p);
 }
 
 static void *sb_js_realloc(JSMallocState *s, void *p, size_t size)
@@ -59,26 +92,26 @@ static void *sb_js_realloc(JSMallocState *s, void *p, size_t size)
     void *q;
     if (!p)
         return size == 0 ? NULL : sb_js_malloc(s, size);
-    old = malloc_usable_size(p);
+    old = heap_counted(p);
     if (size == 0) {
         sb_js_free(s, p);
         return NULL;
     }
-    if (size > old && s->malloc_size + (size - old) > s->malloc_limit) {
+    if (size > old && over_limit(s, size - old)) {
         sb.oom = 1;
         return NULL;
     }
-    q = realloc(p, size);
+    q = heap_realloc(p, size);
     if (!q) {
         sb.oom = 1;
         return NULL;
     }
-    s->malloc_size = s->malloc_size - old + malloc_usable_size(q);
+    s->malloc_size = s->malloc_size - old + heap_counted(q);
     note_heap(s);
     return q;
 }
 
-static size_t sb_js_usable(const void *p) { return malloc_usable_size((void *)p); }
+static size_t sb_js_usable(const void *p) { return heap_usable(p); }
 
 static const JSMallocFunctions sb_malloc_funcs = {
     sb_js_malloc, sb_js_free, sb_js_realloc, sb_js_usable,

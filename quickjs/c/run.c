@@ -6,8 +6,6 @@
 
 #include "sandbox.h"
 
-#define EXPORT(name) __attribute__((export_name(#name)))
-
 /* The shadow stack is 1 MiB (linker: -z stack-size, --stack-first); QuickJS
  * may use all but a margin that covers C frames below its own checks. */
 #define STACK_BUDGET (1024 * 1024 - 192 * 1024)
@@ -73,13 +71,12 @@ IMPORT(sandbox, mark) void host_mark(int32_t phase);
  * the image's own time-based seed; sb_run reseeds each from the host's. */
 void JS_SandboxSeedRandom(JSContext *ctx, uint64_t seed);
 
-/* sb_run gives Math.random the host's seed, parses the input, evaluates the
+/* run gives Math.random the host's seed, parses the input, evaluates the
  * script as global code with the input bound to the global `input`, runs
  * the job queue (settle), and stores the result as JSON text.
  * script[script_len] and input[input_len] must be NUL. */
-EXPORT(sb_run)
-int32_t sb_run(const char *script, uint32_t script_len, const char *input,
-               uint32_t input_len, uint64_t mem_limit, uint64_t cpu_budget, uint64_t seed)
+static int32_t run(const char *script, uint32_t script_len, const char *input,
+                   uint32_t input_len, uint64_t mem_limit, uint64_t cpu_budget, uint64_t seed)
 {
     JSContext *ctx = sb.ctx;
     JSValue in, global, val, json;
@@ -162,6 +159,17 @@ int32_t sb_run(const char *script, uint32_t script_len, const char *input,
     if (sb.interrupted)
         return sb.interrupted;
     return SB_OK;
+}
+
+/* sb_run is the run; in the checked build, every block's red zones are
+ * verified once it has ended, however it ended (alloc.c). */
+EXPORT(sb_run)
+int32_t sb_run(const char *script, uint32_t script_len, const char *input,
+               uint32_t input_len, uint64_t mem_limit, uint64_t cpu_budget, uint64_t seed)
+{
+    int32_t status = run(script, script_len, input, input_len, mem_limit, cpu_budget, seed);
+    heap_check();
+    return status;
 }
 
 /* sb_teardown frees what the shim and the runtime hold, the context and the

@@ -22,19 +22,24 @@
  * QuickJS's interrupt handler (every 1,000 calls or backward jumps), which
  * answers whether the run's deadline has passed or its caller went away;
  * and sandbox.mark, which sb_run calls where one phase of the run ends and
- * the next begins, so that the host can say where a run's time went.
+ * the next begins, so that the host can say where a run's time went. The
+ * checked build (build.sh CHECKED=1) adds a third, sandbox.fault, through
+ * which its red-zone heap reports a damaged zone (redzone.c), and an export
+ * for tests, sb_checked_selftest.
  *
  * The shim is one translation unit split into files by concern, as
  * go-sqlite3 splits its own: the parts share static state, and the compiler
  * sees them whole. Each part uses only what the parts above it define. The
  * bytes of sandbox.wasm follow the order in which the compiler meets the
- * exports (all in run.c) and what they call; TestWasmRebuildsIdentically
+ * exports (all in run.c, but the checked build's test export) and what they
+ * call; TestWasmRebuildsIdentically
  * (SANDBOX_REBUILD_WASM=1) compares them with the committed ones, so a move
  * that changes them shows there.
  */
 #include "sandbox.h"
 
-#include "alloc.c"     /* QuickJS's allocator, counted against the memory limit */
+#include "alloc.c"     /* QuickJS's allocator, counted against the memory limit;
+                          in the checked build, over redzone.c's heap */
 #include "interrupt.c" /* the CPU budget, then the host's deadline and cancel */
 #include "console.c"   /* console.*, into a capped buffer */
 #include "classify.c"  /* how a run ended, and a thrown value described */

@@ -30,8 +30,9 @@ enum {
     SB_INTERNAL = 8,
 };
 
-/* Imports from the host (the module "sandbox"). */
+/* Imports from the host (the module "sandbox"), and exports to it. */
 #define IMPORT(mod, name) __attribute__((import_module(#mod), import_name(#name)))
+#define EXPORT(name) __attribute__((export_name(#name)))
 
 /* The phases sb_run marks (sandbox.mark), mirrored in Go (quickjs/host.go):
  * the script's evaluation begins once the input is bound, the result's
