@@ -26,15 +26,16 @@ func shLines(t *testing.T) map[string]bool {
 }
 
 // README's set-up is what CI does: its apt-get line installs the packages
-// .ci/run installs (quickjs/debian-packages.txt), and its test command is the
-// one .ci/run runs, each as a line of a sh block that a reader can paste.
+// .ci/run installs (quickjs/debian-packages.txt), and its test command and
+// the checked engine's are the ones .ci/run runs, each as a line of a sh
+// block that a reader can paste.
 func TestReadmeSetUp(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash to run .ci/run")
 	}
 	readme := shLines(t)
 	want := map[string]string{}
-	for _, arg := range []string{"--install-line", "--test-command"} {
+	for _, arg := range []string{"--install-line", "--test-command", "--checked-command"} {
 		out, err := exec.Command("bash", ".ci/run", arg).Output()
 		if err != nil {
 			t.Fatalf(".ci/run %s: %v", arg, err)
@@ -55,6 +56,9 @@ func TestReadmeSetUp(t *testing.T) {
 		}
 		if strings.HasPrefix(l, "SANDBOX_REBUILD_WASM=1 go test") && l != want["--test-command"] {
 			t.Errorf("README.md runs %q, not .ci/run's %q", l, want["--test-command"])
+		}
+		if strings.Contains(l, "-tags checkedengine") && l != want["--checked-command"] {
+			t.Errorf("README.md runs %q, not .ci/run's %q", l, want["--checked-command"])
 		}
 	}
 }

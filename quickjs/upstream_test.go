@@ -274,12 +274,12 @@ func pinned(t *testing.T, name string) string {
 	return strings.Trim(string(m[1]), `"`)
 }
 
-// The copy in testdata/upstream is the pinned tarball's, byte for byte, and
-// every test program of the tarball is either run or listed, with the
-// reason, as not run. Needs the tarball (where build.sh finds it) and tar
-// with xz; without them it is skipped, except under SANDBOX_REBUILD_WASM=1
-// (CI), where the rebuild needs them anyway.
-func TestUpstreamTestsAreTheTarballs(t *testing.T) {
+// unpackedTarball unpacks the pinned QuickJS tarball into a temporary
+// directory and returns it. Needs the tarball (where build.sh finds it, or
+// QUICKJS_TARBALL) and tar with xz; without them the test is skipped, except
+// under SANDBOX_REBUILD_WASM=1 (CI), where the rebuild needs them anyway.
+func unpackedTarball(t *testing.T) string {
+	t.Helper()
 	required := os.Getenv("SANDBOX_REBUILD_WASM") != ""
 	skip := func(format string, args ...any) {
 		t.Helper()
@@ -298,7 +298,7 @@ func TestUpstreamTestsAreTheTarballs(t *testing.T) {
 	}
 	b, err := os.ReadFile(tarball)
 	if err != nil {
-		skip("no QuickJS tarball to compare testdata/upstream with: %v", err)
+		skip("no QuickJS tarball: %v", err)
 	}
 	wantSum := os.Getenv("QUICKJS_SHA256")
 	if wantSum == "" {
@@ -316,6 +316,14 @@ func TestUpstreamTestsAreTheTarballs(t *testing.T) {
 	if out, err := exec.Command("tar", "-xJf", tarball, "-C", dir, "--strip-components=1").CombinedOutput(); err != nil {
 		t.Fatalf("tar -xJf %s: %v\n%s", tarball, err, out)
 	}
+	return dir
+}
+
+// The copy in testdata/upstream is the pinned tarball's, byte for byte, and
+// every test program of the tarball is either run or listed, with the
+// reason, as not run (unpackedTarball says when it is skipped).
+func TestUpstreamTestsAreTheTarballs(t *testing.T) {
+	dir := unpackedTarball(t)
 
 	want := map[string]string{"LICENSE": "LICENSE"} // testdata/upstream name -> path in the tarball
 	run := map[string]bool{}
@@ -335,8 +343,8 @@ func TestUpstreamTestsAreTheTarballs(t *testing.T) {
 			continue
 		}
 		if !bytes.Equal(got, up) {
-			t.Errorf("%s/%s differs from the tarball's %s; copy it unchanged with:\n  tar -xOJf %s --wildcards '*/%s' > quickjs/%s/%s",
-				upstreamDir, file, path, tarball, path, upstreamDir, file)
+			t.Errorf("%s/%s differs from the tarball's %s; copy it unchanged from the pinned tarball (quickjs.pin) with:\n  tar -xOJf %s --wildcards '*/%s' > quickjs/%s/%s",
+				upstreamDir, file, path, "$QUICKJS_TARBALL", path, upstreamDir, file)
 		}
 	}
 	entries, err := os.ReadDir(upstreamDir)

@@ -100,7 +100,7 @@ func TestInterruptNotStarvedByBacktraces(t *testing.T) {
 // also a defined outcome.
 func TestGuestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {
 	scripts := map[string]poc{}
-	for _, c := range readPoCs(t) {
+	for _, c := range readPoCs(t, "testdata/quickjs-pocs") {
 		if c.file == "bellard-406-compile-under-memory-pressure.js" {
 			scripts[c.file] = c
 		}

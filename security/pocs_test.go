@@ -13,6 +13,8 @@ import (
 // header says: where it comes from, the bug, and the outcome expected here.
 type poc struct {
 	file, source, bug string
+	patch             string // the patch of ours that fixes it (quickjs/patches)
+	native            string // what native QuickJS on a 64-bit host answers
 	script            string
 	want              want
 	stuck             bool
@@ -21,9 +23,10 @@ type poc struct {
 	memory            int64
 }
 
-// readPoCs reads testdata/quickjs-pocs: one file per PoC, each opening with
-// "// source:", "// bug:" and "// expect:" lines (and optionally
-// "// wall: <ms>" and "// memory: <bytes>"). expect is one of
+// readPoCs reads the .js files of dir (testdata/quickjs-pocs, say): one
+// file per PoC, each opening with "// source:", "// bug:" and "// expect:"
+// lines (and optionally "// wall: <ms>", "// memory: <bytes>",
+// "// patch: <name>" and "// native: <answer>"). expect is one of
 //
 //	ok [<exact JSON value>]
 //	threw <Name> [<message substring>]
@@ -33,9 +36,9 @@ type poc struct {
 // "// known-bug: TestBugX" marks a PoC whose expected outcome is not what
 // the service gives yet: TestQuickJSPoCs skips it, and TestBugX (in
 // bugs_test.go) runs it and fails until the fix lands.
-func readPoCs(t *testing.T) []poc {
+func readPoCs(t *testing.T, dir string) []poc {
 	t.Helper()
-	files, err := filepath.Glob("testdata/quickjs-pocs/*.js")
+	files, err := filepath.Glob(filepath.Join(dir, "*.js"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no PoCs: %v", err)
 	}
@@ -65,6 +68,10 @@ func readPoCs(t *testing.T) []poc {
 				expect = val
 			case "known-bug":
 				p.knownBug = val
+			case "patch":
+				p.patch = val
+			case "native":
+				p.native = val
 			case "wall":
 				ms, err := strconv.Atoi(val)
 				if err != nil {
@@ -109,7 +116,7 @@ func readPoCs(t *testing.T) []poc {
 // never a trap surfacing as a 5xx. A PoC that never reaches the interrupt
 // handler runs against its own child process and must end it.
 func TestQuickJSPoCs(t *testing.T) {
-	pocs := readPoCs(t)
+	pocs := readPoCs(t, "testdata/quickjs-pocs")
 	if len(pocs) < 15 {
 		t.Fatalf("only %d PoCs", len(pocs))
 	}

@@ -33,8 +33,9 @@ typedef struct rz_head {
     size_t size;                 /* bytes asked for */
     uint32_t magic;
     uint32_t serial; /* the allocation's number, for the report */
-    uint8_t pad[16]; /* the block starts 16-byte aligned, as malloc's do */
+    uint8_t pad[12]; /* to 32 bytes: the block starts 16-byte aligned, as malloc's do */
 } rz_head;
+_Static_assert(sizeof(rz_head) % 16 == 0 && RZ_SIZE % 16 == 0, "a block must start 16-byte aligned");
 
 static struct {
     rz_head *live;
