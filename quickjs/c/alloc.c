@@ -29,6 +29,7 @@
 #define heap_usable rz_usable
 #define heap_counted rz_counted
 #define heap_check rz_sweep
+#define HEAP_BLOCK_OVERHEAD 0
 #else
 #define heap_malloc malloc
 #define heap_free free
@@ -36,6 +37,8 @@
 #define heap_usable(p) malloc_usable_size((void *)(p))
 #define heap_counted heap_usable
 #define heap_check() ((void)0)
+/* what the host heap adds to each block: dlmalloc's chunk header */
+#define HEAP_BLOCK_OVERHEAD 8
 #endif
 
 /* over_limit: taking more bytes would pass the limit (or the count is
@@ -69,7 +72,7 @@ static void *sb_js_malloc(JSMallocState *s, size_t size)
         return NULL;
     }
     s->malloc_count++;
-    s->malloc_size += heap_counted(p) + 8;
+    s->malloc_size += heap_counted(p) + HEAP_BLOCK_OVERHEAD;
     sb.live_blocks++;
     note_heap(s);
     return p;
@@ -80,7 +83,7 @@ static void sb_js_free(JSMallocState *s, void *p)
     if (!p)
         return;
     s->malloc_count--;
-    s->malloc_size -= heap_counted(p) + 8;
+    s->malloc_size -= heap_counted(p) + HEAP_BLOCK_OVERHEAD;
     sb.live_blocks--;
     note_heap(s);
     heap_free(p);

@@ -146,9 +146,11 @@ static void rz_free(void *p)
 static size_t rz_usable(const void *p) { return rz_of((void *)p)->size; }
 
 /* rz_counted is what the memory limit counts of a block: what was asked,
- * rounded up as the production heap's blocks are, and not the zones, so
- * that a script's limits fall where they do in the engine that ships. The
- * zones take linear memory beyond the limit. */
+ * rounded up to 8 bytes, and neither the zones nor a chunk header, about
+ * what the production heap counts of a small block in its arenas (QuickJS's
+ * own header is part of what was asked), so that a script's limits fall
+ * about where they do in the engine that ships. The zones take linear
+ * memory beyond the limit. */
 static size_t rz_counted(const void *p) { return (rz_usable(p) + 7) & ~(size_t)7; }
 
 static void *rz_realloc(void *p, size_t size)
