@@ -419,7 +419,7 @@ func (g *sizesGen) str() string {
 func (g *sizesGen) callback() string {
 	return g.one("callback",
 		lit("x => x"),
-		alt{"constant", func() string { return fmt.Sprintf("() => %s", g.val()) }},
+		alt{"constant", func() string { return fmt.Sprintf("() => (%s)", g.val()) }},
 		lit("() => true"),
 		lit("(x, i) => i"),
 		lit("x => [x, x]"),

@@ -383,7 +383,7 @@ func TestBuiltinSizesEngine(t *testing.T) {
 func testGrammarCompiles(t *testing.T, e *Engine) {
 	rnd := mathrand.New(mathrand.NewPCG(33, 1))
 	var inputs [][]byte
-	for i := range 300 {
+	for i := range 1000 {
 		b := make([]byte, i%120)
 		for j := range b {
 			b[j] = byte(rnd.Uint32())
@@ -394,6 +394,9 @@ func testGrammarCompiles(t *testing.T, e *Engine) {
 		data, _, _ := sizesEncode(s.recipe...)
 		inputs = append(inputs, data)
 	}
+	// inputs whose scripts did not compile: a callback returning an
+	// object literal, which an arrow function took for its body
+	inputs = append(inputs, []byte("\x00\x00\xe5X|\xc5\xe3\xe2"))
 	for _, data := range inputs {
 		script := sizesDecode(data)
 		input, err := json.Marshal(map[string]string{"s": script})
