@@ -19,7 +19,9 @@ import (
 // TestBuiltinSizesCampaign is FuzzBuiltinSizes for a long run that goes on
 // past a failure, to list every site that traps: go test -fuzz stops at
 // the first failing input, and finds the commonest site again within
-// seconds of each restart. Set SIZES_CAMPAIGN to a duration; it runs
+// seconds of each restart. Set SIZES_CAMPAIGN to a duration (and, for the
+// sites that need a large allocation first, SIZES_MEMORY_BYTES and
+// SIZES_WALL_CLOCK, as for the fuzz target); it runs
 // scripts of random bytes and mutations of the committed seeds, in the
 // fuzz target's engine under its check, one worker per processor, and for
 // each distinct failure (a trap's innermost guest frames, or the check's
@@ -60,12 +62,12 @@ func TestBuiltinSizesCampaign(t *testing.T) {
 		seeds = append(seeds, data)
 	}
 
-	e := sizesEngine(t)
-	c := &campaign{e: e, out: out, start: time.Now(), found: map[string]*campaignFind{}}
+	c := &campaign{st: newSizesTarget(t), out: out, start: time.Now(), found: map[string]*campaignFind{}}
 	deadline := c.start.Add(length)
 	workers := runtime.GOMAXPROCS(0)
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("campaign of %v with %d workers, random seed %d", length, workers, seed)
+	t.Logf("campaign of %v with %d workers, random seed %d, memory limit %d, wall clock %v",
+		length, workers, seed, c.st.memoryBytes, c.st.wallClock)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -123,7 +125,7 @@ func campaignInput(rnd *mathrand.Rand, seeds [][]byte) []byte {
 // campaign is the state of a TestBuiltinSizesCampaign, shared by its
 // workers.
 type campaign struct {
-	e     *Engine
+	st    *sizesTarget
 	out   string
 	start time.Time
 
@@ -192,7 +194,7 @@ func (c *campaign) try(t *testing.T, data []byte) {
 // stack when it trapped.
 func (c *campaign) run(data []byte) (problem, signature, stack string) {
 	script := sizesDecode(data)
-	o, err := c.e.Evaluate(context.Background(), sizesRequest(script))
+	o, err := c.st.run(script)
 	if problem = sizesProblem(o, err); problem == "" {
 		return "", "", ""
 	}
@@ -211,15 +213,16 @@ func (c *campaign) run(data []byte) (problem, signature, stack string) {
 // guest's stack when it traps, innermost frame first.
 func (c *campaign) trapFrames(script string) []string {
 	ctx := context.Background()
-	in, err := newInstance(ctx, c.e.rt, c.e.compiled, c.e.mem, c.e.image)
+	e := c.st.e
+	in, err := newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
 	if err != nil {
 		return nil
 	}
 	defer in.close()
-	st := &runState{deadline: time.Now().Add(sizesWallClock)}
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, runStateKey{}, st), sizesWallClock+sizesGrace)
+	rs := &runState{deadline: time.Now().Add(c.st.wallClock)}
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, runStateKey{}, rs), c.st.wallClock+sizesGrace)
 	defer cancel()
-	_, err = in.exec(ctx, script, "null", sizesMemoryBytes, sizesCPUBudget, false, 1)
+	_, err = in.exec(ctx, script, "null", c.st.memoryBytes, sizesCPUBudget, false, 1)
 	if err == nil {
 		return nil
 	}

@@ -42,28 +42,76 @@ import (
 // FILE. The seeds (testdata/fuzz/FuzzBuiltinSizes) are made from the
 // recipes of TestBuiltinSizesSeeds; a long run is in README.md.
 func FuzzBuiltinSizes(f *testing.F) {
-	e := sizesEngine(f)
+	st := newSizesTarget(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		script := sizesDecode(data)
-		o, err := e.Evaluate(context.Background(), sizesRequest(script))
+		o, err := st.run(script)
 		if p := sizesProblem(o, err); p != "" {
 			t.Fatalf("%s\nthe script (%d bytes of fuzz input):\n%s", p, len(data), script)
 		}
 	})
 }
 
-// The limits of every run of FuzzBuiltinSizes.
+// The limits of the runs of FuzzBuiltinSizes. The memory limit and the
+// wall clock are these unless SIZES_MEMORY_BYTES and SIZES_WALL_CLOCK say
+// otherwise: the sites whose wrapped size follows a real allocation of a
+// gigabyte (a typed array of 2^29 elements, a string of 2^30-1 characters)
+// are out of reach at 4 MiB, and a long run with SIZES_MEMORY_BYTES=2147483648
+// and SIZES_WALL_CLOCK=10s reaches them, at a few runs a second.
 const (
 	sizesMemoryBytes = 4 << 20
+	sizesWallClock   = 50 * time.Millisecond
 	// sizesCPUBudget is in interrupt polls, one per 1,000 calls or backward
 	// jumps: a script that loops in JavaScript stops within milliseconds.
 	sizesCPUBudget = 50
-	sizesWallClock = 50 * time.Millisecond
 	// sizesGrace is how long past its wall clock a run stuck in native
 	// code goes on before the engine terminates it, and then how long the
-	// engine waits for it to end before it abandons it (and logs so).
+	// engine waits for it to end before it abandons it.
 	sizesGrace = 25 * time.Millisecond
 )
+
+// sizesTarget is the engine FuzzBuiltinSizes runs every input in, and the
+// limits of its runs.
+type sizesTarget struct {
+	e           *Engine
+	memoryBytes int64
+	wallClock   time.Duration
+}
+
+// newSizesTarget makes the fuzz target's engine, with the limits of
+// SIZES_MEMORY_BYTES and SIZES_WALL_CLOCK when they are set.
+func newSizesTarget(tb testing.TB) *sizesTarget {
+	tb.Helper()
+	st := &sizesTarget{memoryBytes: sizesMemoryBytes, wallClock: sizesWallClock}
+	if v := os.Getenv("SIZES_MEMORY_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil {
+			err = CheckMaxMemoryBytes(n)
+		}
+		if err != nil {
+			tb.Fatalf("SIZES_MEMORY_BYTES=%s: %v", v, err)
+		}
+		st.memoryBytes = n
+	}
+	if v := os.Getenv("SIZES_WALL_CLOCK"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			tb.Fatalf("SIZES_WALL_CLOCK=%s: not a positive duration (%v)", v, err)
+		}
+		st.wallClock = d
+	}
+	ctx := context.Background()
+	e, err := New(ctx, sizesOptions(st.memoryBytes)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = e.Close(context.Background()) })
+	if err := e.Warm(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	st.e = e
+	return st
+}
 
 // sizesOptions is the engine of FuzzBuiltinSizes: its memory maximum is
 // the run's limit, so that linear memory, and the distance a write past a
@@ -75,9 +123,9 @@ const (
 // can come later than the grace: the engine then stops waiting for it and
 // calls its OnStuck hook, whose default logs an error for every such run.
 // Here that is no error (the run ends on its own), so the hook is quiet.
-func sizesOptions() []Option {
+func sizesOptions(memoryBytes int64) []Option {
 	return []Option{
-		WithMaxMemoryBytes(sizesMemoryBytes),
+		WithMaxMemoryBytes(memoryBytes),
 		WithCPUBudget(sizesCPUBudget),
 		WithHardKill(HardKillForTests, sizesGrace),
 		WithPoolSize(1),
@@ -85,23 +133,13 @@ func sizesOptions() []Option {
 	}
 }
 
-func sizesEngine(tb testing.TB) *Engine {
-	tb.Helper()
-	ctx := context.Background()
-	e, err := New(ctx, sizesOptions()...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = e.Close(context.Background()) })
-	if err := e.Warm(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	return e
+func (st *sizesTarget) request(script string) spi.Request {
+	return spi.Request{Script: script, InputJSON: "null",
+		Limits: spi.Limits{WallClock: st.wallClock, MemoryBytes: st.memoryBytes}}
 }
 
-func sizesRequest(script string) spi.Request {
-	return spi.Request{Script: script, InputJSON: "null",
-		Limits: spi.Limits{WallClock: sizesWallClock, MemoryBytes: sizesMemoryBytes}}
+func (st *sizesTarget) run(script string) (spi.Outcome, error) {
+	return st.e.Evaluate(context.Background(), st.request(script))
 }
 
 // sizesProblem says what is wrong with how a run ended, or "" when the
@@ -163,7 +201,7 @@ func TestBuiltinSizesVerdict(t *testing.T) {
 // not by a bug of today's engine, which is to be fixed.
 func TestBuiltinSizesFailsOnATrap(t *testing.T) {
 	ctx := context.Background()
-	e, err := New(ctx, append(sizesOptions(), WithPoolSize(0))...)
+	e, err := New(ctx, append(sizesOptions(sizesMemoryBytes), WithPoolSize(0))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +220,8 @@ func TestBuiltinSizesFailsOnATrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := sizesDecode(nil) + "for (;;) {}"
-	o, err := e.Evaluate(ctx, sizesRequest(script))
+	st := &sizesTarget{e: e, memoryBytes: sizesMemoryBytes, wallClock: sizesWallClock}
+	o, err := st.run(script)
 	p := sizesProblem(o, err)
 	if p == "" {
 		t.Fatalf("a run that trapped passed the fuzz target's check: %+v", o)

@@ -262,6 +262,14 @@ func sizesShapes() []sizesSeed {
 			"new Proxy({}, {ownKeys() { return ({length: 2**29+1}) }}) })(); v = Reflect.ownKeys(r);"},
 		{"a length read that changes", []string{"1", "proxy", "[]", "1", "get length changes", "1", "small", "1", "2^29", "+1", "Array method", "toReversed", "call"},
 			"k === \"length\" ? (c++ < 1 ? 1 : 2**29+1)"},
+		// these need a real allocation of a gigabyte or more first
+		// (SIZES_MEMORY_BYTES=2147483648, and a wall clock of seconds)
+		{"the keys of a typed array of 2^29+1 elements", []string{"1", "object", "typed", "length", "Uint8Array", "2^29", "+1", "getOwnPropertyNames"},
+			"const r = new Uint8Array(2**29+1); v = Object.getOwnPropertyNames(r);"},
+		{"the keys of a string of 2^29+1 characters", []string{"1", "object", "string", "repeat count", `"\u00DF"`, "2^29", "+1", "keys"},
+			"const r = \"\\u00DF\".repeat(2**29+1); v = Object.keys(r);"},
+		{"a string of 2^30-1 characters normalized", []string{"1", "string", "repeat count", `"\u00DF"`, "2^30", "-1", "normalize", `"NFC"`, "method"},
+			"v = r.normalize(\"NFC\")"},
 	}
 }
 
@@ -373,14 +381,14 @@ func TestBuiltinSizesCorpusCovers(t *testing.T) {
 // The fuzz target's engine, one for these tests (compiling it is most of
 // their time).
 func TestBuiltinSizesEngine(t *testing.T) {
-	e := sizesEngine(t)
-	t.Run("grammar compiles", func(t *testing.T) { testGrammarCompiles(t, e) })
-	t.Run("runs are short", func(t *testing.T) { testRunsAreShort(t, e) })
+	st := newSizesTarget(t)
+	t.Run("grammar compiles", func(t *testing.T) { testGrammarCompiles(t, st) })
+	t.Run("runs are short", func(t *testing.T) { testRunsAreShort(t, st) })
 }
 
 // Every script the grammar writes compiles: random byte strings of many
 // lengths, and the seeds, each compiled by the engine as a function body.
-func testGrammarCompiles(t *testing.T, e *Engine) {
+func testGrammarCompiles(t *testing.T, st *sizesTarget) {
 	rnd := mathrand.New(mathrand.NewPCG(33, 1))
 	var inputs [][]byte
 	for i := range 1000 {
@@ -403,10 +411,10 @@ func testGrammarCompiles(t *testing.T, e *Engine) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := sizesRequest(`try { new Function(input.s); "compiles" } catch (e) { String(e) }`)
+		req := st.request(`try { new Function(input.s); "compiles" } catch (e) { String(e) }`)
 		req.InputJSON = string(input)
 		req.Limits.WallClock = 10 * time.Second
-		o, err := e.Evaluate(context.Background(), req)
+		o, err := st.e.Evaluate(context.Background(), req)
 		if err != nil || !o.OK || string(o.Value) != `"compiles"` {
 			t.Errorf("%q decodes to a script that does not compile (%+v, %v; value %s):\n%s", data, o, err, o.Value, script)
 		}
@@ -417,7 +425,7 @@ func testGrammarCompiles(t *testing.T, e *Engine) {
 // the fuzz target's wall clock; one stuck in a native loop over a huge
 // length ends on its wall clock, terminated in the process, and leaves no
 // run behind.
-func testRunsAreShort(t *testing.T, e *Engine) {
+func testRunsAreShort(t *testing.T, st *sizesTarget) {
 	for _, tc := range []struct {
 		script string
 		wall   time.Duration
@@ -425,12 +433,12 @@ func testRunsAreShort(t *testing.T, e *Engine) {
 		within time.Duration
 	}{
 		{"for (let i = 0; i < 2**32; i++) {}", 10 * time.Second, spi.LimitHit(spi.LimitCPU), 10 * sizesWallClock},
-		{"Array.prototype.indexOf.call({length: 2**53-1}, 1)", sizesWallClock, spi.LimitHit(spi.LimitWallClock), sizesWallClock + sizesGrace + time.Second},
+		{"Array.prototype.indexOf.call({length: 2**53-1}, 1)", st.wallClock, spi.LimitHit(spi.LimitWallClock), st.wallClock + sizesGrace + time.Second},
 	} {
-		req := sizesRequest(tc.script)
+		req := st.request(tc.script)
 		req.Limits.WallClock = tc.wall
 		start := time.Now()
-		o, err := e.Evaluate(context.Background(), req)
+		o, err := st.e.Evaluate(context.Background(), req)
 		took := time.Since(start)
 		if err != nil || o.Kind != tc.want.Kind || o.Limit != tc.want.Limit {
 			t.Errorf("%s: %+v, %v; want %+v", tc.script, o, err, tc.want)
@@ -441,10 +449,10 @@ func testRunsAreShort(t *testing.T, e *Engine) {
 		t.Logf("%s: %s %s in %v", tc.script, o.Kind, o.Limit, took)
 	}
 	deadline := time.Now().Add(time.Second)
-	for e.StuckRuns() > 0 && time.Now().Before(deadline) {
+	for st.e.StuckRuns() > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := e.StuckRuns(); n > 0 {
+	if n := st.e.StuckRuns(); n > 0 {
 		t.Errorf("%d stuck run(s) left running", n)
 	}
 }
