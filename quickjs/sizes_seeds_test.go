@@ -250,8 +250,9 @@ func sizesSeeds() []sizesSeed {
 }
 
 // sizesShapes are scripts of the class FuzzBuiltinSizes hunts, which the
-// grammar must be able to write. Today's engine traps on them: they are
-// not in the committed corpus, and not run here.
+// grammar must be able to write. Most trap today's engine (the last three
+// only with a limit of gigabytes): they are not in the committed corpus,
+// and not run here.
 func sizesShapes() []sizesSeed {
 	return []sizesSeed{
 		{"toReversed of an array-like", []string{"1", "array", "array-like", "2^29", "+1", "toReversed", "call"},
