@@ -39,8 +39,9 @@ import (
 //	go test -run '^TestBuiltinSizesDecode$' -v ./quickjs/ -args FILE...
 //
 // for corpus files (absolute paths), or for the committed seeds without
-// FILE. The seeds (testdata/fuzz/FuzzBuiltinSizes) are made from the
-// recipes of TestBuiltinSizesSeeds; a long run is in README.md.
+// FILE. The seeds (testdata/fuzz/FuzzBuiltinSizes) are written from the
+// recipes of sizesSeeds, which TestBuiltinSizesSeeds checks; a long run is
+// in README.md.
 func FuzzBuiltinSizes(f *testing.F) {
 	st := newSizesTarget(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -56,8 +57,9 @@ func FuzzBuiltinSizes(f *testing.F) {
 // wall clock are these unless SIZES_MEMORY_BYTES and SIZES_WALL_CLOCK say
 // otherwise: the sites whose wrapped size follows a real allocation of a
 // gigabyte (a typed array of 2^29 elements, a string of 2^30-1 characters)
-// are out of reach at 4 MiB, and a long run with SIZES_MEMORY_BYTES=2147483648
-// and SIZES_WALL_CLOCK=10s reaches them, at a few runs a second.
+// are out of reach at 4 MiB; with SIZES_MEMORY_BYTES=2147483648 and
+// SIZES_WALL_CLOCK=20s the keys of a typed array of 2^29 elements trap
+// within seconds, and a run takes seconds.
 const (
 	sizesMemoryBytes = 4 << 20
 	sizesWallClock   = 50 * time.Millisecond
@@ -196,9 +198,9 @@ func TestBuiltinSizesVerdict(t *testing.T) {
 	}
 }
 
-// A trap in a run of the fuzz target's engine fails the target, with the
-// script in its message; the trap is forced by the host (its poll panics),
-// not by a bug of today's engine, which is to be fixed.
+// A trap in a run of the fuzz target's engine fails the target's check;
+// the trap is forced by the host (its poll panics), not by a bug of
+// today's engine, which is to be fixed.
 func TestBuiltinSizesFailsOnATrap(t *testing.T) {
 	ctx := context.Background()
 	e, err := New(ctx, append(sizesOptions(sizesMemoryBytes), WithPoolSize(0))...)
