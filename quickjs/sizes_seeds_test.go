@@ -24,11 +24,12 @@ type sizesSeed struct {
 	shows  string
 }
 
-// sizesSeeds are the committed corpus, testdata/fuzz/FuzzBuiltinSizes:
-// every builtin family, every kind of count, receiver and trap, and none
-// that makes today's engine trap (those wait in sizesShapes until it is
-// fixed). Set SIZES_WRITE_SEEDS=1 to write their files after changing them
-// or the grammar.
+// sizesSeeds are the committed corpus, testdata/fuzz/FuzzBuiltinSizes,
+// beside the inputs the campaign found on the pinned engine before its
+// patches (crash-*): every builtin family, every kind of count, receiver
+// and trap, and the shapes that trapped that engine. Set
+// SIZES_WRITE_SEEDS=1 to write their files after changing them or the
+// grammar.
 func sizesSeeds() []sizesSeed {
 	return []sizesSeed{
 		// Array
@@ -246,13 +247,22 @@ func sizesSeeds() []sizesSeed {
 			"string", "number", "NaN", "at", "-0", "method", "void v?.at?.(-1); ",
 			"array", "arguments", "1", "1", "entries", "method", "{ let c = 0; for (const x of v) if (++c > 8) break } "},
 			"new Int8Array(2**29)"},
+		// what trapped the pinned engine before its patches (docs/security.md,
+		// "32-bit sizes"): each must now end as a 64-bit host ends it
+		{"found-toreversed-arraylike-2p29+1", []string{"1", "array", "array-like", "2^29", "+1", "toReversed", "call"},
+			"const r = ({length: 2**29+1}); v = Array.prototype.toReversed.call(r);"},
+		{"found-tosorted-sparse-2p29+1", []string{"1", "array", "sparse", "2^29", "+1", "toSorted", "method"},
+			"const r = new Array(2**29+1); v = r.toSorted();"},
+		{"found-proxy-ownkeys-arraylike-2p29+1", []string{"1", "reflect", "proxy", "{}", "1", "ownKeys", "array-like", "2^29", "+1", "Reflect.ownKeys(r)"},
+			"new Proxy({}, {ownKeys() { return ({length: 2**29+1}) }}) })(); v = Reflect.ownKeys(r);"},
+		{"found-length-read-changes", []string{"1", "proxy", "[]", "1", "get length changes", "1", "small", "1", "2^29", "+1", "Array method", "toReversed", "call"},
+			"k === \"length\" ? (c++ < 1 ? 1 : 2**29+1)"},
 	}
 }
 
 // sizesShapes are scripts of the class FuzzBuiltinSizes hunts, which the
-// grammar must be able to write. Most trap today's engine (the last three
-// only with a limit of gigabytes): they are not in the committed corpus,
-// and not run here.
+// grammar must be able to write; the first four are seeds too, the last
+// three need a limit of gigabytes (security/testdata/sizes runs them).
 func sizesShapes() []sizesSeed {
 	return []sizesSeed{
 		{"toReversed of an array-like", []string{"1", "array", "array-like", "2^29", "+1", "toReversed", "call"},
