@@ -13,6 +13,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
@@ -152,7 +153,9 @@ exit status:
   2  a usage error: a flag or an argument is wrong, or the script or input
      file cannot be read; nothing ran
   1  no answer: the script could not be run (the configuration, the store or
-     the engine failed); standard error says why and whether a retry can help`
+     the engine failed); standard error says why and whether a retry can
+     help, and says "engine fault" when the script broke the engine from
+     inside (docs/security.md, "Engine faults")`
 
 // evalCmd evaluates one script once, through the service that serve runs
 // (service.New), and prints the answer POST /v1/evaluations would send for
@@ -240,6 +243,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *logs && res.Logs != "" {
 		fmt.Fprint(stderr, res.Logs)
 	}
+	reportEngineFault(stderr, ev, res)
 	out, err := api.AppendEvaluationResult(nil, res, runErr, false)
 	if err != nil {
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
@@ -252,4 +256,20 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitError{3, errSilent} // a typed failure, answered above
 	}
 	return nil
+}
+
+// reportEngineFault says on w, when the run was an engine fault, what the
+// service's ERROR line says (handler.EngineFaultMessage): the script broke
+// the engine from inside, which script, and the trap's text. The answer
+// itself is the infrastructure failure evalCmd reports after it.
+func reportEngineFault(w io.Writer, ev effect.Evaluation, res effect.Result) {
+	if res.EngineFault == "" {
+		return
+	}
+	ref := ev.ScriptRef
+	if ref.IsZero() {
+		ref = contentref.RefOf([]byte(ev.Script))
+	}
+	fmt.Fprintf(w, "eval: %s: the script %s broke the engine from inside: %s (docs/security.md, \"Engine faults\")\n",
+		handler.EngineFaultMessage, ref, res.EngineFault)
 }

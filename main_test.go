@@ -21,11 +21,13 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
 func mustBinary(t *testing.T) string {
@@ -37,6 +39,12 @@ func mustBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == worker.Verb {
+		// this test binary as the worker of an eval verb run in process
+		// (TestEvalEngineFault), its engine broken for the scripts that
+		// begin with evalFaultMarker
+		os.Exit(worker.Main(quickjs.WithTrapForTests(func(script string) bool { return strings.HasPrefix(script, evalFaultMarker) })))
+	}
 	code := m.Run()
 	servicetest.Cleanup()
 	os.Exit(code)
@@ -336,6 +344,43 @@ func TestEvalCommand(t *testing.T) {
 	_ = os.WriteFile(script, []byte(`Object.keys(input).length`), 0o644)
 	if b, err := exec.Command(bin, "eval", "-input", `{"\ud800":1,"\ud801":2}`, script).Output(); err != nil || !strings.Contains(string(b), `"value":2`) {
 		t.Fatalf("lone surrogate keys: %v %s", err, b)
+	}
+}
+
+// evalFaultMarker begins the scripts whose runs break the engine of this
+// test binary's workers.
+const evalFaultMarker = "/* engine fault */"
+
+// The eval verb says when its run was an engine fault, as the service's
+// ERROR line does: "engine fault", the script's hash and the trap's text,
+// on standard error, before the infrastructure failure it answers with exit
+// status 1. Run in process, with real workers whose engine traps.
+func TestEvalEngineFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	src := evalFaultMarker + " input.n + 1"
+	script := filepath.Join(t.TempDir(), "fault.js")
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"eval", "-input", `{"n":1}`, script}, nil, &stdout, &stderr)
+	want := `eval: engine fault: the script ` + contentref.RefOf([]byte(src)).String() +
+		` broke the engine from inside: wasm error: unreachable (docs/security.md, "Engine faults")` + "\n"
+	if exitCode(err) != 1 || stdout.Len() != 0 || stderr.String() != want ||
+		!strings.Contains(err.Error(), "quickjs: engine failed: wasm error: unreachable") {
+		t.Fatalf("exit status %d (%v)\nstdout %q\nstderr %q, want %q", exitCode(err), err, stdout.String(), stderr.String(), want)
+	}
+	// a run of another script through the same workers says nothing of it
+	if err := os.WriteFile(script, []byte("input.n + 1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	err = run(context.Background(), []string{"eval", "-input", `{"n":1}`, script}, nil, &stdout, &stderr)
+	if err != nil || stderr.Len() != 0 || withoutUsage(t, "/v1/evaluations", stdout.Bytes()) != `{"ok":true,"value":2}` {
+		t.Fatalf("an ordinary run: %v\nstdout %q\nstderr %q", err, stdout.String(), stderr.String())
 	}
 }
 

@@ -236,12 +236,26 @@ func (c *caller) call(ctx context.Context, req spi.RunRequest, t spi.Timing, lab
 		return spi.Report{}, newUntyped(ErrBackendFailed, "", r.err, true)
 	}
 	o, err := ValidateOutcome(r.report.Outcome)
+	if err == nil && r.report.EngineFault != "" && o.Kind != spi.KindInfrastructure {
+		// An engine fault is never the script's outcome, and no outcome of
+		// the script is a fault: a report that says both says nothing.
+		err = newUntyped(ErrMalformedOutcome, "an engine fault comes with an infrastructure outcome only, not with "+outcomeName(o), nil, false)
+	}
 	if err != nil {
 		c.log.WarnContext(ctx, "sandbox backend returned a malformed outcome", "scriptRef", label, "problems", err.Error())
 		return spi.Report{Logs: r.report.Logs, Usage: r.report.Usage}, err
 	}
 	r.report.Outcome = o
+	r.report.EngineFault = spi.BoundText(r.report.EngineFault, spi.MaxMessageUnits)
 	return r.report, nil
+}
+
+// outcomeName names a valid outcome's variant: ok, or its kind.
+func outcomeName(o spi.Outcome) string {
+	if o.OK {
+		return "ok"
+	}
+	return string(o.Kind)
 }
 
 // evaluate calls the backend: Run for a Reporter, else Evaluate, timed.

@@ -106,6 +106,10 @@ type Result struct {
 	// Usage is what the run used: the backend's report, with the effect's
 	// own steps (Fetch, Verify). It says what was reached when Run fails.
 	Usage spi.Usage
+	// EngineFault is the backend's report that its infrastructure outcome
+	// is an engine fault (spi.Report.EngineFault), the trap's text bounded
+	// as a message is: an operator's alarm, whatever the answer says.
+	EngineFault string
 	// ScriptBytes is the length of the script that was fetched.
 	ScriptBytes int
 }
@@ -249,7 +253,7 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 		return res, err
 	}
 	out := rep.Outcome
-	res.Outcome = out
+	res.Outcome, res.EngineFault = out, rep.EngineFault
 	if ev.Answer == AnswerOutcome {
 		return res, e.boundValue(ctx, ev, out)
 	}

@@ -288,3 +288,61 @@ func (b reportingBackend) Run(ctx context.Context, req spi.RunRequest) (spi.Repo
 	o, err := b.Evaluate(ctx, req.Request)
 	return spi.Report{Outcome: o, Usage: b.usage}, err
 }
+
+// faultBackend is a Reporter whose every run reports an engine fault
+// beside its outcome.
+type faultBackend struct {
+	*fakeBackend
+	fault string
+}
+
+func (b faultBackend) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
+	o, err := b.Evaluate(ctx, req.Request)
+	return spi.Report{Outcome: o, EngineFault: b.fault}, err
+}
+
+// An engine fault reaches the caller of Run beside the answer, which stays
+// infrastructure (untyped and retryable on AnswerChannel, the outcome
+// itself on AnswerOutcome); its text bounded as a message is. A backend
+// that reports a fault beside any other outcome contradicts itself: the
+// run is a malformed outcome, neither the script's answer nor a fault.
+func TestRunReportsAnEngineFault(t *testing.T) {
+	infra := spi.Infrastructure("quickjs: engine failed: wasm error: unreachable")
+	for _, answer := range []effect.Answer{effect.AnswerOutcome, effect.AnswerChannel} {
+		b := faultBackend{returning(infra, nil), "wasm error: unreachable"}
+		res, err := mustNew(t, newReader(testScript), b, effect.Options{}).Run(context.Background(), byRef(answer))
+		if res.EngineFault != "wasm error: unreachable" || res.Outcome.Kind != spi.KindInfrastructure {
+			t.Errorf("answer %d: engine fault %q, outcome %+v", answer, res.EngineFault, res.Outcome)
+		}
+		if answer == effect.AnswerOutcome && err != nil {
+			t.Errorf("the outcome answered with %v", err)
+		}
+		if answer == effect.AnswerChannel {
+			assertUntyped(t, err, effect.ErrBackendFailed, true)
+		}
+	}
+
+	long := faultBackend{returning(infra, nil), strings.Repeat("\x00trap ", 2000)}
+	res, _ := mustNew(t, newReader(testScript), long, effect.Options{}).Run(context.Background(), byRef(effect.AnswerOutcome))
+	if res.EngineFault == "" {
+		t.Fatal("a long engine fault was dropped")
+	}
+	assertStorable(t, res.EngineFault, spi.MaxMessageUnits)
+
+	res, _ = mustNew(t, newReader(testScript), returning(infra, nil), effect.Options{}).Run(context.Background(), byRef(effect.AnswerOutcome))
+	if res.EngineFault != "" {
+		t.Errorf("an infrastructure outcome without a fault reported %q", res.EngineFault)
+	}
+
+	name := "Error"
+	for _, o := range []spi.Outcome{spi.OK([]byte("1")), spi.Threw(&name, "wasm error: unreachable"), spi.LimitHit(spi.LimitWallClock), spi.InputTooLarge()} {
+		for _, answer := range []effect.Answer{effect.AnswerOutcome, effect.AnswerChannel} {
+			b := faultBackend{returning(o, nil), "wasm error: unreachable"}
+			res, err := mustNew(t, newReader(testScript), b, effect.Options{}).Run(context.Background(), byRef(answer))
+			assertUntyped(t, err, effect.ErrMalformedOutcome, false)
+			if res.EngineFault != "" || res.Outcome.OK || res.Outcome.Kind != "" || res.Value != nil {
+				t.Errorf("a fault beside %+v (answer %d) came back as %+v", o, answer, res)
+			}
+		}
+	}
+}

@@ -15,6 +15,7 @@ type metrics struct {
 	evaluations metric.Int64Counter
 	duration    metric.Float64Histogram
 	busy        metric.Int64Counter
+	faults      metric.Int64Counter
 	// what each run used (docs/spi.md, "Usage")
 	phase, cpu              metric.Float64Histogram
 	peakMemory              metric.Int64Histogram
@@ -71,6 +72,11 @@ func newMetrics(mp metric.MeterProvider, cacheStats func() (hits, misses uint64)
 		metric.WithUnit("{request}")); err != nil {
 		return nil, err
 	}
+	if ms.faults, err = m.Int64Counter("sandbox.engine.faults",
+		metric.WithDescription("Evaluations whose engine was broken from inside by the script (a wasm trap), each answered as infrastructure and logged at ERROR as an engine fault, by route."),
+		metric.WithUnit("{fault}")); err != nil {
+		return nil, err
+	}
 	if cacheStats != nil {
 		hits, err := m.Int64ObservableCounter("sandbox.script_cache.hits",
 			metric.WithDescription("Script fetches answered from the cache of verified bytes."), metric.WithUnit("{fetch}"))
@@ -123,4 +129,8 @@ func (m *metrics) usage(ctx context.Context, route string, u spi.Usage) {
 
 func (m *metrics) busyRejection(ctx context.Context, route string) {
 	m.busy.Add(ctx, 1, metric.WithAttributes(attribute.String("route", route)))
+}
+
+func (m *metrics) engineFault(ctx context.Context, route string) {
+	m.faults.Add(ctx, 1, metric.WithAttributes(attribute.String("route", route)))
 }

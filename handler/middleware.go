@@ -236,6 +236,9 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 	}
 	if ev != nil {
 		ev.trace(ctx, s.tracer)
+		if ev.res.EngineFault != "" {
+			s.engineFault(ctx, route, ev)
+		}
 		l := ev.logged()
 		if outcome == "" {
 			outcome, limit = l.outcome, l.limit
@@ -244,7 +247,7 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 			attrs = append(attrs, slog.String("script", l.script))
 		}
 		if l.inlineSHA != "" {
-			attrs = append(attrs, slog.String("scriptSha256", l.inlineSHA))
+			attrs = append(attrs, slog.String(scriptSHA256Key, l.inlineSHA))
 		}
 		u := l.usage
 		if ev.ran {

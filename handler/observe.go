@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -119,5 +120,38 @@ func scriptLabel(ev effect.Evaluation) (script, inlineSHA string) {
 	if !ev.ScriptRef.IsZero() {
 		return ev.ScriptRef.String(), ""
 	}
-	return "inline", contentref.RefOf([]byte(ev.Script)).String()
+	return "inline", scriptRef(ev).String()
+}
+
+// scriptRef is the content reference of the script an evaluation ran, sent
+// by reference or by value alike: the hash by which the store holds it.
+func scriptRef(ev effect.Evaluation) contentref.Ref {
+	if !ev.ScriptRef.IsZero() {
+		return ev.ScriptRef
+	}
+	return contentref.RefOf([]byte(ev.Script))
+}
+
+// scriptSHA256Key names the script's hash (sha256:<hex>) in a log line:
+// the evaluation line of a script sent by value, and the engine fault's.
+const scriptSHA256Key = "scriptSha256"
+
+// EngineFaultMessage is the message of the line the service logs at ERROR
+// for each evaluation whose engine was broken from inside by its script (an
+// engine fault: spi.Report.EngineFault), an operator's alarm:
+// terraform/monitoring.tf's engine_faults metric counts the lines that
+// carry it (docs/security.md, "Engine faults").
+const EngineFaultMessage = "engine fault"
+
+// engineFault logs an engine fault and counts it, on the request's
+// context, whose id and trace the line then carries as every line of the
+// request does: with the route, the script's hash, by which an operator
+// fetches the script from the store to reproduce the fault, and the trap's
+// text.
+func (s *server) engineFault(ctx context.Context, route string, rec *evalRecord) {
+	s.log.LogAttrs(ctx, slog.LevelError, EngineFaultMessage,
+		slog.String("route", route),
+		slog.String(scriptSHA256Key, scriptRef(rec.ev).String()),
+		slog.String("trap", rec.res.EngineFault))
+	s.metrics.engineFault(ctx, route)
 }

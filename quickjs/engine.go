@@ -148,7 +148,11 @@ func newRuntime(ctx context.Context, cfg config, withCache bool) (wazero.Runtime
 		rc = rc.WithCompilationCache(cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	if err := instantiateHost(ctx, rt, poll); err != nil {
+	instantiate := instantiateHost
+	if cfg.trapForTests != nil {
+		instantiate = instantiateTrappingHost
+	}
+	if err := instantiate(ctx, rt, poll); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("quickjs: host functions: %w", err)
 	}
@@ -492,6 +496,7 @@ type execResult struct {
 // runIn runs the request in the instance under the watchdog.
 func (e *Engine) runIn(ctx context.Context, in *instance, req spi.RunRequest, start time.Time) (spi.Report, error) {
 	st := &runState{deadline: time.Now().Add(req.Limits.WallClock)}
+	st.trap = e.cfg.trapForTests != nil && e.cfg.trapForTests(req.Script)
 	seed := mathrand.Uint64()
 	if r := req.Replay; r != nil {
 		d := r.Determinism(req.Script, req.InputJSON)
@@ -614,9 +619,12 @@ func (e *Engine) toResult(ctx context.Context, r execResult, memoryBytes int64) 
 		if errors.Is(r.err, errGuestMemory) {
 			return spi.Report{Outcome: spi.InputTooLarge()}, nil
 		}
-		// The first line only: wazero appends the guest's stack trace.
-		msg, _, _ := strings.Cut(r.err.Error(), "\n")
-		return spi.Report{Outcome: spi.Infrastructure("quickjs: engine failed: " + msg)}, nil
+		// Anything else is the guest's own failure (a trap, or an answer
+		// outside its memory): the engine was broken from inside by the
+		// script it ran, an engine fault. The first line only: wazero
+		// appends the guest's stack trace.
+		trap, _, _ := strings.Cut(r.err.Error(), "\n")
+		return spi.Report{Outcome: spi.Infrastructure("quickjs: engine failed: " + trap), EngineFault: trap}, nil
 	}
 	raw := r.raw
 	res := spi.Report{Logs: string(raw.logs)}

@@ -532,10 +532,14 @@ func TestHardKill(t *testing.T) {
 	t.Run("context done terminates in process", func(t *testing.T) {
 		e := newEngine(t, quickjs.WithHardKill(quickjs.HardKillForTests, grace), quickjs.WithPoolSize(0))
 		start := time.Now()
-		out := eval(t, e, nativeRunaway, "null", spi.Limits{WallClock: deadline, MemoryBytes: 128 << 20})
+		rep, err := e.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: nativeRunaway, InputJSON: "null", Limits: spi.Limits{WallClock: deadline, MemoryBytes: 128 << 20}}})
 		took := time.Since(start)
-		if out.Kind != spi.KindLimit || out.Limit != spi.LimitWallClock {
-			t.Fatalf("got %s", describe(out))
+		if err != nil || rep.Outcome.Kind != spi.KindLimit || rep.Outcome.Limit != spi.LimitWallClock {
+			t.Fatalf("got %s, %v", describe(rep.Outcome), err)
+		}
+		// the guest terminated from outside is no fault of the engine
+		if rep.EngineFault != "" {
+			t.Fatalf("the hard kill reported an engine fault: %q", rep.EngineFault)
 		}
 		if took > deadline+2*grace+200*time.Millisecond {
 			t.Fatalf("stopped after %v", took)

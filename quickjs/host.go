@@ -3,6 +3,7 @@ package quickjs
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,8 @@ type runState struct {
 	// since 1970) and does not move
 	frozen bool
 	now    int64
+	// trap: the run traps at its first poll (WithTrapForTests)
+	trap bool
 }
 
 type runStateKey struct{}
@@ -101,7 +104,7 @@ func fault(_ context.Context, mod api.Module, stack []uint64) {
 // sockets) exists to be reached. Output is swallowed: console output goes
 // through the shim's own buffer.
 func instantiateHost(ctx context.Context, r wazero.Runtime, pollFn api.GoModuleFunc) error {
-	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
+	i32 := api.ValueTypeI32
 	_, err := r.NewHostModuleBuilder("sandbox").
 		NewFunctionBuilder().
 		WithGoModuleFunction(pollFn, nil, []api.ValueType{i32}).
@@ -116,7 +119,83 @@ func instantiateHost(ctx context.Context, r wazero.Runtime, pollFn api.GoModuleF
 	if err != nil {
 		return err
 	}
-	_, err = r.NewHostModuleBuilder("wasi_snapshot_preview1").
+	return instantiateWASI(ctx, r)
+}
+
+// pollTrap is the answer of the host's poll, under WithTrapForTests, that
+// makes trappingSandbox's poll trap.
+const pollTrap = 3
+
+// trappingSandbox is the module "sandbox" of an engine built with
+// WithTrapForTests, in wasm: its poll asks the host's poll (the module
+// "sandbox-host") and executes unreachable when the host answers
+// pollTrap, so that the run traps inside the guest, in wasm code, with the
+// text of a trap the engine's own code raises; its mark is the host's.
+//
+//	(module
+//	  (import "sandbox-host" "poll" (func $poll (result i32)))
+//	  (import "sandbox-host" "mark" (func $mark (param i32)))
+//	  (func (export "poll") (result i32) (local i32)
+//	    call $poll
+//	    local.tee 0
+//	    i32.const 3
+//	    i32.eq
+//	    if
+//	      unreachable
+//	    end
+//	    local.get 0)
+//	  (export "mark" (func $mark)))
+var trappingSandbox = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+	0x01, 0x09, 0x02, 0x60, 0x00, 0x01, 0x7f, 0x60, 0x01, 0x7f, 0x00, // types: () -> i32, (i32) -> ()
+	0x02, 0x29, 0x02, // imports: 2
+	0x0c, 's', 'a', 'n', 'd', 'b', 'o', 'x', '-', 'h', 'o', 's', 't', 0x04, 'p', 'o', 'l', 'l', 0x00, 0x00, // function 0: poll, of type 0
+	0x0c, 's', 'a', 'n', 'd', 'b', 'o', 'x', '-', 'h', 'o', 's', 't', 0x04, 'm', 'a', 'r', 'k', 0x00, 0x01, // function 1: mark, of type 1
+	0x03, 0x02, 0x01, 0x00, // functions: function 2, of type 0
+	0x07, 0x0f, 0x02, // exports: 2
+	0x04, 'p', 'o', 'l', 'l', 0x00, 0x02, // "poll": function 2
+	0x04, 'm', 'a', 'r', 'k', 0x00, 0x01, // "mark": function 1, the host's
+	0x0a, 0x13, 0x01, 0x11, // code: 1 body of 17 bytes
+	0x01, 0x01, 0x7f, // one local, an i32
+	0x10, 0x00, 0x22, 0x00, 0x41, pollTrap, 0x46, // call 0, local.tee 0, i32.const pollTrap, i32.eq
+	0x04, 0x40, 0x00, 0x0b, // if: unreachable, end
+	0x20, 0x00, 0x0b, // local.get 0, end
+}
+
+// instantiateTrappingHost is instantiateHost for an engine built with
+// WithTrapForTests: the host's poll and mark as the module "sandbox-host",
+// its poll answering pollTrap to a run the option chose, and
+// trappingSandbox as the module "sandbox" the guest imports.
+func instantiateTrappingHost(ctx context.Context, r wazero.Runtime, pollFn api.GoModuleFunc) error {
+	trapping := func(ctx context.Context, mod api.Module, stack []uint64) {
+		if st, _ := ctx.Value(runStateKey{}).(*runState); st != nil && st.trap {
+			stack[0] = pollTrap
+			return
+		}
+		pollFn(ctx, mod, stack)
+	}
+	i32 := api.ValueTypeI32
+	_, err := r.NewHostModuleBuilder("sandbox-host").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(trapping), nil, []api.ValueType{i32}).
+		Export("poll").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(mark), []api.ValueType{i32}, nil).
+		Export("mark").
+		Instantiate(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := r.InstantiateWithConfig(ctx, trappingSandbox, wazero.NewModuleConfig().WithName("sandbox")); err != nil {
+		return fmt.Errorf("the trapping sandbox module: %w", err)
+	}
+	return instantiateWASI(ctx, r)
+}
+
+// instantiateWASI defines the four WASI functions of instantiateHost.
+func instantiateWASI(ctx context.Context, r wazero.Runtime) error {
+	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
+	_, err := r.NewHostModuleBuilder("wasi_snapshot_preview1").
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(clockTimeGet), []api.ValueType{i32, i64, i32}, []api.ValueType{i32}).
 		Export("clock_time_get").

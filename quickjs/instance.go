@@ -301,10 +301,15 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 		// A trap after an allocation was refused is the memory limit at
 		// work, reached through one of QuickJS's faulty allocation-failure
 		// paths: report it as the limit, which it is, deterministically.
+		// Else what the run used up to its trap is still the shim's to
+		// say.
 		var exit *sys.ExitError
 		if !errors.As(err, &exit) {
-			if o, oerr := in.readOutcome(ctx); oerr == nil && o.oom {
-				return rawResult{status: statusLimitMemory}, nil
+			if o, oerr := in.readOutcome(ctx); oerr == nil {
+				if o.oom {
+					return rawResult{status: statusLimitMemory}, nil
+				}
+				return rawResult{polls: o.polls, peak: o.peak}, err
 			}
 		}
 		return rawResult{}, err

@@ -3,6 +3,7 @@ package quickjs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // The wasm linear memory is capped whatever the guest asks for, so the host's
@@ -196,17 +198,50 @@ func TestTrapAfterRefusedAllocationIsTheMemoryLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			afterOOM.Store(tc.afterOOM)
-			out, err := e.Evaluate(ctx, spi.Request{Script: tc.script, InputJSON: "null",
-				Limits: spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}})
+			rep, err := e.Run(ctx, spi.RunRequest{Request: spi.Request{Script: tc.script, InputJSON: "null",
+				Limits: spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}}})
 			if err != nil {
 				t.Fatal(err)
 			}
+			out := rep.Outcome
 			if out.Kind != tc.want.Kind || out.Limit != tc.want.Limit {
 				t.Fatalf("got %+v, want %+v", out, tc.want)
 			}
 			if out.Kind == spi.KindInfrastructure && !strings.Contains(out.Message, "a trap forced by the test") {
 				t.Fatalf("the engine failure does not say why: %q", out.Message)
 			}
+			// the memory limit at work is no fault of the engine; a trap
+			// without a refused allocation is one
+			if fault := out.Kind == spi.KindInfrastructure; (rep.EngineFault != "") != fault ||
+				fault && rep.EngineFault != "a trap forced by the test (recovered by wazero)" {
+				t.Fatalf("engine fault %q for %+v", rep.EngineFault, out)
+			}
 		})
+	}
+}
+
+// Only the guest's own failure is an engine fault: a guest ended from
+// outside (sys.ExitError, what terminating it at its hard kill gives) is
+// the wall clock, and a host buffer the guest could not hold is the input
+// too large; any other error of the guest's call is a fault, with its first
+// line as the trap's text.
+func TestOnlyTheGuestsFailureIsAnEngineFault(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		want  spi.Outcome
+		fault string
+	}{
+		{sys.NewExitError(sys.ExitCodeDeadlineExceeded), spi.LimitHit(spi.LimitWallClock), ""},
+		{sys.NewExitError(sys.ExitCodeContextCanceled), spi.LimitHit(spi.LimitWallClock), ""},
+		{fmt.Errorf("copy input in: %w", errGuestMemory), spi.InputTooLarge(), ""},
+		{errors.New("wasm error: out of bounds memory access\nwasm stack trace:\n\t.sb_run(i32,i32)"),
+			spi.Infrastructure("quickjs: engine failed: wasm error: out of bounds memory access"), "wasm error: out of bounds memory access"},
+		{fmt.Errorf("copy script in: %w", errors.New("wasm error: unreachable\nwasm stack trace:\n\t.sb_alloc(i32)")),
+			spi.Infrastructure("quickjs: engine failed: copy script in: wasm error: unreachable"), "copy script in: wasm error: unreachable"},
+	} {
+		rep, err := (&Engine{}).toResult(context.Background(), execResult{err: tc.err}, 16<<20)
+		if err != nil || rep.Outcome.Kind != tc.want.Kind || rep.Outcome.Limit != tc.want.Limit || rep.Outcome.Message != tc.want.Message || rep.EngineFault != tc.fault {
+			t.Errorf("%q: %+v (engine fault %q), %v; want %+v and engine fault %q", tc.err, rep.Outcome, rep.EngineFault, err, tc.want, tc.fault)
+		}
 	}
 }

@@ -116,6 +116,8 @@ type config struct {
 	procKill  bool
 	cacheDir  string
 	logger    *slog.Logger
+	// trapForTests chooses the runs that trap (WithTrapForTests)
+	trapForTests func(script string) bool
 }
 
 func defaultConfig() config {
@@ -170,6 +172,17 @@ func WithCompilationCache(dir string) Option { return func(c *config) { c.cacheD
 
 // WithLogger sets the engine's logger.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithTrapForTests breaks the engine from inside, as a script that found a
+// memory-safety bug in it would: a run whose script trap chooses traps
+// inside the guest ("wasm error: unreachable") at its first interrupt poll,
+// and is reported as an engine fault (spi.Report.EngineFault); the other
+// runs are not touched. It is for the tests of what the service does with
+// an engine fault: nothing but a test sets it, so no configuration, request
+// or script of a service reaches it.
+func WithTrapForTests(trap func(script string) bool) Option {
+	return func(c *config) { c.trapForTests = trap }
+}
 
 // CheckMaxMemoryBytes, CheckPoolSize and CheckHardKillGrace refuse a
 // setting outside the range New accepts, so that a service can check its

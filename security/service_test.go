@@ -43,6 +43,9 @@ var cacheDir string
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == worker.Verb {
+		if len(os.Args) > 2 && os.Args[2] == trapWorkerArg {
+			os.Exit(trapWorker()) // a worker whose engine traps (TestEngineFaultIsAnAlarm)
+		}
 		os.Exit(worker.Main()) // this binary as the pool's worker
 	}
 	dir, err := os.MkdirTemp("", "security-test-cache-")

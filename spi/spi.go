@@ -68,6 +68,17 @@ type Report struct {
 	// RequestID is the backend's own id for the run, to quote when
 	// reporting it: a remote service's request id; empty in process.
 	RequestID string
+	// EngineFault, when not empty, says that the run's infrastructure
+	// outcome is an engine fault, and is the trap's text ("wasm error:
+	// unreachable"): the guest trapped during the run (or answered with a
+	// buffer outside its own memory), so the engine was broken from inside
+	// by the script it ran. It is an operator's alarm, never the script's
+	// outcome, and it comes with no other outcome than infrastructure. It
+	// is not set for what is no fault of the engine: a backend process that
+	// died, a store that failed, a run stopped at its wall clock or killed
+	// past it, or a trap after a refused allocation, which is the memory
+	// limit (docs/security.md, "Engine faults").
+	EngineFault string
 }
 
 // Request is one evaluation as the backend sees it: verified source text and

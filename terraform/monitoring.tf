@@ -11,6 +11,8 @@
 #   hard kills   a run stuck in native code (a builtin that never returns to
 #                the engine's interrupt check) did not stop at its deadline,
 #                and its worker process was killed: one log line each
+#   engine       a script broke the engine from inside (a wasm trap during
+#   faults       its run): one log line each, an alarm on the first
 #   usage        what each run used, from the same line (docs/spi.md,
 #                "Usage"): its CPU time, its run and set-up time, its peak
 #                heap and the fractions of its memory limit and CPU budget;
@@ -51,6 +53,19 @@ locals {
   # join, not one(): with monitoring off the metrics do not exist, and these
   # filters are never used, but must still evaluate.
   hard_kills = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.hard_kills[*].name)}\" AND resource.type=\"cloud_run_revision\""
+
+  # The line the service logs, at ERROR, for each evaluation whose engine
+  # the script broke from inside: a wasm trap during the run, an engine
+  # fault (docs/security.md, "Engine faults"). Its message is the Go
+  # handler's EngineFaultMessage, and deploy's TestEngineFaultFilter holds
+  # the two together.
+  engine_fault_log_filter = join(" AND ", [
+    "resource.type=\"cloud_run_revision\"",
+    "resource.labels.service_name=\"${var.name}\"",
+    "jsonPayload.message=\"engine fault\"",
+    "severity>=ERROR",
+  ])
+  engine_faults = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.engine_faults[*].name)}\" AND resource.type=\"cloud_run_revision\""
 
   # The line the service logs for each evaluation (at INFO, ERROR for a 5xx),
   # with its outcome.
@@ -108,6 +123,7 @@ locals {
 
   logs_url         = "https://console.cloud.google.com/logs/query;query=${urlencode(local.hard_kill_log_filter)}?project=${var.project_id}"
   startup_logs_url = "https://console.cloud.google.com/logs/query;query=${urlencode(local.startup_failure_log_filter)}?project=${var.project_id}"
+  fault_logs_url   = "https://console.cloud.google.com/logs/query;query=${urlencode(local.engine_fault_log_filter)}?project=${var.project_id}"
 }
 
 resource "google_logging_metric" "hard_kills" {
@@ -238,6 +254,86 @@ resource "google_monitoring_alert_policy" "hard_kills" {
       The service's log lines of these kills, and its evaluation lines around
       them, say which script and which caller:
       [${var.name} hard kills in Logs Explorer](${local.logs_url})
+    EOT
+  }
+}
+
+resource "google_logging_metric" "engine_faults" {
+  count = local.monitoring
+
+  project     = var.project_id
+  name        = "${var.name}-engine-faults"
+  description = "Evaluations of the ${var.name} sandbox service whose engine the script broke from inside (a wasm trap during the run), from the service's engine fault log lines at ERROR."
+  filter      = local.engine_fault_log_filter
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "${var.name} engine faults"
+  }
+}
+
+resource "google_monitoring_alert_policy" "engine_faults" {
+  count = local.monitoring
+
+  project               = var.project_id
+  display_name          = "${var.name}: a script broke the engine from inside"
+  combiner              = "OR"
+  severity              = "ERROR"
+  notification_channels = local.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "engine faults in 5 minutes > 0"
+    condition_threshold {
+      filter          = local.engine_faults
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+      trigger {
+        count = 1
+      }
+    }
+  }
+
+  alert_strategy {
+    auto_close = "1800s"
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "${var.name}: a script broke the engine from inside"
+    content   = <<-EOT
+      A script's run trapped inside the engine (a WebAssembly trap such as
+      "out of bounds memory access" or "unreachable"): the script found a way
+      to break QuickJS from inside, a memory-safety bug or worse. The wasm
+      sandbox held: the run was answered as an infrastructure failure, the
+      fault cost only that run (every run is a fresh instance), and the
+      service serves on. But a script that can break the engine is how an
+      escape begins, so a person must look at it.
+
+      Each fault is one "engine fault" line at ERROR, with the request's
+      requestId and trace, the route, the script's scriptSha256 and the
+      trap's text:
+      [${var.name} engine faults in Logs Explorer](${local.fault_logs_url})
+
+      1. Fetch the script from the store: it is the object sha256/HEX under
+         the store's prefix, HEX being the line's scriptSha256 without its
+         "sha256:".
+      2. Reproduce it: `sandbox-cloudrun eval sha256:HEX`, with STORE_URL
+         set to the store, says "engine fault" and the trap. The input is
+         not logged: the caller that sent requestId has it.
+      3. File it privately, with the script, the trap and the image's
+         digest, as docs/security.md, "Reporting a vulnerability", says;
+         and upstream to QuickJS if the bug is QuickJS's.
+
+      docs/security.md, "Engine faults", says more.
     EOT
   }
 }
@@ -663,6 +759,7 @@ resource "google_monitoring_dashboard" "sandbox" {
             incidentList = {
               policyNames = concat(
                 google_monitoring_alert_policy.hard_kills[*].name,
+                google_monitoring_alert_policy.engine_faults[*].name,
                 google_monitoring_alert_policy.startup_failures[*].name,
                 google_monitoring_alert_policy.server_errors[*].name,
                 google_monitoring_alert_policy.too_many_requests[*].name,

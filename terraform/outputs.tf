@@ -37,9 +37,10 @@ output "dashboard_url" {
 }
 
 output "alert_policy_names" {
-  description = "Names (projects/PROJECT/alertPolicies/ID) of the service's alert policies, by what they watch: hard_kills, startup_failures, server_errors, too_many_requests, latency. Empty with monitoring_enabled = false."
+  description = "Names (projects/PROJECT/alertPolicies/ID) of the service's alert policies, by what they watch: hard_kills, engine_faults, startup_failures, server_errors, too_many_requests, latency. Empty with monitoring_enabled = false."
   value = merge(
     { for p in google_monitoring_alert_policy.hard_kills : "hard_kills" => p.name },
+    { for p in google_monitoring_alert_policy.engine_faults : "engine_faults" => p.name },
     { for p in google_monitoring_alert_policy.startup_failures : "startup_failures" => p.name },
     { for p in google_monitoring_alert_policy.server_errors : "server_errors" => p.name },
     { for p in google_monitoring_alert_policy.too_many_requests : "too_many_requests" => p.name },

@@ -476,7 +476,7 @@ func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (s
 	if err := ctx.Err(); err != nil {
 		return spi.Report{}, err // cancellation wins over whatever the run produced
 	}
-	return spi.Report{Outcome: r.outcome, Logs: r.logs, Usage: r.usage}, nil
+	return spi.Report{Outcome: r.outcome, Logs: r.logs, Usage: r.usage, EngineFault: r.fault}, nil
 }
 
 // killStuck is the hard kill: w's run did not stop one grace after its

@@ -17,6 +17,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
@@ -25,6 +26,9 @@ import (
 // protocol instead of running tests.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Verb {
+		if len(os.Args) > 2 && os.Args[2] == trapArg {
+			os.Exit(Main(quickjs.WithTrapForTests(func(script string) bool { return strings.HasPrefix(script, trapMarker) })))
+		}
 		os.Exit(testWorkerMain())
 	}
 	dir, err := os.MkdirTemp("", "worker-test-cache-")
@@ -493,6 +497,40 @@ func TestHardKillLineNamesItsEvaluation(t *testing.T) {
 		`"scriptSha256":"` + contentref.RefOf([]byte(stuckScript)).String() + `"`, `"pid":`} {
 		if !strings.Contains(line, want) {
 			t.Errorf("the hard-kill line lacks %s: %q", want, line)
+		}
+	}
+}
+
+// trapArg makes the test binary, started as a worker, break its engine:
+// every run whose script begins with trapMarker traps in the guest.
+const (
+	trapArg    = "trap"
+	trapMarker = "/* trap */"
+)
+
+// An engine fault crosses the channel: the server's report of the run is
+// the worker's, infrastructure with the trap's text as its engine fault,
+// and the fault costs that run alone: its worker lives on and serves the
+// next run, with no fault and nothing killed.
+func TestEngineFaultCrossesTheChannel(t *testing.T) {
+	p := newPool(t, func(o *Options) { o.Args = []string{Verb, trapArg}; o.Spares = 0 })
+	before := pids(p)
+	rep, err := p.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: trapMarker + " 1 + 1", InputJSON: "null", Limits: generous}})
+	if err != nil || rep.Outcome.Kind != spi.KindInfrastructure || rep.EngineFault != "wasm error: unreachable" ||
+		!strings.Contains(rep.Outcome.Message, rep.EngineFault) {
+		t.Fatalf("%s, engine fault %q, %v; want infrastructure and the trap", describe(rep.Outcome), rep.EngineFault, err)
+	}
+	rep, err = p.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: "1 + 1", InputJSON: "null", Limits: generous}})
+	if err != nil || describe(rep.Outcome) != "ok 2" || rep.EngineFault != "" {
+		t.Fatalf("the next run: %s, engine fault %q, %v", describe(rep.Outcome), rep.EngineFault, err)
+	}
+	if after := pids(p); len(after) != 1 || len(before) != 1 || p.Kills() != 0 {
+		t.Fatalf("workers %v before the fault, %v after, %d killed: the fault cost a worker", before, after, p.Kills())
+	} else {
+		for pid := range before {
+			if _, ok := after[pid]; !ok {
+				t.Fatalf("workers %v before the fault, %v after: the fault cost a worker", before, after)
+			}
 		}
 	}
 }

@@ -221,6 +221,8 @@ type resultFrame struct {
 	outcome spi.Outcome
 	logs    string
 	usage   spi.Usage
+	// fault is the run's engine fault (spi.Report.EngineFault), if any
+	fault string
 	// retire: the worker cannot serve another run (its engine abandoned a
 	// run still inside the guest) and exits after this frame.
 	retire bool
@@ -244,6 +246,7 @@ func (f *resultFrame) append(b []byte) []byte {
 		b = appendBytes(b, o.Value)
 	}
 	b = appendString(b, f.logs)
+	b = appendString(b, f.fault)
 	u := &f.usage
 	for _, v := range [...]uint64{uint64(u.Setup), uint64(u.Run), uint64(u.Serialise), uint64(u.CPU),
 		u.CPUBudgetUsed, u.CPUBudget, uint64(u.PeakMemoryBytes), uint64(u.MemoryLimitBytes)} {
@@ -272,6 +275,7 @@ func (f *resultFrame) parse(b []byte) error {
 	}
 	f.outcome = o
 	f.logs = string(d.bytes())
+	f.fault = string(d.bytes())
 	u := &f.usage
 	u.Setup, u.Run, u.Serialise, u.CPU = time.Duration(d.uvarint()), time.Duration(d.uvarint()), time.Duration(d.uvarint()), time.Duration(d.uvarint())
 	u.CPUBudgetUsed, u.CPUBudget = d.uvarint(), d.uvarint()

@@ -8,9 +8,9 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// A result frame carries every outcome variant exactly, and a run frame the
-// script's and input's bytes as they are (a lone surrogate's WTF-8 bytes, a
-// NUL) with its limits.
+// A result frame carries every outcome variant exactly, with its engine
+// fault, and a run frame the script's and input's bytes as they are (a lone
+// surrogate's WTF-8 bytes, a NUL) with its limits.
 func TestFramesRoundTrip(t *testing.T) {
 	name := "TypeError"
 	empty := ""
@@ -25,11 +25,14 @@ func TestFramesRoundTrip(t *testing.T) {
 	} {
 		usage := spi.Usage{Setup: 1, Run: 2, Serialise: 3, CPU: 4, CPUBudgetUsed: 12, CPUBudget: 1e6, PeakMemoryBytes: 5 << 20, MemoryLimitBytes: 1 << 31}
 		in := resultFrame{id: 9, status: resultOutcome, outcome: o, logs: "hi\n", usage: usage, retire: true}
+		if o.Kind == spi.KindInfrastructure {
+			in.fault = "wasm error: out of bounds memory access"
+		}
 		var out resultFrame
 		if err := out.parse(in.append(nil)); err != nil {
 			t.Fatal(err)
 		}
-		if describe(out.outcome) != describe(o) || out.id != 9 || out.logs != "hi\n" || out.usage != usage || !out.retire ||
+		if describe(out.outcome) != describe(o) || out.id != 9 || out.logs != "hi\n" || out.usage != usage || !out.retire || out.fault != in.fault ||
 			(o.Name == nil) != (out.outcome.Name == nil) || (o.Value == nil) != (out.outcome.Value == nil) {
 			t.Errorf("%s came back as %s (%+v)", describe(o), describe(out.outcome), out)
 		}
@@ -84,7 +87,7 @@ func FuzzFrames(f *testing.F) {
 		var r resultFrame
 		if r.parse(b) == nil {
 			var again resultFrame
-			if err := again.parse(r.append(nil)); err != nil || describe(again.outcome) != describe(r.outcome) {
+			if err := again.parse(r.append(nil)); err != nil || describe(again.outcome) != describe(r.outcome) || again.fault != r.fault {
 				t.Fatalf("re-encoding a parsed result frame: %v", err)
 			}
 		}

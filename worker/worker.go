@@ -25,12 +25,15 @@ const ExitRetired = 70
 
 // Main is the worker verb: it serves runs on fd 3 until the server closes
 // the channel, and returns the process's exit code. Its log lines go to
-// standard error, which the server reads.
-func Main() int { return mainWith(nil) }
+// standard error, which the server reads. extra options apply to its
+// engine after those the server's hello gives: the service's binary passes
+// none; a test binary that is its own worker may break its engine
+// (quickjs.WithTrapForTests).
+func Main(extra ...quickjs.Option) int { return mainWith(nil, extra...) }
 
 // mainWith is Main; tests pass afterLockdown to probe the locked-down
 // worker from inside.
-func mainWith(afterLockdown func(*slog.Logger)) int {
+func mainWith(afterLockdown func(*slog.Logger), extra ...quickjs.Option) int {
 	log := jsonLogger(os.Stderr, slog.LevelInfo)
 	// Non-blocking before os.NewFile, so that reads wait in Go's network
 	// poller rather than in a thread blocked in read, whose return needs a
@@ -49,7 +52,7 @@ func mainWith(afterLockdown func(*slog.Logger)) int {
 	// The server owns the worker's life: it ends it by closing the channel
 	// or by SIGKILL. A terminal's interrupt is for the server.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	err := serve(context.Background(), ch, ch, os.Stderr, afterLockdown)
+	err := serve(context.Background(), ch, ch, os.Stderr, afterLockdown, extra...)
 	var ex exitCode
 	switch {
 	case err == nil:
@@ -86,7 +89,7 @@ func (e exitCode) Error() string {
 
 // serve runs the worker's protocol: hello, then start-up and lock-down,
 // ready, then one run at a time until the channel closes.
-func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afterLockdown func(*slog.Logger)) error {
+func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afterLockdown func(*slog.Logger), extra ...quickjs.Option) error {
 	var h hello
 	if err := receiveControl(r, frameHello, &h); err != nil {
 		return fmt.Errorf("worker: reading hello: %w", err)
@@ -95,7 +98,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afte
 	_ = level.UnmarshalText([]byte(strings.ToUpper(h.LogLevel)))
 	log := jsonLogger(logOut, level)
 
-	engine, prot, startErr := start(ctx, h, log)
+	engine, prot, startErr := start(ctx, h, log, extra)
 	rd := ready{Pid: os.Getpid(), Protections: prot}
 	if startErr != nil {
 		rd.Error = startErr.Error()
@@ -114,9 +117,10 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afte
 	return (&runner{engine: engine, r: r, w: w, max: maxDataFrame(h.Engine.MaxMemoryBytes), log: log}).loop(ctx)
 }
 
-// start builds and warms the engine (compilation reads the cache), then
-// locks the process down: nothing after this opens a file.
-func start(ctx context.Context, h hello, log *slog.Logger) (*quickjs.Engine, Protections, error) {
+// start builds and warms the engine (compilation reads the cache), with
+// extra options after the hello's, then locks the process down: nothing
+// after this opens a file.
+func start(ctx context.Context, h hello, log *slog.Logger, extra []quickjs.Option) (*quickjs.Engine, Protections, error) {
 	prot := Protections{Process: true, EmptyEnvironment: len(os.Environ()) == 0}
 	e := h.Engine
 	opts := append(e.QuickJSOptions(log),
@@ -125,6 +129,7 @@ func start(ctx context.Context, h hello, log *slog.Logger) (*quickjs.Engine, Pro
 				"overrun", s.Overrun.String(), "cancelled", s.Cancelled)
 		}),
 	)
+	opts = append(opts, extra...)
 	engine, err := quickjs.New(ctx, opts...)
 	if err != nil {
 		return nil, prot, err
@@ -283,7 +288,7 @@ func (rn *runner) loop(ctx context.Context) error {
 		if err != nil {
 			res.status = resultCancelled
 		} else {
-			res.outcome, res.logs, res.usage = r.Outcome, r.Logs, r.Usage
+			res.outcome, res.logs, res.usage, res.fault = r.Outcome, r.Logs, r.Usage, r.EngineFault
 		}
 		res.retire = rn.engine.StuckRuns() > 0
 		out = res.append(startFrame(out, frameResult))

@@ -20,17 +20,17 @@ variables {
 
 run "monitoring_on_by_default" {
   assert {
-    condition     = length(google_logging_metric.hard_kills) == 1 && length(google_logging_metric.evaluations) == 1 && length(google_logging_metric.startup_failures) == 1 && length(google_monitoring_dashboard.sandbox) == 1
+    condition     = length(google_logging_metric.hard_kills) == 1 && length(google_logging_metric.engine_faults) == 1 && length(google_logging_metric.evaluations) == 1 && length(google_logging_metric.startup_failures) == 1 && length(google_monitoring_dashboard.sandbox) == 1
     error_message = "Monitoring is on by default: the log-based metrics and the dashboard."
   }
   assert {
-    condition = (length(google_monitoring_alert_policy.hard_kills) == 1 && length(google_monitoring_alert_policy.startup_failures) == 1 &&
-      length(google_monitoring_alert_policy.server_errors) == 1 && length(google_monitoring_alert_policy.too_many_requests) == 1 &&
-    length(google_monitoring_alert_policy.latency) == 1)
-    error_message = "Monitoring is on by default: the five alert policies."
+    condition = (length(google_monitoring_alert_policy.hard_kills) == 1 && length(google_monitoring_alert_policy.engine_faults) == 1 &&
+      length(google_monitoring_alert_policy.startup_failures) == 1 && length(google_monitoring_alert_policy.server_errors) == 1 &&
+    length(google_monitoring_alert_policy.too_many_requests) == 1 && length(google_monitoring_alert_policy.latency) == 1)
+    error_message = "Monitoring is on by default: the six alert policies."
   }
   assert {
-    condition     = keys(output.alert_policy_names) == ["hard_kills", "latency", "server_errors", "startup_failures", "too_many_requests"] && output.dashboard_url != null
+    condition     = keys(output.alert_policy_names) == ["engine_faults", "hard_kills", "latency", "server_errors", "startup_failures", "too_many_requests"] && output.dashboard_url != null
     error_message = "The outputs name the alert policies and the dashboard."
   }
 }
@@ -67,6 +67,67 @@ run "hard_kill_alert_on_any_kill" {
       one(google_monitoring_alert_policy.hard_kills[0].conditions[0].condition_threshold).threshold_value == 0 &&
     one(one(google_monitoring_alert_policy.hard_kills[0].conditions[0].condition_threshold).aggregations).cross_series_reducer == "REDUCE_SUM")
     error_message = "The hard-kill alert must fire on one kill: the sum over the service above 0."
+  }
+}
+
+run "engine_faults_counted_from_the_service_line" {
+  command = plan
+
+  assert {
+    condition = alltrue([for term in [
+      "resource.type=\"cloud_run_revision\"",
+      "resource.labels.service_name=\"sandbox-cloudrun\"",
+      "jsonPayload.message=\"engine fault\"",
+      "severity>=ERROR",
+    ] : strcontains(google_logging_metric.engine_faults[0].filter, term)])
+    error_message = "The engine-fault metric must count the service's \"engine fault\" lines, at ERROR, of this service only: ${google_logging_metric.engine_faults[0].filter}"
+  }
+  assert {
+    # every term must hold: none of them is an alternative
+    condition     = length(regexall(" AND ", google_logging_metric.engine_faults[0].filter)) == 3 && length(regexall(" OR |NOT ", google_logging_metric.engine_faults[0].filter)) == 0
+    error_message = "The engine-fault metric's filter must be the four terms joined by AND, and nothing else: ${google_logging_metric.engine_faults[0].filter}"
+  }
+  assert {
+    condition     = google_logging_metric.engine_faults[0].name == "sandbox-cloudrun-engine-faults" && google_logging_metric.engine_faults[0].metric_descriptor[0].metric_kind == "DELTA" && google_logging_metric.engine_faults[0].metric_descriptor[0].value_type == "INT64"
+    error_message = "The engine-fault metric is a counter (DELTA, INT64) named NAME-engine-faults."
+  }
+}
+
+run "engine_fault_alert_on_one_line" {
+  assert {
+    condition     = one(google_monitoring_alert_policy.engine_faults[0].conditions[0].condition_threshold).filter == "metric.type=\"logging.googleapis.com/user/${google_logging_metric.engine_faults[0].name}\" AND resource.type=\"cloud_run_revision\""
+    error_message = "The engine-fault alert must watch the engine-fault metric."
+  }
+  assert {
+    condition = (one(google_monitoring_alert_policy.engine_faults[0].conditions[0].condition_threshold).comparison == "COMPARISON_GT" &&
+      one(google_monitoring_alert_policy.engine_faults[0].conditions[0].condition_threshold).threshold_value == 0 &&
+      one(google_monitoring_alert_policy.engine_faults[0].conditions[0].condition_threshold).duration == "0s" &&
+      one(one(google_monitoring_alert_policy.engine_faults[0].conditions[0].condition_threshold).aggregations).per_series_aligner == "ALIGN_SUM" &&
+      one(one(google_monitoring_alert_policy.engine_faults[0].conditions[0].condition_threshold).aggregations).cross_series_reducer == "REDUCE_SUM" &&
+    one(one(google_monitoring_alert_policy.engine_faults[0].conditions[0].condition_threshold).trigger).count == 1)
+    error_message = "The engine-fault alert must fire on one line: the sum above 0, at once."
+  }
+  assert {
+    condition     = google_monitoring_alert_policy.engine_faults[0].severity == "ERROR" && strcontains(google_monitoring_alert_policy.engine_faults[0].documentation[0].content, urlencode(google_logging_metric.engine_faults[0].filter))
+    error_message = "The engine-fault alert is an ERROR whose documentation links the log lines it counts."
+  }
+  assert {
+    condition = alltrue([for step in ["scriptSha256", "sha256/HEX", "sandbox-cloudrun eval sha256:HEX", "Reporting a vulnerability", "docs/security.md, \"Engine faults\""] :
+    strcontains(google_monitoring_alert_policy.engine_faults[0].documentation[0].content, step)])
+    error_message = "The engine-fault alert's documentation tells the operator what to do: fetch the script by the line's scriptSha256, reproduce it with the eval verb, file it."
+  }
+}
+
+run "engine_faults_follow_the_service_name" {
+  command = plan
+
+  variables {
+    name = "sbx-test"
+  }
+
+  assert {
+    condition     = google_logging_metric.engine_faults[0].name == "sbx-test-engine-faults" && strcontains(google_logging_metric.engine_faults[0].filter, "resource.labels.service_name=\"sbx-test\"")
+    error_message = "The engine-fault metric must follow the service's name."
   }
 }
 
@@ -167,7 +228,7 @@ run "error_and_429_ratios_and_latency" {
     error_message = "The latency alert must watch the service's p99 latency, above 10000 ms by default."
   }
   assert {
-    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.startup_failures, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
+    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.engine_faults, google_monitoring_alert_policy.startup_failures, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
     p.notification_channels == null || length(coalesce(p.notification_channels, [])) == 0])
     error_message = "Without notification_channels the policies notify nobody."
   }
@@ -190,7 +251,7 @@ run "thresholds_and_channels_from_variables" {
     error_message = "The thresholds must follow alert_5xx_ratio, alert_429_ratio and alert_p99_latency_ms."
   }
   assert {
-    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.startup_failures, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
+    condition = alltrue([for p in concat(google_monitoring_alert_policy.hard_kills, google_monitoring_alert_policy.engine_faults, google_monitoring_alert_policy.startup_failures, google_monitoring_alert_policy.server_errors, google_monitoring_alert_policy.too_many_requests, google_monitoring_alert_policy.latency) :
     p.notification_channels == tolist(["projects/my-project/notificationChannels/123", "projects/other-project/notificationChannels/456"])])
     error_message = "Every policy must notify notification_channels, channel IDs as full names of the project's channels."
   }
@@ -248,8 +309,8 @@ run "dashboard" {
     error_message = "Every chart of the dashboard must read the service's Cloud Run revisions."
   }
   assert {
-    condition     = length(one([for t in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles : t.widget.incidentList.policyNames if can(t.widget.incidentList)])) == 5
-    error_message = "The incident list shows the five alert policies."
+    condition     = length(one([for t in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles : t.widget.incidentList.policyNames if can(t.widget.incidentList)])) == 6
+    error_message = "The incident list shows the six alert policies."
   }
 }
 
@@ -279,6 +340,7 @@ run "monitoring_off" {
 
   assert {
     condition = (length(google_logging_metric.hard_kills) + length(google_logging_metric.evaluations) + length(google_monitoring_dashboard.sandbox) +
+      length(google_logging_metric.engine_faults) + length(google_monitoring_alert_policy.engine_faults) +
       length(google_logging_metric.startup_failures) + length(google_monitoring_alert_policy.startup_failures) +
       length(google_monitoring_alert_policy.hard_kills) + length(google_monitoring_alert_policy.server_errors) +
     length(google_monitoring_alert_policy.too_many_requests) + length(google_monitoring_alert_policy.latency)) == 0
