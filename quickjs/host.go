@@ -85,7 +85,7 @@ type HeapFault struct {
 
 func (f *HeapFault) Error() string { return f.Text }
 
-// fault is sandbox.fault, which only the checked engine imports: its heap
+// fault is checked.fault, which only the checked engine imports: its heap
 // found a red zone damaged. It ends the guest's call with a *HeapFault,
 // before the trap the guest would raise next.
 func fault(_ context.Context, mod api.Module, stack []uint64) {
@@ -97,9 +97,9 @@ func fault(_ context.Context, mod api.Module, stack []uint64) {
 }
 
 // instantiateHost defines the only functions the guest can import: our
-// sandbox.poll, served by pollFn (poll, but for tests), sandbox.mark,
-// sandbox.fault (the checked engine's only), and four WASI
-// functions wasi-libc links against, implemented here rather than by
+// sandbox.poll, served by pollFn (poll, but for tests), sandbox.mark, four
+// WASI functions wasi-libc links against (instantiateWASI, which also
+// defines checked.fault, which only the checked engine imports), implemented here rather than by
 // wazero's WASI so that nothing else (files, environment, arguments, random,
 // sockets) exists to be reached. Output is swallowed: console output goes
 // through the shim's own buffer.
@@ -112,9 +112,6 @@ func instantiateHost(ctx context.Context, r wazero.Runtime, pollFn api.GoModuleF
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(mark), []api.ValueType{i32}, nil).
 		Export("mark").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(fault), []api.ValueType{i32, i32}, nil).
-		Export("fault").
 		Instantiate(ctx)
 	if err != nil {
 		return err
@@ -192,9 +189,17 @@ func instantiateTrappingHost(ctx context.Context, r wazero.Runtime, pollFn api.G
 	return instantiateWASI(ctx, r)
 }
 
-// instantiateWASI defines the four WASI functions of instantiateHost.
+// instantiateWASI defines the four WASI functions of instantiateHost, and
+// checked.fault, the checked engine's report of a damaged red zone.
 func instantiateWASI(ctx context.Context, r wazero.Runtime) error {
 	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
+	if _, err := r.NewHostModuleBuilder("checked").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(fault), []api.ValueType{i32, i32}, nil).
+		Export("fault").
+		Instantiate(ctx); err != nil {
+		return err
+	}
 	_, err := r.NewHostModuleBuilder("wasi_snapshot_preview1").
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(clockTimeGet), []api.ValueType{i32, i64, i32}, []api.ValueType{i32}).

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -197,6 +198,13 @@ func instantiate(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule
 
 func (in *instance) close() { _ = in.mod.Close(context.Background()) }
 
+// isAbort reports whether a guest's call ended in the trap that abort and
+// a failed assertion raise: the "unreachable" instruction. wazero has no
+// exported value for it; its text is wazero's own, which no guest writes.
+func isAbort(err error) bool {
+	return strings.HasPrefix(err.Error(), "wasm error: unreachable")
+}
+
 // errGuestMemory reports that the guest could not hold a host buffer.
 var errGuestMemory = errors.New("guest memory exhausted")
 
@@ -298,15 +306,18 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 		if errors.As(err, &hf) {
 			return rawResult{}, hf
 		}
-		// A trap after an allocation was refused is the memory limit at
-		// work, reached through one of QuickJS's faulty allocation-failure
-		// paths: report it as the limit, which it is, deterministically.
-		// Else what the run used up to its trap is still the shim's to
-		// say.
+		// QuickJS stopping itself (abort, a failed assertion: the trap
+		// "unreachable") after an allocation was refused is the memory
+		// limit at work, reached through one of its allocation-failure
+		// paths that gives up: report it as the limit, which it is,
+		// deterministically. Any other trap is an access outside the
+		// guest's memory, a memory-safety failure whatever came before it:
+		// an engine fault. What the run used up to its trap is still the
+		// shim's to say.
 		var exit *sys.ExitError
 		if !errors.As(err, &exit) {
 			if o, oerr := in.readOutcome(ctx); oerr == nil {
-				if o.oom {
+				if o.oom && isAbort(err) {
 					return rawResult{status: statusLimitMemory}, nil
 				}
 				return rawResult{polls: o.polls, peak: o.peak}, err

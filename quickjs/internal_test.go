@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,67 +153,97 @@ func TestImageMatchesFreshSetUp(t *testing.T) {
 	}
 }
 
-// A guest that traps after an allocation was refused reached the memory
-// limit through one of QuickJS's allocation-failure paths (an abort, a wild
-// pointer: docs/security.md): the run is the memory limit, deterministically,
-// never a retryable engine failure. A trap with no refused allocation is an
-// engine failure. The engine at its pinned commit has no known script that
-// traps so, so the test forces the trap: its sandbox.poll panics during a
-// run (once an allocation was refused, when the case asks for one), which
-// wazero turns into a trap of the guest.
+// QuickJS stopping itself (abort or a failed assertion: the trap
+// "unreachable") after an allocation was refused reached the memory limit
+// through one of its allocation-failure paths that give up: the run is the
+// memory limit, deterministically, never a retryable engine failure. Any
+// other trap after a refused allocation is an access outside the guest's
+// memory, and a trap with no refused allocation is a trap: both are engine
+// faults. The engine at its pinned commit has no known script that traps
+// so, so the test forces the trap: its sandbox.poll traps during a run
+// (once an allocation was refused, when the case asks for one), by running
+// the unreachable instruction (WithTrapForTests) or by a panic of the host
+// function, which wazero turns into a trap of another kind.
 func TestTrapAfterRefusedAllocationIsTheMemoryLimit(t *testing.T) {
 	ctx := context.Background()
-	e, err := New(ctx, WithPoolSize(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(ctx)
-	_ = e.rt.Close(ctx)
-	e.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().
-		WithMemoryLimitPages(uint32(LinearMemoryBytes(e.cfg.maxMemory)/wasmPage)))
-	var afterOOM atomic.Bool
-	trapping := func(ctx context.Context, mod api.Module, stack []uint64) {
-		if ctx.Value(runStateKey{}) != nil {
-			if !afterOOM.Load() {
-				panic("a trap forced by the test")
-			}
-			in := &instance{mod: mod, mem: mod.Memory(), outcome: mod.ExportedFunction("sb_outcome")}
-			if o, err := in.readOutcome(ctx); err == nil && o.oom {
-				panic("a trap forced by the test")
-			}
+	const oomFirst = `try { new Uint8Array(1 << 30) } catch (e) {} for (;;) {}`
+	run := func(t *testing.T, e *Engine, script string) spi.Report {
+		t.Helper()
+		rep, err := e.Run(ctx, spi.RunRequest{Request: spi.Request{Script: script, InputJSON: "null",
+			Limits: spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		poll(ctx, mod, stack)
+		return rep
 	}
-	if err := instantiateHost(ctx, e.rt, trapping); err != nil {
-		t.Fatal(err)
+	// an engine whose sandbox.poll, when trap says so, runs unreachable
+	// (trappingSandbox: abort) or panics, which wazero makes a trap of
+	// another kind
+	engine := func(t *testing.T, trap func(context.Context, api.Module) bool, abort bool) *Engine {
+		t.Helper()
+		e, err := New(ctx, WithPoolSize(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.Close(ctx) })
+		_ = e.rt.Close(ctx)
+		e.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().
+			WithMemoryLimitPages(uint32(LinearMemoryBytes(e.cfg.maxMemory)/wasmPage)))
+		pollFn := func(ctx context.Context, mod api.Module, stack []uint64) {
+			if ctx.Value(runStateKey{}) != nil && trap(ctx, mod) {
+				if abort {
+					stack[0] = pollTrap
+					return
+				}
+				panic("a trap forced by the test")
+			}
+			poll(ctx, mod, stack)
+		}
+		instantiate := instantiateHost
+		if abort {
+			instantiate = instantiateTrappingHost
+		}
+		if err := instantiate(ctx, e.rt, pollFn); err != nil {
+			t.Fatal(err)
+		}
+		return e
 	}
+	always := func(context.Context, api.Module) bool { return true }
+	afterOOM := func(ctx context.Context, mod api.Module) bool {
+		in := &instance{mod: mod, mem: mod.Memory(), outcome: mod.ExportedFunction("sb_outcome")}
+		o, err := in.readOutcome(ctx)
+		return err == nil && o.oom
+	}
+	t.Run("an abort after a refused allocation", func(t *testing.T) {
+		// trappingSandbox's poll has no memory to read the flag from: the
+		// tenth poll is in oomFirst's loop, after the refusal
+		polls := 0
+		tenth := func(context.Context, api.Module) bool { polls++; return polls >= 10 }
+		rep := run(t, engine(t, tenth, true), oomFirst)
+		if rep.Outcome.Kind != spi.KindLimit || rep.Outcome.Limit != spi.LimitMemory || rep.EngineFault != "" {
+			t.Fatalf("got %+v, fault %q: want the memory limit, no fault", rep.Outcome, rep.EngineFault)
+		}
+	})
+	t.Run("an abort with no refused allocation", func(t *testing.T) {
+		rep := run(t, engine(t, always, true), `for (;;) {}`)
+		if rep.Outcome.Kind != spi.KindInfrastructure || rep.EngineFault != "wasm error: unreachable" {
+			t.Fatalf("got %+v, fault %q: want an engine fault", rep.Outcome, rep.EngineFault)
+		}
+	})
 	for _, tc := range []struct {
 		name, script string
-		afterOOM     bool
-		want         spi.Outcome
+		trap         func(context.Context, api.Module) bool
 	}{
-		{"after a refused allocation", `try { new Uint8Array(1 << 30) } catch (e) {} for (;;) {}`, true, spi.LimitHit(spi.LimitMemory)},
-		{"with no refused allocation", `for (;;) {}`, false, spi.Infrastructure("")},
+		{"another trap after a refused allocation", oomFirst, afterOOM},
+		{"another trap with no refused allocation", `for (;;) {}`, always},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			afterOOM.Store(tc.afterOOM)
-			rep, err := e.Run(ctx, spi.RunRequest{Request: spi.Request{Script: tc.script, InputJSON: "null",
-				Limits: spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}}})
-			if err != nil {
-				t.Fatal(err)
+			rep := run(t, engine(t, tc.trap, false), tc.script)
+			if out := rep.Outcome; out.Kind != spi.KindInfrastructure || !strings.Contains(out.Message, "a trap forced by the test") {
+				t.Fatalf("got %+v, want an engine failure that says why", out)
 			}
-			out := rep.Outcome
-			if out.Kind != tc.want.Kind || out.Limit != tc.want.Limit {
-				t.Fatalf("got %+v, want %+v", out, tc.want)
-			}
-			if out.Kind == spi.KindInfrastructure && !strings.Contains(out.Message, "a trap forced by the test") {
-				t.Fatalf("the engine failure does not say why: %q", out.Message)
-			}
-			// the memory limit at work is no fault of the engine; a trap
-			// without a refused allocation is one
-			if fault := out.Kind == spi.KindInfrastructure; (rep.EngineFault != "") != fault ||
-				fault && rep.EngineFault != "a trap forced by the test (recovered by wazero)" {
-				t.Fatalf("engine fault %q for %+v", rep.EngineFault, out)
+			if rep.EngineFault != "a trap forced by the test (recovered by wazero)" {
+				t.Fatalf("engine fault %q", rep.EngineFault)
 			}
 		})
 	}

@@ -13,7 +13,7 @@
  * twice the work of the allocations themselves, however many blocks live),
  * and over every live block when a run ends (sb_run, run.c). The first
  * damaged zone ends the instance: the shim tells the host what it found
- * (sandbox.fault) and traps. A block's usable size is exactly what was
+ * (checked.fault) and traps. A block's usable size is exactly what was
  * asked, so that QuickJS never writes into slack it was told of.
  *
  * Blocks are never grown in place: realloc moves every block, and a freed
@@ -43,9 +43,9 @@ static struct {
     char msg[160];
 } rz;
 
-/* sandbox.fault: the host records what the checked heap found; the guest
+/* checked.fault: the host records what the checked heap found; the guest
  * traps right after. */
-IMPORT(sandbox, fault) void host_fault(const char *msg, uint32_t len);
+IMPORT(checked, fault) void host_fault(const char *msg, uint32_t len);
 
 static uint8_t *rz_front(rz_head *h) { return (uint8_t *)(h + 1); }
 static uint8_t *rz_block(rz_head *h) { return rz_front(h) + RZ_SIZE; }

@@ -23,7 +23,7 @@
  * answers whether the run's deadline has passed or its caller went away;
  * and sandbox.mark, which sb_run calls where one phase of the run ends and
  * the next begins, so that the host can say where a run's time went. The
- * checked build (build.sh CHECKED=1) adds a third, sandbox.fault, through
+ * checked build (build.sh CHECKED=1) adds a third, checked.fault, through
  * which its red-zone heap reports a damaged zone (redzone.c), and an export
  * for tests, sb_checked_selftest.
  *
