@@ -208,6 +208,11 @@ func (c *Cache) Put(ctx context.Context, data []byte) (contentref.Ref, error) {
 	return c.store.Put(ctx, data)
 }
 
+// Exists implements Store by asking the underlying store.
+func (c *Cache) Exists(ctx context.Context, ref contentref.Ref) error {
+	return c.store.Exists(ctx, ref)
+}
+
 // Check implements Store by checking the underlying store.
 func (c *Cache) Check(ctx context.Context) error { return c.store.Check(ctx) }
 
