@@ -441,7 +441,7 @@ func TestGCSZeroRef(t *testing.T) {
 func TestCacheSingleFetchOverGCS(t *testing.T) {
 	f := newFakeGCS(t, testBucket)
 	opts, _ := fastOpts(t)
-	c := contentstore.NewCache(openT(t, "gs://"+testBucket, opts), contentstore.DefaultCacheBytes, nil)
+	c := contentstore.NewCache(openT(t, "gs://"+testBucket, opts), contentstore.CacheOptions{MaxBytes: contentstore.DefaultCacheBytes, ConfirmAfter: contentstore.DefaultConfirmAfter})
 	ref := contentref.RefOf(script)
 	f.putObject(testBucket, ref.ObjectName(""), script)
 	release := make(chan struct{})
