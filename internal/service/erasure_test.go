@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -354,7 +355,7 @@ type erasureStore struct {
 	gets        atomic.Int64
 	exists      atomic.Int64
 	existsDelay time.Duration
-	remove      func(t *testing.T, ref contentref.Ref)
+	remove      func(t testing.TB, ref contentref.Ref)
 	gcs         *gcsFront // nil for the directory
 }
 
@@ -383,7 +384,7 @@ func (s *erasureStore) Exists(ctx context.Context, ref contentref.Ref) error {
 
 func (s *erasureStore) String() string { return s.url }
 
-func (s *erasureStore) put(t *testing.T, script string) contentref.Ref {
+func (s *erasureStore) put(t testing.TB, script string) contentref.Ref {
 	t.Helper()
 	ref, err := s.Put(context.Background(), []byte(script))
 	if err != nil {
@@ -426,14 +427,14 @@ func (unclosed) Close() error { return nil }
 
 // store opens a fresh store of kind: a directory, or a bucket of
 // fake-gcs-server reached by the real client (STORAGE_EMULATOR_HOST).
-func (e *erasureEnv) store(t *testing.T, kind string) *erasureStore {
+func (e *erasureEnv) store(t testing.TB, kind string) *erasureStore {
 	t.Helper()
 	st := &erasureStore{}
 	switch kind {
 	case "directory":
 		dir := t.TempDir()
 		st.url = dir
-		st.remove = func(t *testing.T, ref contentref.Ref) {
+		st.remove = func(t testing.TB, ref contentref.Ref) {
 			if err := os.Remove(filepath.Join(dir, "sha256", ref.Hex())); err != nil {
 				t.Fatal(err)
 			}
@@ -443,7 +444,7 @@ func (e *erasureEnv) store(t *testing.T, kind string) *erasureStore {
 		gs := gcsfake.Start(t, st.gcs.wrap, "erasure")
 		t.Setenv("STORAGE_EMULATOR_HOST", gs.Addr)
 		st.url = "gs://erasure/scripts"
-		st.remove = func(t *testing.T, ref contentref.Ref) {
+		st.remove = func(t testing.TB, ref contentref.Ref) {
 			client, err := storage.NewClient(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -522,4 +523,43 @@ func (f *gcsFront) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reqs = nil
+}
+
+// BenchmarkScriptConfirmation measures what a run from the cache pays for
+// its store's word that the script is still there: the cache's Get (the
+// whole of a run's fetch) when no confirmation is due (hit) and when one is
+// (confirm: SCRIPT_CONFIRM_AFTER=0), over a real directory and over the real
+// GCS client against fake-gcs-server on loopback, each store opened as the
+// service opens it. Each reports the median of its Gets; the difference of
+// a store's two medians is what a run that confirms adds. docs/spi.md,
+// "Scripts", has the figures.
+func BenchmarkScriptConfirmation(b *testing.B) {
+	var env erasureEnv // no engine: no run, only its fetch
+	for _, kind := range []string{"directory", "gcs"} {
+		for _, tc := range []struct {
+			name  string
+			after time.Duration
+		}{{"hit", time.Hour}, {"confirm", 0}} {
+			b.Run(kind+"/"+tc.name, func(b *testing.B) {
+				st := env.store(b, kind)
+				c := contentstore.NewCache(st.Store, contentstore.CacheOptions{
+					MaxBytes: contentstore.DefaultCacheBytes, ConfirmAfter: tc.after, Logger: slog.New(slog.DiscardHandler)})
+				ref := st.put(b, "input.n * 2")
+				ctx := context.Background()
+				if _, err := c.Get(ctx, ref); err != nil {
+					b.Fatal(err)
+				}
+				took := make([]time.Duration, 0, b.N)
+				for b.Loop() {
+					start := time.Now()
+					if _, err := c.Get(ctx, ref); err != nil {
+						b.Fatal(err)
+					}
+					took = append(took, time.Since(start))
+				}
+				slices.Sort(took)
+				b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e3, "median-µs/get")
+			})
+		}
+	}
 }
