@@ -87,7 +87,7 @@ func putT(t *testing.T, s Store, data []byte) contentref.Ref {
 
 func TestCacheEvictsByBytes(t *testing.T) {
 	store := &countingStore{Store: memT(t)}
-	c := NewCache(store, 100, nil)
+	c := NewCache(store, CacheOptions{MaxBytes: 100, ConfirmAfter: DefaultConfirmAfter})
 	ctx := ctxT(t)
 	a := putT(t, c, bytes.Repeat([]byte("a"), 40))
 	b := putT(t, c, bytes.Repeat([]byte("b"), 40))
@@ -131,7 +131,7 @@ func TestCacheEvictsByBytes(t *testing.T) {
 
 func TestCacheSingleFetchForConcurrentReaders(t *testing.T) {
 	store := &countingStore{Store: memT(t), gate: make(chan struct{})}
-	c := NewCache(store, DefaultCacheBytes, nil)
+	c := NewCache(store, CacheOptions{MaxBytes: DefaultCacheBytes, ConfirmAfter: DefaultConfirmAfter})
 	ref := putT(t, c, script)
 	ctx := ctxT(t)
 
@@ -169,7 +169,7 @@ func TestCacheNoEntryAfterFailedVerification(t *testing.T) {
 	opts, _ := fastOpts(t)
 	dir := newDirT(t, t.TempDir(), opts)
 	store := &countingStore{Store: dir}
-	c := NewCache(store, DefaultCacheBytes, opts.Logger)
+	c := NewCache(store, CacheOptions{MaxBytes: DefaultCacheBytes, ConfirmAfter: DefaultConfirmAfter, Logger: opts.Logger})
 	ctx := ctxT(t)
 	ref := putT(t, c, script)
 
@@ -199,7 +199,7 @@ func TestCacheNoEntryAfterFailedVerification(t *testing.T) {
 	// A Store that returns unverified bytes without an error is caught by
 	// the cache's own check.
 	liar := &lyingStore{Store: memT(t)}
-	lc := NewCache(liar, DefaultCacheBytes, opts.Logger)
+	lc := NewCache(liar, CacheOptions{MaxBytes: DefaultCacheBytes, ConfirmAfter: DefaultConfirmAfter, Logger: opts.Logger})
 	for range 2 {
 		if got, err := lc.Get(ctx, ref); !errors.Is(err, contentref.ErrIntegrity) || got != nil {
 			t.Fatalf("Get from a lying store = %q, %v; want nil, contentref.ErrIntegrity", got, err)
@@ -212,7 +212,7 @@ func TestCacheNoEntryAfterFailedVerification(t *testing.T) {
 
 func TestCacheOneWaiterGivingUpDoesNotFailOthers(t *testing.T) {
 	store := &countingStore{Store: memT(t), gate: make(chan struct{})}
-	c := NewCache(store, DefaultCacheBytes, nil)
+	c := NewCache(store, CacheOptions{MaxBytes: DefaultCacheBytes, ConfirmAfter: DefaultConfirmAfter})
 	ref := putT(t, c, script)
 
 	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
@@ -242,7 +242,7 @@ func TestCacheOneWaiterGivingUpDoesNotFailOthers(t *testing.T) {
 
 func TestCacheLastWaiterGivingUpCancelsFetch(t *testing.T) {
 	store := &countingStore{Store: memT(t), gate: make(chan struct{})}
-	c := NewCache(store, DefaultCacheBytes, nil)
+	c := NewCache(store, CacheOptions{MaxBytes: DefaultCacheBytes, ConfirmAfter: DefaultConfirmAfter})
 	ref := putT(t, c, script)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -270,7 +270,7 @@ func TestCacheLastWaiterGivingUpCancelsFetch(t *testing.T) {
 
 func TestCacheDisabledAndCopies(t *testing.T) {
 	store := &countingStore{Store: memT(t)}
-	c := NewCache(store, 0, nil)
+	c := NewCache(store, CacheOptions{MaxBytes: 0, ConfirmAfter: DefaultConfirmAfter})
 	ref := putT(t, c, script)
 	ctx := ctxT(t)
 	for range 3 {
@@ -283,7 +283,7 @@ func TestCacheDisabledAndCopies(t *testing.T) {
 		t.Errorf("a disabled cache fetched %d times for 3 Gets, want 3", n)
 	}
 
-	on := NewCache(memT(t), DefaultCacheBytes, nil)
+	on := NewCache(memT(t), CacheOptions{MaxBytes: DefaultCacheBytes, ConfirmAfter: DefaultConfirmAfter})
 	ref = putT(t, on, script)
 	got, _ := on.Get(ctx, ref)
 	got[0] = 'X'
@@ -322,7 +322,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestCacheStorePanicIsAnError(t *testing.T) {
 	var logs servicetest.Logs
 	store := &panickyStore{Store: memT(t), gate: make(chan struct{})}
-	c := NewCache(store, DefaultCacheBytes, slog.New(slog.NewTextHandler(&logs, nil)))
+	c := NewCache(store, CacheOptions{MaxBytes: DefaultCacheBytes, ConfirmAfter: DefaultConfirmAfter, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ref := putT(t, c, script)
 	ctx := ctxT(t)
 

@@ -96,6 +96,25 @@ func (s *DirStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) 
 	return data, err
 }
 
+// Exists implements Store with a stat of the script's file.
+func (s *DirStore) Exists(ctx context.Context, ref contentref.Ref) error {
+	if err := CheckRef(ref); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := s.path(ref)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return s.fsError(p, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("contentstore: %s is not a regular file (%v)", p, fi.Mode().Type())
+	}
+	return nil
+}
+
 // fsError maps an error about path p to the package's sentinels, saying for a
 // missing script whether the store directory itself is missing.
 func (s *DirStore) fsError(p string, err error) error {

@@ -254,3 +254,35 @@ func TestDirPermissionDenied(t *testing.T) {
 		t.Errorf("Get of an unreadable file = %v, want contentref.ErrPermission", err)
 	}
 }
+
+// A store says whether it still holds a script from a stat of its file,
+// with Get's errors: missing is ErrNotFound, something other than a file
+// where the script should be is a failure of its own.
+func TestDirExists(t *testing.T) {
+	opts, _ := fastOpts(t)
+	s := newDirT(t, t.TempDir(), opts)
+	ctx := ctxT(t)
+	ref := putT(t, s, script)
+	if err := s.Exists(ctx, ref); err != nil {
+		t.Fatalf("Exists of a stored script = %v", err)
+	}
+	if err := os.Remove(s.path(ref)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exists(ctx, ref); !errors.Is(err, contentref.ErrNotFound) {
+		t.Errorf("Exists of a deleted script = %v, want contentref.ErrNotFound", err)
+	}
+	if err := os.Mkdir(s.path(ref), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exists(ctx, ref); err == nil || errors.Is(err, contentref.ErrNotFound) {
+		t.Errorf("Exists of a directory under the script's name = %v, want a failure that is not ErrNotFound", err)
+	}
+	if err := s.Exists(ctx, contentref.Ref{}); !errors.Is(err, contentref.ErrInvalidRef) {
+		t.Errorf("Exists(zero Ref) = %v, want contentref.ErrInvalidRef", err)
+	}
+	absent := newDirT(t, t.TempDir()+"/absent", opts)
+	if err := absent.Exists(ctx, ref); !errors.Is(err, contentref.ErrNotFound) {
+		t.Errorf("Exists in an absent directory = %v, want contentref.ErrNotFound", err)
+	}
+}

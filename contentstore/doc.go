@@ -20,7 +20,9 @@
 // with the sentinels in errors.go, tested with errors.Is: [ErrNotFound] is
 // the effect's scriptMissing, everything else is infrastructure.
 //
-// [Cache] wraps any Store with a bounded LRU of verified bytes and shares one
-// fetch among concurrent readers of the same reference. [PutFiles] is the
-// "put" verb of the service binary.
+// [Cache] wraps any Store with a bounded LRU of verified bytes, shares one
+// fetch among concurrent readers of the same reference, and runs no script
+// it holds past a bound without the store's word that the script is still
+// there ([Store.Exists]). [PutFiles] is the "put" verb of the service
+// binary.
 package contentstore

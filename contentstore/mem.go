@@ -57,6 +57,27 @@ func (s *MemStore) Get(ctx context.Context, ref contentref.Ref) ([]byte, error) 
 	return clone(stored), nil
 }
 
+// Exists implements Store.
+func (s *MemStore) Exists(ctx context.Context, ref contentref.Ref) error {
+	if err := CheckRef(ref); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	_, ok := s.objects[ref]
+	closed := s.closed
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return errClosed
+	case !ok:
+		return NotFound("mem:"+ref.ObjectName(""), "no such script")
+	}
+	return nil
+}
+
 // Put implements Store.
 func (s *MemStore) Put(ctx context.Context, data []byte) (contentref.Ref, error) {
 	if err := ctx.Err(); err != nil {

@@ -55,3 +55,19 @@ func TestMemStore(t *testing.T) {
 		t.Error("Check after Close succeeded")
 	}
 }
+
+func TestMemExists(t *testing.T) {
+	s := memT(t)
+	ctx := ctxT(t)
+	ref := putT(t, s, script)
+	if err := s.Exists(ctx, ref); err != nil {
+		t.Errorf("Exists of a stored script = %v", err)
+	}
+	if err := s.Exists(ctx, contentref.RefOf([]byte("nope"))); !errors.Is(err, contentref.ErrNotFound) {
+		t.Errorf("Exists of a missing script = %v, want contentref.ErrNotFound", err)
+	}
+	s.Close()
+	if err := s.Exists(ctx, ref); err == nil {
+		t.Error("Exists after Close succeeded")
+	}
+}

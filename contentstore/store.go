@@ -29,6 +29,14 @@ type Store interface {
 	// else is an unexpected failure.
 	Get(ctx context.Context, ref contentref.Ref) ([]byte, error)
 
+	// Exists reports whether a script is still stored under ref from what
+	// the store knows of the object (its metadata, a stat), never reading
+	// its bytes: nil when it is. Its errors are Get's: ErrNotFound when
+	// nothing is stored under ref, ErrPermission, ErrUnavailable when a
+	// transient failure outlasted the retries or ctx's deadline. A Cache
+	// asks it before it runs bytes it holds again (see Cache).
+	Exists(ctx context.Context, ref contentref.Ref) error
+
 	// Put stores data under its own reference and returns it. It is
 	// idempotent: an object already stored under the reference is not
 	// rewritten and Put reports success. Data over the maximum script size

@@ -351,7 +351,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 		t.Fatal(err)
 	}
 	v := &env{t: t, mem: mem, logs: &syncBuffer{}}
-	v.cache = contentstore.NewCache(mem, 1<<20, slog.New(slog.DiscardHandler))
+	v.cache = contentstore.NewCache(mem, contentstore.CacheOptions{MaxBytes: 1 << 20, ConfirmAfter: contentstore.DefaultConfirmAfter, Logger: slog.New(slog.DiscardHandler)})
 	v.store = &faultyStore{inner: v.cache}
 	v.backend = newTestBackend(defaultEngine())
 	v.cfg = handler.Config{

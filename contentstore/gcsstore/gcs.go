@@ -177,6 +177,26 @@ func (s *GCSStore) getOnce(ctx context.Context, ref contentref.Ref) ([]byte, err
 	return data, nil
 }
 
+// Exists implements contentstore.Store with a request for the object's
+// metadata (and, when it is missing, the listing whyMissing makes), never
+// one for its bytes, retried as Get is.
+func (s *GCSStore) Exists(ctx context.Context, ref contentref.Ref) error {
+	if err := contentstore.CheckRef(ref); err != nil {
+		return err
+	}
+	loc := s.loc(ref)
+	return contentstore.Retry(ctx, s.opts, "exists", func(ctx context.Context) error {
+		_, err := s.bucket.Object(ref.ObjectName(s.prefix)).Attrs(ctx)
+		if err == nil {
+			return nil
+		}
+		if err = gcsError(err); errors.Is(err, contentref.ErrNotFound) {
+			return contentstore.NotFound(loc, s.whyMissing(ctx))
+		}
+		return fmt.Errorf("reading the metadata of %s: %w", loc, err)
+	})
+}
+
 // errBodyRequests is the cause of a reader's context when the reader starts
 // a second request for the object's bytes.
 var errBodyRequests = errors.New("gcsstore: a second request for the object's bytes in one attempt")

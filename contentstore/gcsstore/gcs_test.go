@@ -441,7 +441,7 @@ func TestGCSZeroRef(t *testing.T) {
 func TestCacheSingleFetchOverGCS(t *testing.T) {
 	f := newFakeGCS(t, testBucket)
 	opts, _ := fastOpts(t)
-	c := contentstore.NewCache(openT(t, "gs://"+testBucket, opts), contentstore.DefaultCacheBytes, nil)
+	c := contentstore.NewCache(openT(t, "gs://"+testBucket, opts), contentstore.CacheOptions{MaxBytes: contentstore.DefaultCacheBytes, ConfirmAfter: contentstore.DefaultConfirmAfter})
 	ref := contentref.RefOf(script)
 	f.putObject(testBucket, ref.ObjectName(""), script)
 	release := make(chan struct{})
@@ -535,4 +535,66 @@ func writeFileT(t *testing.T, dir, name string, data []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Exists asks for the object's metadata and never for its bytes; a missing
+// object is ErrNotFound, a transient failure is retried as Get's is and,
+// when it lasts, is ErrUnavailable; a refusal is ErrPermission, not retried.
+func TestGCSExists(t *testing.T) {
+	f := newFakeGCS(t, testBucket)
+	opts, _ := fastOpts(t)
+	opts.RetryAttempts = 4
+	s := openT(t, "gs://"+testBucket+"/team", opts)
+	ctx := ctxT(t)
+	ref, err := s.Put(ctx, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.resetRequests()
+	if err := s.Exists(ctx, ref); err != nil {
+		t.Fatalf("Exists of a stored script = %v", err)
+	}
+	if reqs := f.requests(); len(reqs) != 1 || reqs[0].media || !strings.Contains(reqs[0].path, ref.Hex()) {
+		t.Errorf("Exists made %+v, want one request for the object's metadata", reqs)
+	}
+
+	f.resetRequests()
+	missing := contentref.RefOf([]byte("never stored"))
+	if err := s.Exists(ctx, missing); !errors.Is(err, contentref.ErrNotFound) || !strings.Contains(err.Error(), "no such object") {
+		t.Errorf("Exists of a missing script = %v, want contentref.ErrNotFound", err)
+	}
+	if n, _ := f.mediaRequests(); n != 0 {
+		t.Errorf("Exists of a missing script asked for bytes %d times", n)
+	}
+
+	var failures atomic.Int32
+	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		if failures.Add(1) <= 2 {
+			writeGCSError(w, http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	})
+	f.resetRequests()
+	if err := s.Exists(ctx, ref); err != nil || len(f.requests()) != 3 {
+		t.Errorf("Exists after 2 × 503 = %v in %d requests; want nil in 3", err, len(f.requests()))
+	}
+
+	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		writeGCSError(w, http.StatusServiceUnavailable)
+		return true
+	})
+	f.resetRequests()
+	if err := s.Exists(ctx, ref); !errors.Is(err, contentref.ErrUnavailable) || errors.Is(err, contentref.ErrNotFound) || len(f.requests()) != 4 {
+		t.Errorf("Exists from a store that keeps failing = %v in %d requests; want contentref.ErrUnavailable in 4", err, len(f.requests()))
+	}
+
+	f.setHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		writeGCSError(w, http.StatusForbidden)
+		return true
+	})
+	f.resetRequests()
+	if err := s.Exists(ctx, ref); !errors.Is(err, contentref.ErrPermission) || len(f.requests()) != 1 {
+		t.Errorf("Exists refused = %v in %d requests; want contentref.ErrPermission in 1", err, len(f.requests()))
+	}
 }

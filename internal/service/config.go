@@ -27,9 +27,10 @@ type Config struct {
 	Port string
 
 	// StoreURL: gs://bucket/prefix, file:///path, a plain path, mem:, or none.
-	StoreURL         string
-	MaxScriptBytes   int64
-	ScriptCacheBytes int64
+	StoreURL           string
+	MaxScriptBytes     int64
+	ScriptCacheBytes   int64
+	ScriptConfirmAfter time.Duration
 
 	DefaultWallClock   time.Duration
 	MaxWallClock       time.Duration
@@ -65,14 +66,16 @@ type Config struct {
 // README.md's configuration table restates them, and a test holds the two
 // together. Where a package's own default is the same setting (the
 // engine's memory maximum, CPU budget, pool size and hard-kill grace, the
-// effect's byte bounds, the store's script size and cache), it is taken as
-// it is, so that the two cannot disagree.
+// effect's byte bounds, the store's script size, the cache's size and its
+// bound on running a script without the store's confirmation), it is taken
+// as it is, so that the two cannot disagree.
 func settings(c *Config) []setting {
 	return []setting{
 		bind("PORT", &c.Port, "8080", anyText),
 		bind("STORE_URL", &c.StoreURL, "examples/store", anyText),
 		bind("MAX_SCRIPT_BYTES", &c.MaxScriptBytes, contentstore.DefaultMaxScriptBytes, byteCount),
 		bind("SCRIPT_CACHE_BYTES", &c.ScriptCacheBytes, contentstore.DefaultCacheBytes, byteCount),
+		bind("SCRIPT_CONFIRM_AFTER", &c.ScriptConfirmAfter, contentstore.DefaultConfirmAfter, duration),
 		bind("DEFAULT_WALL_CLOCK", &c.DefaultWallClock, 5*time.Second, duration),
 		bind("MAX_WALL_CLOCK", &c.MaxWallClock, 30*time.Second, duration),
 		bind("DEFAULT_MEMORY_BYTES", &c.DefaultMemoryBytes, 64<<20, byteCount),
@@ -392,6 +395,9 @@ func (c Config) limitProblems(p *problems) {
 	positive("MAX_REQUEST_BYTES", c.MaxRequestBytes)
 	if c.ScriptCacheBytes < 0 {
 		p.bad("SCRIPT_CACHE_BYTES must be >= 0 (0 disables the cache), got %d", c.ScriptCacheBytes)
+	}
+	if c.ScriptConfirmAfter < 0 {
+		p.bad("SCRIPT_CONFIRM_AFTER must be >= 0 (0 confirms before every run from the cache), got %v", c.ScriptConfirmAfter)
 	}
 	positiveDuration := func(name string, v time.Duration) bool {
 		if v <= 0 {

@@ -445,3 +445,29 @@ func TestStoreURLRefusalsHintOnce(t *testing.T) {
 		}
 	}
 }
+
+// SCRIPT_CONFIRM_AFTER is a duration of 0 or more, the cache's own default
+// when unset: 0 (which Go reads without a unit) confirms before every run;
+// a number without a unit and a negative duration are refused alone, in
+// the setting's words.
+func TestConfigScriptConfirmAfter(t *testing.T) {
+	if d := Defaults().ScriptConfirmAfter; d != contentstore.DefaultConfirmAfter || d <= 0 {
+		t.Errorf("the default is %v, want the cache's %v", d, contentstore.DefaultConfirmAfter)
+	}
+	for value, want := range map[string]time.Duration{"0": 0, "0s": 0, "250ms": 250 * time.Millisecond, "2m": 2 * time.Minute} {
+		c, err := LoadConfig(lookup(map[string]string{"STORE_URL": "none", "SCRIPT_CONFIRM_AFTER": value}))
+		if err != nil || c.ScriptConfirmAfter != want {
+			t.Errorf("SCRIPT_CONFIRM_AFTER=%s: %v, %v; want %v", value, c.ScriptConfirmAfter, err, want)
+		}
+	}
+	for value, want := range map[string]string{
+		"-1s":  `SCRIPT_CONFIRM_AFTER must be >= 0 (0 confirms before every run from the cache), got -1s`,
+		"30":   `SCRIPT_CONFIRM_AFTER must be a duration with a unit (ms, s, m, h), such as 30s; a number alone has no unit, got "30"`,
+		"soon": `SCRIPT_CONFIRM_AFTER must be a duration with a unit (ms, s, m, h), such as 30s, got "soon"`,
+	} {
+		_, err := LoadConfig(lookup(map[string]string{"STORE_URL": "none", "SCRIPT_CONFIRM_AFTER": value}))
+		if want = "configuration:\n" + want; err == nil || err.Error() != want {
+			t.Errorf("SCRIPT_CONFIRM_AFTER=%s:\n%v\nwant\n%s", value, err, want)
+		}
+	}
+}

@@ -183,7 +183,8 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 		}
 	}
 	if s.Store != nil {
-		s.Cache = contentstore.NewCache(s.Store, cfg.ScriptCacheBytes, log)
+		s.Cache = contentstore.NewCache(s.Store, contentstore.CacheOptions{
+			MaxBytes: cfg.ScriptCacheBytes, ConfirmAfter: cfg.ScriptConfirmAfter, Logger: log})
 		scripts = s.Cache
 		if opts.WrapScripts != nil {
 			scripts = opts.WrapScripts(scripts)
