@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -396,12 +397,6 @@ func TestRunawayLoop(t *testing.T) {
 	})
 }
 
-// nativeOverrun spends about a tenth of a second on the 2-core machines
-// the tests run on inside one native builtin (a naive search of a long
-// string), where QuickJS never calls its interrupt handler, and then
-// returns -1.
-const nativeOverrun = "'a'.repeat(5e4).indexOf('a'.repeat(1e3) + 'b')"
-
 // No value after the deadline (docs/spi.md, "Timing"): a run that overruns
 // its wall clock inside one native builtin and ends on its own within the
 // hard kill's grace answers the wall-clock limit, with its value or with
@@ -410,6 +405,9 @@ const nativeOverrun = "'a'.repeat(5e4).indexOf('a'.repeat(1e3) + 'b')"
 // search takes on any machine, and a grace of a minute far above it on a
 // busy one, so the run ends between the two.
 func TestNoValueAfterTheDeadline(t *testing.T) {
+	// a tenth of a second inside one builtin, where QuickJS never calls its
+	// interrupt handler; then -1
+	nativeOverrun := conformance.JavaScriptFixtures().NativeOverrun
 	var stuck atomic.Int32
 	e := newEngine(t, quickjs.WithHardKill(quickjs.HardKillWatchdog, time.Minute),
 		quickjs.WithOnStuck(func(quickjs.StuckRun) { stuck.Add(1) }))
