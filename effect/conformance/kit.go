@@ -177,7 +177,7 @@ func unless(claimed bool, reason string) string {
 var (
 	defaultLimits     = spi.Limits{WallClock: 10 * time.Second, MemoryBytes: 64 << 20}
 	runawayLimits     = spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}
-	overrunLimits     = spi.Limits{WallClock: time.Millisecond, MemoryBytes: 64 << 20}
+	overrunLimits     = spi.Limits{WallClock: OverrunWallClock, MemoryBytes: 64 << 20}
 	bombLimits        = spi.Limits{WallClock: 20 * time.Second, MemoryBytes: 32 << 20}
 	abortLimits       = spi.Limits{MemoryBytes: 64 << 20} // wall clock: Options.MaxWallClock
 	compositionLimits = spi.Limits{WallClock: 10 * time.Second, MemoryBytes: 128 << 20}
