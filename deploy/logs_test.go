@@ -456,3 +456,46 @@ func TestLogFilterCheckFailsOnEitherSide(t *testing.T) {
 	}
 	t.Logf("%d names renamed on the service's side, %d on Terraform's", len(read), renames)
 }
+
+// TestLogQueriesMissNothing: the reader of the .tf files fails, rather than
+// pass a filter by, where a string names jsonPayload outside the
+// attributes it reads (a dashboard's logs panel), and where a filter is an
+// expression it cannot evaluate; a log-match alert's nested filter it reads.
+func TestLogQueriesMissNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, tf, fails string
+	}{
+		{"a logs panel of a dashboard", `resource "google_monitoring_dashboard" "d" {
+  dashboard_json = jsonencode({ logsPanel = { filter = "jsonPayload.message=\"evaluation\"" } })
+}
+`, "where these tests do not read them"},
+		{"a filter made by a function the reader does not know", `resource "google_logging_metric" "m" {
+  filter = format("jsonPayload.%s=\"x\"", "event")
+}
+`, "the function format"},
+		{"a log-match alert", `resource "google_monitoring_alert_policy" "a" {
+  conditions {
+    condition_matched_log {
+      filter = "jsonPayload.message=\"no such line\""
+    }
+  }
+}
+`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(tc.tf), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			qs, err := logQueries(dir)
+			switch {
+			case tc.fails != "" && (err == nil || !strings.Contains(err.Error(), tc.fails)):
+				t.Errorf("read %v, %v; want an error saying %q", qs, err, tc.fails)
+			case tc.fails == "" && err != nil:
+				t.Fatal(err)
+			case tc.fails == "" && len(checkQueries(qs, service.LogLines())) == 0:
+				t.Errorf("the alert's filter %v passed the check", qs)
+			}
+		})
+	}
+}
