@@ -176,8 +176,9 @@ func labelOf(gone bool, p *api.Problem, ev *evalRecord) label {
 	return label{Outcome: "ok"}
 }
 
-// line is the evaluation's line, but for what the request's record says
-// (requestFields, label).
+// line fills in what the evaluation says of itself in its line l: the
+// script, what its run used and its answer's length (the request's fields
+// and the label are the request's).
 func (rec *evalRecord) line(l *evaluationLine) {
 	out := 0
 	l.OutputBytes = &out
