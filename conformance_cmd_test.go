@@ -78,6 +78,7 @@ func honestFake() *fakeService {
 				return ""
 			}
 		},
+		fx.NativeOverrun:  constant(`{"ok":false,"kind":"limit","limit":"wallClock"}`),
 		fx.AllocationBomb: constant(`{"ok":false,"kind":"limit","limit":"memory"}`),
 		fx.RichValue:      constant(`{"ok":true,"value":` + string(fx.RichExpected) + `}`),
 		fx.NetworkProbe:   constant(`{"ok":true,"value":{"reachable":[]}}`),
@@ -178,6 +179,18 @@ func neverAnswers() *fakeService {
 func neverStopsARunaway() *fakeService {
 	f := honestFake()
 	f.acts[conformance.JavaScriptFixtures().RunawayLoop] = func(fakeRun) string { return "" }
+	return f
+}
+
+// answersAfterItsDeadline answers the script that overruns its wall clock
+// inside one builtin with its value, once the builtin returned: what a
+// service does that classifies a run by how it ended but not by when.
+func answersAfterItsDeadline() *fakeService {
+	f := honestFake()
+	f.acts[conformance.JavaScriptFixtures().NativeOverrun] = func(r fakeRun) string {
+		time.Sleep(10 * r.wallClock)
+		return `{"ok":true,"value":-1}`
+	}
 	return f
 }
 
@@ -327,6 +340,9 @@ func TestConformanceVerbFailsLyingServices(t *testing.T) {
 		{"never stops a runaway", neverStopsARunaway, []string{"runaway_loop"}, map[string]string{
 			"runaway_loop": "did not settle",
 		}},
+		{"answers a value after its deadline", answersAfterItsDeadline, []string{"no_value_after_deadline"}, map[string]string{
+			"no_value_after_deadline": "overran its wall clock of 5ms and answered its value -1",
+		}},
 		{"leaks state between runs", leaksStateBetweenRuns, []string{"fresh_per_run"}, map[string]string{
 			"fresh_per_run": "sequential run 3 saw state left by an earlier run (globalThis",
 		}},
@@ -421,7 +437,7 @@ func TestConformanceVerbBinaryFails42(t *testing.T) {
 		t.Fatalf("exit %d (%v), want 1:\n%s%s", code, err, stdout.String(), stderr.String())
 	}
 	r := parseVerb(t, stdout.String())
-	if r.status["echo"] != "FAIL" || !strings.HasPrefix(r.summary, "conformance: FAIL: 10 of 11 cases failed") {
+	if r.status["echo"] != "FAIL" || !strings.HasPrefix(r.summary, "conformance: FAIL: 11 of 12 cases failed") {
 		t.Errorf("output:\n%s", stdout.String())
 	}
 }

@@ -299,6 +299,62 @@ func TestStuckRunKeepsTheInstance(t *testing.T) {
 	}
 }
 
+// No value after the deadline, as the service is deployed (docs/spi.md,
+// "Timing"): with its guests in worker processes, a run that overruns its
+// wall clock inside one builtin and ends on its own within the hard kill's
+// grace answers the wall-clock limit on both routes and through the eval
+// verb, and with a wall clock it fits keeps its value on all three. The
+// builtin takes a tenth of a second: the kit's wall clock for it is far
+// below that on a fast machine, and a grace of a minute far above it on a
+// busy one.
+func TestNoValueAfterTheDeadline(t *testing.T) {
+	bin := mustBinary(t)
+	store := t.TempDir()
+	overrun := conformance.JavaScriptFixtures().NativeOverrun
+	file := filepath.Join(t.TempDir(), "overrun.js")
+	if err := os.WriteFile(file, []byte(overrun), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"STORE_URL=" + store, "HARD_KILL_GRACE=1m", "REQUEST_TIMEOUT=3m"}
+	put := exec.Command(bin, "put", file)
+	put.Env = append(os.Environ(), env...)
+	out, err := put.CombinedOutput()
+	if err != nil {
+		t.Fatalf("put: %v\n%s", err, out)
+	}
+	ref := strings.Fields(string(out))[0]
+	script, _ := json.Marshal(overrun)
+	s := startService(t, env...)
+
+	for _, tc := range []struct {
+		wallClock           time.Duration
+		evaluation, outcome string
+		exit                int
+	}{
+		{conformance.OverrunWallClock, `{"ok":false,"failure":{"channel":"limitExceeded","kind":"wallClock"}}`, `{"ok":false,"kind":"limit","limit":"wallClock"}`, 3},
+		{30 * time.Second, `{"ok":true,"value":-1}`, `{"ok":true,"value":-1}`, 0},
+	} {
+		limits := fmt.Sprintf(`{"wallClockMs":%d}`, tc.wallClock.Milliseconds())
+		if code, body := post(t, s.URL+"/v1/evaluations", `{"scriptRef":"`+ref+`","limits":`+limits+`}`); code != 200 || body != tc.evaluation {
+			t.Errorf("/v1/evaluations, wall clock %v: %d %s, want %s", tc.wallClock, code, body, tc.evaluation)
+		}
+		if code, body := post(t, s.URL+"/v1/sandbox/evaluate", `{"script":`+string(script)+`,"inputJson":"null","limits":`+limits+`}`); code != 200 || body != tc.outcome {
+			t.Errorf("/v1/sandbox/evaluate, wall clock %v: %d %s, want %s", tc.wallClock, code, body, tc.outcome)
+		}
+		cmd := exec.Command(bin, "eval", "-wall-clock", tc.wallClock.String(), file)
+		cmd.Env = append(os.Environ(), env...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != tc.exit || withoutUsage(t, "/v1/evaluations", stdout.Bytes()) != tc.evaluation {
+			t.Errorf("eval -wall-clock %v: exit status %d (%v), printed %s%s; want %d and %s", tc.wallClock, code, err, stdout.String(), stderr.String(), tc.exit, tc.evaluation)
+		}
+	}
+	if strings.Contains(s.Logs.String(), `"event":"hardKill"`) {
+		t.Fatalf("a worker was killed: the overrun did not end on its own, and the test proves nothing of it:\n%s", s.Logs.String())
+	}
+}
+
 func TestEvalCommand(t *testing.T) {
 	bin := mustBinary(t)
 	script := filepath.Join(t.TempDir(), "s.js")

@@ -36,7 +36,7 @@ func serve(ctx context.Context, stdout, stderr io.Writer) error {
 		// logged as JSON like every line of the service, once
 		log := telemetry.NewLogger(stdout, slog.LevelInfo, "")
 		warnLookalikes(log, lookalikes)
-		log.Error("start-up failed", "err", err.Error())
+		log.Error(service.StartupFailedMessage, "err", err.Error())
 		return exitError{1, errSilent}
 	}
 	level, _ := cfg.Level()
@@ -45,13 +45,13 @@ func serve(ctx context.Context, stdout, stderr io.Writer) error {
 	limitProcessors(cfg.MaxConcurrentEvaluations, log)
 	srv, err := service.New(ctx, cfg, service.Options{Logger: log, TelemetryOut: stdout, Version: version})
 	if err != nil {
-		log.Error("start-up failed", "err", err.Error())
+		log.Error(service.StartupFailedMessage, "err", err.Error())
 		return exitError{1, errSilent}
 	}
 	ln, err := net.Listen("tcp", ":"+cfg.Port)
 	if err != nil {
 		srv.Close(context.Background())
-		log.Error("start-up failed", "err", fmt.Sprintf("listen on :%s: %v", cfg.Port, err))
+		log.Error(service.StartupFailedMessage, "err", fmt.Sprintf("listen on :%s: %v", cfg.Port, err))
 		return exitError{1, errSilent}
 	}
 	return srv.Serve(ctx, ln)

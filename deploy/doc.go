@@ -6,8 +6,10 @@
 // to show that each of those steps fails when it should. The package's tests
 // check what tofu cannot: that every resource of the module is named by a tofu
 // test and its grants are exactly the ones intended, that variables and
-// outputs are documented, and that docs/deploy.md and terraform/examples/basic
-// agree; and the Dockerfile (the final stage runs as non-root with the
+// outputs are documented, that docs/deploy.md and terraform/examples/basic
+// agree, and that every message and field the module's log filters read is
+// one the service writes (logs_test.go, over a reader of OpenTofu's syntax,
+// hcl_test.go, and against renames on either side); and the Dockerfile (the final stage runs as non-root with the
 // compilation cache set) and cloudbuild.yaml (every substitution it uses is
 // defined; the new revision is deployed without traffic, checked by the
 // conformance kit, and only then routed to), each check also run against

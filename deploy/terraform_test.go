@@ -14,8 +14,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
 )
 
 const (
@@ -196,24 +194,6 @@ func TestModuleReadme(t *testing.T) {
 	for _, o := range names(outputRE, files) {
 		if !strings.Contains(readme, "| `"+o+"` |") {
 			t.Errorf("terraform/README.md does not list the output %s", o)
-		}
-	}
-}
-
-// TestEngineFaultFilter: the engine-fault metric counts the line the
-// service writes for an engine fault, at ERROR, by the message the handler
-// gives it (handler.EngineFaultMessage): one text in Go, read here from the
-// filter, so that a change on either side that the other does not follow
-// fails. tests/monitoring.tftest.hcl checks the rest of the filter.
-func TestEngineFaultFilter(t *testing.T) {
-	src := tfFiles(t, moduleDir)["monitoring.tf"]
-	m := regexp.MustCompile(`(?s)\n  engine_fault_log_filter = join\(" AND ", \[\n(.*?)\n  \]\)`).FindStringSubmatch(src)
-	if m == nil {
-		t.Fatal("monitoring.tf has no engine_fault_log_filter = join(\" AND \", [...]): has the file changed?")
-	}
-	for _, term := range []string{`"jsonPayload.message=\"` + handler.EngineFaultMessage + `\""`, `"severity>=ERROR"`} {
-		if !strings.Contains(m[1], term) {
-			t.Errorf("engine_fault_log_filter does not hold %s, the line the service logs:\n%s", term, m[1])
 		}
 	}
 }

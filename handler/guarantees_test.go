@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
 // stuckGraces makes the effect give up on a backend a few milliseconds past
@@ -95,4 +98,42 @@ func TestNoRouteWaitsForAStuckBackend(t *testing.T) {
 			wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "1", "inputJson": "null"}), 200, `{"ok":true,"value":1}`)
 		})
 	}
+}
+
+// No value after the deadline, on both routes (docs/spi.md, "Timing"): a
+// run that overruns its wall clock inside one builtin, and ends on its own
+// well inside the hard kill's grace of a minute, answers
+// the wall-clock limit. The deadline is the run's own: a script that took
+// longer to fetch than its whole wall clock, and then ran within it, keeps
+// its value.
+func TestNoValueAfterTheDeadline(t *testing.T) {
+	var stuck atomic.Int32
+	engine := newEngine(quickjs.WithHardKill(quickjs.HardKillWatchdog, time.Minute),
+		quickjs.WithOnStuck(func(quickjs.StuckRun) { stuck.Add(1) }))
+	t.Cleanup(func() { _ = engine.Close(context.Background()) })
+	// the effect waits for the engine's own timeline, not the tests' second
+	v := newEnv(t, withEngine(engine), withEffect(func(o *effect.Options) { o.BackendGrace = 0 }))
+
+	overrun := conformance.JavaScriptFixtures().NativeOverrun
+	past := map[string]any{"wallClockMs": conformance.OverrunWallClock.Milliseconds()}
+	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(overrun), "limits": past}), 200,
+		`{"ok":false,"failure":{"channel":"limitExceeded","kind":"wallClock"}}`)
+	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": overrun, "inputJson": "null", "limits": past}), 200,
+		`{"ok":false,"kind":"limit","limit":"wallClock"}`)
+	if n := stuck.Load(); n != 0 {
+		t.Fatalf("the watchdog abandoned %d run(s): the overrun did not end on its own, and the test proves nothing of it", n)
+	}
+
+	const fetch, wallClock = 1500 * time.Millisecond, time.Second
+	slow := "input.n + 1"
+	ref := v.put(slow)
+	v.store.set(ref, func() ([]byte, error) {
+		time.Sleep(fetch)
+		return []byte(slow), nil
+	})
+	within := map[string]any{"wallClockMs": wallClock.Milliseconds()}
+	wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": ref, "input": map[string]any{"n": 41}, "limits": within}), 200,
+		`{"ok":true,"value":42}`)
+	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"scriptRef": ref, "inputJson": `{"n":41}`, "limits": within}), 200,
+		`{"ok":true,"value":42}`)
 }

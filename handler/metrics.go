@@ -100,10 +100,12 @@ func newMetrics(mp metric.MeterProvider, cacheStats func() (hits, misses uint64)
 	return &ms, nil
 }
 
-func (m *metrics) evaluation(ctx context.Context, route, outcome, limit string, d time.Duration) {
-	attrs := []attribute.KeyValue{attribute.String("route", route), attribute.String("outcome", outcome)}
-	if limit != "" {
-		attrs = append(attrs, attribute.String("limit", limit))
+// evaluation counts an evaluation request under its label, with the time
+// it took to answer.
+func (m *metrics) evaluation(ctx context.Context, route string, l label, d time.Duration) {
+	attrs := []attribute.KeyValue{attribute.String("route", route), attribute.String("outcome", l.Outcome)}
+	if l.Limit != "" {
+		attrs = append(attrs, attribute.String("limit", l.Limit))
 	}
 	set := metric.WithAttributes(attrs...)
 	m.evaluations.Add(ctx, 1, set)

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/logline"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
@@ -196,19 +197,12 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 	if gone {
 		status = 499 // the client closed the request; nothing was sent
 	}
-	attrs := []slog.Attr{
-		slog.String("route", route),
-		slog.Int("status", status),
-		slog.Float64("totalMs", ms(total)),
-	}
-	if principal != "" {
-		attrs = append(attrs, slog.String("principal", principal))
-	}
-	level := slog.LevelInfo
+	req := requestFields{onRoute: onRoute{route}, Status: status, TotalMs: ms(total), Principal: principal}
+	level := requestLevel
 	if p != nil {
-		attrs = append(attrs, slog.String("problem", string(p.ProblemType())), slog.Bool("retryable", *p.Retryable))
+		req.Problem, req.Retryable = string(p.ProblemType()), p.Retryable
 		if cause := errors.Unwrap(p); cause != nil {
-			attrs = append(attrs, slog.String("error", spi.BoundText(cause.Error(), spi.MaxMessageUnits)))
+			req.Error = spi.BoundText(cause.Error(), spi.MaxMessageUnits)
 		}
 		if p.Status >= 500 {
 			level = slog.LevelError
@@ -217,74 +211,29 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 
 	if (route != routeEvaluations && route != routeSandbox) || r.Method != http.MethodPost {
 		if route == routeHealthz || route == routeReadyz {
-			level = min(level, slog.LevelDebug)
+			level = min(level, probeLevel)
 		}
-		attrs = append(attrs, slog.String("method", r.Method))
+		line := requestLine{requestFields: req, Method: r.Method}
 		if route == "unmatched" {
-			attrs = append(attrs, slog.String("path", quoteField(r.URL.Path)))
+			line.Path = quoteField(r.URL.Path)
 		}
-		s.log.LogAttrs(ctx, level, "request", attrs...)
+		s.log.LogAttrs(ctx, level, RequestMessage, logline.Attrs(line)...)
 		return
 	}
 
-	outcome, limit := "", ""
-	switch {
-	case gone:
-		outcome = "client-gone"
-	case p != nil:
-		outcome = string(p.ProblemType())
-	}
+	line := evaluationLine{requestFields: req, label: labelOf(gone, p, ev)}
 	if ev != nil {
 		ev.trace(ctx, s.tracer)
 		if ev.res.EngineFault != "" {
 			s.engineFault(ctx, route, ev)
 		}
-		l := ev.logged()
-		if outcome == "" {
-			outcome, limit = l.outcome, l.limit
-		}
-		if l.script != "" {
-			attrs = append(attrs, slog.String("script", l.script))
-		}
-		if l.inlineSHA != "" {
-			attrs = append(attrs, slog.String(scriptSHA256Key, l.inlineSHA))
-		}
-		u := l.usage
-		if ev.ran {
-			for _, p := range u.Phases() {
-				attrs = append(attrs, slog.Float64(p.Name+"Ms", ms(*p.D)))
-			}
-			memoryUse, _ := u.MemoryUse()
-			cpuBudgetUse, _ := u.CPUBudgetUse()
-			attrs = append(attrs,
-				slog.Float64("evaluateMs", ms(l.evaluate)),
-				slog.Float64("cpuMs", ms(u.CPU)),
-				slog.Uint64("cpuBudgetUsed", u.CPUBudgetUsed),
-				slog.Uint64("cpuBudget", u.CPUBudget),
-				slog.Int64("peakMemoryBytes", u.PeakMemoryBytes),
-				slog.Int64("memoryLimitBytes", u.MemoryLimitBytes),
-				// the fractions of the limits, for a log-based distribution
-				// (terraform/monitoring.tf), which cannot divide
-				slog.Float64("memoryUse", fourDecimals(memoryUse)),
-				slog.Float64("cpuBudgetUse", fourDecimals(cpuBudgetUse)),
-				// a body refused before it was read has no input to count
-				slog.Int("inputBytes", l.inputBytes),
-			)
-		}
-		attrs = append(attrs, slog.Int("outputBytes", l.outputBytes))
+		ev.line(&line)
 		if !ev.res.Call.Start.IsZero() {
-			s.metrics.usage(ctx, route, u)
+			s.metrics.usage(ctx, route, ev.res.Usage)
 		}
 	}
-	if outcome == "" {
-		outcome = "unknown"
-	}
-	attrs = append(attrs, slog.String("outcome", outcome))
-	if limit != "" {
-		attrs = append(attrs, slog.String("limit", limit))
-	}
-	s.log.LogAttrs(ctx, level, "evaluation", attrs...)
-	s.metrics.evaluation(ctx, route, outcome, limit, total)
+	s.log.LogAttrs(ctx, level, EvaluationMessage, logline.Attrs(line)...)
+	s.metrics.evaluation(ctx, route, line.label, total)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -2,8 +2,10 @@ package handler_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
@@ -262,4 +265,67 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// The handler's description of its lines (handler.LogLines, which the
+// Terraform module's filters are held to) is what it writes: every field of
+// every line it writes, as JSON in Cloud Logging's shape, is one its
+// description names, and every field the description names is written by
+// one of these requests, at no lower level than the description says.
+func TestLogLinesDescribeWhatTheHandlerWrites(t *testing.T) {
+	logs := &syncBuffer{}
+	engine := newEngine(quickjs.WithTrapForTests(func(script string) bool { return strings.HasPrefix(script, faultMarker) }))
+	t.Cleanup(func() { _ = engine.Close(context.Background()) })
+	v := newEnv(t, withEngine(engine), withConfig(func(c *handler.Config) {
+		c.Logger = telemetry.NewLogger(logs, slog.LevelDebug, "test-project")
+		c.Auth = func(*http.Request) (string, error) { return "caller@example.com", nil }
+		c.Ready = func(context.Context) error { return errors.New("the store is down") }
+	}))
+	down := contentref.RefOf([]byte("down")).String()
+	v.store.set(down, func() ([]byte, error) { return nil, contentref.ErrUnavailable })
+	hdr := map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+	for _, req := range []struct {
+		method, path string
+		body         any
+	}{
+		{http.MethodPost, "/v1/evaluations", map[string]any{"scriptRef": v.put("input"), "input": 1}},
+		{http.MethodPost, "/v1/sandbox/evaluate", map[string]any{"script": "while (true) {}", "inputJson": "1", "limits": map[string]any{"wallClockMs": 20}}},
+		{http.MethodPost, "/v1/sandbox/evaluate", map[string]any{"script": faultMarker + " 1", "inputJson": "1"}},
+		{http.MethodPost, "/v1/evaluations", map[string]any{"scriptRef": down}},
+		{http.MethodPost, "/v1/nowhere", nil},
+		{http.MethodGet, "/v1/capabilities", nil},
+		{http.MethodGet, "/readyz", nil},
+		{http.MethodGet, "/healthz", nil},
+	} {
+		v.mustDo(req.method, req.path, req.body, hdr)
+	}
+
+	// what every line of a request carries besides its own fields
+	common := map[string]bool{"time": true, "severity": true, "message": true, "requestId": true,
+		"logging.googleapis.com/trace": true, "logging.googleapis.com/spanId": true, "logging.googleapis.com/trace_sampled": true}
+	severity := map[string]slog.Level{"DEBUG": slog.LevelDebug, "INFO": slog.LevelInfo, "WARNING": slog.LevelWarn, "ERROR": slog.LevelError}
+	for _, l := range handler.LogLines() {
+		lines := logs.lines(t, l.Message)
+		if len(lines) == 0 {
+			t.Errorf("no %q line was written", l.Message)
+			continue
+		}
+		written := map[string]bool{}
+		for _, line := range lines {
+			for k := range line {
+				written[k] = true
+				if !common[k] && !slices.Contains(l.Fields, k) {
+					t.Errorf("a %q line writes %s, which handler.LogLines does not name: %v", l.Message, k, line)
+				}
+			}
+			if lv := severity[line["severity"].(string)]; lv < l.Level {
+				t.Errorf("a %q line is written at %s, below the level handler.LogLines gives it, %v", l.Message, line["severity"], l.Level)
+			}
+		}
+		for _, f := range l.Fields {
+			if !written[f] {
+				t.Errorf("handler.LogLines names the field %s of the %q line, which none of its lines wrote:\n%s", f, l.Message, logs)
+			}
+		}
+	}
 }

@@ -2,8 +2,6 @@ package handler
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -13,7 +11,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/spi"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/logline"
 )
 
 // evalRecord is what one evaluation leaves for its log line, its metrics and
@@ -38,40 +36,6 @@ func (s *server) startEval(r *http.Request) *evalRecord {
 		req.mu.Unlock()
 	}
 	return ev
-}
-
-// logged is an evaluation as its log line and metrics report it.
-type logged struct {
-	script, inlineSHA       string
-	outcome, limit          string // the answer's label: ok, the channel or the outcome's kind
-	inputBytes, outputBytes int
-	evaluate                time.Duration
-	usage                   spi.Usage
-}
-
-// logged reports the evaluation; an evaluation refused before it ran has
-// no script and no outcome.
-func (rec *evalRecord) logged() logged {
-	l := logged{evaluate: rec.res.Call.Duration(), usage: rec.res.Usage}
-	if !rec.ran {
-		return l
-	}
-	l.inputBytes = len(rec.ev.Input)
-	l.script, l.inlineSHA = scriptLabel(rec.ev)
-	var f *effect.Failure
-	switch res := rec.res; {
-	case errors.As(rec.err, &f):
-		l.outcome, l.limit = string(f.Channel), string(f.Kind)
-	case rec.err != nil:
-		// a problem, which labels the line
-	case rec.ev.Answer == effect.AnswerOutcome && !res.Outcome.OK:
-		l.outcome, l.limit = string(res.Outcome.Kind), string(res.Outcome.Limit)
-	case rec.ev.Answer == effect.AnswerOutcome:
-		l.outcome, l.outputBytes = "ok", len(res.Outcome.Value)
-	default:
-		l.outcome, l.outputBytes = "ok", len(res.Value)
-	}
-	return l
 }
 
 // trace draws the evaluation's steps as children of the request's span: the
@@ -132,26 +96,14 @@ func scriptRef(ev effect.Evaluation) contentref.Ref {
 	return contentref.RefOf([]byte(ev.Script))
 }
 
-// scriptSHA256Key names the script's hash (sha256:<hex>) in a log line:
-// the evaluation line of a script sent by value, and the engine fault's.
-const scriptSHA256Key = "scriptSha256"
-
-// EngineFaultMessage is the message of the line the service logs at ERROR
-// for each evaluation whose engine was broken from inside by its script (an
-// engine fault: spi.Report.EngineFault), an operator's alarm:
-// terraform/monitoring.tf's engine_faults metric counts the lines that
-// carry it (docs/security.md, "Engine faults").
-const EngineFaultMessage = "engine fault"
-
 // engineFault logs an engine fault and counts it, on the request's
 // context, whose id and trace the line then carries as every line of the
-// request does: with the route, the script's hash, by which an operator
-// fetches the script from the store to reproduce the fault, and the trap's
-// text.
+// request does (engineFaultLine).
 func (s *server) engineFault(ctx context.Context, route string, rec *evalRecord) {
-	s.log.LogAttrs(ctx, slog.LevelError, EngineFaultMessage,
-		slog.String("route", route),
-		slog.String(scriptSHA256Key, scriptRef(rec.ev).String()),
-		slog.String("trap", rec.res.EngineFault))
+	s.log.LogAttrs(ctx, engineFaultLevel, EngineFaultMessage, logline.Attrs(engineFaultLine{
+		onRoute:  onRoute{route},
+		OfScript: logline.OfScript{ScriptSHA256: scriptRef(rec.ev).String()},
+		Trap:     rec.res.EngineFault,
+	})...)
 	s.metrics.engineFault(ctx, route)
 }

@@ -541,7 +541,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.RunRequest, st
 	finish := func(r execResult) (spi.Report, error) {
 		stopAfter()
 		cancelCall()
-		rep, err := e.toResult(ctx, r, req.Limits.MemoryBytes)
+		rep, err := e.toResult(ctx, r, st, req.Limits.MemoryBytes)
 		rep.Usage = e.usage(req.Limits, start, st, r)
 		return rep, err
 	}
@@ -605,9 +605,9 @@ func (e *Engine) abandon(done <-chan execResult, s StuckRun) {
 // returnHint follows the parser's message for a return outside a function.
 const returnHint = ": a script is global code, and its result is the value of its last expression: write `input.a`, not `return input.a`"
 
-// toResult maps the shim's status to the SPI's outcome vocabulary, for a run
-// under the memory limit memoryBytes.
-func (e *Engine) toResult(ctx context.Context, r execResult, memoryBytes int64) (spi.Report, error) {
+// toResult maps the shim's status to the SPI's outcome vocabulary, for the
+// run st under the memory limit memoryBytes.
+func (e *Engine) toResult(ctx context.Context, r execResult, st *runState, memoryBytes int64) (spi.Report, error) {
 	if err := ctx.Err(); err != nil {
 		return spi.Report{}, err // cancellation wins over whatever the run produced
 	}
@@ -628,6 +628,10 @@ func (e *Engine) toResult(ctx context.Context, r execResult, memoryBytes int64) 
 	}
 	raw := r.raw
 	res := spi.Report{Logs: string(raw.logs)}
+	if late(raw, st) {
+		res.Outcome = spi.LimitHit(spi.LimitWallClock)
+		return res, nil
+	}
 	switch raw.status {
 	case statusOK:
 		res.Outcome = okValue(raw.result, memoryBytes)
@@ -662,6 +666,25 @@ func (e *Engine) toResult(ctx context.Context, r execResult, memoryBytes int64) 
 		res.Outcome = spi.Infrastructure(fmt.Sprintf("quickjs: the shim failed with status %d", raw.status))
 	}
 	return res, nil
+}
+
+// late reports whether a run that ended with the script's own outcome, its
+// value or its exception, ended once its deadline had passed: such a run is
+// the wall-clock limit, as it would have been had the interrupt handler
+// seen the deadline (docs/spi.md, "Timing"). A run ends so when its last
+// stretch was native work that never polled (one long builtin) and that
+// ended within the hard kill's grace; without this, whether a caller got a
+// value late or the limit would depend on the speed of the machine. The
+// time is the guest's own return, taken in the process where the deadline
+// was set: nothing the host does around the run (a queue, the frames to a
+// worker and back, copying the result out) counts against it. A limit the
+// run hit stays that limit, and an input that did not fit stays
+// inputTooLarge: the script never ran.
+func late(raw rawResult, st *runState) bool {
+	if raw.status != statusOK && raw.status != statusThrew || raw.returned.IsZero() {
+		return false
+	}
+	return st.passed(raw.returned)
 }
 
 // okValue is the outcome of a run whose result JSON.stringify wrote as text,

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -394,6 +395,34 @@ func TestRunawayLoop(t *testing.T) {
 			t.Fatalf("got %s", describe(out))
 		}
 	})
+}
+
+// No value after the deadline (docs/spi.md, "Timing"): a run that overruns
+// its wall clock inside one native builtin and ends on its own within the
+// hard kill's grace answers the wall-clock limit, with its value or with
+// its exception alike; given a wall clock it ends within, the same run
+// keeps its value. The kit's wall clock for it is far below what the
+// search takes on any machine, and a grace of a minute far above it on a
+// busy one, so the run ends between the two.
+func TestNoValueAfterTheDeadline(t *testing.T) {
+	// a tenth of a second inside one builtin, where QuickJS never calls its
+	// interrupt handler; then -1
+	nativeOverrun := conformance.JavaScriptFixtures().NativeOverrun
+	var stuck atomic.Int32
+	e := newEngine(t, quickjs.WithHardKill(quickjs.HardKillWatchdog, time.Minute),
+		quickjs.WithOnStuck(func(quickjs.StuckRun) { stuck.Add(1) }))
+	for _, script := range []string{nativeOverrun, nativeOverrun + "; throw new Error('late')"} {
+		out := eval(t, e, script, "null", spi.Limits{WallClock: conformance.OverrunWallClock, MemoryBytes: 16 << 20})
+		if out.Kind != spi.KindLimit || out.Limit != spi.LimitWallClock {
+			t.Errorf("%s, past its wall clock: got %s, want limit wallClock", script, describe(out))
+		}
+	}
+	if n := stuck.Load(); n != 0 {
+		t.Fatalf("the watchdog abandoned %d run(s): the runs did not end on their own within the grace", n)
+	}
+	if out := eval(t, e, nativeOverrun, "null", spi.Limits{WallClock: time.Minute, MemoryBytes: 16 << 20}); !out.OK || string(out.Value) != "-1" {
+		t.Errorf("within its wall clock: got %s, want the value -1", describe(out))
+	}
 }
 
 func TestAllocationBombStoppedFast(t *testing.T) {

@@ -51,6 +51,12 @@ type runState struct {
 
 type runStateKey struct{}
 
+// passed reports whether the run's deadline has passed at t: the one test
+// of it, which the interrupt handler asks while the guest runs and the
+// classification of a run that ended asks of the moment the guest returned
+// (docs/spi.md, "Timing").
+func (st *runState) passed(t time.Time) bool { return !t.Before(st.deadline) }
+
 // poll answers the guest's interrupt handler: continue, deadline passed, or
 // the caller went away.
 func poll(ctx context.Context, _ api.Module, stack []uint64) {
@@ -60,7 +66,7 @@ func poll(ctx context.Context, _ api.Module, stack []uint64) {
 		stack[0] = pollContinue
 	case st.cancelled.Load():
 		stack[0] = pollCancelled
-	case !time.Now().Before(st.deadline):
+	case st.passed(time.Now()):
 		stack[0] = pollDeadline
 	default:
 		stack[0] = pollContinue

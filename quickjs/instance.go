@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -285,6 +286,9 @@ type rawResult struct {
 	peak    uint64
 	// compileError: the exception (statusThrew) is the parser's
 	compileError bool
+	// returned is when the guest's run returned: the end of the run's own
+	// time, before the host read its outcome and copied its result out
+	returned time.Time
 }
 
 // exec runs the script on the input inside the instance, Math.random
@@ -299,6 +303,7 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 		return rawResult{}, fmt.Errorf("copy input in: %w", err)
 	}
 	res, err := in.run.Call(ctx, uint64(sp), uint64(len(script)), uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget, seed)
+	returned := time.Now()
 	if err != nil {
 		// A damaged red zone is an out-of-bounds write, whatever else
 		// happened in the run.
@@ -329,7 +334,7 @@ func (in *instance) exec(ctx context.Context, script, input string, memLimit int
 	if err != nil {
 		return rawResult{}, err
 	}
-	out := rawResult{status: int32(res[0]), polls: o.polls, peak: o.peak, compileError: o.compileError}
+	out := rawResult{status: int32(res[0]), polls: o.polls, peak: o.peak, compileError: o.compileError, returned: returned}
 	switch out.status {
 	case statusOK, statusThrew, statusInputInvalid:
 		if out.result, err = in.bytes(o.resultPtr, o.resultLen); err != nil {

@@ -268,9 +268,59 @@ func TestOnlyTheGuestsFailureIsAnEngineFault(t *testing.T) {
 		{fmt.Errorf("copy script in: %w", errors.New("wasm error: unreachable\nwasm stack trace:\n\t.sb_alloc(i32)")),
 			spi.Infrastructure("quickjs: engine failed: copy script in: wasm error: unreachable"), "copy script in: wasm error: unreachable"},
 	} {
-		rep, err := (&Engine{}).toResult(context.Background(), execResult{err: tc.err}, 16<<20)
+		rep, err := (&Engine{}).toResult(context.Background(), execResult{err: tc.err}, &runState{}, 16<<20)
 		if err != nil || rep.Outcome.Kind != tc.want.Kind || rep.Outcome.Limit != tc.want.Limit || rep.Outcome.Message != tc.want.Message || rep.EngineFault != tc.fault {
 			t.Errorf("%q: %+v (engine fault %q), %v; want %+v and engine fault %q", tc.err, rep.Outcome, rep.EngineFault, err, tc.want, tc.fault)
 		}
+	}
+}
+
+// A run that ended with the script's own outcome once its deadline had
+// passed is the wall-clock limit, its value and its exception alike, and
+// keeps its console output; one that ended before keeps its outcome, to the
+// nanosecond. What the run hit first (a limit) or never reached (an input
+// that did not fit) is not the script's outcome and stays as it was.
+func TestNoScriptOutcomeAfterTheDeadline(t *testing.T) {
+	deadline := time.Now()
+	st := &runState{deadline: deadline}
+	name := "Error"
+	for _, tc := range []struct {
+		what   string
+		raw    rawResult
+		before spi.Outcome // ended a nanosecond before the deadline
+	}{
+		{"a value", rawResult{status: statusOK, result: []byte(`"late"`)}, spi.OK([]byte(`"late"`))},
+		{"an exception", rawResult{status: statusThrew, result: []byte("boom"), name: []byte(name), hasName: true}, spi.Threw(&name, "boom")},
+		{"the memory limit", rawResult{status: statusLimitMemory}, spi.LimitHit(spi.LimitMemory)},
+		{"the cpu limit", rawResult{status: statusLimitCPU}, spi.LimitHit(spi.LimitCPU)},
+		{"an input that did not fit", rawResult{status: statusInputTooLarge}, spi.InputTooLarge()},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			tc.raw.logs = []byte("[log] said before the end\n")
+			after := tc.before
+			if tc.raw.status == statusOK || tc.raw.status == statusThrew {
+				after = spi.LimitHit(spi.LimitWallClock)
+			}
+			for _, c := range []struct {
+				returned time.Time
+				want     spi.Outcome
+			}{
+				{deadline.Add(-time.Nanosecond), tc.before},
+				{deadline, after},
+				{deadline.Add(time.Second), after},
+			} {
+				raw := tc.raw
+				raw.returned = c.returned
+				rep, err := (&Engine{}).toResult(context.Background(), execResult{raw: raw}, st, 16<<20)
+				got := rep.Outcome
+				if err != nil || got.OK != c.want.OK || string(got.Value) != string(c.want.Value) || got.Kind != c.want.Kind ||
+					got.Limit != c.want.Limit || got.Message != c.want.Message || (got.Name == nil) != (c.want.Name == nil) {
+					t.Errorf("returned %v after the deadline: %+v, %v; want %+v", c.returned.Sub(deadline), got, err, c.want)
+				}
+				if rep.Logs != string(tc.raw.logs) {
+					t.Errorf("returned %v after the deadline: logs %q, want %q", c.returned.Sub(deadline), rep.Logs, tc.raw.logs)
+				}
+			}
+		})
 	}
 }

@@ -42,7 +42,7 @@ func NewLogger(w io.Writer, level slog.Leveler, projectID string) *slog.Logger {
 				a.Key = "message"
 			case slog.LevelKey:
 				a.Key = "severity"
-				a.Value = slog.StringValue(severity(a.Value.Any().(slog.Level)))
+				a.Value = slog.StringValue(Severity(a.Value.Any().(slog.Level)))
 			}
 			return a
 		},
@@ -50,7 +50,8 @@ func NewLogger(w io.Writer, level slog.Leveler, projectID string) *slog.Logger {
 	return slog.New(&traceHandler{Handler: h, project: projectID})
 }
 
-func severity(l slog.Level) string {
+// Severity is the severity Cloud Logging reads in a line written at l.
+func Severity(l slog.Level) string {
 	switch {
 	case l >= slog.LevelError:
 		return "ERROR"

@@ -24,6 +24,11 @@
 #   5xx ratio    answers the service (or Cloud Run) could not give
 #   429 ratio    requests refused because every instance was busy
 #   p99 latency  slow answers, from scripts or from queueing
+#
+# The messages and the jsonPayload fields the log filters below read are the
+# service's log interface: deploy's TestLogFiltersReadWhatTheServiceWrites
+# holds each to a line the service writes, as the Go package that writes it
+# describes it.
 
 locals {
   monitoring = var.monitoring_enabled ? 1 : 0
@@ -56,9 +61,7 @@ locals {
 
   # The line the service logs, at ERROR, for each evaluation whose engine
   # the script broke from inside: a wasm trap during the run, an engine
-  # fault (docs/security.md, "Engine faults"). Its message is the Go
-  # handler's EngineFaultMessage, and deploy's TestEngineFaultFilter holds
-  # the two together.
+  # fault (docs/security.md, "Engine faults").
   engine_fault_log_filter = join(" AND ", [
     "resource.type=\"cloud_run_revision\"",
     "resource.labels.service_name=\"${var.name}\"",

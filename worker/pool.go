@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/logline"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -460,8 +461,8 @@ func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (s
 		return spi.Report{Outcome: spi.Infrastructure(fmt.Sprintf("the sandbox worker answered run %d for run %d", r.id, id))}, nil
 	}
 	if r.retire {
-		p.log.Error("a sandbox worker retired: its engine abandoned a run inside the guest",
-			"event", "hardKill", "pid", w.pid)
+		p.log.LogAttrs(ctx, hardKillLevel, retiredMessage,
+			logline.Attrs(hardKillLine{Event: HardKillEvent, PID: w.pid})...)
 		p.kills.Add(1)
 		w.kill()
 	} else {
@@ -487,9 +488,11 @@ func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (s
 func (p *Pool) killStuck(ctx context.Context, w *proc, req spi.Request, cancelled bool) {
 	w.kill()
 	p.kills.Add(1)
-	p.log.ErrorContext(ctx, "killed a sandbox worker whose run did not stop at its deadline",
-		"event", "hardKill", "pid", w.pid, "scriptSha256", contentref.RefOf([]byte(req.Script)).String(),
-		"wallClock", req.Limits.WallClock.String(), "grace", p.opts.Engine.HardKillGrace.String(), "cancelled", cancelled)
+	p.log.LogAttrs(ctx, hardKillLevel, killedMessage, logline.Attrs(hardKillLine{
+		Event: HardKillEvent, PID: w.pid,
+		OfScript:  logline.OfScript{ScriptSHA256: contentref.RefOf([]byte(req.Script)).String()},
+		WallClock: req.Limits.WallClock.String(), Grace: p.opts.Engine.HardKillGrace.String(), Cancelled: &cancelled,
+	})...)
 }
 
 // died is the answer for a run whose worker died under it: an

@@ -534,3 +534,48 @@ func TestEngineFaultCrossesTheChannel(t *testing.T) {
 		}
 	}
 }
+
+// The pool agrees with the engine on the deadline (docs/spi.md, "Timing"):
+// a run that overruns its wall clock inside one builtin and ends on its
+// own, long before the hard kill, answers the wall-clock limit, not its
+// value; and the deadline is the worker's, counted from when its engine
+// began the run, so that a run that waited for a worker longer than its
+// wall clock and then ran within it keeps its value. A grace of a minute
+// leaves the overrun, a tenth of a second of native work, far inside it on
+// a busy machine; the wait is a runaway of three seconds ahead of a run
+// with a wall clock of one, which its trivial script fits on any machine.
+func TestNoValueAfterTheDeadline(t *testing.T) {
+	p := newPool(t, func(o *Options) { o.Engine.HardKillGrace, o.Concurrent, o.Spares = time.Minute, 1, 0 })
+	overrun := conformance.JavaScriptFixtures().NativeOverrun
+	if out := run(t, p, overrun, `null`, spi.Limits{WallClock: conformance.OverrunWallClock, MemoryBytes: 32 << 20}); describe(out) != "limit wallClock" {
+		t.Errorf("a run past its wall clock: got %s, want limit wallClock", describe(out))
+	}
+	if p.Kills() != 0 {
+		t.Fatalf("%d workers killed: the overrun did not end on its own, and the test proves nothing of it", p.Kills())
+	}
+
+	busy := make(chan struct{}, 1)
+	p.dispatched = func(*proc) { busy <- struct{}{} }
+	first := make(chan spi.Outcome, 1)
+	go func() {
+		out, err := p.Evaluate(context.Background(), spi.Request{Script: `for (;;) {}`, InputJSON: `null`, Limits: spi.Limits{WallClock: 3 * time.Second, MemoryBytes: 32 << 20}})
+		if err != nil {
+			out = spi.Infrastructure("error: " + err.Error())
+		}
+		first <- out
+	}()
+	<-busy // the runaway has the only worker
+	start := time.Now()
+	limits := spi.Limits{WallClock: time.Second, MemoryBytes: 32 << 20}
+	out := run(t, p, `input.n + 1`, `{"n":41}`, limits)
+	waited := time.Since(start)
+	if got := describe(out); got != "ok 42" {
+		t.Errorf("a run that waited %v for the only worker and then ran within its wall clock of %v: got %s, want its value 42", waited, limits.WallClock, got)
+	}
+	if waited <= limits.WallClock {
+		t.Errorf("the run was answered after %v: it did not wait longer than its wall clock of %v, so the test proves nothing", waited, limits.WallClock)
+	}
+	if got := describe(<-first); got != "limit wallClock" {
+		t.Errorf("the runaway ahead of it: %s", got)
+	}
+}

@@ -25,7 +25,7 @@ func TestCheckEndsOnlyTheFailingCase(t *testing.T) {
 			f.acts[fx.Echo] = value(`"something else"`)
 		case 3: // syntax_error: the factory panics
 			panic("the factory exploded")
-		case 8: // fresh_per_run: fails fatally on its first run
+		case 9: // fresh_per_run: fails fatally on its first run
 			f.acts[fx.StatefulProbe] = value(`{}`)
 		}
 		return f

@@ -1,9 +1,17 @@
 package conformance
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // ThrowMessage is the message the Throw fixture must throw.
 const ThrowMessage = "conformance: thrown on purpose"
+
+// OverrunWallClock is the wall clock the NativeOverrun fixture runs under:
+// far below the tenth of a second its builtin takes on the machines the
+// tests run on, and far above what a run takes to reach its script.
+const OverrunWallClock = 5 * time.Millisecond
 
 // Fixtures are the scripts the kit runs, one per case, in the backend's
 // language. Each field's comment is the contract the kit asserts; a backend
@@ -26,6 +34,14 @@ type Fixtures struct {
 	// RunawayLoop never ends. It must end as limitExceeded cpu or wallClock,
 	// under a wall clock of 1 s.
 	RunawayLoop string
+	// NativeOverrun spends far longer than OverrunWallClock (a tenth of a
+	// second, say) inside one call into the language's runtime that the
+	// backend's check of its wall clock cannot interrupt, and then returns
+	// a value. Under a wall clock of OverrunWallClock it must end as
+	// limitExceeded wallClock: no value comes after the deadline, whether
+	// the run ended on its own within the backend's grace or was stopped at
+	// its hard kill.
+	NativeOverrun string
 	// AllocationBomb allocates without end. It must end as limitExceeded
 	// memory, under 32 MiB and a wall clock of 20 s.
 	AllocationBomb string
@@ -63,7 +79,7 @@ func (f *Fixtures) missing() []string {
 	var m []string
 	for name, v := range map[string]string{
 		"Language": f.Language, "Echo": f.Echo, "Throw": f.Throw, "SyntaxError": f.SyntaxError,
-		"RunawayLoop": f.RunawayLoop, "AllocationBomb": f.AllocationBomb, "RichValue": f.RichValue,
+		"RunawayLoop": f.RunawayLoop, "NativeOverrun": f.NativeOverrun, "AllocationBomb": f.AllocationBomb, "RichValue": f.RichValue,
 		"RichInput": string(f.RichInput), "RichExpected": string(f.RichExpected),
 		"NetworkProbe": f.NetworkProbe, "EscapeProbe": f.EscapeProbe, "ImportProbe": f.ImportProbe,
 		"StatefulProbe": f.StatefulProbe, "OversizedThrow": f.OversizedThrow,
@@ -77,7 +93,7 @@ func (f *Fixtures) missing() []string {
 
 // scripts returns every script in the set.
 func (f *Fixtures) scripts() []string {
-	return []string{f.Echo, f.Throw, f.SyntaxError, f.RunawayLoop, f.AllocationBomb, f.RichValue,
+	return []string{f.Echo, f.Throw, f.SyntaxError, f.RunawayLoop, f.NativeOverrun, f.AllocationBomb, f.RichValue,
 		f.NetworkProbe, f.EscapeProbe, f.ImportProbe, f.StatefulProbe, f.OversizedThrow}
 }
 
@@ -94,6 +110,7 @@ func JavaScriptFixtures() *Fixtures {
 		ThrowName:      ptr("Error"),
 		SyntaxError:    `} this is not JavaScript {`,
 		RunawayLoop:    `for (;;) {}`,
+		NativeOverrun:  jsNativeOverrun,
 		AllocationBomb: jsAllocationBomb,
 		RichValue:      jsRichValue,
 		RichInput:      json.RawMessage(richInput),
@@ -112,6 +129,12 @@ func jsString(s string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// jsNativeOverrun is a naive search of a long string: a tenth of a second
+// on a 2-core machine inside one builtin that QuickJS's interrupt handler
+// never reaches (docs/hard-kill.md, "What the interrupt handler cannot
+// see"), ending with -1.
+const jsNativeOverrun = `'a'.repeat(5e4).indexOf('a'.repeat(1e3) + 'b')`
 
 const jsAllocationBomb = `console.log("allocating until the memory limit");
 const keep = [];

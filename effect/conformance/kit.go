@@ -146,6 +146,7 @@ var cases = []kitCase{
 	{"throw", always, caseThrow},
 	{"syntax_error", always, caseSyntaxError},
 	{"runaway_loop", always, caseRunawayLoop},
+	{"no_value_after_deadline", always, caseNoValueAfterDeadline},
 	{"allocation_bomb", func(c spi.Capabilities) string {
 		return unless(c.Memory, "the backend declares memory: false")
 	}, caseAllocationBomb},
@@ -176,6 +177,7 @@ func unless(claimed bool, reason string) string {
 var (
 	defaultLimits     = spi.Limits{WallClock: 10 * time.Second, MemoryBytes: 64 << 20}
 	runawayLimits     = spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}
+	overrunLimits     = spi.Limits{WallClock: OverrunWallClock, MemoryBytes: 64 << 20}
 	bombLimits        = spi.Limits{WallClock: 20 * time.Second, MemoryBytes: 32 << 20}
 	abortLimits       = spi.Limits{MemoryBytes: 64 << 20} // wall clock: Options.MaxWallClock
 	compositionLimits = spi.Limits{WallClock: 10 * time.Second, MemoryBytes: 128 << 20}
@@ -303,6 +305,24 @@ func caseRunawayLoop(t T, e *env) {
 		t.Errorf("runaway loop: limit %q, want cpu or wallClock", f.Kind)
 	}
 	t.Logf("runaway loop stopped as %s after %v", f.Kind, time.Since(start).Round(time.Millisecond))
+}
+
+// caseNoValueAfterDeadline: a run that overruns its wall clock where the
+// backend cannot interrupt it answers the wall-clock limit, never its value
+// (docs/spi.md, "Timing"), however soon after the deadline it ended.
+func caseNoValueAfterDeadline(t T, e *env) {
+	start := time.Now()
+	out, err := e.evaluate(e.fx.NativeOverrun, "null", overrunLimits)
+	took := time.Since(start).Round(time.Millisecond)
+	if err == nil {
+		t.Fatalf("no value after the deadline: the run overran its wall clock of %v and answered its value %s after %v, want limitExceeded wallClock",
+			overrunLimits.WallClock, clip(out), took)
+	}
+	f := wantFailure(t, "no value after the deadline", err, effect.ChannelLimitExceeded)
+	if f.Kind != spi.LimitWallClock {
+		t.Errorf("no value after the deadline: limit %q, want wallClock", f.Kind)
+	}
+	t.Logf("the overrun ended as %s after %v", f.Kind, took)
 }
 
 func caseAllocationBomb(t T, e *env) {

@@ -89,6 +89,9 @@ func goodFake(caps spi.Capabilities) *fake {
 		fx.Throw:       threw(ptr("Error"), ThrowMessage),
 		fx.SyntaxError: threw(ptr("SyntaxError"), "unexpected token: '}'"),
 		fx.RunawayLoop: runaway,
+		fx.NativeOverrun: func(context.Context, spi.Request) (spi.Outcome, error) {
+			return spi.LimitHit(spi.LimitWallClock), nil
+		},
 		fx.AllocationBomb: func(context.Context, spi.Request) (spi.Outcome, error) {
 			return spi.LimitHit(spi.LimitMemory), nil
 		},
@@ -279,6 +282,17 @@ func TestKitFailsBadBackends(t *testing.T) {
 				return spi.Outcome{}, ctx.Err()
 			}
 		}, "did not settle"},
+		{"answers a value after the deadline", "no_value_after_deadline", func(f *fake) {
+			f.acts[fx.NativeOverrun] = func(_ context.Context, req spi.Request) (spi.Outcome, error) {
+				time.Sleep(10 * req.Limits.WallClock) // one builtin, past the deadline, within the grace
+				return spi.OK([]byte("-1")), nil
+			}
+		}, "answered its value -1"},
+		{"reports the overrun as the cpu limit", "no_value_after_deadline", func(f *fake) {
+			f.acts[fx.NativeOverrun] = func(context.Context, spi.Request) (spi.Outcome, error) {
+				return spi.LimitHit(spi.LimitCPU), nil
+			}
+		}, "want wallClock"},
 		{"echo changes the input", "echo", func(f *fake) { f.acts[fx.Echo] = value(`{"greeting":"hello"}`) }, "echo result differs"},
 		{"throw reports another message", "throw", func(f *fake) { f.acts[fx.Throw] = threw(ptr("Error"), "something else") }, "want \"conformance: thrown on purpose\""},
 		{"throw loses the name", "throw", func(f *fake) { f.acts[fx.Throw] = threw(nil, ThrowMessage) }, "name absent"},

@@ -400,7 +400,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	if !s.ready.Load() {
 		go func() {
 			if err := s.Warm(ctx); err != nil {
-				s.log.Error("the sandbox workers failed to start", "err", err)
+				s.log.Log(ctx, startupFailedLevel, WorkersFailedMessage, "err", err)
 			}
 		}()
 	}
