@@ -1,8 +1,9 @@
 // CloudRunSandboxBackend: loom's SandboxBackend (ADR 0144 D1) over the
 // service's POST /v1/sandbox/evaluate. It mirrors the Go client (client/):
-// an outcome comes only from a 200 answer whose body decodes strictly into
-// ADR 0144 D2's closed vocabulary (with the logs and usage beside it, which
-// go to the onRun hook and never onto the outcome), or from the one rule for
+// an outcome comes only from a 200 answer whose body decodes into ADR 0144
+// D2's closed vocabulary (with the report members beside it: the logs and
+// usage go to the onRun hook and never onto the outcome, and members of a
+// later version are ignored), or from the one rule for
 // answers no retry can change (docs/spi.md), applied before sending; every
 // other answer (a problem document, a 5xx, a network error, a redirect, a
 // malformed or oversized body, no answer in time) becomes an infrastructure

@@ -1,8 +1,11 @@
 // The package against the real Go service, built from this repository and
 // started on a free port: every outcome kind through the class, the answers
-// no retry can change, the run report, replayable runs, aborts before and
-// during a run, the busy answer, and an unreachable URL.
+// no retry can change, the run report, the answers of a later version,
+// replayable runs, aborts before and during a run, the busy answer, and an
+// unreachable URL.
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import {
   CloudRunSandboxBackend,
@@ -402,6 +405,66 @@ describe("against the real service", () => {
     await run(quiet, { script: "console.log('x'); 1" });
     assert.equal(reports[2]!.logs, undefined);
     assert.ok(reports[2]!.usage);
+  });
+
+  test("a later version of the service: its answers' new report members and usage figures are ignored, the typed outcome kept", async () => {
+    // A loopback proxy that answers as a later version would (docs/spi.md,
+    // "How the wire evolves"): each answer gains a usage figure, a phase and
+    // report members this client does not know.
+    let changed = 0;
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", async () => {
+        const headers: Record<string, string> = {};
+        for (const k of ["content-type", "x-request-id"]) if (typeof req.headers[k] === "string") headers[k] = req.headers[k] as string;
+        const init: RequestInit = { method: req.method!, headers };
+        if (req.method === "POST") init.body = Buffer.concat(chunks);
+        const upstream = await fetch(`${svc.url}${req.url}`, init);
+        let body = await upstream.text();
+        if (req.method === "POST" && upstream.status === 200) {
+          const later = body
+            .replace('"usage":{"phasesMs":{', '"usage":{"gpuMs":0.5,"phasesMs":{"queue":1.25,')
+            .replace('"memoryLimitBytes":', '"heapObjects":[1,2],"memoryLimitBytes":')
+            .replace(/}\n?$/, ',"trace":{"spans":[{"name":"run"}]},"warnings":[]}');
+          if (later !== body) changed++;
+          body = later;
+        }
+        const out: Record<string, string> = { "content-type": upstream.headers.get("content-type") ?? "" };
+        const id = upstream.headers.get("x-request-id");
+        if (id !== null) out["x-request-id"] = id;
+        res.writeHead(upstream.status, out);
+        res.end(body);
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    try {
+      const reports: RunReport[] = [];
+      const b = await open(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, { onRun: (r) => reports.push(r) });
+      const limits = { wallClockMs: 500, memoryBytes: 16 * MiB };
+      assert.deepEqual(await run(b, { script: "console.log('a is', input.a); input.a + 1", inputJson: '{"a":1}', limits }), { ok: true, value: 2 });
+      assert.deepEqual(await run(b, { script: "console.warn('about to'); null.x", limits }), {
+        ok: false,
+        kind: "threw",
+        name: "TypeError",
+        message: "cannot read property 'x' of null",
+      });
+      assert.deepEqual(await run(b, { script: "for (;;) {}", limits }), { ok: false, kind: "limit", limit: "wallClock" });
+      assert.equal(changed, 3, "every answer came from the later version");
+      assert.deepEqual(
+        reports.map((r) => [r.logs, r.usage?.memoryLimitBytes, Object.keys(r.usage?.phasesMs ?? {})]),
+        [
+          ["a is 1\n", limits.memoryBytes, ["fetch", "verify", "setup", "run", "serialise"]],
+          ["[warn] about to\n", limits.memoryBytes, ["fetch", "verify", "setup", "run", "serialise"]],
+          ["", limits.memoryBytes, ["fetch", "verify", "setup", "run", "serialise"]],
+        ],
+        "the console and the figures this client knows, and nothing else",
+      );
+      assert.ok(reports.every((r) => !("gpuMs" in r.usage!) && r.requestId !== ""));
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
   });
 
   test("determinism: Math.random and the clocks give one outcome on every run with the option, and differ without", async () => {
