@@ -314,8 +314,8 @@ func TestAnswersNoRetryCanChangeOnTheService(t *testing.T) {
 		path, body, want string
 		status           int
 	}{
-		{"/v1/sandbox/evaluate", `{"script":"1","inputJson":"null","limits":{"wallClockMs":3600000}}`, `"maxWallClockMs"`, 400},
-		{"/v1/sandbox/evaluate", `{"script":"1","inputJson":"null","limits":{"memoryBytes":1}}`, `"minMemoryBytes"`, 400},
+		{"/v1/sandbox/evaluate", `{"script":"1","inputJson":"null","limits":{"wallClockMs":3600000}}`, `{"ok":true,"value":1}`, 200},
+		{"/v1/sandbox/evaluate", `{"script":"1","inputJson":"null","limits":{"memoryBytes":1}}`, `{"ok":false,"kind":"limit","limit":"memory"}`, 200},
 		{"/v1/sandbox/evaluate", `{"script":"1","inputJson":"` + strings.ReplaceAll(bigInput, `"`, `\"`) + `"}`, `{"ok":false,"kind":"inputTooLarge"}`, 200},
 		{"/v1/evaluations", `{"scriptRef":"` + echo + `","input":` + bigInput + `}`, `{"ok":false,"failure":{"channel":"inputTooLarge","limitBytes":1024}}`, 200},
 	} {
