@@ -104,17 +104,17 @@ func AppendEvaluationResult(dst []byte, res effect.Result, err error, withLogs b
 }
 
 // InputTooLargeAnswer is POST /v1/evaluations' answer for an input over
-// maxInputBytes, limitBytes, as the effect gives it before anything runs: a
-// client that knows the service's limits answers it without sending
+// maxInputBytes, limitBytes, as the effect gives it before anything runs,
+// which a client gives for a request whose body the service cannot read
 // (docs/spi.md, "Answers no retry can change").
 func InputTooLargeAnswer(limitBytes int) EvaluationResponse {
 	return EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: limitBytes}, Usage: &spi.Usage{}}
 }
 
 // LimitExceededAnswer is POST /v1/evaluations' answer for a run that hit
-// the limit kind; a client answers it without sending for a memory limit
-// below the service's minMemoryBytes, in which nothing runs (docs/spi.md,
-// "Answers no retry can change").
+// the limit kind, which a client gives for a request whose body the service
+// cannot read and whose memory limit is below the service's minMemoryBytes,
+// in which nothing runs (docs/spi.md, "Answers no retry can change").
 func LimitExceededAnswer(kind spi.LimitKind) EvaluationResponse {
 	return EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: kind}, Usage: &spi.Usage{}}
 }

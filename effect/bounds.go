@@ -22,8 +22,9 @@ type Bounds struct {
 
 // Settled returns the outcome b decides for a run of a script of
 // scriptBytes (negative for a script by reference, which its store bounds)
-// under a memory limit of memoryBytes on an input of inputBytes of JSON
-// text, and true; or false when b leaves the answer to a run. The bounds
+// under a memory limit of memoryBytes (zero for the service's default,
+// which is never below its floor) on an input of inputBytes of JSON text,
+// and true; or false when b leaves the answer to a run. The bounds
 // are checked in one order, so that a request over two of them has one
 // answer wherever it is decided:
 //
@@ -37,7 +38,7 @@ func (b Bounds) Settled(scriptBytes, memoryBytes, inputBytes int64) (spi.Outcome
 	case b.MaxScriptBytes > 0 && scriptBytes > b.MaxScriptBytes:
 		name := "RangeError"
 		return spi.Threw(&name, fmt.Sprintf("the script is %d bytes, over the service's maxScriptBytes of %d", scriptBytes, b.MaxScriptBytes)), true
-	case b.MinMemoryBytes > 0 && memoryBytes < b.MinMemoryBytes:
+	case b.MinMemoryBytes > 0 && memoryBytes > 0 && memoryBytes < b.MinMemoryBytes:
 		return spi.LimitHit(spi.LimitMemory), true
 	case b.MaxInputBytes > 0 && inputBytes > b.MaxInputBytes:
 		return spi.InputTooLarge(), true
