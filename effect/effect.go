@@ -1,7 +1,9 @@
 // Package effect owns every guarantee around a sandbox backend.
 //
 // Effect.Run is one evaluation, whole, for both of the service's routes and
-// the eval verb: it bounds the input, fetches the script by reference under
+// the eval verb: it answers what no retry can change (Bounds: a script, a
+// memory limit or an input outside the bounds) and runs limits above the
+// maxima at them, fetches the script by reference under
 // a deadline of its own and verifies and bounds it, calls the backend raced
 // against the caller and the run's deadline (spi.Timing), waits for the
 // engine to stop, validates the outcome, captures the console, and answers
