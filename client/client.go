@@ -10,7 +10,7 @@
 // "Outcomes" (report members of a later version beside it ignored:
 // docs/spi.md, "How the wire evolves"), or, for a request whose body is over
 // the service's maxRequestBytes, from the service's own rule for what no
-// retry can change (effect.Bounds; docs/spi.md, "Answers no retry can
+// retry can change (spi.Bounds; docs/spi.md, "Answers no retry can
 // change").
 // Every other answer (a problem document, a 5xx, a network error, a redirect,
 // a malformed or oversized body) becomes an infrastructure outcome, which the

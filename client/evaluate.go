@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -30,7 +29,7 @@ func checkLimits(l spi.Limits) error {
 // any request whose script and input are within their bounds however they
 // are escaped (api.MinRequestBytes), so such a body has a script or an
 // input over its bound, and the service's own rule answers it
-// (effect.Bounds, docs/spi.md, "Answers no retry can change"); that rule,
+// (spi.Bounds, docs/spi.md, "Answers no retry can change"); that rule,
 // not a copy, is applied here. A memory limit of zero is the service's
 // default. It returns false when the rule leaves the request to a run, or
 // the service publishes no maxRequestBytes: the request is then sent.
@@ -39,7 +38,7 @@ func (c *Client) unsendable(data []byte, scriptBytes int64, memoryBytes int64, i
 	if svc.MaxRequestBytes <= 0 || int64(len(data)) <= svc.MaxRequestBytes {
 		return spi.Outcome{}, false
 	}
-	b := effect.Bounds{MaxScriptBytes: svc.MaxScriptBytes, MinMemoryBytes: svc.MinMemoryBytes, MaxInputBytes: svc.MaxInputBytes}
+	b := spi.Bounds{MaxScriptBytes: svc.MaxScriptBytes, MinMemoryBytes: svc.MinMemoryBytes, MaxInputBytes: svc.MaxInputBytes}
 	return b.Settled(scriptBytes, memoryBytes, int64(inputBytes))
 }
 
@@ -63,7 +62,7 @@ func (c *Client) unsendable(data []byte, scriptBytes int64, memoryBytes int64, i
 // over its maxInputBytes are typed outcomes, and limits above its maxima run
 // at them. Run sends every request as it is, but for one whose body is over
 // the service's maxRequestBytes, which only a script or an input over its
-// bound makes: that one Run answers by the service's rule (effect.Bounds)
+// bound makes: that one Run answers by the service's rule (spi.Bounds)
 // without sending, and its Report has no usage and no request id.
 //
 // req.Replay asks for a replayable run (docs/spi.md, "Replayable runs"). It

@@ -85,17 +85,17 @@ func TestRequestsOverTheBoundsAreSentAsTheyAre(t *testing.T) {
 }
 
 // settledCase is a row of api/testdata/bounds/settled.json, the table of
-// the service's rule (effect.Bounds) that the TypeScript client reads too.
+// the service's rule (spi.Bounds) that the TypeScript client reads too.
 type settledCase struct {
 	Name                                 string
-	Bounds                               effect.Bounds
+	Bounds                               spi.Bounds
 	ScriptBytes, MemoryBytes, InputBytes int64
 	Outcome                              json.RawMessage
 }
 
 // A body over the service's maxRequestBytes, which the service cannot
 // read, is answered without sending by the service's own rule
-// (effect.Bounds): each row of its table, through Run and RunRef for a
+// (spi.Bounds): each row of its table, through Run and RunRef for a
 // script by value and by reference, and through Evaluations as the channel;
 // a row the rule leaves to a run is sent, for the service to answer.
 func TestBodiesTheServiceCannotReadAreAnsweredByItsRule(t *testing.T) {

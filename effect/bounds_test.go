@@ -14,12 +14,12 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// settledCase is a row of api/testdata/bounds/settled.json, the one table
-// of docs/spi.md, "Answers no retry can change", that the TypeScript
-// client's tests read too.
+// settledCase is a row of api/testdata/bounds/settled.json, the table of
+// spi.Bounds (docs/spi.md, "Answers no retry can change") that the
+// TypeScript client's tests read too.
 type settledCase struct {
 	Name                                 string
-	Bounds                               effect.Bounds
+	Bounds                               spi.Bounds
 	ScriptBytes, MemoryBytes, InputBytes int64
 	Outcome                              json.RawMessage // null: left to a run
 }
@@ -48,17 +48,6 @@ func (c settledCase) want(t *testing.T) (spi.Outcome, bool) {
 		t.Fatalf("%s: %v", c.Name, err)
 	}
 	return o, true
-}
-
-// Bounds.Settled answers each row of the table as it says.
-func TestBoundsSettled(t *testing.T) {
-	for _, c := range settledCases(t) {
-		want, settled := c.want(t)
-		got, ok := c.Bounds.Settled(c.ScriptBytes, c.MemoryBytes, c.InputBytes)
-		if ok != settled || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: Settled = %+v, %v; want %+v, %v", c.Name, got, ok, want, settled)
-		}
-	}
 }
 
 // Run answers what no retry can change itself, on both answers, before

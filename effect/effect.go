@@ -1,8 +1,8 @@
 // Package effect owns every guarantee around a sandbox backend.
 //
 // Effect.Run is one evaluation, whole, for both of the service's routes and
-// the eval verb: it answers what no retry can change (Bounds: a script, a
-// memory limit or an input outside the bounds) and runs limits above the
+// the eval verb: it answers what no retry can change (spi.Bounds: a script,
+// a memory limit or an input outside the bounds) and runs limits above the
 // maxima at them, fetches the script by reference under
 // a deadline of its own and verifies and bounds it, calls the backend raced
 // against the caller and the run's deadline (spi.Timing), waits for the
@@ -68,13 +68,13 @@ type Options struct {
 	// refused.
 	MaxOutputBytes int
 	// MaxScriptBytes bounds a script: one sent by value over it is answered
-	// as the script's RangeError without running (Bounds), one fetched by
+	// as the script's RangeError without running (spi.Bounds), one fetched by
 	// reference is a NotRunError of reason ScriptTooLarge; the store may
 	// have a maximum of its own. Zero bounds neither; negative is refused.
 	MaxScriptBytes int64
 	// MinMemoryBytes is the least memory limit anything runs in: a run
 	// asked for with less is answered as the memory limit without running
-	// (Bounds). Zero runs any; negative is refused.
+	// (spi.Bounds). Zero runs any; negative is refused.
 	MinMemoryBytes int64
 	// MaxMemoryBytes is the largest memory limit a run gets: one asked for
 	// with more runs at it (docs/spi.md, "Answers no retry can change"). It

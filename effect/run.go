@@ -269,9 +269,10 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	return res, err
 }
 
-// bounds are the Bounds of Options, which Run applies to every evaluation.
-func (e *Effect) bounds() Bounds {
-	return Bounds{MaxScriptBytes: e.maxScript, MinMemoryBytes: e.minMemory, MaxInputBytes: int64(e.maxInput)}
+// bounds are the spi.Bounds of Options, which Run applies to every
+// evaluation.
+func (e *Effect) bounds() spi.Bounds {
+	return spi.Bounds{MaxScriptBytes: e.maxScript, MinMemoryBytes: e.minMemory, MaxInputBytes: int64(e.maxInput)}
 }
 
 // clamp lowers a limit above its maximum to the maximum (docs/spi.md,

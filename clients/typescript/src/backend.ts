@@ -751,7 +751,7 @@ function requireJson(op: string, a: { contentType: string | null; bytes: Uint8Ar
  * which is sent. The service's bound holds every request whose script and
  * input are within their bounds however they are escaped, so such a body has
  * a script or an input over its bound, and it is answered by the service's
- * own rule for what no retry can change (docs/spi.md; effect.Bounds in the
+ * own rule for what no retry can change (docs/spi.md; spi.Bounds in the
  * service, whose table api/testdata/bounds/settled.json this package's tests
  * check this against), sizes in UTF-8 bytes as the service counts them, in
  * its order: the script, the memory, the input. A request the rule leaves

@@ -623,7 +623,7 @@ describe("answers no retry can change (docs/spi.md) are the service's", () => {
 
   // A body over maxRequestBytes, which the service cannot read, is answered
   // here by the service's rule: api/testdata/bounds/settled.json, the table
-  // of effect.Bounds that the Go tests check the service against.
+  // of spi.Bounds that the Go tests check the service against.
   interface SettledCase {
     name: string;
     bounds: { maxScriptBytes?: number; minMemoryBytes?: number; maxInputBytes?: number };

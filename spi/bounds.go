@@ -1,16 +1,13 @@
-package effect
+package spi
 
-import (
-	"fmt"
-
-	"github.com/loom-plugins/sandbox-cloudrun/spi"
-)
+import "fmt"
 
 // Bounds are the limits that decide a run's answer before it starts, the
 // answers no retry can change (docs/spi.md, "Answers no retry can change").
-// Run applies them to every evaluation (Options), on both of the service's
-// routes; a client applies them only to a request it cannot send, one whose
-// body is over the service's maxRequestBytes. A zero member bounds nothing.
+// They are the SPI's because a remote backend's clients need them too: the
+// effect applies them to every evaluation, on both of the service's routes;
+// a client applies them only to a request it cannot send, one whose body is
+// over the service's maxRequestBytes. A zero member bounds nothing.
 type Bounds struct {
 	// MaxScriptBytes bounds a script sent by value.
 	MaxScriptBytes int64
@@ -33,15 +30,15 @@ type Bounds struct {
 //   - a memory limit below MinMemoryBytes is the memory limit: nothing runs
 //     in less, as in process the first allocation fails;
 //   - an input over MaxInputBytes is inputTooLarge: the input must shrink.
-func (b Bounds) Settled(scriptBytes, memoryBytes, inputBytes int64) (spi.Outcome, bool) {
+func (b Bounds) Settled(scriptBytes, memoryBytes, inputBytes int64) (Outcome, bool) {
 	switch {
 	case b.MaxScriptBytes > 0 && scriptBytes > b.MaxScriptBytes:
 		name := "RangeError"
-		return spi.Threw(&name, fmt.Sprintf("the script is %d bytes, over the service's maxScriptBytes of %d", scriptBytes, b.MaxScriptBytes)), true
+		return Threw(&name, fmt.Sprintf("the script is %d bytes, over the service's maxScriptBytes of %d", scriptBytes, b.MaxScriptBytes)), true
 	case b.MinMemoryBytes > 0 && memoryBytes > 0 && memoryBytes < b.MinMemoryBytes:
-		return spi.LimitHit(spi.LimitMemory), true
+		return LimitHit(LimitMemory), true
 	case b.MaxInputBytes > 0 && inputBytes > b.MaxInputBytes:
-		return spi.InputTooLarge(), true
+		return InputTooLarge(), true
 	}
-	return spi.Outcome{}, false
+	return Outcome{}, false
 }
