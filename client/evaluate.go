@@ -56,14 +56,12 @@ func (c *Client) unsendable(data []byte, scriptBytes int64, memoryBytes int64, i
 // up. A negative member is the caller's error: Run sends nothing and
 // returns an error that wraps ErrInvalidLimits.
 //
-// Answers no retry can change are never infrastructure (docs/spi.md,
-// "Answers no retry can change"), and the service gives them: a script over
-// its maxScriptBytes, a memory limit below its minMemoryBytes and an input
-// over its maxInputBytes are typed outcomes, and limits above its maxima run
-// at them. Run sends every request as it is, but for one whose body is over
-// the service's maxRequestBytes, which only a script or an input over its
-// bound makes: that one Run answers by the service's rule (spi.Bounds)
-// without sending, and its Report has no usage and no request id.
+// Answers no retry can change are never infrastructure, and the service
+// gives them (docs/spi.md, "Answers no retry can change"). Run sends every
+// request as it is, but for one whose body is over the service's
+// maxRequestBytes, which only a script or an input over its bound makes:
+// that one Run answers by the service's rule (spi.Bounds) without sending,
+// and its Report has no usage and no request id.
 //
 // req.Replay asks for a replayable run (docs/spi.md, "Replayable runs"). It
 // is the caller's error, and nothing is sent, when the service does not

@@ -56,13 +56,11 @@ type EvaluationResponse struct {
 // network failure or a malformed answer. A request the client can tell is
 // invalid is refused before it is sent.
 //
-// Answers no retry can change are the service's (docs/spi.md, "Answers no
-// retry can change"): a memory limit below its minMemoryBytes is the typed
-// limitExceeded memory, an input over its maxInputBytes (its JSON text
-// without insignificant white space, as it is sent) the typed inputTooLarge,
-// and a limit above its maximum runs at the maximum. As in Run, a request
-// whose body is over the service's maxRequestBytes is answered by the
-// service's rule without sending.
+// Answers no retry can change are the service's, as their channels
+// (docs/spi.md, "Answers no retry can change"; the input is measured as it
+// is sent, without insignificant white space). As in Run, a request whose
+// body is over the service's maxRequestBytes is answered by the service's
+// rule without sending.
 func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (EvaluationResponse, error) {
 	const op = http.MethodPost + " " + evaluationsPath
 	body := api.Request{

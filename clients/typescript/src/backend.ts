@@ -875,12 +875,10 @@ export class CloudRunSandboxBackend implements SandboxBackend {
    * Runs the request on the service (POST /v1/sandbox/evaluate) and returns
    * its outcome object as received, once it is exactly one of ADR 0144 D2's
    * shapes (the answer's logs and usage go to onRun, never onto the outcome).
-   * Answers no retry can change (docs/spi.md) are the service's, typed:
-   * a script over its maxScriptBytes, a memoryBytes below its
-   * minMemoryBytes, an inputJson over its maxInputBytes; limits above its
-   * maxima run at them. The request is sent as it is, but for a body over the
-   * service's maxRequestBytes, which it cannot read: that one is answered
-   * here by the service's rule, and not sent. Aborting
+   * Answers no retry can change are the service's, typed (docs/spi.md,
+   * "Answers no retry can change"). The request is sent as it is, but for a
+   * body over the service's maxRequestBytes, which it cannot read: that one
+   * is answered here by the service's rule, and not sent. Aborting
    * request.signal cancels the HTTP call (and so the run, on the service) and
    * rejects with the signal's reason: an aborted signal never yields an
    * outcome. Everything else that goes wrong is an infrastructure outcome
