@@ -401,6 +401,16 @@ func TestEvalCommand(t *testing.T) {
 	if b, err := exec.Command(bin, "eval", "-input", `{"\ud800":1,"\ud801":2}`, script).Output(); err != nil || !strings.Contains(string(b), `"value":2`) {
 		t.Fatalf("lone surrogate keys: %v %s", err, b)
 	}
+	// The service's bounds hold: a script file over MAX_SCRIPT_BYTES is the
+	// typed RangeError the service answers, and nothing runs.
+	_ = os.WriteFile(script, []byte("1;"+strings.Repeat(" ", 63)), 0o644)
+	cmd = exec.Command(bin, "eval", script)
+	cmd.Env = append(os.Environ(), "MAX_SCRIPT_BYTES=64")
+	b, err = cmd.Output()
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 ||
+		!strings.Contains(string(b), `{"channel":"scriptError","name":"RangeError","message":"the script is 65 bytes, over the service's maxScriptBytes of 64"}`) {
+		t.Fatalf("a script over MAX_SCRIPT_BYTES: %v %s", err, b)
+	}
 }
 
 // evalFaultMarker begins the scripts whose runs break the engine of this

@@ -20,9 +20,11 @@
 // The handler, the Go client, the eval verb and the tests share it.
 //
 // The golden files in testdata hold one document of each shape as the service
-// writes it, and testdata/bounds the value and response bounds for a memory
-// maximum; the Go tests and the TypeScript client's tests read the same
-// files, so that the implementations cannot drift apart.
+// writes it, answers of a later version with what today's reader keeps of
+// them (docs/spi.md, "How the wire evolves"), and testdata/bounds the value
+// and response bounds for a memory maximum; the Go tests and the TypeScript
+// client's tests read the same files, so that the implementations cannot
+// drift apart.
 //
 // Every decoder reads with internal/jsontext's policy: strict RFC 8259 in
 // UTF-8, no key twice (keys compared as UTF-16 code units), strings decoded to

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -47,9 +48,10 @@ func (p *Problem) where() string {
 
 // DecodeEvaluationRequest reads and validates a POST /v1/evaluations body
 // as the service does, with the server's limits l (their defaults filled
-// in, their maxima enforced), into the evaluation it asks for: the effect's
-// decision on a script by reference. It refuses a body with a *Problem,
-// the document the service answers with.
+// in), into the evaluation it asks for: the effect's decision on a script by
+// reference. It refuses a body with a *Problem, the document the service
+// answers with; limits or an input outside the server's bounds are the
+// effect's to answer.
 func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 	b, refused := readRequest(body, EvaluationMembers())
 	if refused != nil {
@@ -88,10 +90,10 @@ func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 // as the service does, with the server's limits l, into the evaluation it
 // asks for: the backend's outcome of a script by value or by reference,
 // with the console output when captureLogs is true. It refuses a body with a
-// *Problem, the document the service answers with: a script over its limit
-// is a 413, any other fault a 400. An inputJson over maxInputBytes is no
-// refusal: the answer is the typed inputTooLarge outcome, as the effect
-// gives it on either route, since no retry can change it.
+// *Problem, the 400 the service answers with. A script, an input or limits
+// outside the server's bounds are no refusal: the effect answers them, as
+// outcomes no retry can change (docs/spi.md, "Answers no retry can
+// change").
 func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
 	b, refused := readRequest(body, SandboxMembers())
 	if refused != nil {
@@ -111,10 +113,6 @@ func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
 			return effect.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).WithField("scriptRef")
 		}
 	default:
-		if n := int64(len(script)); n > l.MaxScriptBytes {
-			return ev, refuse(ProblemScriptTooLarge, fmt.Sprintf("script is %d bytes, over the server's maxScriptBytes of %d", n, l.MaxScriptBytes)).
-				WithLimit("maxScriptBytes", l.MaxScriptBytes).WithField("script")
-		}
 		ev.Script = script
 	}
 	in, ok := b.str("inputJson")
@@ -349,27 +347,28 @@ func jsonError(data []byte, err error, what, field string) *Problem {
 	return e
 }
 
-// decodeLimits validates the requested limits (the members of "limits")
-// against the maxima and the memory minimum, and fills in the defaults.
+// decodeLimits reads the requested limits (the members of "limits"), each a
+// positive whole number, and fills in the defaults. It leaves them to the
+// effect's bounds (docs/spi.md, "Answers no retry can change"): a limit
+// above its maximum runs at the maximum, a memory limit below
+// minMemoryBytes is the memory limit, so a number of digits too large for
+// an int64 is read as the largest one.
 func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *Problem) {
 	out := spi.Limits{WallClock: l.DefaultWallClock, MemoryBytes: l.DefaultMemoryBytes}
 	if raw, ok := b["wallClockMs"]; ok {
-		ms, err := positiveInt("limits.wallClockMs", raw, "maxWallClockMs", l.MaxWallClock.Milliseconds(), "", 0, "ms")
+		ms, err := positiveInt("limits.wallClockMs", raw, "ms", "maxWallClockMs", l.MaxWallClock.Milliseconds())
 		if err != nil {
 			return out, err
 		}
-		out.WallClock = time.Duration(ms) * time.Millisecond
+		out.WallClock = time.Duration(math.MaxInt64)
+		if ms <= math.MaxInt64/int64(time.Millisecond) {
+			out.WallClock = time.Duration(ms) * time.Millisecond
+		}
 	}
 	if raw, ok := b["memoryBytes"]; ok {
-		n, err := positiveInt("limits.memoryBytes", raw, "maxMemoryBytes", l.MaxMemoryBytes, "minMemoryBytes", l.MinMemoryBytes, "bytes")
+		n, err := positiveInt("limits.memoryBytes", raw, "bytes", "maxMemoryBytes", l.MaxMemoryBytes)
 		if err != nil {
 			return out, err
-		}
-		if n < l.MinMemoryBytes {
-			// the engine's own state takes more than that: nothing could run
-			const field = "limits.memoryBytes"
-			return out, refuse(ProblemInvalidLimits, fmt.Sprintf("%s of %d is below the server's minMemoryBytes of %d bytes: the engine's own state takes about 150 KiB of any memory limit, so nothing could run",
-				field, n, l.MinMemoryBytes)).WithField(field).WithLimit("minMemoryBytes", l.MinMemoryBytes)
 		}
 		out.MemoryBytes = n
 	}
@@ -377,20 +376,12 @@ func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *Problem) {
 }
 
 // positiveInt parses a limit: a JSON number written as a positive integer
-// (digits only), at most max. A refusal names the limit that applied: the
-// minimum for zero (none where the server publishes no minimum: any
-// positive value is one), else the maximum, which says the range.
-func positiveInt(field string, raw []byte, maxName string, max int64, minName string, min int64, unit string) (int64, *Problem) {
+// (digits only); one too large for an int64 is math.MaxInt64. A refusal
+// says what the server does with a limit above its maximum, named maxName.
+func positiveInt(field string, raw []byte, unit, maxName string, max int64) (int64, *Problem) {
 	bad := func(why string) (int64, *Problem) {
-		p := refuse(ProblemInvalidLimits, fmt.Sprintf("%s must be a positive whole number of %s, at most the server's %s of %d; got %s: %s",
+		return 0, refuse(ProblemInvalidLimits, fmt.Sprintf("%s must be a positive whole number of %s (one above the server's %s of %d runs at it); got %s: %s",
 			field, unit, maxName, max, jsontext.QuoteShort(string(raw)), why)).WithField(field)
-		switch {
-		case why != "zero":
-			p = p.WithLimit(maxName, max)
-		case minName != "":
-			p = p.WithLimit(minName, min)
-		}
-		return 0, p
 	}
 	s := string(raw)
 	if s == "" || s[0] == '"' || s[0] == '{' || s[0] == '[' || s[0] == 't' || s[0] == 'f' {
@@ -405,11 +396,12 @@ func positiveInt(field string, raw []byte, maxName string, max int64, minName st
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n > max {
-		return 0, refuse(ProblemInvalidLimits, fmt.Sprintf("%s of %s is above the server's %s of %d %s", field, s, maxName, max, unit)).
-			WithField(field).WithLimit(maxName, max)
-	}
-	if n == 0 {
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return math.MaxInt64, nil
+	case err != nil:
+		return bad("not an integer written in digits")
+	case n == 0:
 		return bad("zero")
 	}
 	return n, nil

@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,16 +26,17 @@ var fuzzLimits = Limits{
 const seedRef = "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
 
 // checkRefusal is the fuzz property for a refusal: a problem of a
-// documented type, with a detail, a client error's status, and a document
-// that encodes.
+// documented type, with a detail, a 400 (a size the decoders leave to the
+// effect, docs/spi.md, "Answers no retry can change"), and a document that
+// encodes.
 func checkRefusal(t *testing.T, err error) {
 	t.Helper()
 	var p *Problem
 	if !errors.As(err, &p) {
 		t.Fatalf("a refusal that is not a Problem: %v", err)
 	}
-	if p.ProblemType().Title() == "" || p.Detail == "" || p.Status != 400 && p.Status != 413 {
-		t.Fatalf("refusal without a documented type, a detail or a 400 or 413: %+v", p)
+	if p.ProblemType().Title() == "" || p.Detail == "" || p.Status != 400 {
+		t.Fatalf("refusal without a documented type, a detail or a 400: %+v", p)
 	}
 	if (p.Offset == nil) != (p.Line == 0) {
 		t.Fatalf("an offset without its line, or a line without an offset: %+v", p)
@@ -43,10 +46,12 @@ func checkRefusal(t *testing.T, err error) {
 	}
 }
 
+// checkLimits is the fuzz property for accepted limits: positive, as the
+// effect takes them (it answers those outside the server's bounds).
 func checkLimits(t *testing.T, l spi.Limits) {
 	t.Helper()
-	if l.WallClock <= 0 || l.WallClock > fuzzLimits.MaxWallClock || l.MemoryBytes < fuzzLimits.MinMemoryBytes || l.MemoryBytes > fuzzLimits.MaxMemoryBytes {
-		t.Fatalf("accepted limits outside the bounds: %+v", l)
+	if l.WallClock <= 0 || l.MemoryBytes <= 0 {
+		t.Fatalf("accepted limits no run can have: %+v", l)
 	}
 }
 
@@ -121,9 +126,6 @@ func FuzzDecodeSandboxEvaluate(f *testing.F) {
 		if ev.ScriptRef.IsZero() && ev.Script == "" && !strings.Contains(string(body), `"script"`) || ev.Answer != effect.AnswerOutcome {
 			t.Fatalf("accepted a request without a script: %+v", ev)
 		}
-		if int64(len(ev.Script)) > fuzzLimits.MaxScriptBytes || int64(len(ev.Input)) > fuzzLimits.MaxInputBytes {
-			t.Fatalf("accepted a request over the bounds: script %d, input %d bytes", len(ev.Script), len(ev.Input))
-		}
 		if !json.Valid(ev.Input) || !utf8.Valid(ev.Input) {
 			t.Fatalf("accepted inputJson that is not JSON text: %q", ev.Input)
 		}
@@ -187,20 +189,12 @@ func TestRefusalsSayWhere(t *testing.T) {
 			where{Type: ProblemBadReference, Field: "scriptRef", Offset: -1}},
 		{"bad shape hash", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","expectedOutputShapeHash":"x"}`,
 			where{Type: ProblemBadShapeHash, Field: "expectedOutputShapeHash", Offset: -1}},
-		{"wall clock over its maximum", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","limits":{"wallClockMs":10001}}`,
-			where{Type: ProblemInvalidLimits, Field: "limits.wallClockMs", Offset: -1, Limit: "maxWallClockMs", LimitValue: 10000}},
 		{"memory not a number", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":"1"}}`,
-			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "maxMemoryBytes", LimitValue: 64 << 20}},
-		{"zero wall clock: no minimum applies", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"wallClockMs":0}}`,
+			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1}},
+		{"zero wall clock", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"wallClockMs":0}}`,
 			where{Type: ProblemInvalidLimits, Field: "limits.wallClockMs", Offset: -1}},
-		{"zero memory: the minimum applies", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":0}}`,
-			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
-		{"memory under its minimum", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":4096}}`,
-			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
-		{"memory one under its minimum", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","limits":{"memoryBytes":262143}}`,
-			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1, Limit: "minMemoryBytes", LimitValue: 256 << 10}},
-		{"script over its maximum", DecodeSandboxRequest, `{"script":"` + strings.Repeat("1", 4<<10+1) + `","inputJson":"1"}`,
-			where{Type: ProblemScriptTooLarge, Field: "script", Offset: -1, Limit: "maxScriptBytes", LimitValue: 4 << 10}},
+		{"zero memory", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":0}}`,
+			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1}},
 		{"both scripts", DecodeSandboxRequest, `{"script":"1","scriptRef":"` + seedRef + `","inputJson":"1"}`,
 			where{Type: ProblemInvalidRequest, Offset: -1}},
 	} {
@@ -226,16 +220,39 @@ func TestRefusalsSayWhere(t *testing.T) {
 	}
 }
 
-// The memory minimum is a limit a request may ask for; absent limits take
-// the defaults, whatever the minimum.
-func TestMemoryMinimumIsAccepted(t *testing.T) {
-	ev, err := DecodeSandboxRequest([]byte(`{"script":"1","inputJson":"1","limits":{"memoryBytes":262144}}`), fuzzLimits)
-	if err != nil || ev.Limits.MemoryBytes != fuzzLimits.MinMemoryBytes {
-		t.Errorf("at the minimum: %+v, %v", ev.Limits, err)
-	}
-	ev, err = DecodeEvaluationRequest([]byte(`{"scriptRef":"`+seedRef+`"}`), fuzzLimits)
-	if err != nil || ev.Limits.MemoryBytes != fuzzLimits.DefaultMemoryBytes {
-		t.Errorf("absent: %+v, %v", ev.Limits, err)
+// Limits, a script and an input outside the server's bounds are no
+// refusal: both decoders read them as asked, for the effect to answer
+// (docs/spi.md, "Answers no retry can change"), a number too large for an
+// int64 as the largest one. Absent limits take the defaults.
+func TestOutOfBoundsRequestsAreRead(t *testing.T) {
+	big := strings.Repeat("1", int(fuzzLimits.MaxScriptBytes)+1)
+	bigInput := `\"` + strings.Repeat("i", int(fuzzLimits.MaxInputBytes)) + `\"`
+	for _, tc := range []struct {
+		name   string
+		decode func([]byte, Limits) (effect.Evaluation, error)
+		body   string
+		want   spi.Limits
+		script string
+	}{
+		{"above the maxima", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `","limits":{"wallClockMs":10001,"memoryBytes":67108865}}`,
+			spi.Limits{WallClock: 10001 * time.Millisecond, MemoryBytes: 64<<20 + 1}, ""},
+		{"below the memory minimum", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":1}}`,
+			spi.Limits{WallClock: time.Second, MemoryBytes: 1}, "1"},
+		{"beyond an int64", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"wallClockMs":99999999999999999999,"memoryBytes":99999999999999999999}}`,
+			spi.Limits{WallClock: math.MaxInt64, MemoryBytes: math.MaxInt64}, "1"},
+		{"a wall clock beyond a Duration", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"wallClockMs":9223372036855}}`,
+			spi.Limits{WallClock: math.MaxInt64, MemoryBytes: 16 << 20}, "1"},
+		{"a script and an input over their maxima", DecodeSandboxRequest, `{"script":"` + big + `","inputJson":"` + bigInput + `"}`,
+			spi.Limits{WallClock: time.Second, MemoryBytes: 16 << 20}, big},
+		{"the memory minimum", DecodeSandboxRequest, `{"script":"1","inputJson":"1","limits":{"memoryBytes":262144}}`,
+			spi.Limits{WallClock: time.Second, MemoryBytes: 256 << 10}, "1"},
+		{"absent", DecodeEvaluationRequest, `{"scriptRef":"` + seedRef + `"}`,
+			spi.Limits{WallClock: time.Second, MemoryBytes: 16 << 20}, ""},
+	} {
+		ev, err := tc.decode([]byte(tc.body), fuzzLimits)
+		if err != nil || ev.Limits != tc.want || ev.Script != tc.script {
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, ev.Limits, err, tc.want)
+		}
 	}
 }
 
@@ -415,5 +432,48 @@ func TestDeterminismRefusals(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// escapeAll writes the ASCII text s as a JSON string with every byte a
+// \uXXXX escape: the longest a client may write it.
+func escapeAll(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, `\u%04x`, s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// MinRequestBytes holds the longest request whose script and input are at
+// their bounds: every member present and at its own bound, every key and
+// every string written with every byte escaped. The decoder reads it, and
+// it takes no more than MinRequestBytes.
+func TestMinRequestBytesHoldsAnyEscaping(t *testing.T) {
+	l := fuzzLimits
+	worst := func(scriptBytes int64) string {
+		member := func(key, value string) string { return escapeAll(key) + ":" + value }
+		input := `"` + strings.Repeat("i", int(l.MaxInputBytes)-2) + `"`
+		return "{" + strings.Join([]string{
+			member("script", escapeAll(strings.Repeat(" ", int(scriptBytes)-1)+"1")),
+			member("inputJson", escapeAll(input)),
+			member("limits", "{"+member("wallClockMs", "9223372036854775807")+","+member("memoryBytes", "9223372036854775807")+"}"),
+			member("captureLogs", "false"),
+			member("determinism", "{"+member("seed", escapeAll(strings.Repeat("s", 128)))+","+member("now", escapeAll("2262-04-11T23:47:16.854775807+23:59"))+"}"),
+		}, ",") + "}"
+	}
+	body := worst(l.MaxScriptBytes)
+	ev, err := DecodeSandboxRequest([]byte(body), l)
+	if err != nil || int64(len(ev.Script)) != l.MaxScriptBytes || int64(len(ev.Input)) != l.MaxInputBytes {
+		t.Fatalf("the longest request within the bounds: %v (script %d, input %d bytes)", err, len(ev.Script), len(ev.Input))
+	}
+	least := MinRequestBytes(l.MaxScriptBytes, l.MaxInputBytes)
+	if n := int64(len(body)); n > least {
+		t.Errorf("it is %d bytes, over MinRequestBytes %d", n, least)
+	}
+	if want := 6*(l.MaxScriptBytes+l.MaxInputBytes) + 64<<10; least != want {
+		t.Errorf("MinRequestBytes = %d, want 6 × (script + input) + 64 KiB = %d", least, want)
 	}
 }

@@ -39,9 +39,16 @@ func AppendEvaluation(dst []byte, r EvaluationResponse) ([]byte, error) {
 	return appendLogsAndUsage(dst, r.Logs, r.Usage), nil
 }
 
-// DecodeEvaluation reads a 200 body of POST /v1/evaluations strictly: ok,
-// then value or a failure whose members are exactly its channel's, and
-// optional logs and usage.
+// evaluationMembers are the members of the effect's decision, a value or a
+// typed failure: the closed part of POST /v1/evaluations' answer. Any other
+// member is a report member (docs/spi.md, "How the wire evolves").
+var evaluationMembers = []string{"ok", "value", "failure"}
+
+// DecodeEvaluation reads a 200 body of POST /v1/evaluations as
+// docs/spi.md, "How the wire evolves", says a reader does: ok, then value
+// or a failure whose members are exactly its channel's; the report members
+// this reader knows, logs and usage, checked; and every other member
+// ignored.
 func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
 	obj, err := jsontext.ParseObject("", body)
 	if err != nil {
@@ -64,6 +71,8 @@ func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
 			r.Failure = f
 		}
 	}
+	closeOutcome(obj, evaluationMembers)
+	obj.Skip()
 	if err := obj.Done(); err != nil {
 		return EvaluationResponse{}, err
 	}
@@ -95,17 +104,17 @@ func AppendEvaluationResult(dst []byte, res effect.Result, err error, withLogs b
 }
 
 // InputTooLargeAnswer is POST /v1/evaluations' answer for an input over
-// maxInputBytes, limitBytes, as the effect gives it before anything runs: a
-// client that knows the service's limits answers it without sending
+// maxInputBytes, limitBytes, as the effect gives it before anything runs,
+// which a client gives for a request whose body the service cannot read
 // (docs/spi.md, "Answers no retry can change").
 func InputTooLargeAnswer(limitBytes int) EvaluationResponse {
 	return EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: limitBytes}, Usage: &spi.Usage{}}
 }
 
 // LimitExceededAnswer is POST /v1/evaluations' answer for a run that hit
-// the limit kind; a client answers it without sending for a memory limit
-// below the service's minMemoryBytes, in which nothing runs (docs/spi.md,
-// "Answers no retry can change").
+// the limit kind, which a client gives for a request whose body the service
+// cannot read and whose memory limit is below the service's minMemoryBytes,
+// in which nothing runs (docs/spi.md, "Answers no retry can change").
 func LimitExceededAnswer(kind spi.LimitKind) EvaluationResponse {
 	return EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: kind}, Usage: &spi.Usage{}}
 }

@@ -9,17 +9,24 @@ import (
 
 // SandboxAnswer is a 200 answer of POST /v1/sandbox/evaluate: the outcome
 // of docs/spi.md, "Outcomes", exactly, with beside its members the run's
-// console output (Logs, when the request asked for it) and what the run used
-// (Usage). Logs and Usage are nil when absent.
+// report members: its console output (Logs, when the request asked for it)
+// and what it used (Usage). Logs and Usage are nil when absent.
 type SandboxAnswer struct {
 	Outcome spi.Outcome
 	Logs    *string
 	Usage   *spi.Usage
 }
 
-// DecodeSandboxAnswer reads a 200 body of POST /v1/sandbox/evaluate
-// strictly: one outcome in the closed vocabulary, and optional logs and
-// usage, with no other members.
+// outcomeMembers are the members of every kind of outcome together, the
+// closed vocabulary of docs/spi.md, "Outcomes". Any other member of an
+// answer is a report member (docs/spi.md, "How the wire evolves").
+var outcomeMembers = []string{"ok", "value", "kind", "limit", "name", "message"}
+
+// DecodeSandboxAnswer reads a 200 body of POST /v1/sandbox/evaluate as
+// docs/spi.md, "How the wire evolves", says a reader does: one outcome in
+// the closed vocabulary, with no member of another kind; the report members
+// this reader knows, logs and usage, checked; and every other member, a
+// report member of a later version, ignored.
 func DecodeSandboxAnswer(body []byte) (SandboxAnswer, error) {
 	obj, err := jsontext.ParseObject("", body)
 	if err != nil {
@@ -27,14 +34,26 @@ func DecodeSandboxAnswer(body []byte) (SandboxAnswer, error) {
 	}
 	var a SandboxAnswer
 	a.Outcome = readOutcome(obj)
+	closeOutcome(obj, outcomeMembers)
 	if logs, present := obj.Str("logs", false); present {
 		a.Logs = &logs
 	}
 	a.Usage = readUsage(obj)
+	obj.Skip()
 	if err := obj.Done(); err != nil {
 		return SandboxAnswer{}, err
 	}
 	return a, nil
+}
+
+// closeOutcome refuses a member of the outcome's vocabulary that the
+// outcome read did not take: one of another kind's.
+func closeOutcome(obj *jsontext.Object, vocabulary []string) {
+	for _, k := range vocabulary {
+		if obj.Unread(k) {
+			obj.Fail(k, "not a member of this kind of outcome")
+		}
+	}
 }
 
 // AppendSandboxAnswer appends a as POST /v1/sandbox/evaluate's answer: the

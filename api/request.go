@@ -52,6 +52,26 @@ func LimitsMembers() []Member {
 	return []Member{{"wallClockMs", AnyType}, {"memoryBytes", AnyType}}
 }
 
+// escapedBytes is the most bytes a JSON string spends on one byte of its
+// text: a control character must be written as a \uXXXX escape, and any
+// other may be.
+const escapedBytes = 6
+
+// requestRoom is room for every member of a request but the script and the
+// input, each at its own bound and however it is escaped: the member names,
+// a content reference, a determinism seed of 128 bytes and its instant, the
+// limits, and the punctuation between them take less than 5 KiB.
+const requestRoom = 64 << 10
+
+// MinRequestBytes is the least maxRequestBytes that carries every request
+// whose script and input are within maxScriptBytes and maxInputBytes,
+// however a client escapes them: a body cap below it would refuse, as too
+// large, a request that the service answers, only because of how it was
+// written. The service refuses to start with a smaller one.
+func MinRequestBytes(maxScriptBytes, maxInputBytes int64) int64 {
+	return escapedBytes*(maxScriptBytes+maxInputBytes) + requestRoom
+}
+
 // Request is a body of either POST route as a client writes it: the wire
 // form of one evaluation, whose server side is the effect.Evaluation the
 // decoders read. AppendEvaluationRequest writes it for /v1/evaluations

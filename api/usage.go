@@ -42,8 +42,10 @@ func appendMillis(dst []byte, d time.Duration) []byte {
 	return strconv.AppendFloat(dst, float64(max(d, 0).Microseconds())/1000, 'f', -1, 64)
 }
 
-// readUsage reads the usage member of an answer, when present, strictly:
-// exactly the members AppendUsage writes.
+// readUsage reads the usage member of an answer, when present: the members
+// AppendUsage writes, each required and checked, and any other member, in
+// usage or in its phases, a figure of a later version, ignored
+// (docs/spi.md, "How the wire evolves").
 func readUsage(obj *jsontext.Object) *spi.Usage {
 	o, present := obj.Child("usage", false)
 	if !present {
@@ -54,6 +56,7 @@ func readUsage(obj *jsontext.Object) *spi.Usage {
 		for _, phase := range u.Phases() {
 			*phase.D = readMillis(p, phase.Name)
 		}
+		p.Skip()
 		o.Adopt(p.Done())
 	}
 	u.CPU = readMillis(o, "cpuMs")
@@ -63,6 +66,7 @@ func readUsage(obj *jsontext.Object) *spi.Usage {
 	u.CPUBudget = uint64(n)
 	u.PeakMemoryBytes, _ = o.Count("peakMemoryBytes", true)
 	u.MemoryLimitBytes, _ = o.Count("memoryLimitBytes", true)
+	o.Skip()
 	obj.Adopt(o.Done())
 	return &u
 }

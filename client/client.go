@@ -6,10 +6,12 @@
 // POST /v1/evaluations.
 //
 // The client never guesses what a run did. An outcome comes only from a 200
-// response whose body decodes strictly into the closed vocabulary of
-// docs/spi.md, "Outcomes", or from the service's published limits, which
-// decide some requests before they are sent (docs/spi.md, "Answers no retry
-// can change").
+// response whose body decodes into the closed vocabulary of docs/spi.md,
+// "Outcomes" (report members of a later version beside it ignored:
+// docs/spi.md, "How the wire evolves"), or, for a request whose body is over
+// the service's maxRequestBytes, from the service's own rule for what no
+// retry can change (spi.Bounds; docs/spi.md, "Answers no retry can
+// change").
 // Every other answer (a problem document, a 5xx, a network error, a redirect,
 // a malformed or oversized body) becomes an infrastructure outcome, which the
 // effect treats as untyped and retryable. Only the caller's own doing is

@@ -42,7 +42,7 @@ func TestDialReadsAndFreezesCapabilities(t *testing.T) {
 		l.MaxMemoryBytes != 256<<20 || l.MaxInputBytes != 1<<20 || l.MaxOutputBytes != 1<<20 || l.MaxScriptBytes != 1<<20 {
 		t.Errorf("Limits() = %+v", l)
 	}
-	if !strings.Contains(string(l.Raw), `"maxRequestBytes":4194304`) {
+	if !strings.Contains(string(l.Raw), `"maxRequestBytes":16777216`) {
 		t.Errorf("Limits().Raw = %s, want the member this client does not know kept", l.Raw)
 	}
 	l.Raw[0] = 'X' // the caller's copy; the client's stays as read

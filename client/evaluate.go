@@ -24,32 +24,22 @@ func checkLimits(l spi.Limits) error {
 	return nil
 }
 
-// clampLimits lowers a member above the service's maximum to the maximum
-// (docs/spi.md, "Answers no retry can change"): a run that needs more then
-// meets the limit, as it would in process, where the service would refuse
-// the request and a retry would be refused again. A member the service
-// publishes no maximum for, and a zero member (the service's default), are
-// sent as they are.
-func clampLimits(l spi.Limits, svc Limits) spi.Limits {
-	if svc.MaxWallClock > 0 && l.WallClock > svc.MaxWallClock {
-		l.WallClock = svc.MaxWallClock
+// unsendable returns the answer to a request whose body, data, is over the
+// service's maxRequestBytes, which the service cannot read. Its bound holds
+// any request whose script and input are within their bounds however they
+// are escaped (api.MinRequestBytes), so such a body has a script or an
+// input over its bound, and the service's own rule answers it
+// (spi.Bounds, docs/spi.md, "Answers no retry can change"); that rule,
+// not a copy, is applied here. A memory limit of zero is the service's
+// default. It returns false when the rule leaves the request to a run, or
+// the service publishes no maxRequestBytes: the request is then sent.
+func (c *Client) unsendable(data []byte, scriptBytes int64, memoryBytes int64, inputBytes int) (spi.Outcome, bool) {
+	svc := c.info.Limits
+	if svc.MaxRequestBytes <= 0 || int64(len(data)) <= svc.MaxRequestBytes {
+		return spi.Outcome{}, false
 	}
-	if svc.MaxMemoryBytes > 0 && l.MemoryBytes > svc.MaxMemoryBytes {
-		l.MemoryBytes = svc.MaxMemoryBytes
-	}
-	return l
-}
-
-// belowMemoryFloor reports whether l asks for less memory than the service's
-// minimum, in which nothing runs: the answer is the memory limit, not sent.
-func belowMemoryFloor(l spi.Limits, svc Limits) bool {
-	return l.MemoryBytes > 0 && l.MemoryBytes < svc.MinMemoryBytes
-}
-
-// inputTooLarge reports whether an input of n bytes of JSON text is over the
-// service's maxInputBytes, which the service answers as inputTooLarge.
-func inputTooLarge(n int, svc Limits) bool {
-	return svc.MaxInputBytes > 0 && int64(n) > svc.MaxInputBytes
+	b := spi.Bounds{MaxScriptBytes: svc.MaxScriptBytes, MinMemoryBytes: svc.MinMemoryBytes, MaxInputBytes: svc.MaxInputBytes}
+	return b.Settled(scriptBytes, memoryBytes, int64(inputBytes))
 }
 
 // Run runs req on the service and implements spi.Reporter: the outcome (a
@@ -66,13 +56,12 @@ func inputTooLarge(n int, svc Limits) bool {
 // up. A negative member is the caller's error: Run sends nothing and
 // returns an error that wraps ErrInvalidLimits.
 //
-// Answers no retry can change are never infrastructure (docs/spi.md,
-// "Answers no retry can change"), so Run applies the service's published
-// limits before it sends, in this order: a script over maxScriptBytes is
-// threw RangeError naming both sizes; a memory limit below minMemoryBytes is
-// limit memory; an input over maxInputBytes is inputTooLarge; none of them
-// is sent, and their Report has no usage and no request id. A wall clock or
-// a memory limit above the service's maximum is sent as the maximum.
+// Answers no retry can change are never infrastructure, and the service
+// gives them (docs/spi.md, "Answers no retry can change"). Run sends every
+// request as it is, but for one whose body is over the service's
+// maxRequestBytes, which only a script or an input over its bound makes:
+// that one Run answers by the service's rule (spi.Bounds) without sending,
+// and its Report has no usage and no request id.
 //
 // req.Replay asks for a replayable run (docs/spi.md, "Replayable runs"). It
 // is the caller's error, and nothing is sent, when the service does not
@@ -146,11 +135,14 @@ func (c *Client) run(ctx context.Context, body api.Request) (spi.Report, error) 
 	if err := c.checkReplay(body.Replay); err != nil {
 		return spi.Report{}, err
 	}
-	if o, settled := c.settled(body); settled {
+	data := api.AppendSandboxRequest(nil, body)
+	scriptBytes := int64(-1) // by reference: the service's store bounds it
+	if body.Script != nil {
+		scriptBytes = int64(len(*body.Script))
+	}
+	if o, settled := c.unsendable(data, scriptBytes, body.Limits.MemoryBytes, len(body.Input)); settled {
 		return spi.Report{Outcome: o}, nil
 	}
-	body.Limits = clampLimits(body.Limits, c.info.Limits)
-	data := api.AppendSandboxRequest(nil, body)
 	resp, err := c.do(ctx, http.MethodPost, evaluatePath, data, c.cfg.maxResponse)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return spi.Report{}, ctxErr // cancellation wins over whatever came back
@@ -182,23 +174,6 @@ func (c *Client) run(ctx context.Context, body api.Request) (spi.Report, error) 
 		rep.Usage = *a.Usage
 	}
 	return rep, nil
-}
-
-// settled returns the answer of docs/spi.md, "Answers no retry can change",
-// for a request the service's published limits already decide, in the
-// order the service checks them: the script, the limits, the input.
-func (c *Client) settled(body api.Request) (spi.Outcome, bool) {
-	svc := c.info.Limits
-	switch {
-	case body.Script != nil && svc.MaxScriptBytes > 0 && int64(len(*body.Script)) > svc.MaxScriptBytes:
-		name := "RangeError"
-		return spi.Threw(&name, fmt.Sprintf("the script is %d bytes, over the service's maxScriptBytes of %d", len(*body.Script), svc.MaxScriptBytes)), true
-	case belowMemoryFloor(body.Limits, svc):
-		return spi.LimitHit(spi.LimitMemory), true
-	case inputTooLarge(len(body.Input), svc):
-		return spi.InputTooLarge(), true
-	}
-	return spi.Outcome{}, false
 }
 
 func infrastructure(reason string) spi.Report {

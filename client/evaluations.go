@@ -56,13 +56,11 @@ type EvaluationResponse struct {
 // network failure or a malformed answer. A request the client can tell is
 // invalid is refused before it is sent.
 //
-// The limits follow Run's rule (docs/spi.md, "Answers no retry can
-// change"): a memory limit below the service's minMemoryBytes is the typed
-// limitExceeded memory, and then an input over maxInputBytes (its JSON
-// text without insignificant white space, as it is sent) the typed
-// inputTooLarge whose limitBytes is maxInputBytes, as the service would
-// answer, neither sent; a limit above the service's maximum is sent as the
-// maximum.
+// Answers no retry can change are the service's, as their channels
+// (docs/spi.md, "Answers no retry can change"; the input is measured as it
+// is sent, without insignificant white space). As in Run, a request whose
+// body is over the service's maxRequestBytes is answered by the service's
+// rule without sending.
 func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (EvaluationResponse, error) {
 	const op = http.MethodPost + " " + evaluationsPath
 	body := api.Request{
@@ -98,17 +96,18 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 		}
 		body.Input = in.Bytes()
 	}
-	svc := c.info.Limits
-	switch {
-	case belowMemoryFloor(body.Limits, svc):
-		return EvaluationResponse{EvaluationResponse: api.LimitExceededAnswer(spi.LimitMemory)}, nil
-	case body.Input != nil && inputTooLarge(len(body.Input), svc): // nil is sent as null
-		return EvaluationResponse{EvaluationResponse: api.InputTooLargeAnswer(int(svc.MaxInputBytes))}, nil
-	}
-	body.Limits = clampLimits(body.Limits, svc)
 	data, err := api.AppendEvaluationRequest(nil, body)
 	if err != nil {
 		return EvaluationResponse{}, fmt.Errorf("client: encoding the request: %w", err)
+	}
+	if o, settled := c.unsendable(data, -1, body.Limits.MemoryBytes, len(body.Input)); settled {
+		// the channels the effect maps the rule's outcomes to
+		switch o.Kind {
+		case spi.KindLimit:
+			return EvaluationResponse{EvaluationResponse: api.LimitExceededAnswer(o.Limit)}, nil
+		case spi.KindInputTooLarge:
+			return EvaluationResponse{EvaluationResponse: api.InputTooLargeAnswer(int(c.info.Limits.MaxInputBytes))}, nil
+		}
 	}
 	resp, err := c.do(ctx, http.MethodPost, evaluationsPath, data, c.cfg.maxResponse)
 	if ctxErr := ctx.Err(); ctxErr != nil {

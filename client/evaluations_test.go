@@ -165,9 +165,9 @@ func TestEvaluationsMalformedAnswersAreErrors(t *testing.T) {
 	for _, tc := range []struct{ name, body, fragment string }{
 		{"no ok", `{"value":1}`, `"ok": missing`},
 		{"ok without value", `{"ok":true}`, `"value": missing`},
-		{"ok with failure", `{"ok":true,"value":1,"failure":{"channel":"scriptError","message":"m"}}`, `"failure": unknown member`},
+		{"ok with failure", `{"ok":true,"value":1,"failure":{"channel":"scriptError","message":"m"}}`, `"failure": not a member of this kind of outcome`},
 		{"failed without failure", `{"ok":false}`, `"failure": missing`},
-		{"failed with value", `{"ok":false,"value":1,"failure":{"channel":"inputTooLarge","limitBytes":1}}`, `"value": unknown member`},
+		{"failed with value", `{"ok":false,"value":1,"failure":{"channel":"inputTooLarge","limitBytes":1}}`, `"value": not a member of this kind of outcome`},
 		{"failure payload nested", `{"ok":false,"failure":{"channel":"limitExceeded","payload":{"kind":"cpu"}}}`, `"failure"."kind": missing`},
 		{"unknown channel", `{"ok":false,"failure":{"channel":"timeout"}}`, "must be one of limitExceeded"},
 		{"limit kind", `{"ok":false,"failure":{"channel":"limitExceeded","kind":"disk"}}`, "must be one of cpu, memory, wallClock, output"},

@@ -3,11 +3,13 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,180 +24,136 @@ import (
 // capsDoc's limits: maxWallClockMs 30000, minMemoryBytes 262144,
 // maxMemoryBytes 268435456, maxInputBytes and maxScriptBytes 1048576.
 const (
-	capsMaxWallClock = 30 * time.Second
-	capsMinMemory    = 256 << 10
-	capsMaxMemory    = 256 << 20
-	capsMaxInput     = 1 << 20
-	capsMaxScript    = 1 << 20
+	capsMinMemory = 256 << 10
+	capsMaxInput  = 1 << 20
+	capsMaxScript = 1 << 20
 )
 
-// The rows of docs/spi.md, "Answers no retry can change", that are answered
-// without sending: each is typed, never infrastructure, and nothing reaches
-// the service; where several apply, the service's own order decides (the
-// script, the limits, the input).
-func TestSettledAnswersAreNotSent(t *testing.T) {
+// The client keeps no rule of docs/spi.md, "Answers no retry can change":
+// a request over the service's bounds, whose body the service can read, is
+// sent as it is, limits and all, on every call, for the service to answer.
+func TestRequestsOverTheBoundsAreSentAsTheyAre(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
 	c := dial(t, f.URL)
+	ctx := context.Background()
 	bigScript := "1;" + strings.Repeat(" ", capsMaxScript-1)
 	bigInput := `"` + strings.Repeat("i", capsMaxInput-1) + `"`
-	tooLittle := spi.Limits{MemoryBytes: capsMinMemory - 1}
-	scriptError := spi.Threw(ptr("RangeError"), "the script is 1048577 bytes, over the service's maxScriptBytes of 1048576")
-	for _, tc := range []struct {
-		name string
-		req  spi.Request
-		want spi.Outcome
-	}{
-		{"script over maxScriptBytes", spi.Request{Script: bigScript, InputJSON: "null"}, scriptError},
-		{"memory below minMemoryBytes", spi.Request{Script: "1", InputJSON: "null", Limits: tooLittle}, spi.LimitHit(spi.LimitMemory)},
-		{"a byte of memory", spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{MemoryBytes: 1}}, spi.LimitHit(spi.LimitMemory)},
-		{"input over maxInputBytes", spi.Request{Script: "1", InputJSON: bigInput}, spi.InputTooLarge()},
-		{"the script first", spi.Request{Script: bigScript, InputJSON: bigInput, Limits: tooLittle}, scriptError},
-		{"then the memory", spi.Request{Script: "1", InputJSON: bigInput, Limits: tooLittle}, spi.LimitHit(spi.LimitMemory)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rep, err := c.Run(context.Background(), spi.RunRequest{Request: tc.req, CaptureLogs: true})
-			if err != nil {
-				t.Fatalf("Run returned an error: %v", err)
-			}
-			if !reflect.DeepEqual(rep, spi.Report{Outcome: tc.want}) {
-				t.Errorf("report %+v, want the outcome %+v and nothing else", rep, tc.want)
-			}
-			o, err := c.Evaluate(context.Background(), tc.req)
-			if err != nil || !reflect.DeepEqual(o, tc.want) {
-				t.Errorf("Evaluate = %+v, %v; want %+v", o, err, tc.want)
-			}
-		})
-	}
-	// by reference, the script's size is the service's to check; the rest
-	// is the same
-	o, err := c.EvaluateRef(context.Background(), ref, bigInput, spi.Limits{})
-	if err != nil || !reflect.DeepEqual(o, spi.InputTooLarge()) {
-		t.Errorf("EvaluateRef of an input over maxInputBytes = %+v, %v", o, err)
-	}
-	o, err = c.EvaluateRef(context.Background(), ref, "null", tooLittle)
-	if err != nil || !reflect.DeepEqual(o, spi.LimitHit(spi.LimitMemory)) {
-		t.Errorf("EvaluateRef below minMemoryBytes = %+v, %v", o, err)
-	}
-	if n := len(f.requests()); n != 0 {
-		t.Errorf("%d requests sent, want none", n)
-	}
-
-	// at each limit exactly, the request is sent as it is
-	atLimits := spi.Limits{WallClock: capsMaxWallClock, MemoryBytes: capsMinMemory}
-	if o, err := c.Evaluate(context.Background(), spi.Request{Script: bigScript[:capsMaxScript], InputJSON: bigInput[:capsMaxInput-1] + `"`, Limits: atLimits}); err != nil || !o.OK {
-		t.Errorf("a request at the limits: %+v, %v", o, err)
-	}
-	if n := len(f.requests()); n != 1 {
-		t.Errorf("%d requests sent for a request at the limits, want 1", n)
-	}
-}
-
-// Limits above the service's maxima are sent as the maxima, the rest as
-// they are; a zero member is still left to the service's default.
-func TestLimitsAboveTheMaximaAreSentAsTheMaxima(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		limits spi.Limits
-		want   any // the request's "limits" member; nil: absent
+		req    spi.Request
+		limits any // the request's "limits" member
 	}{
-		{"wall clock", spi.Limits{WallClock: time.Hour, MemoryBytes: 1 << 20},
-			map[string]any{"wallClockMs": 30000.0, "memoryBytes": float64(1 << 20)}},
-		{"a nanosecond over", spi.Limits{WallClock: capsMaxWallClock + 1},
-			map[string]any{"wallClockMs": 30000.0}},
-		{"memory", spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 40},
-			map[string]any{"wallClockMs": 1000.0, "memoryBytes": float64(capsMaxMemory)}},
-		{"both, the memory alone", spi.Limits{MemoryBytes: capsMaxMemory + 1},
-			map[string]any{"memoryBytes": float64(capsMaxMemory)}},
-		{"zero", spi.Limits{}, nil},
+		{"a script over maxScriptBytes", spi.Request{Script: bigScript, InputJSON: "null"}, nil},
+		{"memory below minMemoryBytes", spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{MemoryBytes: capsMinMemory - 1}},
+			map[string]any{"memoryBytes": float64(capsMinMemory - 1)}},
+		{"an input over maxInputBytes", spi.Request{Script: "1", InputJSON: bigInput}, nil},
+		{"limits above the maxima", spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{WallClock: 100 * time.Hour, MemoryBytes: 1 << 40}},
+			map[string]any{"wallClockMs": 360000000.0, "memoryBytes": float64(1 << 40)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
-			c := dial(t, f.URL)
-			ctx := context.Background()
-			if o, err := c.Evaluate(ctx, spi.Request{Script: "1", InputJSON: "null", Limits: tc.limits}); err != nil || !o.OK {
-				t.Fatalf("Evaluate = %+v, %v", o, err)
+			before := len(f.requests())
+			if o, err := c.Evaluate(ctx, tc.req); err != nil || !o.OK {
+				t.Fatalf("Evaluate = %+v, %v; want the service's answer", o, err)
 			}
-			if o, err := c.EvaluateRef(ctx, ref, "null", tc.limits); err != nil || !o.OK {
-				t.Fatalf("EvaluateRef = %+v, %v", o, err)
+			if o, err := c.EvaluateRef(ctx, ref, tc.req.InputJSON, tc.req.Limits); err != nil || !o.OK {
+				t.Fatalf("EvaluateRef = %+v, %v; want the service's answer", o, err)
 			}
-			if r, err := c.Evaluations(ctx, client.EvaluationRequest{ScriptRef: ref, Limits: &tc.limits}); err != nil || !r.OK {
-				t.Fatalf("Evaluations = %+v, %v", r, err)
+			limits := tc.req.Limits
+			if r, err := c.Evaluations(ctx, client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage(tc.req.InputJSON), Limits: &limits}); err != nil || !r.OK {
+				t.Fatalf("Evaluations = %+v, %v; want the service's answer", r, err)
 			}
-			reqs := f.requests()
+			reqs := f.requests()[before:]
 			if len(reqs) != 3 {
-				t.Fatalf("%d requests, want 3", len(reqs))
+				t.Fatalf("%d requests sent, want 3", len(reqs))
 			}
 			for _, r := range reqs {
 				var body map[string]any
 				if err := json.Unmarshal(r.Body, &body); err != nil {
 					t.Fatal(err)
 				}
-				got, present := body["limits"]
-				if tc.want == nil && present || tc.want != nil && !reflect.DeepEqual(got, tc.want) {
-					t.Errorf("%s sent limits %v, want %v", r.Path, got, tc.want)
+				if got := body["limits"]; !reflect.DeepEqual(got, tc.limits) {
+					t.Errorf("%s sent limits %v, want %v", r.Path, got, tc.limits)
 				}
 			}
+			var sent struct{ Script, InputJSON string }
+			if err := json.Unmarshal(reqs[0].Body, &sent); err != nil || sent.Script != tc.req.Script || sent.InputJSON != tc.req.InputJSON {
+				t.Errorf("sent a script of %d bytes and an input of %d, want the %d and %d given (%v)",
+					len(sent.Script), len(sent.InputJSON), len(tc.req.Script), len(tc.req.InputJSON), err)
+			}
 		})
 	}
 }
 
-// A service that publishes none of the limits leaves every request to it:
-// nothing is answered locally and nothing is clamped.
-func TestUnpublishedLimitsLeaveTheRequestToTheService(t *testing.T) {
-	doc := `{"spiVersion":"1.0.0","capabilities":{"language":"javascript","network":"none","wallClock":"hard","memory":true,"cpu":true,"freshPerRun":true},` +
-		`"limits":{},"engine":{"name":"quickjs","version":"1","wasmSha256":"` + goldenSHA + `"}}`
-	f := newFakeWithCaps(t, doc, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
-	c := dial(t, f.URL)
-	o, err := c.Evaluate(context.Background(), spi.Request{Script: strings.Repeat(" ", 2<<20) + "1", InputJSON: `"` + strings.Repeat("i", 2<<20) + `"`,
-		Limits: spi.Limits{WallClock: 100 * time.Hour, MemoryBytes: 1}})
-	if err != nil || !o.OK {
-		t.Fatalf("Evaluate = %+v, %v", o, err)
-	}
-	reqs := f.requests()
-	if len(reqs) != 1 || !strings.HasSuffix(string(reqs[0].Body), `"limits":{"wallClockMs":360000000,"memoryBytes":1}}`) {
-		t.Errorf("sent %d requests, want the one as it was given", len(reqs))
-	}
+// settledCase is a row of api/testdata/bounds/settled.json, the table of
+// the service's rule (spi.Bounds) that the TypeScript client reads too.
+type settledCase struct {
+	Name                                 string
+	Bounds                               spi.Bounds
+	ScriptBytes, MemoryBytes, InputBytes int64
+	Outcome                              json.RawMessage
 }
 
-// Evaluations follows the same rule: a memory limit below the service's
-// minimum is the typed limitExceeded memory, an input over maxInputBytes
-// (measured as it is sent, without white space) the typed inputTooLarge of
-// maxInputBytes, as the service would answer; neither is sent.
-func TestEvaluationsSettledAnswersAreNotSent(t *testing.T) {
-	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
-	c := dial(t, f.URL)
+// A body over the service's maxRequestBytes, which the service cannot
+// read, is answered without sending by the service's own rule
+// (spi.Bounds): each row of its table, through Run and RunRef for a
+// script by value and by reference, and through Evaluations as the channel;
+// a row the rule leaves to a run is sent, for the service to answer.
+func TestBodiesTheServiceCannotReadAreAnsweredByItsRule(t *testing.T) {
+	b, err := os.ReadFile("../api/testdata/bounds/settled.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []settledCase
+	if err := json.Unmarshal(b, &cases); err != nil || len(cases) == 0 {
+		t.Fatalf("the table: %v", err)
+	}
 	ctx := context.Background()
-	bigInput := json.RawMessage(`"` + strings.Repeat("i", capsMaxInput-1) + `"`)
-	for _, tc := range []struct {
-		name string
-		req  client.EvaluationRequest
-		want *effect.Failure
-	}{
-		{"input over maxInputBytes", client.EvaluationRequest{ScriptRef: ref, Input: bigInput},
-			&effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: capsMaxInput}},
-		{"memory below minMemoryBytes", client.EvaluationRequest{ScriptRef: ref, Limits: &spi.Limits{MemoryBytes: capsMinMemory - 1}},
-			&effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitMemory}},
-		{"the memory first", client.EvaluationRequest{ScriptRef: ref, Input: bigInput, Limits: &spi.Limits{MemoryBytes: 1}},
-			&effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitMemory}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := c.Evaluations(ctx, tc.req)
-			if err != nil {
-				t.Fatalf("Evaluations returned an error: %v", err)
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			limits := `"maxRequestBytes":1` // every body is over it
+			for name, v := range map[string]int64{"maxScriptBytes": tc.Bounds.MaxScriptBytes, "minMemoryBytes": tc.Bounds.MinMemoryBytes, "maxInputBytes": tc.Bounds.MaxInputBytes} {
+				if v > 0 {
+					limits += fmt.Sprintf(`,%q:%d`, name, v)
+				}
 			}
-			want := client.EvaluationResponse{EvaluationResponse: api.EvaluationResponse{Failure: tc.want, Usage: &spi.Usage{}}}
-			if !reflect.DeepEqual(r, want) {
-				t.Errorf("answer %+v (failure %+v), want %+v", r, r.Failure, tc.want)
+			caps := strings.Replace(capsDoc, capsDoc[strings.Index(capsDoc, `"limits":{`):strings.Index(capsDoc, `},"engine"`)+1], `"limits":{`+limits+`}`, 1)
+			f := newFakeWithCaps(t, caps, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
+			c := dial(t, f.URL)
+			want := spi.OK([]byte("1")) // the fake's answer, for a request sent
+			sent := string(tc.Outcome) == "null"
+			if !sent {
+				if want, err = api.DecodeOutcome(tc.Outcome); err != nil {
+					t.Fatal(err)
+				}
+			}
+			input := `"` + strings.Repeat("i", int(tc.InputBytes)-2) + `"`
+			l := spi.Limits{MemoryBytes: tc.MemoryBytes}
+			var rep spi.Report
+			if tc.ScriptBytes >= 0 {
+				rep, err = c.Run(ctx, spi.RunRequest{Request: spi.Request{Script: "1;" + strings.Repeat(" ", int(tc.ScriptBytes)-2), InputJSON: input, Limits: l}})
+			} else {
+				rep, err = c.RunRef(ctx, client.RefRequest{ScriptRef: ref, InputJSON: input, Limits: l})
+			}
+			if err != nil || !reflect.DeepEqual(rep.Outcome, want) {
+				t.Errorf("outcome %+v, %v; want %+v", rep.Outcome, err, want)
+			}
+			if n := len(f.requests()); n != 0 != sent {
+				t.Errorf("%d requests sent; want one only for a request the rule leaves to a run", n)
+			}
+			if tc.ScriptBytes >= 0 {
+				return
+			}
+			r, err := c.Evaluations(ctx, client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage(input), Limits: &l})
+			switch {
+			case err != nil:
+				t.Errorf("Evaluations: %v", err)
+			case sent != r.OK:
+				t.Errorf("Evaluations = %+v (failure %+v), want the service's answer only for a request the rule leaves to a run", r, r.Failure)
+			case want.Kind == spi.KindLimit && !reflect.DeepEqual(r.Failure, &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: want.Limit}),
+				want.Kind == spi.KindInputTooLarge && !reflect.DeepEqual(r.Failure, &effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: int(tc.Bounds.MaxInputBytes)}):
+				t.Errorf("Evaluations failed with %+v, want the channel of %+v", r.Failure, want)
 			}
 		})
-	}
-	// white space the client removes before sending does not count
-	spaced := json.RawMessage(`[` + strings.Repeat(" 1,", (capsMaxInput-3)/2) + ` 1 ]`)
-	if r, err := c.Evaluations(ctx, client.EvaluationRequest{ScriptRef: ref, Input: spaced}); err != nil || !r.OK {
-		t.Errorf("an input within maxInputBytes once compacted: %+v, %v", r, err)
-	}
-	if n := len(f.requests()); n != 1 {
-		t.Errorf("%d requests sent, want only the one within the limits", n)
 	}
 }
 
@@ -217,11 +175,10 @@ func putScript(t *testing.T, dir, source string) string {
 }
 
 // Each row of docs/spi.md, "Answers no retry can change", against the real
-// service with small published limits: the answer is typed, never
-// infrastructure, and a request whose limits are above the maxima runs
-// under the maxima. The service's own answers, sent without the client,
-// show what the rule spares the caller: a 400 for limits it would refuse,
-// and the same inputTooLarge for an input it bounds itself.
+// service with small limits: the answer is typed, never infrastructure, and
+// it is the service's, since the client keeps no rule of its own: the
+// service answered (the report has its request id and its usage), and what
+// it answered is what it answers the same request sent without the client.
 func TestAnswersNoRetryCanChangeOnTheService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the service")
@@ -242,28 +199,28 @@ func TestAnswersNoRetryCanChangeOnTheService(t *testing.T) {
 	bigInput := `"` + strings.Repeat("i", 1100) + `"`
 	bigScript := "1;" + strings.Repeat(" ", 1100)
 	generous := spi.Limits{WallClock: time.Hour, MemoryBytes: 1 << 30}
+	rangeError := spi.Threw(ptr("RangeError"), "the script is 1102 bytes, over the service's maxScriptBytes of 1024")
 
 	for _, tc := range []struct {
-		name string
-		req  spi.Request
-		want spi.Outcome
-		// sent: the service ran it, and its usage says under which memory
-		sent bool
+		name   string
+		req    spi.Request
+		want   spi.Outcome
+		memory int64 // the memory limit the service answered under
 	}{
 		{"wall clock above the maximum runs", spi.Request{Script: "input.a + 1", InputJSON: `{"a":1}`, Limits: spi.Limits{WallClock: time.Hour}},
-			spi.OK([]byte("2")), true},
+			spi.OK([]byte("2")), 16 << 20},
 		{"wall clock above the maximum meets the maximum", spi.Request{Script: "for (;;) {}", InputJSON: "null", Limits: spi.Limits{WallClock: time.Hour}},
-			spi.LimitHit(spi.LimitWallClock), true},
+			spi.LimitHit(spi.LimitWallClock), 16 << 20},
 		{"memory above the maximum runs", spi.Request{Script: "input.a + 1", InputJSON: `{"a":1}`, Limits: generous},
-			spi.OK([]byte("2")), true},
+			spi.OK([]byte("2")), maxMemory},
 		{"memory above the maximum meets the maximum", spi.Request{Script: `"x".repeat(48 << 20).length`, InputJSON: "null", Limits: generous},
-			spi.LimitHit(spi.LimitMemory), true},
+			spi.LimitHit(spi.LimitMemory), maxMemory},
 		{"memory below the minimum", spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{MemoryBytes: l.MinMemoryBytes - 1}},
-			spi.LimitHit(spi.LimitMemory), false},
-		{"input over maxInputBytes", spi.Request{Script: "1", InputJSON: bigInput},
-			spi.InputTooLarge(), false},
-		{"script over maxScriptBytes", spi.Request{Script: bigScript, InputJSON: "null"},
-			spi.Threw(ptr("RangeError"), "the script is 1102 bytes, over the service's maxScriptBytes of 1024"), false},
+			spi.LimitHit(spi.LimitMemory), l.MinMemoryBytes - 1},
+		{"input over maxInputBytes", spi.Request{Script: "1", InputJSON: bigInput}, spi.InputTooLarge(), 16 << 20},
+		{"script over maxScriptBytes", spi.Request{Script: bigScript, InputJSON: "null"}, rangeError, 16 << 20},
+		{"the script first", spi.Request{Script: bigScript, InputJSON: bigInput, Limits: spi.Limits{MemoryBytes: 1}}, rangeError, 1},
+		{"then the memory", spi.Request{Script: "1", InputJSON: bigInput, Limits: spi.Limits{MemoryBytes: 1}}, spi.LimitHit(spi.LimitMemory), 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := c.Run(ctx, spi.RunRequest{Request: tc.req})
@@ -273,11 +230,26 @@ func TestAnswersNoRetryCanChangeOnTheService(t *testing.T) {
 			if !reflect.DeepEqual(rep.Outcome, tc.want) {
 				t.Fatalf("outcome %+v (value %s), want %+v (value %s)", rep.Outcome, rep.Outcome.Value, tc.want, tc.want.Value)
 			}
-			if got := rep.RequestID != ""; got != tc.sent {
-				t.Errorf("request id %q: sent %v, want %v", rep.RequestID, got, tc.sent)
+			if rep.RequestID == "" || rep.Usage.MemoryLimitBytes != tc.memory {
+				t.Errorf("request id %q, usage %+v: want the service's answer, under a memory limit of %d", rep.RequestID, rep.Usage, tc.memory)
 			}
-			if tc.sent && tc.req.Limits.MemoryBytes > maxMemory && rep.Usage.MemoryLimitBytes != maxMemory {
-				t.Errorf("ran under a memory limit of %d bytes, want the maximum %d", rep.Usage.MemoryLimitBytes, maxMemory)
+			if strings.HasPrefix(tc.req.Script, "for") {
+				return // a wall clock's runaway: answered once is enough
+			}
+			limits := map[string]any{}
+			if tc.req.Limits.WallClock > 0 {
+				limits["wallClockMs"] = tc.req.Limits.WallClock.Milliseconds()
+			}
+			if tc.req.Limits.MemoryBytes > 0 {
+				limits["memoryBytes"] = tc.req.Limits.MemoryBytes
+			}
+			resp, err := servicetest.Do(ctx, http.DefaultClient, http.MethodPost, s.URL+"/v1/sandbox/evaluate",
+				map[string]any{"script": tc.req.Script, "inputJson": tc.req.InputJSON, "limits": limits}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw, err := api.DecodeOutcome(resp.Body); resp.Status != 200 || err != nil || !reflect.DeepEqual(raw, rep.Outcome) {
+				t.Errorf("the service answers the request sent as it is with %d %s, the client %+v", resp.Status, resp.Body, rep.Outcome)
 			}
 		})
 	}
@@ -303,28 +275,36 @@ func TestAnswersNoRetryCanChangeOnTheService(t *testing.T) {
 			if !reflect.DeepEqual(r.Failure, tc.failed) || string(r.Value) != tc.value {
 				t.Errorf("answer %+v (failure %+v), want %s %+v", r, r.Failure, tc.value, tc.failed)
 			}
-			if tc.failed == nil && (r.RequestID == "" || r.Usage == nil || r.Usage.MemoryLimitBytes != maxMemory) {
-				t.Errorf("ran with request id %q and usage %+v, want the service's id and the maximum memory", r.RequestID, r.Usage)
+			if r.RequestID == "" || r.Usage == nil {
+				t.Errorf("request id %q, usage %+v: want the service's answer", r.RequestID, r.Usage)
 			}
 		})
 	}
+}
 
-	// What the service answers the same requests sent as they are.
-	for _, tc := range []struct {
-		path, body, want string
-		status           int
-	}{
-		{"/v1/sandbox/evaluate", `{"script":"1","inputJson":"null","limits":{"wallClockMs":3600000}}`, `"maxWallClockMs"`, 400},
-		{"/v1/sandbox/evaluate", `{"script":"1","inputJson":"null","limits":{"memoryBytes":1}}`, `"minMemoryBytes"`, 400},
-		{"/v1/sandbox/evaluate", `{"script":"1","inputJson":"` + strings.ReplaceAll(bigInput, `"`, `\"`) + `"}`, `{"ok":false,"kind":"inputTooLarge"}`, 200},
-		{"/v1/evaluations", `{"scriptRef":"` + echo + `","input":` + bigInput + `}`, `{"ok":false,"failure":{"channel":"inputTooLarge","limitBytes":1024}}`, 200},
-	} {
-		resp, err := servicetest.Do(ctx, http.DefaultClient, http.MethodPost, s.URL+tc.path, tc.body, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.Status != tc.status || !strings.Contains(string(resp.Body), tc.want) {
-			t.Errorf("the service answers %s with %d %s, want %d and %s", tc.body[:min(len(tc.body), 80)], resp.Status, resp.Body, tc.status, tc.want)
-		}
+// A script and an input within the service's bounds reach it, however
+// much longer their JSON escapes make the body: a script at maxScriptBytes
+// of control characters (six bytes each on the wire) and an input at
+// maxInputBytes of backslashes (two) are a body of about 8 MiB, which the
+// service's maxRequestBytes holds (api.MinRequestBytes).
+func TestEscapedRequestsWithinTheBoundsReachTheService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the service")
+	}
+	s := servicetest.Start(t, servicetest.Options{Env: []string{"STORE_URL=none"}})
+	c := dial(t, s.URL)
+	l := c.Limits()
+	const tail = "'.length + input.length"
+	script := "'" + strings.Repeat("\x01", int(l.MaxScriptBytes)-1-len(tail)) + tail
+	input := `"` + strings.Repeat(`\\`, int(l.MaxInputBytes-2)/2) + `"`
+	if body := api.AppendSandboxRequest(nil, api.Request{Script: &script, Input: []byte(input)}); int64(len(body)) < 6*l.MaxScriptBytes+2*l.MaxInputBytes-(1<<10) {
+		t.Fatalf("the body is %d bytes, want the escapes to make it about 8 MiB", len(body))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := c.Run(ctx, spi.RunRequest{Request: spi.Request{Script: script, InputJSON: input, Limits: spi.Limits{MemoryBytes: 64 << 20}}})
+	want := strconv.FormatInt(l.MaxScriptBytes-1-int64(len(tail))+(l.MaxInputBytes-2)/2, 10)
+	if err != nil || !rep.Outcome.OK || string(rep.Outcome.Value) != want || rep.RequestID == "" {
+		t.Errorf("Run = %+v (value %s), %v; want the value %s from the service", rep, rep.Outcome.Value, err, want)
 	}
 }

@@ -1,7 +1,9 @@
 // Package effect owns every guarantee around a sandbox backend.
 //
 // Effect.Run is one evaluation, whole, for both of the service's routes and
-// the eval verb: it bounds the input, fetches the script by reference under
+// the eval verb: it answers what no retry can change (spi.Bounds: a script,
+// a memory limit or an input outside the bounds) and runs limits above the
+// maxima at them, fetches the script by reference under
 // a deadline of its own and verifies and bounds it, calls the backend raced
 // against the caller and the run's deadline (spi.Timing), waits for the
 // engine to stop, validates the outcome, captures the console, and answers
@@ -65,16 +67,25 @@ type Options struct {
 	// (limitExceeded{output}). Zero selects DefaultMaxOutputBytes; negative is
 	// refused.
 	MaxOutputBytes int
-	// MaxScriptBytes bounds a script fetched by reference (a NotRunError of
-	// reason ScriptTooLarge); the store may have a maximum of its own. Zero
-	// leaves the store's alone; negative is refused.
+	// MaxScriptBytes bounds a script: one sent by value over it is answered
+	// as the script's RangeError without running (spi.Bounds), one fetched by
+	// reference is a NotRunError of reason ScriptTooLarge; the store may
+	// have a maximum of its own. Zero bounds neither; negative is refused.
 	MaxScriptBytes int64
-	// MaxMemoryBytes is the largest memory limit a run may ask for. It
+	// MinMemoryBytes is the least memory limit anything runs in: a run
+	// asked for with less is answered as the memory limit without running
+	// (spi.Bounds). Zero runs any; negative is refused.
+	MinMemoryBytes int64
+	// MaxMemoryBytes is the largest memory limit a run gets: one asked for
+	// with more runs at it (docs/spi.md, "Answers no retry can change"). It
 	// bounds the value of an outcome Run answers with as it is
 	// (MaxValueBytes), and New refuses one above the backend's own maximum
-	// (a backend with a MaxMemoryBytes method). Zero leaves such a value
-	// unbounded, for the caller's effect to bound; negative is refused.
+	// (a backend with a MaxMemoryBytes method). Zero leaves both to the
+	// backend; negative is refused.
 	MaxMemoryBytes int64
+	// MaxWallClock is the longest wall clock a run gets: one asked for with
+	// more runs at it. Zero leaves it to the backend; negative is refused.
+	MaxWallClock time.Duration
 	// BackendGrace is added to each run's wall clock to give the deadline
 	// after which a backend that has not returned loses (docs/spi.md,
 	// "Outcomes"). It must cover what the backend does outside the script's
@@ -118,7 +129,9 @@ type Effect struct {
 	maxInput  int
 	maxOutput int
 	maxScript int64
+	minMemory int64
 	maxMemory int64
+	maxWall   time.Duration
 	stopGrace time.Duration
 	log       *slog.Logger
 }
@@ -140,7 +153,9 @@ func New(scripts ScriptReader, backend spi.Backend, opts Options) (*Effect, erro
 		maxInput:  opts.MaxInputBytes,
 		maxOutput: opts.MaxOutputBytes,
 		maxScript: opts.MaxScriptBytes,
+		minMemory: opts.MinMemoryBytes,
 		maxMemory: opts.MaxMemoryBytes,
+		maxWall:   opts.MaxWallClock,
 		stopGrace: opts.StopGrace,
 		log:       opts.Logger,
 	}
@@ -161,6 +176,15 @@ func New(scripts ScriptReader, backend spi.Backend, opts Options) (*Effect, erro
 	}
 	if e.maxMemory < 0 {
 		invalid("MaxMemoryBytes must be >= 0, got %d", e.maxMemory)
+	}
+	if e.minMemory < 0 {
+		invalid("MinMemoryBytes must be >= 0, got %d", e.minMemory)
+	}
+	if e.maxMemory > 0 && e.minMemory > e.maxMemory {
+		invalid("MinMemoryBytes %d exceeds MaxMemoryBytes %d", e.minMemory, e.maxMemory)
+	}
+	if e.maxWall < 0 {
+		invalid("MaxWallClock must be >= 0, got %v", e.maxWall)
 	}
 	if m, ok := backend.(interface{ MaxMemoryBytes() int64 }); ok && e.maxMemory > m.MaxMemoryBytes() {
 		invalid("MaxMemoryBytes %d exceeds the engine's maximum of %d", e.maxMemory, m.MaxMemoryBytes())

@@ -48,6 +48,9 @@ func TestNewRefusesWhatItCannotVouchFor(t *testing.T) {
 		{"negative grace", safeCaps, effect.Options{BackendGrace: -time.Second}, []error{effect.ErrInvalidOptions}},
 		{"negative input bound", safeCaps, effect.Options{MaxInputBytes: -1}, []error{effect.ErrInvalidOptions}},
 		{"negative output bound", safeCaps, effect.Options{MaxOutputBytes: -1}, []error{effect.ErrInvalidOptions}},
+		{"negative memory floor", safeCaps, effect.Options{MinMemoryBytes: -1}, []error{effect.ErrInvalidOptions}},
+		{"memory floor above the maximum", safeCaps, effect.Options{MinMemoryBytes: 2 << 20, MaxMemoryBytes: 1 << 20}, []error{effect.ErrInvalidOptions}},
+		{"negative wall clock maximum", safeCaps, effect.Options{MaxWallClock: -time.Second}, []error{effect.ErrInvalidOptions}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			caps := tc.caps

@@ -217,20 +217,27 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	if !ev.ScriptRef.IsZero() && !e.ScriptStore() {
 		return res, notRun(NoScriptStore, ev.ScriptRef, newUntyped(ErrNoScriptStore, ev.ScriptRef.String(), nil, false))
 	}
+	// 2. Answer what no retry can change before anything is fetched, and
+	// run a limit above its maximum at the maximum.
+	ev.Limits = e.clamp(ev.Limits)
 	res.Usage.MemoryLimitBytes = ev.Limits.MemoryBytes
-	// 2. Bound the input before anything is fetched.
 	input := ev.Input
 	if len(input) == 0 {
 		input = jsontext.Text("null")
 	}
-	if len(input) > e.maxInput {
+	scriptBytes := int64(-1) // by reference: the fetch bounds it
+	if ev.ScriptRef.IsZero() {
+		scriptBytes = int64(len(ev.Script))
+	}
+	if o, settled := e.bounds().Settled(scriptBytes, ev.Limits.MemoryBytes, int64(len(input))); settled {
+		// the backend's vocabulary has the answer, and the caller, not a
+		// retry, is what can change it
+		res.Outcome = o
 		if ev.Answer == AnswerOutcome {
-			// the backend's vocabulary has the same answer, and the caller's
-			// effect, not a retry, is what can change it
-			res.Outcome = spi.InputTooLarge()
 			return res, nil
 		}
-		return res, &Failure{Channel: ChannelInputTooLarge, LimitBytes: e.maxInput}
+		_, err := e.interpret(o)
+		return res, err
 	}
 	// 3. The script: sent by value, or fetched, verified and bounded.
 	timing := e.caller.timing(ev.Limits.WallClock)
@@ -260,6 +267,25 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	// 6 to 9: the effect's decision.
 	res.Value, err = e.decide(ctx, ev, out)
 	return res, err
+}
+
+// bounds are the spi.Bounds of Options, which Run applies to every
+// evaluation.
+func (e *Effect) bounds() spi.Bounds {
+	return spi.Bounds{MaxScriptBytes: e.maxScript, MinMemoryBytes: e.minMemory, MaxInputBytes: int64(e.maxInput)}
+}
+
+// clamp lowers a limit above its maximum to the maximum (docs/spi.md,
+// "Answers no retry can change"): a run that needs more meets the limit,
+// as it would in process.
+func (e *Effect) clamp(l spi.Limits) spi.Limits {
+	if e.maxWall > 0 {
+		l.WallClock = min(l.WallClock, e.maxWall)
+	}
+	if e.maxMemory > 0 {
+		l.MemoryBytes = min(l.MemoryBytes, e.maxMemory)
+	}
+	return l
 }
 
 // boundValue refuses an ok value longer than a run within the memory

@@ -446,7 +446,7 @@ func TestCapabilities(t *testing.T) {
 	e := defaultEngine()
 	want := fmt.Sprintf(`{"spiVersion":"1.0.0","capabilities":{"language":"javascript","network":"none","wallClock":"soft","memory":true,"cpu":true,"freshPerRun":true},`+
 		`"idempotent":true,"scriptStore":%%t,"determinism":true,"limits":{"defaultWallClockMs":5000,"maxWallClockMs":30000,"defaultMemoryBytes":33554432,"minMemoryBytes":262144,"maxMemoryBytes":67108864,`+
-		`"maxInputBytes":2097152,"maxOutputBytes":65536,"maxScriptBytes":65536,"maxRequestBytes":4194304,"maxHeaderBytes":32768,"maxConcurrent":1,"requestTimeoutMs":60000},`+
+		`"maxInputBytes":2097152,"maxOutputBytes":65536,"maxScriptBytes":65536,"maxRequestBytes":16777216,"maxHeaderBytes":32768,"maxConcurrent":1,"requestTimeoutMs":60000},`+
 		`"engine":{"name":"quickjs","version":%q,"wasmSha256":%q}}`, quickjs.EngineVersion, quickjs.WasmSHA256())
 	if e.Capabilities().WallClock != spi.WallClockSoft {
 		t.Fatalf("engine declares %+v", e.Capabilities())
@@ -471,6 +471,9 @@ func TestNewValidatesConfig(t *testing.T) {
 	}{
 		{"no effect", func(c *handler.Config) { c.Effect = nil }, "Effect is required"},
 		{"zero limits", func(c *handler.Config) { c.Limits = api.Limits{} }, "MaxRequestBytes must be positive"},
+		{"a body cap that would refuse an escaped script and input", func(c *handler.Config) {
+			c.Limits.MaxRequestBytes = api.MinRequestBytes(c.Limits.MaxScriptBytes, c.Limits.MaxInputBytes) - 1
+		}, "below api.MinRequestBytes"},
 		{"default over max", func(c *handler.Config) { c.Limits.DefaultWallClock = time.Hour }, "exceeds Limits.MaxWallClock"},
 		{"negative concurrency", func(c *handler.Config) { c.Limits.MaxConcurrent = -1 }, "MaxConcurrent"},
 		{"negative timeout", func(c *handler.Config) { c.Limits.RequestTimeout = -time.Second }, "RequestTimeout"},

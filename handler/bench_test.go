@@ -52,7 +52,7 @@ func BenchmarkRequestPath(b *testing.B) {
 	lim := api.Limits{
 		DefaultWallClock: 5 * time.Second, MaxWallClock: 30 * time.Second,
 		DefaultMemoryBytes: 64 << 20, MinMemoryBytes: 256 << 10, MaxMemoryBytes: 256 << 20,
-		MaxInputBytes: 1 << 20, MaxOutputBytes: 1 << 20, MaxScriptBytes: 1 << 20, MaxRequestBytes: 4 << 20,
+		MaxInputBytes: 1 << 20, MaxOutputBytes: 1 << 20, MaxScriptBytes: 1 << 20, MaxRequestBytes: 16 << 20,
 		MaxHeaderBytes: 32 << 10, MaxConcurrent: 1, RequestTimeout: time.Minute,
 	}
 	eff, err := effect.New(mem, constBackend{}, effectOptions(lim, nil))

@@ -8,8 +8,10 @@
 // every problem type).
 //
 // Every size a client controls is bounded before anything else runs: the
-// request body (MaxRequestBytes) here, an SPI input (MaxInputBytes) and an
-// inline script (MaxScriptBytes) by the decoders. At most MaxConcurrent
+// request body (MaxRequestBytes, which holds any request whose script and
+// input are within their bounds, api.MinRequestBytes) here, the input and
+// an inline script by the effect, which answers them as outcomes no retry
+// can change (docs/spi.md, "Answers no retry can change"). At most MaxConcurrent
 // evaluations run at once; the next one is refused at once with 429, never
 // queued, and the gate admits it only once the effect has seen the engine
 // stop. Each evaluation's context ends at the earliest of the client's
@@ -207,6 +209,9 @@ func (c *Config) withDefaults() error {
 	positive("MaxOutputBytes", l.MaxOutputBytes)
 	positive("MaxScriptBytes", l.MaxScriptBytes)
 	positive("MaxRequestBytes", l.MaxRequestBytes)
+	if least := api.MinRequestBytes(l.MaxScriptBytes, l.MaxInputBytes); l.MaxRequestBytes < least {
+		bad("Limits.MaxRequestBytes %d is below api.MinRequestBytes of MaxScriptBytes and MaxInputBytes, %d: a request within them, escaped, would not arrive", l.MaxRequestBytes, least)
+	}
 	positive("MaxHeaderBytes", l.MaxHeaderBytes)
 	positive("MaxConcurrent", l.MaxConcurrent)
 	if l.RequestTimeout <= 0 {

@@ -78,19 +78,19 @@ var testLimits = api.Limits{
 	MaxInputBytes:      2 << 20,
 	MaxOutputBytes:     64 << 10,
 	MaxScriptBytes:     64 << 10,
-	MaxRequestBytes:    4 << 20,
+	MaxRequestBytes:    16 << 20, // at least api.MinRequestBytes(MaxScriptBytes, MaxInputBytes)
 	MaxHeaderBytes:     32 << 10,
 	MaxConcurrent:      1,
 	RequestTimeout:     time.Minute,
 }
 
-// effectOptions are the options of an effect that applies the byte bounds
-// of l, as the service builds it, with a grace of a second.
+// effectOptions are the options of an effect that applies the bounds of
+// l, as the service builds it, with a grace of a second.
 func effectOptions(l api.Limits, log *slog.Logger) effect.Options {
 	return effect.Options{
 		MaxInputBytes: int(l.MaxInputBytes), MaxOutputBytes: int(l.MaxOutputBytes),
-		MaxScriptBytes: l.MaxScriptBytes, MaxMemoryBytes: l.MaxMemoryBytes,
-		BackendGrace: time.Second, Logger: log,
+		MaxScriptBytes: l.MaxScriptBytes, MinMemoryBytes: l.MinMemoryBytes, MaxMemoryBytes: l.MaxMemoryBytes,
+		MaxWallClock: l.MaxWallClock, BackendGrace: time.Second, Logger: log,
 	}
 }
 

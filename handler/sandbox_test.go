@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
 )
 
 // Every outcome kind through POST /v1/sandbox/evaluate: the object of docs/spi.md, "Outcomes",
@@ -191,4 +193,102 @@ func TestReplayableRuns(t *testing.T) {
 	if a, b := value(v.post("/v1/sandbox/evaluate", plain)), value(v.post("/v1/sandbox/evaluate", plain)); a == b {
 		t.Errorf("without determinism two runs drew the same numbers at the same instant: %s", a)
 	}
+}
+
+// What no retry can change is an outcome on POST /v1/sandbox/evaluate, never
+// a problem (docs/spi.md, "Answers no retry can change"): a script over
+// maxScriptBytes is its RangeError naming both sizes, a memory limit below
+// minMemoryBytes the memory limit, an input over maxInputBytes
+// inputTooLarge, one order deciding between them; and a limit above its
+// maximum runs at the maximum. POST /v1/evaluations answers the same as
+// channels. Each answer has its usage, and nothing ran for a settled one.
+func TestSandboxAnswersWhatNoRetryCanChange(t *testing.T) {
+	v := newEnv(t, withConfig(func(c *handler.Config) {
+		c.Limits.MaxWallClock, c.Limits.DefaultWallClock = 300*time.Millisecond, 200*time.Millisecond
+	}))
+	l := v.cfg.Limits
+	script := "1;" + strings.Repeat(" ", int(l.MaxScriptBytes)-1)
+	input := `"` + strings.Repeat("i", int(l.MaxInputBytes)-1) + `"`
+	rangeError := fmt.Sprintf(`{"ok":false,"kind":"threw","name":"RangeError","message":"the script is %d bytes, over the service's maxScriptBytes of %d"}`,
+		l.MaxScriptBytes+1, l.MaxScriptBytes)
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		want   string
+		memory int64 // the usage's memoryLimitBytes
+	}{
+		{"a script over maxScriptBytes", map[string]any{"script": script, "inputJson": "null"}, rangeError, l.DefaultMemoryBytes},
+		{"memory below minMemoryBytes", map[string]any{"script": "1", "inputJson": "null", "limits": map[string]any{"memoryBytes": l.MinMemoryBytes - 1}},
+			`{"ok":false,"kind":"limit","limit":"memory"}`, l.MinMemoryBytes - 1},
+		{"a byte of memory", map[string]any{"script": "1", "inputJson": "null", "limits": map[string]any{"memoryBytes": 1}},
+			`{"ok":false,"kind":"limit","limit":"memory"}`, 1},
+		{"an input over maxInputBytes", map[string]any{"script": "1", "inputJson": input}, `{"ok":false,"kind":"inputTooLarge"}`, l.DefaultMemoryBytes},
+		{"the script first", map[string]any{"script": script, "inputJson": input, "limits": map[string]any{"memoryBytes": 1}}, rangeError, 1},
+		{"then the memory", map[string]any{"script": "1", "inputJson": input, "limits": map[string]any{"memoryBytes": 1}},
+			`{"ok":false,"kind":"limit","limit":"memory"}`, 1},
+		{"a wall clock above the maximum runs", map[string]any{"script": "input.a + 1", "inputJson": `{"a":1}`, "limits": map[string]any{"wallClockMs": 3_600_000}},
+			`{"ok":true,"value":2}`, l.DefaultMemoryBytes},
+		{"and meets the maximum", map[string]any{"script": "for (;;) {}", "inputJson": "null", "limits": map[string]any{"wallClockMs": 99999999999999999}},
+			`{"ok":false,"kind":"limit","limit":"wallClock"}`, l.DefaultMemoryBytes},
+		{"a memory limit above the maximum runs at it", map[string]any{"script": "1", "inputJson": "null", "limits": map[string]any{"memoryBytes": l.MaxMemoryBytes * 4}},
+			`{"ok":true,"value":1}`, l.MaxMemoryBytes},
+		{"and meets it", map[string]any{"script": `"x".repeat(96 << 20).length`, "inputJson": "null", "limits": map[string]any{"memoryBytes": l.MaxMemoryBytes * 4}},
+			`{"ok":false,"kind":"limit","limit":"memory"}`, l.MaxMemoryBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := v.post("/v1/sandbox/evaluate", tc.body)
+			wantBody(t, r, 200, tc.want)
+			if r.usage == nil || r.usage.MemoryLimitBytes != tc.memory {
+				t.Errorf("usage %+v, want a memory limit of %d", r.usage, tc.memory)
+			}
+			if took := time.Since(start); strings.Contains(tc.want, "wallClock") && took > 20*time.Second {
+				t.Errorf("the runaway ran %v, not the maximum's 300 ms", took)
+			}
+		})
+	}
+
+	ref := v.put("input")
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		want string
+	}{
+		{"memory below minMemoryBytes", map[string]any{"scriptRef": ref, "limits": map[string]any{"memoryBytes": 4096}},
+			`{"ok":false,"failure":{"channel":"limitExceeded","kind":"memory"}}`},
+		{"an input over maxInputBytes", map[string]any{"scriptRef": ref, "input": json.RawMessage(input)},
+			fmt.Sprintf(`{"ok":false,"failure":{"channel":"inputTooLarge","limitBytes":%d}}`, l.MaxInputBytes)},
+		{"limits above the maxima run", map[string]any{"scriptRef": ref, "input": 7, "limits": map[string]any{"wallClockMs": 3_600_000, "memoryBytes": 1 << 40}},
+			`{"ok":true,"value":7}`},
+	} {
+		t.Run("evaluations: "+tc.name, func(t *testing.T) {
+			wantBody(t, v.post("/v1/evaluations", tc.body), 200, tc.want)
+		})
+	}
+}
+
+// A request whose script and input are within their bounds arrives however
+// a client escapes them: every byte of both written as a \uXXXX escape,
+// six times their length, is answered, not refused as a body over
+// maxRequestBytes. A body over maxRequestBytes is still the 413.
+func TestEscapedRequestsWithinTheBoundsArrive(t *testing.T) {
+	v := newEnv(t)
+	l := v.cfg.Limits
+	escapeAll := func(s string) string {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			fmt.Fprintf(&b, `\u%04x`, s[i])
+		}
+		return b.String()
+	}
+	script := "input.length" + strings.Repeat(" ", int(l.MaxScriptBytes)-len("input.length"))
+	input := `"` + strings.Repeat("i", int(l.MaxInputBytes)-2) + `"`
+	body := `{"script":"` + escapeAll(script) + `","inputJson":"` + escapeAll(input) + `"}`
+	if n := int64(len(body)); n <= 6*(l.MaxScriptBytes+l.MaxInputBytes) {
+		t.Fatalf("the body is %d bytes: want every byte escaped", n)
+	}
+	wantBody(t, v.post("/v1/sandbox/evaluate", body), 200, fmt.Sprintf(`{"ok":true,"value":%d}`, l.MaxInputBytes-2))
+
+	over := body[:len(body)-1] + strings.Repeat(" ", int(l.MaxRequestBytes)-len(body)+1) + "}"
+	wantProblem(t, v.post("/v1/sandbox/evaluate", over), 413, "request-too-large", false, strconv.FormatInt(l.MaxRequestBytes, 10))
 }

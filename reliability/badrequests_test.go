@@ -72,7 +72,7 @@ func TestBadRequests(t *testing.T) {
 	store := t.TempDir()
 	c := startChild(t, startOpts{env: []string{"STORE_URL=" + store}})
 	lim := c.limits()
-	if lim.MaxRequestBytes != 4<<20 || lim.MaxInputBytes != 1<<20 || lim.MaxScriptBytes != 1<<20 || lim.MaxOutputBytes != 1<<20 {
+	if lim.MaxRequestBytes != 16<<20 || lim.MaxInputBytes != 1<<20 || lim.MaxScriptBytes != 1<<20 || lim.MaxOutputBytes != 1<<20 {
 		t.Fatalf("these cases assume the default limits; capabilities say %+v", lim)
 	}
 	refs := putScripts(t, store, 8<<20,
@@ -148,15 +148,18 @@ func TestBadRequests(t *testing.T) {
 
 		// ---- the script cap, by value and stored
 		{name: "inline script at maxScriptBytes", route: routeSandbox, body: `{"script":` + jsonString(scriptOfSize(scCap)) + `,"inputJson":"null"}`, ok: `{"ok":true,"value":1}`},
-		{name: "inline script one over maxScriptBytes", route: routeSandbox, body: `{"script":` + jsonString(scriptOfSize(scCap+1)) + `,"inputJson":"null"}`,
-			status: 413, slug: "script-too-large", detail: []string{strconv.FormatInt(scCap+1, 10) + " bytes", "maxScriptBytes of " + strconv.FormatInt(scCap, 10)},
-			limit: "maxScriptBytes", limitValue: scCap, field: "script"},
+		{name: "inline script one over maxScriptBytes is its RangeError", route: routeSandbox, body: `{"script":` + jsonString(scriptOfSize(scCap+1)) + `,"inputJson":"null"}`,
+			ok: fmt.Sprintf(`{"ok":false,"kind":"threw","name":"RangeError","message":"the script is %d bytes, over the service's maxScriptBytes of %d"}`, scCap+1, scCap)},
 		{name: "inline script at maxScriptBytes, half of it written as escapes", route: routeSandbox,
 			body: `{"script":"` + strings.Repeat(`\u0020`, int(scCap)/2) + strings.Repeat(" ", int(scCap)/2-1) + `1","inputJson":"null"}`, ok: `{"ok":true,"value":1}`},
-		// MaxRequestBytes (4 MiB) leaves room for a 1 MiB script only while
-		// its escapes stay under 4x: api.Limits says so.
+		// MaxRequestBytes holds a script and an input at their bounds with
+		// every byte escaped (api.MinRequestBytes): how a client writes them
+		// never makes a request too large.
 		{name: "inline script at maxScriptBytes, all of it written as escapes", route: routeSandbox,
-			body: `{"script":"` + strings.Repeat(`\u0020`, int(scCap)-1) + `1","inputJson":"null"}`, status: 413, slug: "request-too-large", limit: "maxRequestBytes", limitValue: reqCap},
+			body: `{"script":"` + strings.Repeat(`\u0020`, int(scCap)-1) + `1","inputJson":"null"}`, ok: `{"ok":true,"value":1}`},
+		{name: "inline script and inputJson at their bounds, all of both written as escapes", route: routeSandbox,
+			body: `{"script":"` + strings.Repeat(`\u0020`, int(scCap)-len("input.length")) + `\u0069nput.length","inputJson":"\u0022` + strings.Repeat(`\u0069`, int(inCap)-2) + `\u0022"}`,
+			ok:   fmt.Sprintf(`{"ok":true,"value":%d}`, inCap-2)},
 		{name: "stored script at maxScriptBytes by reference", route: routeEvaluations, body: `{"scriptRef":"` + atCap + `"}`, ok: `{"ok":true,"value":1}`},
 		{name: "stored script at maxScriptBytes on the SPI", route: routeSandbox, body: `{"scriptRef":"` + atCap + `","inputJson":"null"}`, ok: `{"ok":true,"value":1}`},
 		{name: "stored script one over maxScriptBytes by reference", route: routeEvaluations, body: `{"scriptRef":"` + overCap + `"}`,
@@ -233,23 +236,25 @@ func TestBadRequests(t *testing.T) {
 		{name: "missing script on the effect route is typed", route: routeEvaluations, body: `{"scriptRef":"` + missingRef + `"}`,
 			ok: `{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":"` + missingRef + `"}}`},
 
-		// ---- limits: integers in digits, at most the maximum; numbers beyond float64
+		// ---- limits: positive integers in digits, run at most at the maximum; numbers beyond float64
 		{name: "wall clock at the maximum", route: routeSandbox, body: fmt.Sprintf(`{"script":"1","inputJson":"null","limits":{"wallClockMs":%d}}`, lim.MaxWallClock.Milliseconds()), ok: `{"ok":true,"value":1}`},
-		{name: "wall clock one over the maximum", route: routeSandbox, body: fmt.Sprintf(`{"script":"1","inputJson":"null","limits":{"wallClockMs":%d}}`, lim.MaxWallClock.Milliseconds()+1),
-			status: 400, slug: "invalid-limits", detail: []string{fmt.Sprintf("maxWallClockMs of %d", lim.MaxWallClock.Milliseconds())}, limit: "maxWallClockMs", limitValue: lim.MaxWallClock.Milliseconds(), field: "limits.wallClockMs"},
+		{name: "wall clock one over the maximum runs at it", route: routeSandbox, body: fmt.Sprintf(`{"script":"1","inputJson":"null","limits":{"wallClockMs":%d}}`, lim.MaxWallClock.Milliseconds()+1),
+			ok: `{"ok":true,"value":1}`},
 		{name: "memory at the maximum", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","limits":{"memoryBytes":%d}}`, echo, lim.MaxMemoryBytes), ok: `{"ok":true,"value":null}`},
-		{name: "memory one over the maximum", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","limits":{"memoryBytes":%d}}`, echo, lim.MaxMemoryBytes+1),
-			status: 400, slug: "invalid-limits", detail: []string{fmt.Sprintf("maxMemoryBytes of %d", lim.MaxMemoryBytes)}, limit: "maxMemoryBytes", limitValue: lim.MaxMemoryBytes, field: "limits.memoryBytes"},
+		{name: "memory one over the maximum runs at it", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","limits":{"memoryBytes":%d}}`, echo, lim.MaxMemoryBytes+1),
+			ok: `{"ok":true,"value":null}`},
 		{name: "memory at the minimum", route: routeSandbox, body: fmt.Sprintf(`{"script":"input","inputJson":"{\"a\":1}","limits":{"memoryBytes":%d}}`, lim.MinMemoryBytes), ok: `{"ok":true,"value":{"a":1}}`},
-		{name: "memory one under the minimum", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","input":{"a":1},"limits":{"memoryBytes":%d}}`, echo, lim.MinMemoryBytes-1),
-			status: 400, slug: "invalid-limits", detail: []string{fmt.Sprintf("below the server's minMemoryBytes of %d", lim.MinMemoryBytes)}, limit: "minMemoryBytes", limitValue: lim.MinMemoryBytes, field: "limits.memoryBytes"},
+		{name: "memory one under the minimum is the memory limit", route: routeEvaluations, body: fmt.Sprintf(`{"scriptRef":"%s","input":{"a":1},"limits":{"memoryBytes":%d}}`, echo, lim.MinMemoryBytes-1),
+			ok: `{"ok":false,"failure":{"channel":"limitExceeded","kind":"memory"}}`},
+		{name: "memory one under the minimum on the SPI", route: routeSandbox, body: fmt.Sprintf(`{"script":"1","inputJson":"null","limits":{"memoryBytes":%d}}`, lim.MinMemoryBytes-1),
+			ok: `{"ok":false,"kind":"limit","limit":"memory"}`},
 		{name: "limit 1e400", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"wallClockMs":1e400}}`,
-			status: 400, slug: "invalid-limits", detail: []string{"not an integer written in digits", "maxWallClockMs of 30000"}, limit: "maxWallClockMs", limitValue: lim.MaxWallClock.Milliseconds()},
-		{name: "limit beyond int64 and float64 precision", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","limits":{"memoryBytes":` + strings.Repeat("9", 400) + `}}`,
-			status: 400, slug: "invalid-limits", detail: []string{"above the server's maxMemoryBytes"}, limit: "maxMemoryBytes", limitValue: lim.MaxMemoryBytes},
-		{name: "limit 2^63", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","limits":{"wallClockMs":9223372036854775808}}`,
-			status: 400, slug: "invalid-limits", limit: "maxWallClockMs", limitValue: lim.MaxWallClock.Milliseconds()},
-		{name: "limit -0", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"memoryBytes":-0}}`, status: 400, slug: "invalid-limits", detail: []string{"negative"}, limit: "maxMemoryBytes", limitValue: lim.MaxMemoryBytes},
+			status: 400, slug: "invalid-limits", detail: []string{"not an integer written in digits", "maxWallClockMs of 30000"}, field: "limits.wallClockMs"},
+		{name: "limit beyond int64 and float64 precision runs at the maximum", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","limits":{"memoryBytes":` + strings.Repeat("9", 400) + `}}`,
+			ok: `{"ok":true,"value":null}`},
+		{name: "limit 2^63 runs at the maximum", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","limits":{"wallClockMs":9223372036854775808}}`,
+			ok: `{"ok":true,"value":null}`},
+		{name: "limit -0", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"memoryBytes":-0}}`, status: 400, slug: "invalid-limits", detail: []string{"negative"}, field: "limits.memoryBytes"},
 		{name: "limit 0", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"wallClockMs":0}}`, status: 400, slug: "invalid-limits", detail: []string{"zero"}},
 		{name: "limit 100.0", route: routeSandbox, body: `{"script":"1","inputJson":"null","limits":{"wallClockMs":100.0}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},
 		{name: "limit as a string", route: routeEvaluations, body: `{"scriptRef":"` + echo + `","limits":{"wallClockMs":"100"}}`, status: 400, slug: "invalid-limits", detail: []string{"not a number"}},
@@ -375,7 +380,7 @@ func TestBadHTTP(t *testing.T) {
 	// TestHalfClosedClientNeverGetsEmpty200)
 	t.Run("Content-Length over the cap with Expect: 100-continue is refused unread", func(t *testing.T) {
 		r := raw(t, head+"Expect: 100-continue\r\nContent-Length: 999999999\r\n\r\n", false)
-		wantProblem(t, r, 413, "request-too-large", false, "4194304")
+		wantProblem(t, r, 413, "request-too-large", false, "16777216")
 	})
 	t.Run("unparseable Content-Length (net/http)", func(t *testing.T) {
 		r := raw(t, head+"Content-Length: abc\r\n\r\n{}", false)

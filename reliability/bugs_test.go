@@ -238,8 +238,8 @@ func TestHelperStorePanicBehindCache(t *testing.T) {
 }
 
 // A stored script over MAX_SCRIPT_BYTES is a 413 script-too-large whose
-// detail and members name the limit, like an inline one ("limit:
-// maxScriptBytes when the server's bound applied", docs/problems.md). In the
+// detail and members name the limit ("limit: maxScriptBytes when the
+// server's bound applied", docs/problems.md). In the
 // binary the store is opened with MaxScriptBytes = MAX_SCRIPT_BYTES, so the
 // server's bound is exactly what applied.
 //

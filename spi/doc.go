@@ -3,8 +3,8 @@
 // It holds what docs/spi.md calls the SPI: the Backend interface and its
 // optional parts (Warmer, Closer, Reporter, Timed), the Request and its
 // Limits, the Outcome in its closed vocabulary, the Capabilities a backend
-// declares, the bounds on a value and on text, and the Timing that orders
-// every deadline of a run. Engines (the quickjs package, the worker pool)
+// declares, the bounds on a value and on text, the Bounds whose answers no
+// retry can change, and the Timing that orders every deadline of a run. Engines (the quickjs package, the worker pool)
 // and remote backends (the client package) implement it; the effect package
 // alone decides what an outcome means.
 //

@@ -207,6 +207,13 @@ func (o *Object) Done() error {
 	return nil
 }
 
+// Unread reports whether the object has the member key and nothing took
+// it.
+func (o *Object) Unread(key string) bool {
+	_, ok := o.vals[key]
+	return ok && !o.used[key]
+}
+
 // Skip marks every member read, for an object whose unknown members are
 // tolerated.
 func (o *Object) Skip() {

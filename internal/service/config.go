@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
@@ -82,7 +83,7 @@ func settings(c *Config) []setting {
 		bind("MAX_MEMORY_BYTES", &c.MaxMemoryBytes, quickjs.DefaultMaxMemoryBytes, byteCount),
 		bind("MAX_INPUT_BYTES", &c.MaxInputBytes, effect.DefaultMaxInputBytes, byteCount),
 		bind("MAX_OUTPUT_BYTES", &c.MaxOutputBytes, effect.DefaultMaxOutputBytes, byteCount),
-		bind("MAX_REQUEST_BYTES", &c.MaxRequestBytes, 4<<20, byteCount),
+		bind("MAX_REQUEST_BYTES", &c.MaxRequestBytes, 16<<20, byteCount),
 		bind("MAX_CONCURRENT_EVALUATIONS", &c.MaxConcurrentEvaluations, 1, wholeNumber),
 		bind("REQUEST_TIMEOUT", &c.RequestTimeout, 60*time.Second, duration),
 		bind("HARD_KILL_GRACE", &c.HardKillGrace, quickjs.DefaultHardKillGrace, duration),
@@ -414,8 +415,10 @@ func (c Config) limitProblems(p *problems) {
 	if p.parsed("DEFAULT_MEMORY_BYTES", "MAX_MEMORY_BYTES") && c.DefaultMemoryBytes > c.MaxMemoryBytes {
 		p.bad("DEFAULT_MEMORY_BYTES %d exceeds MAX_MEMORY_BYTES %d", c.DefaultMemoryBytes, c.MaxMemoryBytes)
 	}
-	if p.parsed("MAX_INPUT_BYTES", "MAX_REQUEST_BYTES") && c.MaxInputBytes > c.MaxRequestBytes {
-		p.bad("MAX_INPUT_BYTES %d exceeds MAX_REQUEST_BYTES %d: an input at the limit could not arrive", c.MaxInputBytes, c.MaxRequestBytes)
+	if least := api.MinRequestBytes(c.MaxScriptBytes, c.MaxInputBytes); p.parsed("MAX_SCRIPT_BYTES", "MAX_INPUT_BYTES", "MAX_REQUEST_BYTES") &&
+		c.MaxRequestBytes < least {
+		p.bad("MAX_REQUEST_BYTES %d is below %d, what a script of MAX_SCRIPT_BYTES and an input of MAX_INPUT_BYTES take with every byte escaped (6 × (%d + %d) + 64 KiB): such a request would be refused for how it was written",
+			c.MaxRequestBytes, least, c.MaxScriptBytes, c.MaxInputBytes)
 	}
 	if c.RequestTimeout <= 0 {
 		p.bad("REQUEST_TIMEOUT must be positive, got %v", c.RequestTimeout)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 )
 
@@ -244,7 +245,7 @@ func TestConfigUnparsedVariableReportedOnce(t *testing.T) {
 func TestConfigReadsEachKind(t *testing.T) {
 	c, err := LoadConfig(lookup(map[string]string{
 		"STORE_URL":            "none",
-		"MAX_SCRIPT_BYTES":     "0x200000",
+		"MAX_SCRIPT_BYTES":     "0x80000",
 		"POOL_SIZE":            "1_0",
 		"CPU_BUDGET":           "0",
 		"PROCESS_KILL":         "0",
@@ -258,7 +259,7 @@ func TestConfigReadsEachKind(t *testing.T) {
 	}
 	want := Defaults()
 	want.StoreURL, want.MaxScriptBytes, want.PoolSize, want.CPUBudget, want.ProcessKill, want.HardKillGrace =
-		"none", 2<<20, 10, 0, false, time.Second
+		"none", 512<<10, 10, 0, false, time.Second
 	want.AuthAudience, want.AuthAllowedCallers = "https://x", []string{"a@example.com", " b@example.com"}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", c, want)
@@ -266,6 +267,30 @@ func TestConfigReadsEachKind(t *testing.T) {
 	_, err = LoadConfig(lookup(map[string]string{"STORE_URL": "none", "WORKER_SPARES": ""}))
 	if want := `WORKER_SPARES must be a whole number, such as 1, got ""`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("an empty number: %v", err)
+	}
+}
+
+// The request body's cap holds a script and an input at their bounds with
+// every byte escaped (api.MinRequestBytes): the default does, and a cap
+// that would not, or bounds that outgrow it, are refused at start-up.
+func TestConfigRequestBytesHoldEscapedRequests(t *testing.T) {
+	d := Defaults()
+	if least := api.MinRequestBytes(d.MaxScriptBytes, d.MaxInputBytes); d.MaxRequestBytes < least {
+		t.Fatalf("the default MAX_REQUEST_BYTES %d is below %d", d.MaxRequestBytes, least)
+	}
+	for _, env := range []map[string]string{
+		{"MAX_REQUEST_BYTES": "4194304"},
+		{"MAX_INPUT_BYTES": "4194304"},
+		{"MAX_SCRIPT_BYTES": "2097152"},
+	} {
+		env["STORE_URL"] = "none"
+		_, err := LoadConfig(lookup(env))
+		if err == nil || !strings.Contains(err.Error(), "with every byte escaped") {
+			t.Errorf("%v: %v, want the escaped request named", env, err)
+		}
+	}
+	if _, err := LoadConfig(lookup(map[string]string{"STORE_URL": "none", "MAX_SCRIPT_BYTES": "2097152", "MAX_REQUEST_BYTES": "20000000"})); err != nil {
+		t.Errorf("a cap raised with the bound: %v", err)
 	}
 }
 

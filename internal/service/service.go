@@ -104,14 +104,16 @@ func (c Config) Limits() api.Limits {
 	}
 }
 
-// EffectOptions are the effect's options, from the configuration: the byte
-// bounds that Limits advertises. The effect takes the run's timeline from
-// the backend (spi.Timed), which Timing describes.
+// EffectOptions are the effect's options, from the configuration: the
+// bounds that Limits advertises, which the effect applies to every
+// evaluation (docs/spi.md, "Answers no retry can change"). The effect takes
+// the run's timeline from the backend (spi.Timed), which Timing describes.
 func (c Config) EffectOptions(log *slog.Logger) effect.Options {
 	return effect.Options{
 		MaxInputBytes: int(c.MaxInputBytes), MaxOutputBytes: int(c.MaxOutputBytes),
-		MaxScriptBytes: c.MaxScriptBytes, MaxMemoryBytes: c.MaxMemoryBytes,
-		Logger: log,
+		MaxScriptBytes: c.MaxScriptBytes, MinMemoryBytes: quickjs.MinMemoryBytes, MaxMemoryBytes: c.MaxMemoryBytes,
+		MaxWallClock: c.MaxWallClock,
+		Logger:       log,
 	}
 }
 

@@ -1,9 +1,10 @@
 // CloudRunSandboxBackend: loom's SandboxBackend (ADR 0144 D1) over the
 // service's POST /v1/sandbox/evaluate. It mirrors the Go client (client/):
-// an outcome comes only from a 200 answer whose body decodes strictly into
-// ADR 0144 D2's closed vocabulary (with the logs and usage beside it, which
-// go to the onRun hook and never onto the outcome), or from the one rule for
-// answers no retry can change (docs/spi.md), applied before sending; every
+// an outcome comes only from a 200 answer whose body decodes into ADR 0144
+// D2's closed vocabulary (with the report members beside it: the logs and
+// usage go to the onRun hook and never onto the outcome, and members of a
+// later version are ignored), or, for a body the service cannot read, from
+// the service's rule for answers no retry can change (docs/spi.md); every
 // other answer (a problem document, a 5xx, a network error, a redirect, a
 // malformed or oversized body, no answer in time) becomes an infrastructure
 // outcome, which the effect treats as untyped and retryable. Only the
@@ -175,8 +176,8 @@ export interface CloudRunSandboxBackendOptions {
    * Called once for each evaluate whose request the service answered, with
    * the outcome and what the outcome cannot carry (the console, the usage,
    * the request id), synchronously before evaluate resolves. Not called for
-   * an answer given here without sending (an invalid request, or one of the
-   * answers no retry can change), nor when the service never answered (a
+   * an answer given here without sending (an invalid request, or a body
+   * the service cannot read), nor when the service never answered (a
    * network error, a timeout) or the caller aborted. Whatever the hook
    * throws, or an async hook rejects with, is dropped: the outcome is
    * evaluate's to return, and this package writes nothing to the console.
@@ -210,7 +211,7 @@ export type CloudRunSandboxErrorCode =
   | "invalid-options"
   /** The service did not answer usably (network error, non-200, timeout). */
   | "unavailable"
-  /** GET /v1/capabilities did not return a valid document, or its limits leave no request servable. */
+  /** GET /v1/capabilities did not return a valid document. */
   | "invalid-capabilities"
   /** The service implements a backend SPI of another major version. */
   | "incompatible-spi"
@@ -745,20 +746,25 @@ function requireJson(op: string, a: { contentType: string | null; bytes: Uint8Ar
 }
 
 /**
- * Says why a service's published limits leave no request servable, or
- * undefined. Both maxima must be published, since evaluate sends a larger
- * request as them (docs/spi.md, "Answers no retry can change").
+ * The answer to a request whose body, text, is over the service's
+ * maxRequestBytes, which the service cannot read; undefined for any other,
+ * which is sent. The service's bound holds every request whose script and
+ * input are within their bounds however they are escaped, so such a body has
+ * a script or an input over its bound, and it is answered by the service's
+ * own rule for what no retry can change (docs/spi.md; spi.Bounds in the
+ * service, whose table api/testdata/bounds/settled.json this package's tests
+ * check this against), sizes in UTF-8 bytes as the service counts them, in
+ * its order: the script, the memory, the input. A request the rule leaves
+ * to a run is sent, and the service's 413 is infrastructure.
  */
-function unservable(l: ServiceLimits): string | undefined {
-  for (const k of ["maxWallClockMs", "maxMemoryBytes"] as const) {
-    if (l[k] === undefined) return `${k} is not published`;
+function unreadable(l: ServiceLimits, text: string, script: string, memoryBytes: number, inputJson: string): SandboxOutcome | undefined {
+  if (l.maxRequestBytes === undefined || text.length <= l.maxRequestBytes / 3 || utf8Length(text) <= l.maxRequestBytes) return undefined;
+  const scriptBytes = utf8Length(script);
+  if (l.maxScriptBytes !== undefined && scriptBytes > l.maxScriptBytes) {
+    return { ok: false, kind: "threw", name: "RangeError", message: `the script is ${scriptBytes} bytes, over the service's maxScriptBytes of ${l.maxScriptBytes}` };
   }
-  for (const k of ["maxWallClockMs", "maxMemoryBytes", "maxInputBytes", "maxScriptBytes"] as const) {
-    if (l[k] === 0) return `${k} is 0`;
-  }
-  if (l.minMemoryBytes !== undefined && l.minMemoryBytes > l.maxMemoryBytes!) {
-    return `minMemoryBytes ${l.minMemoryBytes} is above maxMemoryBytes ${l.maxMemoryBytes}`;
-  }
+  if (l.minMemoryBytes !== undefined && memoryBytes < l.minMemoryBytes) return { ok: false, kind: "limit", limit: "memory" };
+  if (l.maxInputBytes !== undefined && utf8Length(inputJson) > l.maxInputBytes) return { ok: false, kind: "inputTooLarge" };
   return undefined;
 }
 
@@ -846,10 +852,6 @@ export class CloudRunSandboxBackend implements SandboxBackend {
             "incompatible-spi",
           );
         }
-        const why = unservable(info.limits);
-        if (why !== undefined) {
-          throw new Failure(`invalid capabilities document from ${cfg.base}: its limits leave no request servable: ${why}`, 200, "invalid-capabilities");
-        }
         // A run the caller means to replay must not run otherwise, and the
         // service would refuse every request with the member.
         if (cfg.determinism !== undefined && !info.determinism) {
@@ -873,11 +875,10 @@ export class CloudRunSandboxBackend implements SandboxBackend {
    * Runs the request on the service (POST /v1/sandbox/evaluate) and returns
    * its outcome object as received, once it is exactly one of ADR 0144 D2's
    * shapes (the answer's logs and usage go to onRun, never onto the outcome).
-   * Before sending, it applies the rule for answers no retry can change
-   * (docs/spi.md) against the limits create() read: limits above the
-   * service's maxima are sent as those maxima; a memoryBytes below
-   * minMemoryBytes, an inputJson over maxInputBytes and a script over
-   * maxScriptBytes are answered here, typed, and not sent. Aborting
+   * Answers no retry can change are the service's, typed (docs/spi.md,
+   * "Answers no retry can change"). The request is sent as it is, but for a
+   * body over the service's maxRequestBytes, which it cannot read: that one
+   * is answered here by the service's rule, and not sent. Aborting
    * request.signal cancels the HTTP call (and so the run, on the service) and
    * rejects with the signal's reason: an aborted signal never yields an
    * outcome. Everything else that goes wrong is an infrastructure outcome
@@ -959,9 +960,9 @@ export class CloudRunSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * Encodes the request's body; or says why it is refused here (an
-   * infrastructure outcome); or answers it here, when the service's published
-   * limits decide the answer (docs/spi.md, "Answers no retry can change").
+   * Encodes the request's body as it is; or says why it is refused here (an
+   * infrastructure outcome); or, for a body the service cannot read, answers
+   * it by the service's rule (unreadable).
    */
   #prepare(request: SandboxRequest): { body: string; wallClockMs: number } | { refused: string } | { answer: SandboxOutcome } {
     const { script, inputJson, limits } = request;
@@ -978,31 +979,21 @@ export class CloudRunSandboxBackend implements SandboxBackend {
         refused: `invalid limits: wallClockMs and memoryBytes must be positive (memoryBytes an integer), got wallClockMs ${show(wallClockMs)} and memoryBytes ${show(memoryBytes)}`,
       };
     }
-    // The rule, in the order the service checks the same things, so that a
-    // request that breaks two of them gets the answer the service would give.
-    const l = this.limits;
-    if (l.maxScriptBytes !== undefined && script.length > l.maxScriptBytes / 3) {
-      const n = utf8Length(script);
-      if (n > l.maxScriptBytes) {
-        const message = `the script is ${n} bytes, over the service's maxScriptBytes of ${l.maxScriptBytes}`;
-        return { answer: { ok: false, kind: "threw", name: "RangeError", message } };
-      }
-    }
-    if (l.minMemoryBytes !== undefined && memoryBytes < l.minMemoryBytes) return { answer: { ok: false, kind: "limit", limit: "memory" } };
-    if (l.maxInputBytes !== undefined && inputJson.length > l.maxInputBytes / 3 && utf8Length(inputJson) > l.maxInputBytes) {
-      return { answer: { ok: false, kind: "inputTooLarge" } };
-    }
     // A lone surrogate in the script is sent as its escape (JSON.stringify
     // writes one so), and the service runs it as that code unit. Inside
     // inputJson it would be a character of JSON text, which UTF-8 cannot
     // carry; escaped inside that text it is fine.
     if (!isWellFormed(inputJson)) return { refused: "the input has a lone surrogate, which a JSON request cannot carry as UTF-8" };
-    // create() made sure both maxima are published and positive.
-    const sent = { wallClockMs: Math.min(wall, l.maxWallClockMs!), memoryBytes: Math.min(memoryBytes, l.maxMemoryBytes!) };
-    const body: Record<string, unknown> = { script, inputJson, limits: sent };
+    // Limits over the service's bounds are sent as they are: the service
+    // answers what no retry can change (docs/spi.md).
+    const body: Record<string, unknown> = { script, inputJson, limits: { wallClockMs: wall, memoryBytes } };
     if (this.#t.cfg.captureLogs) body.captureLogs = true;
     if (this.#t.cfg.determinism !== undefined) body.determinism = this.#t.cfg.determinism;
-    return { body: JSON.stringify(body), wallClockMs: sent.wallClockMs };
+    const text = JSON.stringify(body);
+    const answer = unreadable(this.limits, text, script, memoryBytes, inputJson);
+    if (answer !== undefined) return { answer };
+    // The service runs no longer than its maximum: the client waits no longer.
+    return { body: text, wallClockMs: Math.min(wall, this.limits.maxWallClockMs ?? wall) };
   }
 
   /**

@@ -1,7 +1,8 @@
-// Strict decoding of the service's answers, as the Go decoders (api/) do it:
-// an evaluation's answer is exactly one of ADR 0144 D2's shapes with no other
-// member but the logs and usage the service writes beside it, and GET
-// /v1/capabilities is read strictly where a capability is declared.
+// Decoding of the service's answers, as the Go decoders (api/) do it: an
+// evaluation's answer is exactly one of ADR 0144 D2's shapes, with beside it
+// the report members (the logs and usage this client knows, checked; any
+// other, a later version's, ignored: docs/spi.md, "How the wire evolves"),
+// and GET /v1/capabilities is read strictly where a capability is declared.
 
 import type { SandboxBackendCapabilities, SandboxOutcome } from "./spi.js";
 import { boundText, MAX_MESSAGE_UNITS, quote } from "./text.js";
@@ -202,6 +203,11 @@ class Reader {
     return new Reader(join(this.path, key), value);
   }
 
+  /** Whether the object has the member key and nothing took it. */
+  unread(key: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.obj, key) && !this.used.has(key);
+  }
+
   /** Marks every member read (where unknown members are tolerated). */
   skip(): void {
     for (const k of Object.keys(this.obj)) this.used.add(k);
@@ -236,6 +242,11 @@ function join(path: string, key: string): string {
 
 const KINDS = ["limit", "threw", "inputTooLarge", "infrastructure"] as const;
 const LIMITS = ["cpu", "memory", "wallClock"] as const;
+/**
+ * The members of every kind of outcome together: ADR 0144 D2's closed
+ * vocabulary. Any other member of an answer is a report member.
+ */
+const OUTCOME_MEMBERS = ["ok", "value", "kind", "limit", "name", "message"] as const;
 
 /**
  * What a run used, as the service measured it (docs/spi.md, "Usage";
@@ -297,7 +308,11 @@ function millis(r: Reader, key: string): number | undefined {
   return value;
 }
 
-/** Reads a usage member strictly: exactly the members api/usage.go writes. */
+/**
+ * Reads a usage member: the members api/usage.go writes, each required and
+ * checked; any other, in usage or in its phases, a figure of a later version,
+ * is ignored (docs/spi.md, "How the wire evolves").
+ */
 function readUsage(o: Reader): SandboxUsage | undefined {
   const u = o.child("usage", false);
   if (u === undefined) return undefined;
@@ -305,6 +320,7 @@ function readUsage(o: Reader): SandboxUsage | undefined {
   const phases: Record<string, number | undefined> = {};
   if (p) {
     for (const k of PHASES) phases[k] = millis(p, k);
+    p.skip();
     u.adopt(p);
   }
   const cpuMs = millis(u, "cpuMs");
@@ -312,6 +328,7 @@ function readUsage(o: Reader): SandboxUsage | undefined {
   const cpuBudget = u.count("cpuBudget", true);
   const peakMemoryBytes = u.count("peakMemoryBytes", true);
   const memoryLimitBytes = u.count("memoryLimitBytes", true);
+  u.skip();
   o.adopt(u);
   if (
     PHASES.some((k) => phases[k] === undefined) ||
@@ -329,19 +346,25 @@ function readUsage(o: Reader): SandboxUsage | undefined {
 
 /**
  * Reads a 200 answer of POST /v1/sandbox/evaluate as the Go decoder does
- * (api.DecodeSandboxAnswer): one outcome in ADR 0144 D2's closed vocabulary,
- * and beside its members at most a string `logs` and a `usage` of exactly
- * the schema's members. The outcome returned is a new object without them,
- * so that what reaches loom's effect is D2's shape and nothing else.
+ * (api.DecodeSandboxAnswer), and as docs/spi.md, "How the wire evolves", says
+ * a reader does: one outcome in ADR 0144 D2's closed vocabulary, with no
+ * member of another kind; beside it the report members this client knows, a
+ * string `logs` and a `usage` with the schema's figures, checked; and any
+ * other member, a report member of a later version, ignored. The outcome
+ * returned is a new object of the outcome's members alone, so that what
+ * reaches loom's effect is D2's shape and nothing else.
  */
 export function decodeAnswer(v: unknown): SandboxAnswer {
   const o = Reader.of("", v);
   readOutcome(o, v);
+  for (const k of OUTCOME_MEMBERS) if (o.unread(k)) o.fail(k, "not a member of this kind of outcome");
   const logs = o.str("logs", false);
   const usage = readUsage(o);
+  o.skip();
   o.done();
   const outcome: JsonObject = {};
-  for (const k of Object.keys(v as JsonObject)) if (k !== "logs" && k !== "usage") outcome[k] = (v as JsonObject)[k];
+  const members: readonly string[] = OUTCOME_MEMBERS;
+  for (const k of Object.keys(v as JsonObject)) if (members.includes(k)) outcome[k] = (v as JsonObject)[k];
   const a: { outcome: SandboxOutcome; logs?: string; usage?: SandboxUsage } = { outcome: outcome as SandboxOutcome };
   if (logs !== undefined) a.logs = logs;
   if (usage !== undefined) a.usage = usage;

@@ -1,8 +1,11 @@
 // The package against the real Go service, built from this repository and
 // started on a free port: every outcome kind through the class, the answers
-// no retry can change, the run report, replayable runs, aborts before and
-// during a run, the busy answer, and an unreachable URL.
+// no retry can change, the run report, the answers of a later version,
+// replayable runs, aborts before and during a run, the busy answer, and an
+// unreachable URL.
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import {
   CloudRunSandboxBackend,
@@ -224,7 +227,7 @@ describe("against the real service", () => {
     assert.deepEqual(out, { ok: false, kind: "inputTooLarge" });
   });
 
-  describe("answers no retry can change (docs/spi.md), against a service with small limits", () => {
+  describe("answers no retry can change (docs/spi.md) are the service's, against a service with small limits", () => {
     test("the limits create() read are the service's", async () => {
       const b = await open(smallSvc.url);
       assert.deepEqual(
@@ -233,71 +236,88 @@ describe("against the real service", () => {
       );
     });
 
-    test("wallClockMs above maxWallClockMs is sent as it, and the run meets that wall clock", async () => {
-      const b = await open(smallSvc.url);
-      const limits = { wallClockMs: 60_000, memoryBytes: 8 * MiB };
-      assert.deepEqual(await run(b, { script: "'ran'", limits }), { ok: true, value: "ran" });
-      assert.deepEqual(await run(b, { script: "while (true) {}", limits }), { ok: false, kind: "limit", limit: "wallClock" });
-      // what the service answers a caller that did not read the limits
-      const res = await post(smallSvc.url, { script: "'ran'", limits });
-      assert.equal(res.status, 400);
-      assert.match(await res.text(), /invalid-limits[^]*maxWallClockMs of 1000/);
-    });
-
-    test("memoryBytes above maxMemoryBytes is sent as it, and the run meets that memory limit", async () => {
-      const reports: RunReport[] = [];
-      const b = await open(smallSvc.url, { onRun: (r) => reports.push(r) });
-      const limits = { wallClockMs: 1000, memoryBytes: 1 << 30 };
-      assert.deepEqual(await run(b, { script: "'ran'", limits }), { ok: true, value: "ran" });
-      assert.equal(reports.at(-1)?.usage?.memoryLimitBytes, SMALL.maxMemoryBytes, "the run's memory limit was the maximum");
-      const bomb = "const a = []; while (true) a.push(new Array(1000).fill(1));";
-      assert.deepEqual(await run(b, { script: bomb, limits }), { ok: false, kind: "limit", limit: "memory" });
-    });
-
-    test("memoryBytes below minMemoryBytes is limit memory, not sent", async () => {
-      const c = counting();
-      const b = await open(smallSvc.url, { fetch: c.fetch });
-      const min = b.limits.minMemoryBytes!;
-      assert.ok(min > 1);
-      assert.deepEqual(await run(b, { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min - 1 } }), { ok: false, kind: "limit", limit: "memory" });
-      assert.equal(c.evaluations(), 0);
-      assert.deepEqual(await run(b, { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min } }), { ok: true, value: "ran" });
-      const res = await post(smallSvc.url, { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min - 1 } });
-      assert.equal(res.status, 400, "the service refuses it as a problem");
-      await res.arrayBuffer();
-    });
-
-    test("inputJson over maxInputBytes is inputTooLarge, not sent: what the service answers", async () => {
-      const c = counting();
-      const b = await open(smallSvc.url, { fetch: c.fetch });
-      const inputJson = JSON.stringify("é".repeat(SMALL.maxInputBytes / 2)); // under the bound in UTF-16 units, over it in bytes
-      const limits = { wallClockMs: 1000, memoryBytes: 8 * MiB };
-      assert.deepEqual(await run(b, { script: "input.length", inputJson, limits }), { ok: false, kind: "inputTooLarge" });
-      assert.equal(c.evaluations(), 0);
-      assert.deepEqual(await raw(smallSvc.url, { script: "input.length", inputJson, limits }), { ok: false, kind: "inputTooLarge" });
-      const fits = JSON.stringify("é".repeat(SMALL.maxInputBytes / 2 - 1));
-      assert.deepEqual(await run(b, { script: "input.length", inputJson: fits, limits }), { ok: true, value: SMALL.maxInputBytes / 2 - 1 });
-    });
-
-    test("a script over maxScriptBytes is threw RangeError naming both sizes, not sent", async () => {
-      const c = counting();
-      const b = await open(smallSvc.url, { fetch: c.fetch });
-      const limits = { wallClockMs: 1000, memoryBytes: 8 * MiB };
-      const script = `'${"x".repeat(SMALL.maxScriptBytes - 1)}'`;
-      assert.deepEqual(await run(b, { script, limits }), {
-        ok: false,
-        kind: "threw",
-        name: "RangeError",
-        message: `the script is ${SMALL.maxScriptBytes + 1} bytes, over the service's maxScriptBytes of ${SMALL.maxScriptBytes}`,
+    // Each row through the class and sent as it is: the outcome is the
+    // service's own answer to the same request (both), and the service gave
+    // it, since the backend keeps no rule of its own (onRun has the
+    // service's request id and usage, under the memory limit it ran with).
+    const min = 256 << 10; // the service's minMemoryBytes
+    const cases: [string, { script: string; inputJson?: string; limits: SandboxRequest["limits"] }, SandboxOutcome, number][] = [
+      ["wallClockMs above maxWallClockMs runs", { script: "'ran'", limits: { wallClockMs: 60_000, memoryBytes: 8 * MiB } }, { ok: true, value: "ran" }, 8 * MiB],
+      ["and meets maxWallClockMs", { script: "while (true) {}", limits: { wallClockMs: 60_000, memoryBytes: 8 * MiB } }, { ok: false, kind: "limit", limit: "wallClock" }, 8 * MiB],
+      ["memoryBytes above maxMemoryBytes runs at it", { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: 1 << 30 } }, { ok: true, value: "ran" }, SMALL.maxMemoryBytes],
+      [
+        "and meets it",
+        { script: "const a = []; while (true) a.push(new Array(1000).fill(1));", limits: { wallClockMs: 1000, memoryBytes: 1 << 30 } },
+        { ok: false, kind: "limit", limit: "memory" },
+        SMALL.maxMemoryBytes,
+      ],
+      ["memoryBytes below minMemoryBytes is limit memory", { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min - 1 } }, { ok: false, kind: "limit", limit: "memory" }, min - 1],
+      ["memoryBytes at minMemoryBytes runs", { script: "'ran'", limits: { wallClockMs: 1000, memoryBytes: min } }, { ok: true, value: "ran" }, min],
+      [
+        "inputJson over maxInputBytes in UTF-8 bytes, under it in UTF-16 units, is inputTooLarge",
+        { script: "input.length", inputJson: JSON.stringify("é".repeat(SMALL.maxInputBytes / 2)), limits: { wallClockMs: 1000, memoryBytes: 8 * MiB } },
+        { ok: false, kind: "inputTooLarge" },
+        8 * MiB,
+      ],
+      [
+        "inputJson at maxInputBytes runs",
+        { script: "input.length", inputJson: JSON.stringify("é".repeat(SMALL.maxInputBytes / 2 - 1)), limits: { wallClockMs: 1000, memoryBytes: 8 * MiB } },
+        { ok: true, value: SMALL.maxInputBytes / 2 - 1 },
+        8 * MiB,
+      ],
+      [
+        "a script over maxScriptBytes is threw RangeError naming both sizes",
+        { script: `'${"x".repeat(SMALL.maxScriptBytes - 1)}'`, limits: { wallClockMs: 1000, memoryBytes: 8 * MiB } },
+        {
+          ok: false,
+          kind: "threw",
+          name: "RangeError",
+          message: `the script is ${SMALL.maxScriptBytes + 1} bytes, over the service's maxScriptBytes of ${SMALL.maxScriptBytes}`,
+        },
+        8 * MiB,
+      ],
+      [
+        "the script before the memory and the input",
+        { script: " ".repeat(SMALL.maxScriptBytes + 1), inputJson: JSON.stringify("x".repeat(SMALL.maxInputBytes)), limits: { wallClockMs: 1000, memoryBytes: 1 } },
+        {
+          ok: false,
+          kind: "threw",
+          name: "RangeError",
+          message: `the script is ${SMALL.maxScriptBytes + 1} bytes, over the service's maxScriptBytes of ${SMALL.maxScriptBytes}`,
+        },
+        1,
+      ],
+      [
+        "the memory before the input",
+        { script: "1", inputJson: JSON.stringify("x".repeat(SMALL.maxInputBytes)), limits: { wallClockMs: 1000, memoryBytes: 1 } },
+        { ok: false, kind: "limit", limit: "memory" },
+        1,
+      ],
+    ];
+    for (const [name, req, want, memory] of cases) {
+      test(name, async () => {
+        const reports: RunReport[] = [];
+        const b = await open(smallSvc.url, { onRun: (r) => reports.push(r) });
+        assert.deepEqual(await both(smallSvc.url, b, req), want);
+        assert.equal(reports.length, 1, "the service answered");
+        assert.match(reports[0]!.requestId, /^[A-Za-z0-9._~-]{1,128}$/);
+        assert.equal(reports[0]!.usage?.memoryLimitBytes, memory);
       });
-      assert.equal(c.evaluations(), 0);
-      const res = await post(smallSvc.url, { script, limits });
-      assert.equal(res.status, 413, "the service refuses it as a problem");
-      await res.arrayBuffer();
-      const atMax = `'${"x".repeat(SMALL.maxScriptBytes - 9)}'.length`;
-      assert.deepEqual(await run(b, { script: atMax, limits }), { ok: true, value: SMALL.maxScriptBytes - 9 });
-      assert.equal(c.evaluations(), 1);
-    });
+    }
+  });
+
+  test("a script and an input at their bounds reach the service however their escapes swell the body", async () => {
+    const reports: RunReport[] = [];
+    const b = await open(svc.url, { onRun: (r) => reports.push(r) });
+    const tail = "'.length + input.length";
+    // a control character is six bytes on the wire, a backslash two: about 8 MiB in all
+    const script = "'" + "\u0001".repeat(b.limits.maxScriptBytes! - 1 - tail.length) + tail;
+    const inputJson = `"${"\\\\".repeat((b.limits.maxInputBytes! - 2) / 2)}"`;
+    const body = JSON.stringify({ script, inputJson });
+    assert.ok(body.length > 6 * b.limits.maxScriptBytes! + 2 * b.limits.maxInputBytes! - 1024, `a body of ${body.length} bytes`);
+    const out = await run(b, { script, inputJson, limits: { wallClockMs: 5000, memoryBytes: 64 * MiB } });
+    assert.deepEqual(out, { ok: true, value: b.limits.maxScriptBytes! - 1 - tail.length + (b.limits.maxInputBytes! - 2) / 2 });
+    assert.equal(reports.length, 1, "the service answered");
   });
 
   test("infrastructure: zero and negative limits are refused here, never sent as 'the default'", async () => {
@@ -402,6 +422,66 @@ describe("against the real service", () => {
     await run(quiet, { script: "console.log('x'); 1" });
     assert.equal(reports[2]!.logs, undefined);
     assert.ok(reports[2]!.usage);
+  });
+
+  test("a later version of the service: its answers' new report members and usage figures are ignored, the typed outcome kept", async () => {
+    // A loopback proxy that answers as a later version would (docs/spi.md,
+    // "How the wire evolves"): each answer gains a usage figure, a phase and
+    // report members this client does not know.
+    let changed = 0;
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", async () => {
+        const headers: Record<string, string> = {};
+        for (const k of ["content-type", "x-request-id"]) if (typeof req.headers[k] === "string") headers[k] = req.headers[k] as string;
+        const init: RequestInit = { method: req.method!, headers };
+        if (req.method === "POST") init.body = Buffer.concat(chunks);
+        const upstream = await fetch(`${svc.url}${req.url}`, init);
+        let body = await upstream.text();
+        if (req.method === "POST" && upstream.status === 200) {
+          const later = body
+            .replace('"usage":{"phasesMs":{', '"usage":{"gpuMs":0.5,"phasesMs":{"queue":1.25,')
+            .replace('"memoryLimitBytes":', '"heapObjects":[1,2],"memoryLimitBytes":')
+            .replace(/}\n?$/, ',"trace":{"spans":[{"name":"run"}]},"warnings":[]}');
+          if (later !== body) changed++;
+          body = later;
+        }
+        const out: Record<string, string> = { "content-type": upstream.headers.get("content-type") ?? "" };
+        const id = upstream.headers.get("x-request-id");
+        if (id !== null) out["x-request-id"] = id;
+        res.writeHead(upstream.status, out);
+        res.end(body);
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    try {
+      const reports: RunReport[] = [];
+      const b = await open(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, { onRun: (r) => reports.push(r) });
+      const limits = { wallClockMs: 500, memoryBytes: 16 * MiB };
+      assert.deepEqual(await run(b, { script: "console.log('a is', input.a); input.a + 1", inputJson: '{"a":1}', limits }), { ok: true, value: 2 });
+      assert.deepEqual(await run(b, { script: "console.warn('about to'); null.x", limits }), {
+        ok: false,
+        kind: "threw",
+        name: "TypeError",
+        message: "cannot read property 'x' of null",
+      });
+      assert.deepEqual(await run(b, { script: "for (;;) {}", limits }), { ok: false, kind: "limit", limit: "wallClock" });
+      assert.equal(changed, 3, "every answer came from the later version");
+      assert.deepEqual(
+        reports.map((r) => [r.logs, r.usage?.memoryLimitBytes, Object.keys(r.usage?.phasesMs ?? {})]),
+        [
+          ["a is 1\n", limits.memoryBytes, ["fetch", "verify", "setup", "run", "serialise"]],
+          ["[warn] about to\n", limits.memoryBytes, ["fetch", "verify", "setup", "run", "serialise"]],
+          ["", limits.memoryBytes, ["fetch", "verify", "setup", "run", "serialise"]],
+        ],
+        "the console and the figures this client knows, and nothing else",
+      );
+      assert.ok(reports.every((r) => !("gpuMs" in r.usage!) && r.requestId !== ""));
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
   });
 
   test("determinism: Math.random and the clocks give one outcome on every run with the option, and differ without", async () => {
