@@ -86,18 +86,21 @@ func TestInterruptNotStarvedByBacktraces(t *testing.T) {
 //     assertion fails and QuickJS calls abort(): "wasm error: unreachable"
 //     (upstream bellard/quickjs#406, open).
 //   - testdata/memory-pressure-out-of-bounds.js (found here): an allocation
-//     fails while a closure runs, and JS_DefineProperty, called from the
-//     interpreter, touches an address outside the guest's memory: "wasm
-//     error: out of bounds memory access". A wild pointer, confined by the
-//     wasm sandbox to this run's own memory.
+//     fails while a closure's error is given its backtrace, the
+//     out-of-memory error replaces and frees the error being described, and
+//     JS_DefineProperty, called from the interpreter's exception path,
+//     writes to the freed object: "wasm error: out of bounds memory access"
+//     where the freed memory no longer held an object. A use-after-free,
+//     confined by the wasm sandbox to this run's own memory.
 //
-// Neither traps with QuickJS 2026-05-21 (d73189dd). Should a trap come
-// back, the engine reports a trap after a refused allocation as the memory
-// limit (the shim exports its out-of-memory flag; quickjs's
-// TestTrapAfterRefusedAllocationIsTheMemoryLimit forces one), never a
-// retryable engine failure that every retry would meet again. A QuickJS
-// that unwinds the failed allocation lets the script catch it and finish:
-// also a defined outcome.
+// Neither traps in the production engine with QuickJS 2026-05-21
+// (d73189dd), whose heap layout no longer lines the failures up; the
+// checked engine, whose heap differs, still met the use-after-free, and
+// quickjs/patches/0014-backtrace-holds-its-error.patch fixes it. A trap
+// after a refused allocation is an engine fault like any other, except
+// QuickJS's own abort (an assertion such as update_label's), which is the
+// memory limit it follows. A QuickJS that unwinds the failed allocation
+// lets the script catch it and finish: also a defined outcome.
 func TestGuestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {
 	scripts := map[string]poc{}
 	for _, c := range readPoCs(t, "testdata/quickjs-pocs") {
