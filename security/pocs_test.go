@@ -31,6 +31,7 @@ type poc struct {
 //	ok [<exact JSON value>]
 //	threw <Name> [<message substring>]
 //	limit <cpu|memory|wallClock>
+//	limit <kind> or ok   (either: the engine's heap layout decides)
 //	stuck   (never reaches the interrupt handler: run against its own process)
 //
 // "// known-bug: TestBugX" marks a PoC whose expected outcome is not what
