@@ -385,7 +385,7 @@ func (s *server) deadline(next http.Handler) http.Handler {
 
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
 	writeProblem(w, r, api.NewProblem(api.ProblemNotFound,
-		fmt.Sprintf("no route %s; the routes are POST %s, POST %s, GET %s, GET %s and GET %s",
+		fmt.Sprintf("no route %s; the routes are POST %s, POST %s, GET %s, GET or HEAD %s and GET or HEAD %s",
 			quoteField(r.URL.Path), routeEvaluations, routeSandbox, routeCaps, routeHealthz, routeReadyz)))
 }
 

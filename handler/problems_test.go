@@ -161,7 +161,8 @@ func TestRoutingProblems(t *testing.T) {
 		{http.MethodGet, "/v1/evaluations", "POST"},
 		{http.MethodPut, "/v1/sandbox/evaluate", "POST"},
 		{http.MethodPost, "/v1/capabilities", "GET"},
-		{http.MethodDelete, "/healthz", "GET"},
+		{http.MethodDelete, "/healthz", "GET, HEAD"},
+		{http.MethodPost, "/readyz", "GET, HEAD"},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			r := v.mustDo(tc.method, tc.path, nil, nil)
