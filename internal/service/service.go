@@ -423,7 +423,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	served := make(chan error, 1)
 	// net/http refuses a header block over MaxHeaderBytes itself; the
 	// listener makes its answer the service's problem document.
-	ln = handler.HeaderLimitListener(ln, s.Server.MaxHeaderBytes)
+	ln = handler.HeaderLimitListener(ln, s.Server.MaxHeaderBytes, s.log)
 	go func() { served <- s.Server.Serve(ln) }()
 
 	var err error
