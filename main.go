@@ -130,9 +130,7 @@ func newFlagSet(name, synopsis string) *verbFlags {
 // usage writes the verb's synopsis and its flags to w.
 func (fs *verbFlags) usage(w io.Writer) {
 	fmt.Fprintln(w, fs.synopsis)
-	flags := 0
-	fs.VisitAll(func(*flag.Flag) { flags++ })
-	if flags == 0 {
+	if !fs.hasFlags() {
 		return
 	}
 	fmt.Fprintln(w, "\nflags:")
@@ -142,10 +140,22 @@ func (fs *verbFlags) usage(w io.Writer) {
 }
 
 // shortUsage writes the synopsis's first line and where the rest is, for a
-// usage error, whose own line follows.
+// usage error, whose own line follows. It names the flags only for a verb
+// that has some.
 func (fs *verbFlags) shortUsage(w io.Writer) {
 	first, _, _ := strings.Cut(fs.synopsis, "\n")
-	fmt.Fprintf(w, "%s\n(sandbox-cloudrun %s -h prints the flags and the exit statuses)\n", first, fs.Name())
+	what := "the usage and the exit statuses"
+	if fs.hasFlags() {
+		what = "the flags and the exit statuses"
+	}
+	fmt.Fprintf(w, "%s\n(sandbox-cloudrun %s -h prints %s)\n", first, fs.Name(), what)
+}
+
+// hasFlags reports whether the verb defines any flag.
+func (fs *verbFlags) hasFlags() bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
 }
 
 // parse reads args, whose flags may come before, between or after the

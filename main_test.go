@@ -592,6 +592,14 @@ func TestVerbHelpAndUsageErrors(t *testing.T) {
 				!strings.HasPrefix(stderr.String(), "usage: sandbox-cloudrun "+verb) {
 				t.Errorf("%q: %v (exit %d), stdout %q, stderr %q", args, err, exitCode(err), stdout.String(), stderr.String())
 			}
+			// the pointer to -h promises flags only of a verb that has them
+			pointer := "-h prints the usage and the exit statuses)"
+			if withFlags[verb] {
+				pointer = "-h prints the flags and the exit statuses)"
+			}
+			if !strings.Contains(stderr.String(), "(sandbox-cloudrun "+verb+" "+pointer) {
+				t.Errorf("%q: stderr %q does not say %q", args, stderr.String(), pointer)
+			}
 		}
 	}
 	// a duration without its unit says so, as the configuration does

@@ -35,7 +35,7 @@ func TestReadmeSetUp(t *testing.T) {
 	}
 	readme := shLines(t)
 	want := map[string]string{}
-	for _, arg := range []string{"--install-line", "--test-command", "--checked-command"} {
+	for _, arg := range []string{"--install-line", "--test-command", "--rebuild-command", "--checked-command"} {
 		out, err := exec.Command("bash", ".ci/run", arg).Output()
 		if err != nil {
 			t.Fatalf(".ci/run %s: %v", arg, err)
@@ -54,8 +54,11 @@ func TestReadmeSetUp(t *testing.T) {
 		if strings.Contains(l, "apt-get install") && l != want["--install-line"] {
 			t.Errorf("README.md installs %q, not .ci/run's %q", l, want["--install-line"])
 		}
-		if strings.HasPrefix(l, "SANDBOX_REBUILD_WASM=1 go test") && l != want["--test-command"] {
+		if strings.HasPrefix(l, "go test -race") && l != want["--test-command"] {
 			t.Errorf("README.md runs %q, not .ci/run's %q", l, want["--test-command"])
+		}
+		if strings.HasPrefix(l, "SANDBOX_REBUILD_WASM=1") && l != want["--rebuild-command"] {
+			t.Errorf("README.md runs %q, not .ci/run's %q", l, want["--rebuild-command"])
 		}
 		if strings.Contains(l, "-tags checkedengine") && l != want["--checked-command"] {
 			t.Errorf("README.md runs %q, not .ci/run's %q", l, want["--checked-command"])

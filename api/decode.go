@@ -381,7 +381,7 @@ func decodeLimits(b map[string][]byte, l Limits) (spi.Limits, *Problem) {
 func positiveInt(field string, raw []byte, unit, maxName string, max int64) (int64, *Problem) {
 	bad := func(why string) (int64, *Problem) {
 		return 0, refuse(ProblemInvalidLimits, fmt.Sprintf("%s must be a positive whole number of %s (one above the server's %s of %d runs at it); got %s: %s",
-			field, unit, maxName, max, jsontext.QuoteShort(string(raw)), why)).WithField(field)
+			field, unit, maxName, max, jsontext.ShowValue(raw), why)).WithField(field)
 	}
 	s := string(raw)
 	if s == "" || s[0] == '"' || s[0] == '{' || s[0] == '[' || s[0] == 't' || s[0] == 'f' {

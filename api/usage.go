@@ -79,7 +79,7 @@ func readMillis(o *jsontext.Object, key string) time.Duration {
 	}
 	ms, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || raw[0] == '-' || math.IsInf(ms, 0) || ms > float64(math.MaxInt64/int64(time.Millisecond)) {
-		o.Fail(key, "must be a non-negative number of milliseconds, got %s", jsontext.QuoteShort(string(raw)))
+		o.Fail(key, "must be a non-negative number of milliseconds, got %s", jsontext.ShowValue(raw))
 		return 0
 	}
 	return time.Duration(math.Round(ms*1000)) * time.Microsecond

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -142,4 +143,56 @@ func githubAnchor(h string) string {
 		}
 	}
 	return b.String()
+}
+
+// The guide's hand-run kit runs as the rollout's build runs it: with the
+// build's --backend-grace (a cold revision answers slower than a warm one),
+// and, behind gcloud's proxy, only once the proxy answers (a fixed sleep
+// races its start).
+func TestDeployGuideRunsTheKitAsTheBuild(t *testing.T) {
+	for _, f := range handRunKitFindings(readFile(t, "../docs/deploy.md"), readFile(t, "../cloudbuild.yaml")) {
+		t.Error(f)
+	}
+	// and the check sees each of those mistakes
+	for name, doc := range map[string]string{
+		"no grace": "```sh\ngcloud run services proxy x &\nfor i in $(seq 60); do curl -s -o /dev/null http://localhost:8081/healthz && break; sleep 1; done\ngo run . conformance --url http://localhost:8081\n```\n",
+		"a sleep":  "```sh\ngcloud run services proxy x &\nsleep 3\ngo run . conformance --url http://localhost:8081 --backend-grace 1m\n```\n",
+		"no kit":   "```sh\necho nothing\n```\n",
+	} {
+		if len(handRunKitFindings(doc, readFile(t, "../cloudbuild.yaml"))) == 0 {
+			t.Errorf("a guide with %s passes", name)
+		}
+	}
+}
+
+func handRunKitFindings(doc, build string) []string {
+	grace := regexp.MustCompile(`conformance [^\n]*(--backend-grace [0-9a-z]+)`).FindStringSubmatch(build)
+	if grace == nil {
+		return []string{"cloudbuild.yaml runs no conformance kit with --backend-grace"}
+	}
+	var findings []string
+	kits := 0
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(doc, -1) {
+		proxied, waited := false, false
+		for _, line := range strings.Split(block[1], "\n") {
+			switch {
+			case strings.Contains(line, "gcloud run services proxy"):
+				proxied = true
+			case strings.Contains(line, "localhost:8081/healthz") && (strings.HasPrefix(line, "until ") || strings.Contains(line, "&& break")):
+				waited = true
+			case strings.Contains(line, " conformance --url"):
+				kits++
+				if !strings.Contains(line, grace[1]) {
+					findings = append(findings, fmt.Sprintf("docs/deploy.md runs the kit without the build's %s: %q", grace[1], line))
+				}
+				if proxied && !waited {
+					findings = append(findings, fmt.Sprintf("docs/deploy.md runs the kit behind the proxy without waiting for it to answer: %q", line))
+				}
+			}
+		}
+	}
+	if kits == 0 {
+		findings = append(findings, "docs/deploy.md runs no conformance kit")
+	}
+	return findings
 }

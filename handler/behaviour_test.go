@@ -416,8 +416,18 @@ func TestProbes(t *testing.T) {
 	if strings.Contains(string(r.body), "secret") || r.header.Get("Retry-After") == "" {
 		t.Fatalf("readyz: %s (Retry-After %q)", r, r.header.Get("Retry-After"))
 	}
+	if r := v.mustDo(http.MethodHead, "/readyz", nil, nil); r.status != 503 || len(r.body) != 0 {
+		t.Fatalf("HEAD /readyz while not ready: %s", r)
+	}
 	ready.Store(true)
 	wantBody(t, v.mustDo(http.MethodGet, "/readyz", nil, nil), 200, `{"status":"ready"}`)
+	// uptime checkers ask with HEAD: the status and headers of GET, no body
+	for _, p := range []string{"/healthz", "/readyz"} {
+		r := v.mustDo(http.MethodHead, p, nil, nil)
+		if r.status != 200 || len(r.body) != 0 || r.header.Get("Content-Type") != "application/json" {
+			t.Fatalf("HEAD %s: %s (Content-Type %q)", p, r, r.header.Get("Content-Type"))
+		}
+	}
 }
 
 // A readiness failure that says why (handler.NotReady) has its reason in

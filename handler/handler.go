@@ -113,8 +113,8 @@ var allowedMethods = map[string]string{
 	routeEvaluations: http.MethodPost,
 	routeSandbox:     http.MethodPost,
 	routeCaps:        http.MethodGet,
-	routeHealthz:     http.MethodGet,
-	routeReadyz:      http.MethodGet,
+	routeHealthz:     http.MethodGet + ", " + http.MethodHead,
+	routeReadyz:      http.MethodGet + ", " + http.MethodHead,
 }
 
 // server is the state behind the router.
@@ -153,8 +153,11 @@ func New(cfg Config) (http.Handler, error) {
 	r.Use(s.traceContext, s.requestID, s.requestLog, s.recoverPanics)
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
+	// The probes answer HEAD too: uptime checkers use it.
 	r.Get(routeHealthz, s.healthz)
+	r.Head(routeHealthz, s.healthz)
 	r.Get(routeReadyz, s.readyz)
+	r.Head(routeReadyz, s.readyz)
 	r.With(s.authenticate).Get(routeCaps, s.capabilities)
 	r.Group(func(r chi.Router) {
 		// Cheapest refusals first; none of these reads the body, and the

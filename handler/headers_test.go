@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
 // A header block over the server's MaxHeaderBytes is refused by net/http
@@ -29,7 +32,9 @@ func TestHeaderTooLargeIsAProblem(t *testing.T) {
 	v := newEnv(t)
 	srv := httptest.NewUnstartedServer(v.srv.Config.Handler)
 	srv.Config.MaxHeaderBytes = max
-	srv.Listener = handler.HeaderLimitListener(srv.Listener, max)
+	logs := &syncBuffer{}
+	log := telemetry.NewLogger(logs, slog.LevelDebug, "")
+	srv.Listener = handler.HeaderLimitListener(srv.Listener, max, log)
 	srv.Start()
 	t.Cleanup(srv.Close)
 
@@ -48,11 +53,24 @@ func TestHeaderTooLargeIsAProblem(t *testing.T) {
 	if resp, body := get("/healthz", max/2); resp.StatusCode != 200 {
 		t.Fatalf("under the cap: %d %s", resp.StatusCode, body)
 	}
+	ids := map[string]bool{}
 	for _, path := range []string{"/healthz", "/v1/capabilities", "/v1/evaluations", "/no/such/route"} {
 		for _, pad := range []int{40 << 10, 900 << 10} {
 			resp, body := get(path, pad)
 			wantHeaderTooLarge(t, resp.StatusCode, resp.Header, body, max)
+			ids[resp.Header.Get(api.RequestIDHeader)] = true
 		}
+	}
+	// Each names its own request, and its log line says it under that id,
+	// as every request's does.
+	logged := map[string]bool{}
+	for _, l := range logs.lines(t, handler.RequestMessage) {
+		if l["status"] == float64(431) && l["problem"] == "header-too-large" && l["route"] == "unmatched" && l["retryable"] == false {
+			logged[l["requestId"].(string)] = true
+		}
+	}
+	if len(ids) != 8 || !maps.Equal(ids, logged) {
+		t.Errorf("the 431s named requests %v; the log has 431 request lines of %v:\n%s", ids, logged, logs)
 	}
 
 	// After a request the connection served, and on the wire as it is.
@@ -101,6 +119,9 @@ func wantHeaderTooLarge(t *testing.T, status int, h http.Header, body []byte, ma
 	p, err := api.DecodeProblem(body)
 	if err != nil {
 		t.Fatalf("%q: %v", body, err)
+	}
+	if id := h.Get(api.RequestIDHeader); !api.ValidRequestID(id) || p.Instance != id {
+		t.Errorf("the 431 names request %q in X-Request-Id and %q as its instance", id, p.Instance)
 	}
 	if p.Type != api.ProblemHeaderTooLarge.URI() || p.Title != "Request header fields too large" || p.Status != 431 ||
 		p.Retryable == nil || *p.Retryable || p.Limit != "maxHeaderBytes" || p.LimitValue != max ||

@@ -68,12 +68,17 @@ type requestFields struct {
 }
 
 // requestLine is the line of a request to no evaluation route, with its
-// method, and its path when no route matched.
+// method, and its path when no route matched. A header block over the
+// server's cap (HeaderLimitListener) is refused before its request line is
+// read: its line has neither.
 type requestLine struct {
 	requestFields
-	Method string `log:"method"`
+	Method string `log:"method,omitempty"`
 	Path   string `log:"path,omitempty"`
 }
+
+// unmatchedRoute is the route of a line of a request that matched none.
+const unmatchedRoute = "unmatched"
 
 // evaluationLine is the line of a request to an evaluation route, on both
 // routes: what it asked, what it came to and what its run used; never the

@@ -181,7 +181,7 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 	p, principal, ev, gone := rec.problem, rec.principal, rec.eval, rec.clientGone
 	rec.mu.Unlock()
 	if route == "" {
-		route = "unmatched"
+		route = unmatchedRoute
 		if allowedMethods[r.URL.Path] != "" { // a known path with another method
 			route = r.URL.Path
 		}
@@ -214,7 +214,7 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 			level = min(level, probeLevel)
 		}
 		line := requestLine{requestFields: req, Method: r.Method}
-		if route == "unmatched" {
+		if route == unmatchedRoute {
 			line.Path = quoteField(r.URL.Path)
 		}
 		s.log.LogAttrs(ctx, level, RequestMessage, logline.Attrs(line)...)
@@ -385,7 +385,7 @@ func (s *server) deadline(next http.Handler) http.Handler {
 
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
 	writeProblem(w, r, api.NewProblem(api.ProblemNotFound,
-		fmt.Sprintf("no route %s; the routes are POST %s, POST %s, GET %s, GET %s and GET %s",
+		fmt.Sprintf("no route %s; the routes are POST %s, POST %s, GET %s, GET or HEAD %s and GET or HEAD %s",
 			quoteField(r.URL.Path), routeEvaluations, routeSandbox, routeCaps, routeHealthz, routeReadyz)))
 }
 

@@ -86,7 +86,8 @@ func TestRequestProblems(t *testing.T) {
 		{name: "negative", route: "/v1/sandbox/evaluate", body: `{"script":"1","inputJson":"1","limits":{"memoryBytes":-1}}`, status: 400, slug: "invalid-limits", detail: []string{"negative"}},
 		{name: "fraction", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":1.5}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},
 		{name: "exponent", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":1e3}}`, status: 400, slug: "invalid-limits", detail: []string{"integer"}},
-		{name: "string", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":"100"}}`, status: 400, slug: "invalid-limits", detail: []string{"not a number"}},
+		{name: "string", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":"100"}}`, status: 400, slug: "invalid-limits", detail: []string{`got the string "100": not a number`}},
+		{name: "object", route: "/v1/evaluations", body: `{"scriptRef":"` + ref + `","limits":{"wallClockMs":{"ms":1}}}`, status: 400, slug: "invalid-limits", detail: []string{`got an object: not a number`}},
 		// 400 determinism
 		{name: "seed too long", route: "/v1/sandbox/evaluate", body: `{"script":"Math.random()","inputJson":"1","determinism":{"seed":"` + strings.Repeat("s", 129) + `"}}`,
 			status: 400, slug: "invalid-request", detail: []string{"determinism.seed is 129 bytes, over the 128 a seed may have"},
@@ -161,7 +162,8 @@ func TestRoutingProblems(t *testing.T) {
 		{http.MethodGet, "/v1/evaluations", "POST"},
 		{http.MethodPut, "/v1/sandbox/evaluate", "POST"},
 		{http.MethodPost, "/v1/capabilities", "GET"},
-		{http.MethodDelete, "/healthz", "GET"},
+		{http.MethodDelete, "/healthz", "GET, HEAD"},
+		{http.MethodPost, "/readyz", "GET, HEAD"},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			r := v.mustDo(tc.method, tc.path, nil, nil)

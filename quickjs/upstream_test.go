@@ -274,11 +274,12 @@ func pinned(t *testing.T, name string) string {
 	return strings.Trim(string(m[1]), `"`)
 }
 
-// unpackedTarball unpacks the pinned QuickJS tarball into a temporary
-// directory and returns it. Needs the tarball (where build.sh finds it, or
-// QUICKJS_TARBALL) and tar with xz; without them the test is skipped, except
-// under SANDBOX_REBUILD_WASM=1 (CI), where the rebuild needs them anyway.
-func unpackedTarball(t *testing.T) string {
+// pinnedTarball returns the path of the pinned QuickJS tarball, checked
+// against its pinned hash, and its bytes. Needs the tarball (where build.sh
+// finds it, or QUICKJS_TARBALL) and xz; without them the test is skipped,
+// except under SANDBOX_REBUILD_WASM=1 (the rebuild stage of .ci/run), where
+// the rebuild needs them anyway.
+func pinnedTarball(t *testing.T) (string, []byte) {
 	t.Helper()
 	required := os.Getenv("SANDBOX_REBUILD_WASM") != ""
 	skip := func(format string, args ...any) {
@@ -312,11 +313,45 @@ func unpackedTarball(t *testing.T) string {
 			skip("no %s to read %s (Debian package xz-utils)", tool, tarball)
 		}
 	}
+	return tarball, b
+}
+
+// unpackedTarball unpacks the pinned QuickJS tarball into a temporary
+// directory and returns it (pinnedTarball says when it is skipped).
+func unpackedTarball(t *testing.T) string {
+	t.Helper()
+	tarball, _ := pinnedTarball(t)
 	dir := t.TempDir()
 	if out, err := exec.Command("tar", "-xJf", tarball, "-C", dir, "--strip-components=1").CombinedOutput(); err != nil {
 		t.Fatalf("tar -xJf %s: %v\n%s", tarball, err, out)
 	}
 	return dir
+}
+
+// The recipe of quickjs.pin makes the pinned tarball: its tar, compressed
+// by QUICKJS_COMPRESS, is the pinned bytes, so that anyone with upstream's
+// repository can make the tarball the engine is built from. (The tar is
+// what git archive writes; this checks the step that fixes the rest.)
+func TestTarballRecipeCompresses(t *testing.T) {
+	tarball, want := pinnedTarball(t)
+	tarBytes, err := exec.Command("xz", "-dc", tarball).Output()
+	if err != nil {
+		t.Fatalf("xz -dc %s: %v", tarball, err)
+	}
+	compress := strings.Fields(pinned(t, "QUICKJS_COMPRESS"))
+	if len(compress) == 0 || compress[0] != "xz" {
+		t.Fatalf("QUICKJS_COMPRESS = %q, want an xz command", compress)
+	}
+	cmd := exec.Command(compress[0], compress[1:]...)
+	cmd.Stdin = bytes.NewReader(tarBytes)
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", strings.Join(compress, " "), err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the tarball's tar through %q gives %d bytes of sha256 %x, not the pinned tarball (%d bytes): quickjs.pin's recipe does not make it",
+			strings.Join(compress, " "), len(got), sha256.Sum256(got), len(want))
+	}
 }
 
 // The copy in testdata/upstream is the pinned tarball's, byte for byte, and

@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"sync/atomic"
 	"syscall"
 
@@ -67,7 +69,7 @@ func Open(ctx context.Context, rawURL string, opts contentstore.Options) (conten
 func openGCS(ctx context.Context, bucket, prefix string, opts contentstore.Options) (*GCSStore, error) {
 	client, err := storage.NewClient(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("gcsstore: creating the GCS client: %w", err)
+		return nil, credentialsError(os.Getenv(credentialsVariable), err)
 	}
 	s, err := NewGCSStore(client, bucket, prefix, opts)
 	if err != nil {
@@ -76,6 +78,32 @@ func openGCS(ctx context.Context, bucket, prefix string, opts contentstore.Optio
 	}
 	s.ownsClient = true
 	return s, nil
+}
+
+// credentialsVariable names the file of Application Default Credentials
+// when it is set.
+const credentialsVariable = "GOOGLE_APPLICATION_CREDENTIALS"
+
+// credentialsError says why the client could not be made in the terms of
+// what an operator sets: the variable that names the credentials, what it
+// must hold, and the cause at the bottom of the client library's chain (a
+// file that cannot be read, text that is not a credentials file), without
+// the library's own prefixes.
+func credentialsError(file string, err error) error {
+	cause := err
+	for u := errors.Unwrap(cause); u != nil; u = errors.Unwrap(cause) {
+		cause = u
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) { // the file named: what was done with it, and why it failed
+		cause = fmt.Errorf("cannot %s it: %w", pe.Op, pe.Err)
+	}
+	if file != "" {
+		return fmt.Errorf("%s=%s must name a readable Google credentials JSON file (a service account key, or the file gcloud auth application-default login writes), or be unset to use the metadata server's or gcloud's credentials: %w",
+			credentialsVariable, file, cause)
+	}
+	return fmt.Errorf("no Google credentials for the GCS client (on Cloud Run they come from the metadata server; elsewhere set %s to a credentials JSON file, or run gcloud auth application-default login): %w",
+		credentialsVariable, cause)
 }
 
 // NewGCSStore returns a store over bucket with a caller-owned client; Close

@@ -598,3 +598,31 @@ func TestGCSExists(t *testing.T) {
 		t.Errorf("Exists refused = %v in %d requests; want contentref.ErrPermission in 1", err, len(f.requests()))
 	}
 }
+
+// A credentials file that cannot be used stops Open with an error in an
+// operator's terms: the variable, its value, what it must hold and why this
+// one does not, without the client library's prefixes.
+func TestOpenNamesTheCredentialsVariable(t *testing.T) {
+	t.Setenv("STORAGE_EMULATOR_HOST", "") // the emulator needs no credentials
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "key.json")
+	if err := os.WriteFile(notJSON, []byte("{bad"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for file, why := range map[string]string{
+		filepath.Join(dir, "absent.json"): "cannot open it: no such file or directory",
+		notJSON:                           "invalid character 'b'",
+	} {
+		t.Setenv(credentialsVariable, file)
+		s, err := Open(context.Background(), "gs://scripts-bucket/p", contentstore.Options{})
+		if err == nil {
+			s.Close()
+			t.Fatalf("%s=%s: opened", credentialsVariable, file)
+		}
+		msg := err.Error()
+		want := "GOOGLE_APPLICATION_CREDENTIALS=" + file + " must name a readable Google credentials JSON file"
+		if !strings.HasPrefix(msg, want) || !strings.Contains(msg, why) || strings.Contains(msg, "gcsstore") || strings.Contains(msg, "dialing") {
+			t.Errorf("%s=%s: %q, want %q… and %q", credentialsVariable, file, msg, want, why)
+		}
+	}
+}

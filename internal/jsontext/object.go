@@ -104,6 +104,29 @@ func TypeOf(raw []byte) string {
 	return "a number"
 }
 
+// ShowValue describes a value's text for a message that says what was sent
+// instead of what was wanted: a string by its type and its contents, quoted
+// once (`the string "200"`, never the literal quoted again), a number or a
+// literal as written, an object or an array by its type alone. Each is cut
+// as QuoteShort cuts, so that hostile text cannot make the message large.
+func ShowValue(raw []byte) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "the string " + QuoteShort(Unquote(raw))
+	case '{', '[':
+		return TypeOf(raw)
+	case 't', 'f', 'n':
+		return string(raw)
+	}
+	if q := QuoteShort(string(raw)); len(q) == len(raw)+2 {
+		return "the number " + string(raw)
+	}
+	return "a number of " + strconv.Itoa(len(raw)) + " characters"
+}
+
 // Str reads a string member, decoded to WTF-8.
 func (o *Object) Str(key string, required bool) (string, bool) {
 	raw, ok := o.Take(key, required)
@@ -150,7 +173,7 @@ func (o *Object) Count(key string, required bool) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil || n < 0 || raw[0] == '-' {
-		o.Fail(key, "must be a non-negative integer, got %s", QuoteShort(string(raw)))
+		o.Fail(key, "must be a non-negative integer, got %s", ShowValue(raw))
 		return 0, false
 	}
 	return n, true

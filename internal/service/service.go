@@ -181,7 +181,7 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 	case cfg.StoreURL != "none":
 		s.storeName = cfg.StoreURL
 		if s.Store, err = OpenStore(ctx, cfg.StoreURL, contentstore.Options{MaxScriptBytes: cfg.MaxScriptBytes, Logger: log}); err != nil {
-			return s, fmt.Errorf("script store %s: %w", cfg.StoreURL, err)
+			return s, err
 		}
 	}
 	if s.Store != nil {
@@ -261,9 +261,14 @@ func isolation(p worker.Protections) api.Isolation {
 		ResourceLimits: p.ResourceLimits, Seccomp: p.Seccomp}
 }
 
-// OpenStore opens the script store a STORE_URL names, GCS included.
+// OpenStore opens the script store a STORE_URL names, GCS included; its
+// error names the variable and its value.
 func OpenStore(ctx context.Context, rawURL string, opts contentstore.Options) (contentstore.Store, error) {
-	return gcsstore.Open(ctx, rawURL, opts)
+	s, err := gcsstore.Open(ctx, rawURL, opts)
+	if err != nil {
+		return nil, fmt.Errorf("STORE_URL=%s: the script store cannot be opened: %w", rawURL, err)
+	}
+	return s, nil
 }
 
 // authenticator is the handler's Auth hook when AUTH_AUDIENCE is set.
@@ -423,7 +428,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	served := make(chan error, 1)
 	// net/http refuses a header block over MaxHeaderBytes itself; the
 	// listener makes its answer the service's problem document.
-	ln = handler.HeaderLimitListener(ln, s.Server.MaxHeaderBytes)
+	ln = handler.HeaderLimitListener(ln, s.Server.MaxHeaderBytes, s.log)
 	go func() { served <- s.Server.Serve(ln) }()
 
 	var err error

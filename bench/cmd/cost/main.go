@@ -56,13 +56,20 @@ type prices struct {
 	alwaysCPU, alwaysMem float64
 }
 
+// The size of an instance of the Terraform module's defaults (its cpu and
+// memory variables), which TestDefaultsAreTheModules holds to the module.
+const (
+	moduleVCPU   = 1
+	moduleMemGiB = 1
+)
+
 func main() {
 	bin := flag.String("bin", "bench/out/bin/sandbox-cloudrun", "the service binary")
 	dir := flag.String("workloads", "bench/workloads", "directory of the workload scripts")
 	n := flag.Int("n", 300, "evaluations per workload (after 20 of warm-up)")
 	cold := flag.Int("cold", 7, "cold starts to the first answer")
-	vcpu := flag.Float64("vcpu", 1, "vCPUs of an instance (the module's cpu)")
-	memGiB := flag.Float64("memory-gib", 0.5, "memory of an instance in GiB (the module's memory)")
+	vcpu := flag.Float64("vcpu", moduleVCPU, "vCPUs of an instance (the module's cpu)")
+	memGiB := flag.Float64("memory-gib", moduleMemGiB, "memory of an instance in GiB (the module's memory)")
 	var p prices
 	flag.Float64Var(&p.cpu, "price-cpu", 0.000024, "USD per vCPU-second, request-based billing")
 	flag.Float64Var(&p.mem, "price-mem", 0.0000025, "USD per GiB-second, request-based billing")

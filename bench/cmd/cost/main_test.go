@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -29,5 +32,34 @@ func TestReportArithmetic(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The instance the prices are for is, unless a flag says otherwise, the one
+// the Terraform module makes by default.
+func TestDefaultsAreTheModules(t *testing.T) {
+	b, err := os.ReadFile("../../../terraform/variables.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := func(name string) string {
+		m := regexp.MustCompile(`(?s)variable "` + name + `" \{.*?\n\s*default\s*=\s*"([^"]*)"`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("terraform/variables.tf has no default of %s", name)
+		}
+		return string(m[1])
+	}
+	if got := def("cpu"); got != strconv.Itoa(moduleVCPU) {
+		t.Errorf("the module's cpu is %q, -vcpu defaults to %d", got, moduleVCPU)
+	}
+	mem := def("memory")
+	gib, ok := strings.CutSuffix(mem, "Gi")
+	if !ok {
+		mib, _ := strings.CutSuffix(mem, "Mi")
+		n, _ := strconv.Atoi(mib)
+		gib = strconv.FormatFloat(float64(n)/1024, 'g', -1, 64)
+	}
+	if gib != strconv.FormatFloat(moduleMemGiB, 'g', -1, 64) {
+		t.Errorf("the module's memory is %q (%s GiB), -memory-gib defaults to %g", mem, gib, float64(moduleMemGiB))
 	}
 }

@@ -58,7 +58,8 @@ assertType<Equal<SandboxBackendCapabilities, loom.SandboxBackendCapabilities>>()
 
 declare const backend: CloudRunSandboxBackend;
 
-// The one-line switch: loom's effect takes this backend as it is.
+// The switch (README, "Switching loom's effect to this backend"): loom's
+// effect takes this backend as it is.
 const forLoom: loom.SandboxBackend = backend;
 const forUs: SandboxBackend = backend;
 const asOurs: SandboxBackend = forLoom;
