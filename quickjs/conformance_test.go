@@ -23,7 +23,7 @@ func TestConformance(t *testing.T) {
 	}
 	for name, opts := range configs {
 		t.Run(name, func(t *testing.T) {
-			e, err := quickjs.New(context.Background(), opts...)
+			e, err := quickjs.New(context.Background(), quickjs.CachedForTests(opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ var limits = spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}
 
 func newEngine(t testing.TB, opts ...quickjs.Option) *quickjs.Engine {
 	t.Helper()
-	e, err := quickjs.New(context.Background(), opts...)
+	e, err := quickjs.New(context.Background(), quickjs.CachedForTests(opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func newEngine(t testing.TB, opts ...quickjs.Option) *quickjs.Engine {
 
 // shared is one warm engine for the tests that need no special options.
 var shared = sync.OnceValue(func() *quickjs.Engine {
-	e, err := quickjs.New(context.Background())
+	e, err := quickjs.New(context.Background(), quickjs.CachedForTests()...)
 	if err != nil {
 		panic(err)
 	}
@@ -666,7 +666,7 @@ func TestOptionsValidated(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	e, err := quickjs.New(context.Background())
+	e, err := quickjs.New(context.Background(), quickjs.CachedForTests()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -756,7 +756,7 @@ func TestCompilationCache(t *testing.T) {
 // Close never frees the memory of a guest that is still running: it waits,
 // and when its context ends first it leaves the runtime open.
 func TestCloseWhileRunning(t *testing.T) {
-	e, err := quickjs.New(context.Background(), quickjs.WithPoolSize(0))
+	e, err := quickjs.New(context.Background(), quickjs.CachedForTests(quickjs.WithPoolSize(0))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -813,7 +813,7 @@ func TestMemoryPressureScriptsEndTyped(t *testing.T) {
 func TestFirstCallCancelledDuringCompile(t *testing.T) {
 	for _, hk := range []quickjs.HardKill{quickjs.HardKillWatchdog, quickjs.HardKillForTests} {
 		t.Run(hk.String(), func(t *testing.T) {
-			e, err := quickjs.New(context.Background(), quickjs.WithPoolSize(0), quickjs.WithHardKill(hk, time.Second))
+			e, err := quickjs.New(context.Background(), quickjs.CachedForTests(quickjs.WithPoolSize(0), quickjs.WithHardKill(hk, time.Second))...)
 			if err != nil {
 				t.Fatal(err)
 			}

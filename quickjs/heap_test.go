@@ -13,7 +13,7 @@ import (
 func testEngine(t *testing.T, maxMemory int64) *Engine {
 	t.Helper()
 	ctx := context.Background()
-	e, err := New(ctx, WithPoolSize(0), WithMaxMemoryBytes(maxMemory))
+	e, err := New(ctx, CachedForTests(WithPoolSize(0), WithMaxMemoryBytes(maxMemory))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // malloc of host buffers).
 func TestLinearMemoryCap(t *testing.T) {
 	ctx := context.Background()
-	e, err := New(ctx, WithMaxMemoryBytes(4<<20), WithPoolSize(0))
+	e, err := New(ctx, CachedForTests(WithMaxMemoryBytes(4<<20), WithPoolSize(0))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestLinearMemoryCap(t *testing.T) {
 // the console behave identically in both.
 func TestImageMatchesFreshSetUp(t *testing.T) {
 	ctx := context.Background()
-	e, err := New(ctx, WithPoolSize(0))
+	e, err := New(ctx, CachedForTests(WithPoolSize(0))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,14 +181,18 @@ func TestTrapAfterRefusedAllocationIsTheMemoryLimit(t *testing.T) {
 	// another kind
 	engine := func(t *testing.T, trap func(context.Context, api.Module) bool, abort bool) *Engine {
 		t.Helper()
-		e, err := New(ctx, WithPoolSize(0))
+		e, err := New(ctx, CachedForTests(WithPoolSize(0))...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = e.Close(ctx) })
 		_ = e.rt.Close(ctx)
+		cache, err := wazero.NewCompilationCacheWithDir(testCacheDir)
+		if err != nil {
+			t.Fatal(err)
+		}
 		e.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().
-			WithMemoryLimitPages(uint32(LinearMemoryBytes(e.cfg.maxMemory)/wasmPage)))
+			WithMemoryLimitPages(uint32(LinearMemoryBytes(e.cfg.maxMemory)/wasmPage)).WithCompilationCache(cache))
 		pollFn := func(ctx context.Context, mod api.Module, stack []uint64) {
 			if ctx.Value(runStateKey{}) != nil && trap(ctx, mod) {
 				if abort {

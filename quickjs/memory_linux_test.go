@@ -138,7 +138,7 @@ func TestMemoryPoolBounds(t *testing.T) {
 // and the runs still see fresh state.
 func TestEngineRecyclesMemory(t *testing.T) {
 	ctx := context.Background()
-	e, err := New(ctx, WithPoolSize(1))
+	e, err := New(ctx, CachedForTests(WithPoolSize(1))...)
 	if err != nil {
 		t.Fatal(err)
 	}

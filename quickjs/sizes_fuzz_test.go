@@ -103,7 +103,7 @@ func newSizesTarget(tb testing.TB) *sizesTarget {
 		st.wallClock = d
 	}
 	ctx := context.Background()
-	e, err := New(ctx, sizesOptions(st.memoryBytes)...)
+	e, err := New(ctx, CachedForTests(sizesOptions(st.memoryBytes)...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestBuiltinSizesVerdict(t *testing.T) {
 // today's engine, which is to be fixed.
 func TestBuiltinSizesFailsOnATrap(t *testing.T) {
 	ctx := context.Background()
-	e, err := New(ctx, append(sizesOptions(sizesMemoryBytes), WithPoolSize(0))...)
+	e, err := New(ctx, CachedForTests(append(sizesOptions(sizesMemoryBytes), WithPoolSize(0))...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
