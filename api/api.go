@@ -9,8 +9,10 @@
 //     fault; the clients write a Request;
 //   - the answers: POST /v1/sandbox/evaluate's outcome (docs/spi.md,
 //     "Outcomes") and POST /v1/evaluations' value or typed failure (which
-//     the eval verb prints too); a typed failure's JSON is effect.Failure's
-//     own, since the effect returns, logs and stores it;
+//     the eval verb prints too), each with its report members; the JSON of
+//     an outcome, of a usage and of a typed failure is package spi's own
+//     (its MarshalJSON), since engines, the effect and callers write, log
+//     and store those values too;
 //   - the GET /v1/capabilities document, with its isolation member;
 //   - the problem document of every refusal, and its types: each type's
 //     status, title, retryability and Retry-After in one table

@@ -118,3 +118,16 @@ func InputTooLargeAnswer(limitBytes int) EvaluationResponse {
 func LimitExceededAnswer(kind spi.LimitKind) EvaluationResponse {
 	return EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: kind}, Usage: &spi.Usage{}}
 }
+
+// MarshalJSON writes r as AppendEvaluation does: the service's own body.
+func (r EvaluationResponse) MarshalJSON() ([]byte, error) { return AppendEvaluation(nil, r) }
+
+// UnmarshalJSON reads r as DecodeEvaluation does.
+func (r *EvaluationResponse) UnmarshalJSON(data []byte) error {
+	got, err := DecodeEvaluation(data)
+	if err != nil {
+		return err
+	}
+	*r = got
+	return nil
+}

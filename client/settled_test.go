@@ -122,7 +122,7 @@ func TestBodiesTheServiceCannotReadAreAnsweredByItsRule(t *testing.T) {
 			want := spi.OK([]byte("1")) // the fake's answer, for a request sent
 			sent := string(tc.Outcome) == "null"
 			if !sent {
-				if want, err = api.DecodeOutcome(tc.Outcome); err != nil {
+				if want, err = spi.DecodeOutcome(tc.Outcome); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -248,7 +248,7 @@ func TestAnswersNoRetryCanChangeOnTheService(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if raw, err := api.DecodeOutcome(resp.Body); resp.Status != 200 || err != nil || !reflect.DeepEqual(raw, rep.Outcome) {
+			if raw, err := spi.DecodeOutcome(resp.Body); resp.Status != 200 || err != nil || !reflect.DeepEqual(raw, rep.Outcome) {
 				t.Errorf("the service answers the request sent as it is with %d %s, the client %+v", resp.Status, resp.Body, rep.Outcome)
 			}
 		})

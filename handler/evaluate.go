@@ -7,6 +7,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // decoder reads a route's request body, with the server's limits, into the
@@ -109,7 +110,7 @@ func (s *server) problemFor(err error) *api.Problem {
 	}
 	text := err.Error()
 	switch {
-	case errors.Is(err, api.ErrValueNotJSON):
+	case errors.Is(err, spi.ErrValueNotJSON):
 		return api.NewProblem(api.ProblemMalformedOutcome,
 			"the engine returned an outcome outside the SPI's closed vocabulary: "+text).WithCause(err)
 	case errors.Is(err, effect.ErrInvalidInput):

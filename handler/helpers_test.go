@@ -151,7 +151,7 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (spi.Outcome
 	case script == scriptIgnore:
 		return b.ignore(ctx)
 	case strings.HasPrefix(script, scriptOutcome):
-		o, err := api.DecodeOutcome([]byte(strings.TrimPrefix(script, scriptOutcome)))
+		o, err := spi.DecodeOutcome([]byte(strings.TrimPrefix(script, scriptOutcome)))
 		if err != nil {
 			panic(err)
 		}

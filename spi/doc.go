@@ -4,8 +4,12 @@
 // optional parts (Warmer, Closer, Reporter, Timed), the Request and its
 // Limits, the Outcome in its closed vocabulary, the Capabilities a backend
 // declares, the bounds on a value and on text, the Bounds whose answers no
-// retry can change, and the Timing that orders every deadline of a run. Engines (the quickjs package, the worker pool)
-// and remote backends (the client package) implement it; the effect package
+// retry can change, and the Timing that orders every deadline of a run.
+// An Outcome and a Usage are written and read as JSON here, once
+// (AppendOutcome, DecodeOutcome, AppendUsage, ReadUsage, and their
+// MarshalJSON and UnmarshalJSON): the service's answers carry them, so the
+// wire format and a Go caller's json.Marshal write the same document.
+// Engines (the quickjs package, the worker pool) and remote backends (the client package) implement it; the effect package
 // alone decides what an outcome means.
 //
 // The package is a leaf: it imports nothing of this module but its JSON
