@@ -106,13 +106,26 @@ func TestEvaluationsSendsTheContract(t *testing.T) {
 func TestEvaluationsRefusesInvalidRequestsLocally(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
 	c := dial(t, f.URL)
-	for name, req := range map[string]client.EvaluationRequest{
-		"no ref":         {},
-		"input not JSON": {ScriptRef: ref, Input: json.RawMessage(`{a:1}`)},
-		"negative limit": {ScriptRef: ref, Limits: &spi.Limits{WallClock: -time.Second}},
+	for name, tc := range map[string]struct {
+		req      client.EvaluationRequest
+		sentinel error
+		says     string
+	}{
+		"no ref":                 {client.EvaluationRequest{}, client.ErrInvalidRequest, "ScriptRef is empty"},
+		"input not JSON":         {client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage(`{a:1}`)}, client.ErrInvalidRequest, "Input is not JSON text"},
+		"input a key twice":      {client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage(`{"a":1,"a":2}`)}, client.ErrInvalidRequest, "Input is not JSON text"},
+		"input empty":            {client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage{}}, client.ErrInvalidRequest, "Input is not JSON text"},
+		"negative limit":         {client.EvaluationRequest{ScriptRef: ref, Limits: &spi.Limits{WallClock: -time.Second}}, client.ErrInvalidLimits, "must not be negative"},
+		"input and no ref":       {client.EvaluationRequest{Input: json.RawMessage(`[`)}, client.ErrInvalidRequest, "ScriptRef is empty"},
+		"no ref, negative limit": {client.EvaluationRequest{Limits: &spi.Limits{MemoryBytes: -1}}, client.ErrInvalidRequest, "ScriptRef is empty"},
 	} {
-		if _, err := c.Evaluations(context.Background(), req); err == nil {
-			t.Errorf("%s: accepted", name)
+		_, err := c.Evaluations(context.Background(), tc.req)
+		if !errors.Is(err, tc.sentinel) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: returned %v, want an error wrapping %v that says %q", name, err, tc.sentinel, tc.says)
+		}
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			t.Errorf("%s: a refusal of the caller's own request is no *client.Error, the service's: %v", name, err)
 		}
 	}
 	if n := len(f.requests()); n != 0 {
