@@ -244,7 +244,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprint(stderr, res.Logs)
 	}
 	reportEngineFault(stderr, ev, res)
-	out, err := api.AppendEvaluationResult(nil, res, runErr, false)
+	out, err := api.AppendEvaluationResult(nil, res.Value, nil, res.Usage, runErr)
 	if err != nil {
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
 	}

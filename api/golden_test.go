@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -187,14 +186,14 @@ func TestGoldenCapabilities(t *testing.T) {
 	}
 }
 
-// A failure is written as effect.Failure writes itself, and a Failure of no
+// A failure is written as spi.Failure writes itself, and a Failure of no
 // known channel is not written at all.
 func TestAppendEvaluationRefuses(t *testing.T) {
 	for _, r := range []api.EvaluationResponse{
 		{},
 		{OK: true},
-		{OK: true, Value: []byte("1"), Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge}},
-		{Failure: &effect.Failure{Channel: "made-up"}},
+		{OK: true, Value: []byte("1"), Failure: &spi.Failure{Channel: spi.ChannelInputTooLarge}},
+		{Failure: &spi.Failure{Channel: "made-up"}},
 	} {
 		if out, err := api.AppendEvaluation(nil, r); err == nil {
 			t.Errorf("%+v written as %s", r, out)

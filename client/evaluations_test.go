@@ -12,7 +12,6 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -47,19 +46,19 @@ func TestEvaluationsEveryAnswer(t *testing.T) {
 		{"ok", `{"ok":true,"value":{"items":[1,2]}}`, api.EvaluationResponse{OK: true, Value: json.RawMessage(`{"items":[1,2]}`)}},
 		{"ok with logs", `{"ok":true,"value":null,"logs":"hello\n"}`, api.EvaluationResponse{OK: true, Value: json.RawMessage(`null`), Logs: ptr("hello\n")}},
 		{"limitExceeded", `{"ok":false,"failure":{"channel":"limitExceeded","kind":"output"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitOutput}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: spi.LimitOutput}}},
 		{"scriptError", `{"ok":false,"failure":{"channel":"scriptError","name":"RangeError","message":"bad"},"logs":""}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("RangeError"), Message: "bad"}, Logs: ptr("")}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelScriptError, Name: ptr("RangeError"), Message: "bad"}, Logs: ptr("")}},
 		{"scriptError without name", `{"ok":false,"failure":{"channel":"scriptError","message":"x"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptError, Message: "x"}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelScriptError, Message: "x"}}},
 		{"shapeMismatch", `{"ok":false,"failure":{"channel":"shapeMismatch","expected":"sha256:aa","observed":"sha256:bb"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"}}},
 		{"scriptMissing", `{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":"` + ref + `"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptMissing, ScriptRef: ref}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelScriptMissing, ScriptRef: ref}}},
 		{"inputTooLarge", `{"ok":false,"failure":{"channel":"inputTooLarge","limitBytes":1048576}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: 1 << 20}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelInputTooLarge, LimitBytes: 1 << 20}}},
 		{"inputNotSerializable", `{"ok":false,"failure":{"channel":"inputNotSerializable","message":"duplicate key"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputNotSerializable, Message: "duplicate key"}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelInputNotSerializable, Message: "duplicate key"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err, _ := evaluations(t, tc.body, 200, client.EvaluationRequest{ScriptRef: ref})
@@ -219,17 +218,17 @@ func TestEvaluationsCancelled(t *testing.T) {
 }
 
 // TestEvaluationsReadsWhatTheEffectWrites: every channel as the effect
-// marshals it (the service sends effect.Failure as it is) decodes back to the
+// marshals it (the service sends spi.Failure as it is) decodes back to the
 // same Failure.
 func TestEvaluationsReadsWhatTheEffectWrites(t *testing.T) {
-	for _, want := range []*effect.Failure{
-		{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitWallClock},
-		{Channel: effect.ChannelScriptError, Name: ptr("Error"), Message: "é\u2028<x>"},
-		{Channel: effect.ChannelScriptError, Message: ""},
-		{Channel: effect.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"},
-		{Channel: effect.ChannelScriptMissing, ScriptRef: ref},
-		{Channel: effect.ChannelInputTooLarge, LimitBytes: 4096},
-		{Channel: effect.ChannelInputNotSerializable, Message: "m"},
+	for _, want := range []*spi.Failure{
+		{Channel: spi.ChannelLimitExceeded, Kind: spi.LimitWallClock},
+		{Channel: spi.ChannelScriptError, Name: ptr("Error"), Message: "é\u2028<x>"},
+		{Channel: spi.ChannelScriptError, Message: ""},
+		{Channel: spi.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"},
+		{Channel: spi.ChannelScriptMissing, ScriptRef: ref},
+		{Channel: spi.ChannelInputTooLarge, LimitBytes: 4096},
+		{Channel: spi.ChannelInputNotSerializable, Message: "m"},
 	} {
 		b, err := json.Marshal(want)
 		if err != nil {

@@ -221,7 +221,7 @@ func TestRunOnTheService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Run(ctx, effect.Evaluation{Script: run.Script, Input: jsontext.Text(run.InputJSON), Limits: limits, CaptureLogs: true})
+	res, err := e.Run(ctx, spi.Evaluation{Script: run.Script, Input: jsontext.Text(run.InputJSON), Limits: limits, CaptureLogs: true})
 	if err != nil || string(res.Value) != "2" || res.Logs != "hello 1\n" {
 		t.Errorf("through the effect: %+v, %v", res, err)
 	}

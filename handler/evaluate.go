@@ -21,7 +21,11 @@ type encoder func(dst []byte, ev effect.Evaluation, res effect.Result, err error
 // appendEvaluation is POST /v1/evaluations' answer: the effect's decision,
 // with the logs when the request asked for them.
 func appendEvaluation(dst []byte, ev effect.Evaluation, res effect.Result, err error) ([]byte, error) {
-	return api.AppendEvaluationResult(dst, res, err, ev.CaptureLogs)
+	var logs *string
+	if ev.CaptureLogs {
+		logs = &res.Logs
+	}
+	return api.AppendEvaluationResult(dst, res.Value, logs, res.Usage, err)
 }
 
 // appendOutcome is POST /v1/sandbox/evaluate's answer: the outcome
