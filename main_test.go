@@ -710,7 +710,7 @@ func TestDependenciesPointInward(t *testing.T) {
 	// a client links the wire format and the SPI, never the package that
 	// owns the guarantees, the HTTP layer, the engine, the stores or the
 	// composition root that wires them
-	wire := append([]string{mod + "effect", mod + "service", mod + "internal/service"}, spi...)
+	wire := append([]string{mod + "effect", mod + "service"}, spi...)
 	for pkg, forbidden := range map[string][]string{
 		"./spi":               append([]string{mod + "api", mod + "client", mod + "telemetry"}, wire...),
 		"./effect":            spi,
@@ -733,6 +733,18 @@ func TestDependenciesPointInward(t *testing.T) {
 					t.Errorf("%s depends on %s", pkg, dep)
 				}
 			}
+		}
+	}
+	// internal/ holds leaves: a package every other may use imports nothing
+	// of this module outside internal/ (the composition root, which
+	// imports everything, is service/)
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}`, "./internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./internal/...: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if rest, ours := strings.CutPrefix(dep, mod); ours && !strings.HasPrefix(rest, "internal/") {
+			t.Errorf("./internal/... depends on %s: internal/ holds leaves, which import nothing of this module outside it", dep)
 		}
 	}
 	for _, pkg := range []string{"./quickjs/...", "./worker/...", "./client/...", "./bench/..."} {
