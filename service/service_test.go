@@ -31,7 +31,7 @@ import (
 // handler, the effect, the engine) fails here, and so does an example left
 // behind by an engine upgrade.
 func TestServiceFromDefaultsAdvertisesREADMELimits(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
