@@ -15,8 +15,8 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -244,7 +244,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprint(stderr, res.Logs)
 	}
 	reportEngineFault(stderr, ev, res)
-	out, err := api.AppendEvaluationResult(nil, res, runErr, false)
+	out, err := api.AppendEvaluationResult(nil, res.Value, nil, res.Usage, runErr)
 	if err != nil {
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
 	}

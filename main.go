@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
+	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 

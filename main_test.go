@@ -24,8 +24,8 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
@@ -707,13 +707,17 @@ func TestDependenciesPointInward(t *testing.T) {
 	gcs := []string{"cloud.google.com/", "google.golang.org/grpc", "google.golang.org/api", mod + "contentstore/gcsstore"}
 	engine := []string{"github.com/tetratelabs/wazero", mod + "handler", mod + "quickjs", mod + "worker"}
 	spi := append(append([]string{mod + "contentstore"}, gcs...), engine...)
+	// a client links the wire format and the SPI, never the package that
+	// owns the guarantees, the HTTP layer, the engine, the stores or the
+	// composition root that wires them
+	wire := append([]string{mod + "effect", mod + "service"}, spi...)
 	for pkg, forbidden := range map[string][]string{
-		"./spi":               append([]string{mod + "effect", mod + "api", mod + "client", mod + "contentref", mod + "telemetry"}, spi...),
+		"./spi":               append([]string{mod + "api", mod + "client", mod + "telemetry"}, wire...),
 		"./effect":            spi,
-		"./client":            spi,
+		"./client":            wire,
 		"./contentref":        spi,
 		"./internal/jsontext": spi,
-		"./api":               spi,
+		"./api":               wire,
 		"./contentstore":      append(gcs, engine...),
 		// the HTTP layer knows the effect and the wire format, not the store
 		// or the engine the effect runs (telemetry's exporter links gRPC)
@@ -729,6 +733,18 @@ func TestDependenciesPointInward(t *testing.T) {
 					t.Errorf("%s depends on %s", pkg, dep)
 				}
 			}
+		}
+	}
+	// internal/ holds leaves: a package every other may use imports nothing
+	// of this module outside internal/ (the composition root, which
+	// imports everything, is service/)
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}`, "./internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./internal/...: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if rest, ours := strings.CutPrefix(dep, mod); ours && !strings.HasPrefix(rest, "internal/") {
+			t.Errorf("./internal/... depends on %s: internal/ holds leaves, which import nothing of this module outside it", dep)
 		}
 	}
 	for _, pkg := range []string{"./quickjs/...", "./worker/...", "./client/...", "./bench/..."} {

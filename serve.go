@@ -9,7 +9,7 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
+	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 

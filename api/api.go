@@ -4,20 +4,24 @@
 // encoder and its decoder:
 //
 //   - the request bodies of both POST routes: the server's decoders read a
-//     body into the effect.Evaluation it asks for, or refuse it with the
+//     body into the spi.Evaluation it asks for, or refuse it with the
 //     Problem the service answers, naming the member and the byte offset at
 //     fault; the clients write a Request;
 //   - the answers: POST /v1/sandbox/evaluate's outcome (docs/spi.md,
 //     "Outcomes") and POST /v1/evaluations' value or typed failure (which
-//     the eval verb prints too); a typed failure's JSON is effect.Failure's
-//     own, since the effect returns, logs and stores it;
+//     the eval verb prints too), each with its report members; the JSON of
+//     an outcome, of a usage and of a typed failure is package spi's own
+//     (its MarshalJSON), since engines, the effect and callers write, log
+//     and store those values too;
 //   - the GET /v1/capabilities document, with its isolation member;
 //   - the problem document of every refusal, and its types: each type's
 //     status, title, retryability and Retry-After in one table
 //     (problemSpecs), which docs/problems.md and openapi.yaml are checked
 //     against.
 //
-// The handler, the Go client, the eval verb and the tests share it.
+// The handler, the Go client, the eval verb and the tests share it. It
+// links no package effect (the values it shares with the effect are spi's),
+// so that a client links the wire format and the SPI, never the guarantees.
 //
 // The golden files in testdata hold one document of each shape as the service
 // writes it, answers of a later version with what today's reader keeps of

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -52,36 +51,36 @@ func (p *Problem) where() string {
 // reference. It refuses a body with a *Problem, the document the service
 // answers with; limits or an input outside the server's bounds are the
 // effect's to answer.
-func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
+func DecodeEvaluationRequest(body []byte, l Limits) (spi.Evaluation, error) {
 	b, refused := readRequest(body, EvaluationMembers())
 	if refused != nil {
-		return effect.Evaluation{}, refused
+		return spi.Evaluation{}, refused
 	}
-	ev := effect.Evaluation{Answer: effect.AnswerChannel}
+	ev := spi.Evaluation{Answer: spi.AnswerChannel}
 	var err error
 	scriptRef, ok := b.str("scriptRef")
 	if !ok {
 		return ev, refuse(ProblemInvalidRequest, `"scriptRef" is required: the script's content reference, sha256:<64 hex digits>`).WithField("scriptRef")
 	}
 	if ev.ScriptRef, err = contentref.ParseRef(scriptRef); err != nil {
-		return effect.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).WithField("scriptRef")
+		return spi.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).WithField("scriptRef")
 	}
 	ev.Input = jsontext.Text("null")
 	if raw, ok := b.top["input"]; ok {
 		ev.Input = jsontext.Text(raw) // a value of the body readRequest accepted
 	}
 	if ev.Limits, refused = decodeLimits(b.limits, l); refused != nil {
-		return effect.Evaluation{}, refused
+		return spi.Evaluation{}, refused
 	}
 	if h, ok := b.str("expectedOutputShapeHash"); ok {
-		if err := effect.CheckShapeHash(h); err != nil {
-			return effect.Evaluation{}, refuse(ProblemBadShapeHash, err.Error()).WithField("expectedOutputShapeHash")
+		if err := spi.CheckShapeHash(h); err != nil {
+			return spi.Evaluation{}, refuse(ProblemBadShapeHash, err.Error()).WithField("expectedOutputShapeHash")
 		}
 		ev.ExpectedOutputShapeHash = h
 	}
 	ev.CaptureLogs = string(b.top["captureLogs"]) == "true"
 	if ev.Replay, refused = b.replay(); refused != nil {
-		return effect.Evaluation{}, refused
+		return spi.Evaluation{}, refused
 	}
 	return ev, nil
 }
@@ -94,12 +93,12 @@ func DecodeEvaluationRequest(body []byte, l Limits) (effect.Evaluation, error) {
 // outside the server's bounds are no refusal: the effect answers them, as
 // outcomes no retry can change (docs/spi.md, "Answers no retry can
 // change").
-func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
+func DecodeSandboxRequest(body []byte, l Limits) (spi.Evaluation, error) {
 	b, refused := readRequest(body, SandboxMembers())
 	if refused != nil {
-		return effect.Evaluation{}, refused
+		return spi.Evaluation{}, refused
 	}
-	ev := effect.Evaluation{Answer: effect.AnswerOutcome}
+	ev := spi.Evaluation{Answer: spi.AnswerOutcome}
 	var err error
 	script, hasScript := b.str("script")
 	scriptRef, hasRef := b.str("scriptRef")
@@ -110,27 +109,27 @@ func DecodeSandboxRequest(body []byte, l Limits) (effect.Evaluation, error) {
 		return ev, refuse(ProblemInvalidRequest, `give exactly one of "script" (the source) and "scriptRef" (a content reference)`)
 	case hasRef:
 		if ev.ScriptRef, err = contentref.ParseRef(scriptRef); err != nil {
-			return effect.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).WithField("scriptRef")
+			return spi.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).WithField("scriptRef")
 		}
 	default:
 		ev.Script = script
 	}
 	in, ok := b.str("inputJson")
 	if !ok {
-		return effect.Evaluation{}, refuse(ProblemInvalidRequest,
+		return spi.Evaluation{}, refuse(ProblemInvalidRequest,
 			`"inputJson" is required: the input as JSON text in a string, for example "null" or "{\"a\":1}"`).WithField("inputJson")
 	}
 	if refused := jsonError([]byte(in), jsontext.Validate([]byte(in)), "inputJson", "inputJson"); refused != nil {
 		refused.Detail += " (offsets count bytes of the inputJson text)"
-		return effect.Evaluation{}, refused
+		return spi.Evaluation{}, refused
 	}
 	ev.Input = jsontext.Text(in)
 	if ev.Limits, refused = decodeLimits(b.limits, l); refused != nil {
-		return effect.Evaluation{}, refused
+		return spi.Evaluation{}, refused
 	}
 	ev.CaptureLogs = string(b.top["captureLogs"]) == "true"
 	if ev.Replay, refused = b.replay(); refused != nil {
-		return effect.Evaluation{}, refused
+		return spi.Evaluation{}, refused
 	}
 	return ev, nil
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -88,8 +87,8 @@ func FuzzDecodeEvaluation(f *testing.F) {
 			checkRefusal(t, err)
 			return
 		}
-		if ev.ScriptRef.IsZero() || !json.Valid(ev.Input) || (ev.ExpectedOutputShapeHash != "" && effect.CheckShapeHash(ev.ExpectedOutputShapeHash) != nil) ||
-			ev.Answer != effect.AnswerChannel {
+		if ev.ScriptRef.IsZero() || !json.Valid(ev.Input) || (ev.ExpectedOutputShapeHash != "" && spi.CheckShapeHash(ev.ExpectedOutputShapeHash) != nil) ||
+			ev.Answer != spi.AnswerChannel {
 			t.Fatalf("accepted an invalid request: %+v", ev)
 		}
 		checkLimits(t, ev.Limits)
@@ -123,7 +122,7 @@ func FuzzDecodeSandboxEvaluate(f *testing.F) {
 			checkRefusal(t, err)
 			return
 		}
-		if ev.ScriptRef.IsZero() && ev.Script == "" && !strings.Contains(string(body), `"script"`) || ev.Answer != effect.AnswerOutcome {
+		if ev.ScriptRef.IsZero() && ev.Script == "" && !strings.Contains(string(body), `"script"`) || ev.Answer != spi.AnswerOutcome {
 			t.Fatalf("accepted a request without a script: %+v", ev)
 		}
 		if !json.Valid(ev.Input) || !utf8.Valid(ev.Input) {
@@ -165,7 +164,7 @@ func TestRefusalsSayWhere(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		decode func([]byte, Limits) (effect.Evaluation, error)
+		decode func([]byte, Limits) (spi.Evaluation, error)
 		body   string
 		want   where
 	}{
@@ -229,7 +228,7 @@ func TestOutOfBoundsRequestsAreRead(t *testing.T) {
 	bigInput := `\"` + strings.Repeat("i", int(fuzzLimits.MaxInputBytes)) + `\"`
 	for _, tc := range []struct {
 		name   string
-		decode func([]byte, Limits) (effect.Evaluation, error)
+		decode func([]byte, Limits) (spi.Evaluation, error)
 		body   string
 		want   spi.Limits
 		script string
@@ -314,11 +313,11 @@ func refusedAs400(err error) bool {
 // alone for the defaults, a seed and an instant as sent (the instant in any
 // offset), null as no member at all.
 func TestDeterminismIsRead(t *testing.T) {
-	decoders := map[string]func(string) (effect.Evaluation, error){
-		"evaluations": func(d string) (effect.Evaluation, error) {
+	decoders := map[string]func(string) (spi.Evaluation, error){
+		"evaluations": func(d string) (spi.Evaluation, error) {
 			return DecodeEvaluationRequest([]byte(`{"scriptRef":"`+seedRef+`","determinism":`+d+`}`), fuzzLimits)
 		},
-		"sandbox": func(d string) (effect.Evaluation, error) {
+		"sandbox": func(d string) (spi.Evaluation, error) {
 			return DecodeSandboxRequest([]byte(`{"script":"1","inputJson":"1","determinism":`+d+`}`), fuzzLimits)
 		},
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -16,7 +15,7 @@ import (
 type EvaluationResponse struct {
 	OK      bool
 	Value   json.RawMessage // JSON text, written as it is
-	Failure *effect.Failure
+	Failure *spi.Failure
 	Logs    *string
 	Usage   *spi.Usage
 }
@@ -66,7 +65,7 @@ func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
 		r.Value, _ = obj.Take("value", true)
 	default:
 		if raw, ok := obj.Take("failure", true); ok {
-			f, err := effect.DecodeFailure(`"failure"`, raw)
+			f, err := spi.DecodeFailure(`"failure"`, raw)
 			obj.Adopt(err)
 			r.Failure = f
 		}
@@ -79,27 +78,24 @@ func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
 	return r, nil
 }
 
-// AppendEvaluationResult writes what effect.Effect.Run answered for an
-// evaluation that asked for the effect's decision, as POST /v1/evaluations'
-// 200 answer: the value, or the typed failure, the console output when
-// withLogs, and what the run used. The eval verb writes its answer with it too, so that the two
-// are the same bytes. Any other error of the run is returned as it is: it
-// is not an answer of the route.
-func AppendEvaluationResult(dst []byte, res effect.Result, err error, withLogs bool) ([]byte, error) {
-	var resp EvaluationResponse
-	var f *effect.Failure
+// AppendEvaluationResult writes what the effect's Run answered for an
+// evaluation that asked for its decision (spi.AnswerChannel) as POST
+// /v1/evaluations' 200 answer: the value (the Result's Value) when err is
+// nil, or the typed *spi.Failure err is; the console output when logs is
+// not nil; and what the run used. The eval verb writes its answer with it
+// too, so that the two are the same bytes. Any other error of the run is
+// returned as it is: it is not an answer of the route.
+func AppendEvaluationResult(dst []byte, value json.RawMessage, logs *string, usage spi.Usage, err error) ([]byte, error) {
+	resp := EvaluationResponse{Logs: logs, Usage: &usage}
+	var f *spi.Failure
 	switch {
 	case err == nil:
-		resp.OK, resp.Value = true, res.Value
+		resp.OK, resp.Value = true, value
 	case errors.As(err, &f):
 		resp.Failure = f
 	default:
 		return dst, err
 	}
-	if withLogs {
-		resp.Logs = &res.Logs
-	}
-	resp.Usage = &res.Usage
 	return AppendEvaluation(dst, resp)
 }
 
@@ -108,7 +104,7 @@ func AppendEvaluationResult(dst []byte, res effect.Result, err error, withLogs b
 // which a client gives for a request whose body the service cannot read
 // (docs/spi.md, "Answers no retry can change").
 func InputTooLargeAnswer(limitBytes int) EvaluationResponse {
-	return EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: limitBytes}, Usage: &spi.Usage{}}
+	return EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelInputTooLarge, LimitBytes: limitBytes}, Usage: &spi.Usage{}}
 }
 
 // LimitExceededAnswer is POST /v1/evaluations' answer for a run that hit
@@ -116,5 +112,18 @@ func InputTooLargeAnswer(limitBytes int) EvaluationResponse {
 // cannot read and whose memory limit is below the service's minMemoryBytes,
 // in which nothing runs (docs/spi.md, "Answers no retry can change").
 func LimitExceededAnswer(kind spi.LimitKind) EvaluationResponse {
-	return EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: kind}, Usage: &spi.Usage{}}
+	return EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: kind}, Usage: &spi.Usage{}}
+}
+
+// MarshalJSON writes r as AppendEvaluation does: the service's own body.
+func (r EvaluationResponse) MarshalJSON() ([]byte, error) { return AppendEvaluation(nil, r) }
+
+// UnmarshalJSON reads r as DecodeEvaluation does.
+func (r *EvaluationResponse) UnmarshalJSON(data []byte) error {
+	got, err := DecodeEvaluation(data)
+	if err != nil {
+		return err
+	}
+	*r = got
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -89,7 +88,7 @@ func TestGoldenSandboxAnswers(t *testing.T) {
 			t.Errorf("outcome %s is no answer: %v", name, err)
 		}
 	}
-	if _, err := api.DecodeOutcome(valid["ok-logs-usage.json"]); err == nil {
+	if _, err := spi.DecodeOutcome(valid["ok-logs-usage.json"]); err == nil {
 		t.Error("DecodeOutcome accepted an answer's logs and usage")
 	}
 }
@@ -132,7 +131,7 @@ func TestGoldenEvaluations(t *testing.T) {
 func TestGoldenOutcomes(t *testing.T) {
 	valid, invalid := golden(t, "outcome")
 	for name, doc := range valid {
-		o, err := api.DecodeOutcome(doc)
+		o, err := spi.DecodeOutcome(doc)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -140,21 +139,21 @@ func TestGoldenOutcomes(t *testing.T) {
 		if o.OK && !bytes.Contains(doc, o.Value) {
 			t.Errorf("%s: value %s is not the text received", name, o.Value)
 		}
-		out, err := api.AppendOutcome(nil, o)
+		out, err := spi.AppendOutcome(nil, o)
 		if err != nil || !bytes.Equal(out, doc) {
 			t.Errorf("%s: written again as %s (%v), want %s", name, out, err, doc)
 		}
 	}
-	if out, err := api.AppendOutcome(nil, spi.OK([]byte(`{"a":`))); err == nil {
+	if out, err := spi.AppendOutcome(nil, spi.OK([]byte(`{"a":`))); err == nil {
 		t.Errorf("an ok outcome with a value that is not JSON was written as %s", out)
 	}
 	for name, doc := range invalid {
-		if o, err := api.DecodeOutcome(doc); err == nil {
+		if o, err := spi.DecodeOutcome(doc); err == nil {
 			t.Errorf("%s: accepted as %+v", name, o)
 		}
 	}
 	// Strings keep their lone surrogates, as WTF-8.
-	o, err := api.DecodeOutcome(valid["threw-lone-surrogate.json"])
+	o, err := spi.DecodeOutcome(valid["threw-lone-surrogate.json"])
 	if err != nil || o.Message != "half of \xed\xa0\xbd" {
 		t.Errorf("lone surrogate: %q, %v", o.Message, err)
 	}
@@ -187,14 +186,14 @@ func TestGoldenCapabilities(t *testing.T) {
 	}
 }
 
-// A failure is written as effect.Failure writes itself, and a Failure of no
+// A failure is written as spi.Failure writes itself, and a Failure of no
 // known channel is not written at all.
 func TestAppendEvaluationRefuses(t *testing.T) {
 	for _, r := range []api.EvaluationResponse{
 		{},
 		{OK: true},
-		{OK: true, Value: []byte("1"), Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge}},
-		{Failure: &effect.Failure{Channel: "made-up"}},
+		{OK: true, Value: []byte("1"), Failure: &spi.Failure{Channel: spi.ChannelInputTooLarge}},
+		{Failure: &spi.Failure{Channel: "made-up"}},
 	} {
 		if out, err := api.AppendEvaluation(nil, r); err == nil {
 			t.Errorf("%+v written as %s", r, out)

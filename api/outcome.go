@@ -1,8 +1,6 @@
 package api
 
 import (
-	"errors"
-
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -17,11 +15,6 @@ type SandboxAnswer struct {
 	Usage   *spi.Usage
 }
 
-// outcomeMembers are the members of every kind of outcome together, the
-// closed vocabulary of docs/spi.md, "Outcomes". Any other member of an
-// answer is a report member (docs/spi.md, "How the wire evolves").
-var outcomeMembers = []string{"ok", "value", "kind", "limit", "name", "message"}
-
 // DecodeSandboxAnswer reads a 200 body of POST /v1/sandbox/evaluate as
 // docs/spi.md, "How the wire evolves", says a reader does: one outcome in
 // the closed vocabulary, with no member of another kind; the report members
@@ -33,8 +26,7 @@ func DecodeSandboxAnswer(body []byte) (SandboxAnswer, error) {
 		return SandboxAnswer{}, err
 	}
 	var a SandboxAnswer
-	a.Outcome = readOutcome(obj)
-	closeOutcome(obj, outcomeMembers)
+	a.Outcome = spi.ReadOutcome(obj)
 	if logs, present := obj.Str("logs", false); present {
 		a.Logs = &logs
 	}
@@ -57,9 +49,9 @@ func closeOutcome(obj *jsontext.Object, vocabulary []string) {
 }
 
 // AppendSandboxAnswer appends a as POST /v1/sandbox/evaluate's answer: the
-// outcome's members (AppendOutcome), then logs and usage when set.
+// outcome's members (spi.AppendOutcome), then logs and usage when set.
 func AppendSandboxAnswer(dst []byte, a SandboxAnswer) ([]byte, error) {
-	dst, err := AppendOutcome(dst, a.Outcome)
+	dst, err := spi.AppendOutcome(dst, a.Outcome)
 	if err != nil {
 		return dst, err
 	}
@@ -73,95 +65,20 @@ func appendLogsAndUsage(dst []byte, logs *string, u *spi.Usage) []byte {
 		dst = jsontext.AppendQuote(append(dst, `,"logs":`...), *logs)
 	}
 	if u != nil {
-		dst = AppendUsage(append(dst, `,"usage":`...), *u)
+		dst = spi.AppendUsage(append(dst, `,"usage":`...), *u)
 	}
 	return append(dst, '}')
 }
 
-// DecodeOutcome reads one outcome in the closed vocabulary of docs/spi.md,
-// "Outcomes", with no other members. A threw message may be empty (the
-// script threw ""); an infrastructure message may not (spi.Outcome cannot
-// tell an empty message from a missing one). The value is returned as the
-// JSON text received.
-func DecodeOutcome(body []byte) (spi.Outcome, error) {
-	obj, err := jsontext.ParseObject("", body)
+// MarshalJSON writes a as AppendSandboxAnswer does: the service's own body.
+func (a SandboxAnswer) MarshalJSON() ([]byte, error) { return AppendSandboxAnswer(nil, a) }
+
+// UnmarshalJSON reads a as DecodeSandboxAnswer does.
+func (a *SandboxAnswer) UnmarshalJSON(data []byte) error {
+	got, err := DecodeSandboxAnswer(data)
 	if err != nil {
-		return spi.Outcome{}, err
+		return err
 	}
-	out := readOutcome(obj)
-	if err := obj.Done(); err != nil {
-		return spi.Outcome{}, err
-	}
-	return out, nil
-}
-
-// readOutcome reads the outcome's members of obj.
-func readOutcome(obj *jsontext.Object) spi.Outcome {
-	ok, _ := obj.Bool("ok", true)
-	var out spi.Outcome
-	switch {
-	case obj.Err() != nil:
-	case ok:
-		value, _ := obj.Take("value", true)
-		out = spi.OK(value)
-	default:
-		kind, _ := obj.Str("kind", true)
-		switch spi.OutcomeKind(kind) {
-		case spi.KindLimit:
-			limit, present := obj.Str("limit", true)
-			if present && obj.OneOf("limit", limit, string(spi.LimitCPU), string(spi.LimitMemory), string(spi.LimitWallClock)) {
-				out = spi.LimitHit(spi.LimitKind(limit))
-			}
-		case spi.KindThrew:
-			var name *string
-			if n, present := obj.Str("name", false); present {
-				name = &n
-			}
-			message, _ := obj.Str("message", true) // may be empty: `throw ""`
-			out = spi.Threw(name, message)
-		case spi.KindInputTooLarge:
-			out = spi.InputTooLarge()
-		case spi.KindInfrastructure:
-			out = spi.Infrastructure(obj.NonEmpty("message"))
-		default:
-			if obj.Err() == nil {
-				obj.OneOf("kind", kind, string(spi.KindLimit), string(spi.KindThrew), string(spi.KindInputTooLarge), string(spi.KindInfrastructure))
-			}
-		}
-	}
-	return out
-}
-
-// ErrValueNotJSON is AppendOutcome's error for an ok outcome whose value is
-// not JSON text.
-var ErrValueNotJSON = errors.New("an ok outcome whose value is not JSON text")
-
-// AppendOutcome appends o as the outcome object of docs/spi.md, "Outcomes", and nothing else,
-// the document DecodeOutcome reads: an ok outcome's value as its JSON text,
-// strings as JSON.stringify writes them (a lone surrogate the engine wrote
-// stays the same JavaScript string). A threw message may be empty (throw
-// new Error(), throw "": the script's own outcome).
-func AppendOutcome(dst []byte, o spi.Outcome) ([]byte, error) {
-	switch o.Kind {
-	case spi.KindLimit:
-		dst = jsontext.AppendQuote(append(dst, `{"ok":false,"kind":"limit","limit":`...), string(o.Limit))
-		return append(dst, '}'), nil
-	case spi.KindThrew:
-		dst = append(dst, `{"ok":false,"kind":"threw"`...)
-		if o.Name != nil {
-			dst = jsontext.AppendQuote(append(dst, `,"name":`...), *o.Name)
-		}
-		dst = jsontext.AppendQuote(append(dst, `,"message":`...), o.Message)
-		return append(dst, '}'), nil
-	case spi.KindInputTooLarge:
-		return append(dst, `{"ok":false,"kind":"inputTooLarge"}`...), nil
-	case spi.KindInfrastructure:
-		dst = jsontext.AppendQuote(append(dst, `{"ok":false,"kind":"infrastructure","message":`...), o.Message)
-		return append(dst, '}'), nil
-	}
-	if jsontext.Validate(o.Value) != nil {
-		return dst, ErrValueNotJSON
-	}
-	dst = append(append(dst, `{"ok":true,"value":`...), o.Value...)
-	return append(dst, '}'), nil
+	*a = got
+	return nil
 }

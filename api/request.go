@@ -73,7 +73,7 @@ func MinRequestBytes(maxScriptBytes, maxInputBytes int64) int64 {
 }
 
 // Request is a body of either POST route as a client writes it: the wire
-// form of one evaluation, whose server side is the effect.Evaluation the
+// form of one evaluation, whose server side is the spi.Evaluation the
 // decoders read. AppendEvaluationRequest writes it for /v1/evaluations
 // (the script by reference, the input as a JSON value, the shape check);
 // AppendSandboxRequest for /v1/sandbox/evaluate (the script by value or by

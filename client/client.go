@@ -15,8 +15,9 @@
 // Every other answer (a problem document, a 5xx, a network error, a redirect,
 // a malformed or oversized body) becomes an infrastructure outcome, which the
 // effect treats as untyped and retryable. Only the caller's own doing is
-// returned as an error: its cancellation, and limits no service takes
-// (ErrInvalidLimits). A zero limit takes the service's default.
+// returned as an error: its cancellation, limits no service takes
+// (ErrInvalidLimits), and an evaluation request no service takes
+// (ErrInvalidRequest). A zero limit takes the service's default.
 //
 // client/README.md has a complete program.
 package client
@@ -77,6 +78,11 @@ var (
 // EvaluateRef and Evaluations for limits with a negative member, which are
 // never sent.
 var ErrInvalidLimits = errors.New("client: invalid limits")
+
+// ErrInvalidRequest is wrapped by the error of Evaluations for an
+// EvaluationRequest no service takes, which is never sent: an empty
+// ScriptRef, or an Input that is not JSON text (the error says where).
+var ErrInvalidRequest = errors.New("client: invalid evaluation request")
 
 // Option configures a Client.
 type Option func(*config)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -54,7 +53,8 @@ type EvaluationResponse struct {
 // problem, whose Retryable says whether a retry can help), a request the
 // service refused (4xx), a busy service that could not be waited for, a
 // network failure or a malformed answer. A request the client can tell is
-// invalid is refused before it is sent.
+// invalid is refused before it is sent, with an error that wraps
+// ErrInvalidLimits or ErrInvalidRequest.
 //
 // Answers no retry can change are the service's, as their channels
 // (docs/spi.md, "Answers no retry can change"; the input is measured as it
@@ -73,11 +73,13 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 	if err := c.checkReplay(req.Replay); err != nil {
 		return EvaluationResponse{}, err
 	}
-	switch {
-	case req.ScriptRef == "":
-		return EvaluationResponse{}, errors.New("client: EvaluationRequest.ScriptRef is empty")
-	case req.Input != nil && jsontext.Validate(req.Input) != nil:
-		return EvaluationResponse{}, errors.New("client: EvaluationRequest.Input is not JSON text")
+	if req.ScriptRef == "" {
+		return EvaluationResponse{}, fmt.Errorf("%w: ScriptRef is empty", ErrInvalidRequest)
+	}
+	if req.Input != nil {
+		if err := jsontext.Validate(req.Input); err != nil {
+			return EvaluationResponse{}, fmt.Errorf("%w: Input is not JSON text: %w", ErrInvalidRequest, err)
+		}
 	}
 	if req.Limits != nil {
 		if err := checkLimits(*req.Limits); err != nil {
@@ -92,7 +94,7 @@ func (c *Client) Evaluations(ctx context.Context, req EvaluationRequest) (Evalua
 		// the service measures the input as it arrives: compacted
 		var in bytes.Buffer
 		if err := json.Compact(&in, body.Input); err != nil {
-			return EvaluationResponse{}, fmt.Errorf("client: EvaluationRequest.Input: %w", err)
+			return EvaluationResponse{}, fmt.Errorf("%w: Input: %w", ErrInvalidRequest, err)
 		}
 		body.Input = in.Bytes()
 	}

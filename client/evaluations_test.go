@@ -12,7 +12,6 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -47,19 +46,19 @@ func TestEvaluationsEveryAnswer(t *testing.T) {
 		{"ok", `{"ok":true,"value":{"items":[1,2]}}`, api.EvaluationResponse{OK: true, Value: json.RawMessage(`{"items":[1,2]}`)}},
 		{"ok with logs", `{"ok":true,"value":null,"logs":"hello\n"}`, api.EvaluationResponse{OK: true, Value: json.RawMessage(`null`), Logs: ptr("hello\n")}},
 		{"limitExceeded", `{"ok":false,"failure":{"channel":"limitExceeded","kind":"output"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitOutput}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: spi.LimitOutput}}},
 		{"scriptError", `{"ok":false,"failure":{"channel":"scriptError","name":"RangeError","message":"bad"},"logs":""}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("RangeError"), Message: "bad"}, Logs: ptr("")}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelScriptError, Name: ptr("RangeError"), Message: "bad"}, Logs: ptr("")}},
 		{"scriptError without name", `{"ok":false,"failure":{"channel":"scriptError","message":"x"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptError, Message: "x"}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelScriptError, Message: "x"}}},
 		{"shapeMismatch", `{"ok":false,"failure":{"channel":"shapeMismatch","expected":"sha256:aa","observed":"sha256:bb"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"}}},
 		{"scriptMissing", `{"ok":false,"failure":{"channel":"scriptMissing","scriptRef":"` + ref + `"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelScriptMissing, ScriptRef: ref}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelScriptMissing, ScriptRef: ref}}},
 		{"inputTooLarge", `{"ok":false,"failure":{"channel":"inputTooLarge","limitBytes":1048576}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: 1 << 20}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelInputTooLarge, LimitBytes: 1 << 20}}},
 		{"inputNotSerializable", `{"ok":false,"failure":{"channel":"inputNotSerializable","message":"duplicate key"}}`,
-			api.EvaluationResponse{Failure: &effect.Failure{Channel: effect.ChannelInputNotSerializable, Message: "duplicate key"}}},
+			api.EvaluationResponse{Failure: &spi.Failure{Channel: spi.ChannelInputNotSerializable, Message: "duplicate key"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err, _ := evaluations(t, tc.body, 200, client.EvaluationRequest{ScriptRef: ref})
@@ -106,13 +105,26 @@ func TestEvaluationsSendsTheContract(t *testing.T) {
 func TestEvaluationsRefusesInvalidRequestsLocally(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":1}`) })
 	c := dial(t, f.URL)
-	for name, req := range map[string]client.EvaluationRequest{
-		"no ref":         {},
-		"input not JSON": {ScriptRef: ref, Input: json.RawMessage(`{a:1}`)},
-		"negative limit": {ScriptRef: ref, Limits: &spi.Limits{WallClock: -time.Second}},
+	for name, tc := range map[string]struct {
+		req      client.EvaluationRequest
+		sentinel error
+		says     string
+	}{
+		"no ref":                 {client.EvaluationRequest{}, client.ErrInvalidRequest, "ScriptRef is empty"},
+		"input not JSON":         {client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage(`{a:1}`)}, client.ErrInvalidRequest, "Input is not JSON text"},
+		"input a key twice":      {client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage(`{"a":1,"a":2}`)}, client.ErrInvalidRequest, "Input is not JSON text"},
+		"input empty":            {client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage{}}, client.ErrInvalidRequest, "Input is not JSON text"},
+		"negative limit":         {client.EvaluationRequest{ScriptRef: ref, Limits: &spi.Limits{WallClock: -time.Second}}, client.ErrInvalidLimits, "must not be negative"},
+		"input and no ref":       {client.EvaluationRequest{Input: json.RawMessage(`[`)}, client.ErrInvalidRequest, "ScriptRef is empty"},
+		"no ref, negative limit": {client.EvaluationRequest{Limits: &spi.Limits{MemoryBytes: -1}}, client.ErrInvalidRequest, "ScriptRef is empty"},
 	} {
-		if _, err := c.Evaluations(context.Background(), req); err == nil {
-			t.Errorf("%s: accepted", name)
+		_, err := c.Evaluations(context.Background(), tc.req)
+		if !errors.Is(err, tc.sentinel) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: returned %v, want an error wrapping %v that says %q", name, err, tc.sentinel, tc.says)
+		}
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			t.Errorf("%s: a refusal of the caller's own request is no *client.Error, the service's: %v", name, err)
 		}
 	}
 	if n := len(f.requests()); n != 0 {
@@ -206,17 +218,17 @@ func TestEvaluationsCancelled(t *testing.T) {
 }
 
 // TestEvaluationsReadsWhatTheEffectWrites: every channel as the effect
-// marshals it (the service sends effect.Failure as it is) decodes back to the
+// marshals it (the service sends spi.Failure as it is) decodes back to the
 // same Failure.
 func TestEvaluationsReadsWhatTheEffectWrites(t *testing.T) {
-	for _, want := range []*effect.Failure{
-		{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitWallClock},
-		{Channel: effect.ChannelScriptError, Name: ptr("Error"), Message: "é\u2028<x>"},
-		{Channel: effect.ChannelScriptError, Message: ""},
-		{Channel: effect.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"},
-		{Channel: effect.ChannelScriptMissing, ScriptRef: ref},
-		{Channel: effect.ChannelInputTooLarge, LimitBytes: 4096},
-		{Channel: effect.ChannelInputNotSerializable, Message: "m"},
+	for _, want := range []*spi.Failure{
+		{Channel: spi.ChannelLimitExceeded, Kind: spi.LimitWallClock},
+		{Channel: spi.ChannelScriptError, Name: ptr("Error"), Message: "é\u2028<x>"},
+		{Channel: spi.ChannelScriptError, Message: ""},
+		{Channel: spi.ChannelShapeMismatch, Expected: "sha256:aa", Observed: "sha256:bb"},
+		{Channel: spi.ChannelScriptMissing, ScriptRef: ref},
+		{Channel: spi.ChannelInputTooLarge, LimitBytes: 4096},
+		{Channel: spi.ChannelInputNotSerializable, Message: "m"},
 	} {
 		b, err := json.Marshal(want)
 		if err != nil {

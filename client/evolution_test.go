@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -102,7 +101,7 @@ func TestAnswersOfALaterVersionKeepTheirOutcome(t *testing.T) {
 	}
 
 	r, err := c.Evaluations(ctx, client.EvaluationRequest{ScriptRef: thrower, Input: json.RawMessage(`{"a":1}`), CaptureLogs: true, Limits: &limits})
-	want := &effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("TypeError"), Message: "no 1"}
+	want := &spi.Failure{Channel: spi.ChannelScriptError, Name: ptr("TypeError"), Message: "no 1"}
 	if err != nil || !reflect.DeepEqual(r.Failure, want) || r.Usage == nil || r.Usage.MemoryLimitBytes != limits.MemoryBytes {
 		t.Errorf("Evaluations = %+v (failure %+v), %v; want %+v with its usage", r, r.Failure, err, want)
 	}

@@ -56,7 +56,7 @@ func FuzzDecodeOutcome(f *testing.F) {
 		if o.OK && !bytes.Contains(body, o.Value) {
 			t.Fatalf("value %q is not the text received", o.Value)
 		}
-		again, err := api.DecodeOutcome(encode(t, decoded))
+		again, err := spi.DecodeOutcome(encode(t, decoded))
 		if err != nil {
 			t.Fatalf("re-reading %+v: %v", decoded, err)
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 )
 
 // readmeBlock returns the fenced block of README.md right after

@@ -14,7 +14,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -221,7 +221,7 @@ func TestRunOnTheService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Run(ctx, effect.Evaluation{Script: run.Script, Input: jsontext.Text(run.InputJSON), Limits: limits, CaptureLogs: true})
+	res, err := e.Run(ctx, spi.Evaluation{Script: run.Script, Input: jsontext.Text(run.InputJSON), Limits: limits, CaptureLogs: true})
 	if err != nil || string(res.Value) != "2" || res.Logs != "hello 1\n" {
 		t.Errorf("through the effect: %+v, %v", res, err)
 	}

@@ -16,8 +16,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -122,7 +121,7 @@ func TestBodiesTheServiceCannotReadAreAnsweredByItsRule(t *testing.T) {
 			want := spi.OK([]byte("1")) // the fake's answer, for a request sent
 			sent := string(tc.Outcome) == "null"
 			if !sent {
-				if want, err = api.DecodeOutcome(tc.Outcome); err != nil {
+				if want, err = spi.DecodeOutcome(tc.Outcome); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -149,8 +148,8 @@ func TestBodiesTheServiceCannotReadAreAnsweredByItsRule(t *testing.T) {
 				t.Errorf("Evaluations: %v", err)
 			case sent != r.OK:
 				t.Errorf("Evaluations = %+v (failure %+v), want the service's answer only for a request the rule leaves to a run", r, r.Failure)
-			case want.Kind == spi.KindLimit && !reflect.DeepEqual(r.Failure, &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: want.Limit}),
-				want.Kind == spi.KindInputTooLarge && !reflect.DeepEqual(r.Failure, &effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: int(tc.Bounds.MaxInputBytes)}):
+			case want.Kind == spi.KindLimit && !reflect.DeepEqual(r.Failure, &spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: want.Limit}),
+				want.Kind == spi.KindInputTooLarge && !reflect.DeepEqual(r.Failure, &spi.Failure{Channel: spi.ChannelInputTooLarge, LimitBytes: int(tc.Bounds.MaxInputBytes)}):
 				t.Errorf("Evaluations failed with %+v, want the channel of %+v", r.Failure, want)
 			}
 		})
@@ -248,7 +247,7 @@ func TestAnswersNoRetryCanChangeOnTheService(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if raw, err := api.DecodeOutcome(resp.Body); resp.Status != 200 || err != nil || !reflect.DeepEqual(raw, rep.Outcome) {
+			if raw, err := spi.DecodeOutcome(resp.Body); resp.Status != 200 || err != nil || !reflect.DeepEqual(raw, rep.Outcome) {
 				t.Errorf("the service answers the request sent as it is with %d %s, the client %+v", resp.Status, resp.Body, rep.Outcome)
 			}
 		})
@@ -258,14 +257,14 @@ func TestAnswersNoRetryCanChangeOnTheService(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		req    client.EvaluationRequest
-		failed *effect.Failure
+		failed *spi.Failure
 		value  string
 	}{
 		{"above the maxima runs", client.EvaluationRequest{ScriptRef: echo, Input: json.RawMessage(`{"a":1}`), Limits: &generous}, nil, `{"a":1}`},
 		{"memory below the minimum", client.EvaluationRequest{ScriptRef: echo, Limits: &spi.Limits{MemoryBytes: 1}},
-			&effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitMemory}, ""},
+			&spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: spi.LimitMemory}, ""},
 		{"input over maxInputBytes", client.EvaluationRequest{ScriptRef: echo, Input: json.RawMessage(bigInput)},
-			&effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: 1024}, ""},
+			&spi.Failure{Channel: spi.ChannelInputTooLarge, LimitBytes: 1024}, ""},
 	} {
 		t.Run("evaluations: "+tc.name, func(t *testing.T) {
 			r, err := c.Evaluations(ctx, tc.req)

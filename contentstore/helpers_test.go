@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 )
 
 var script = []byte("export default (input) => ({ n: input.n + 1 });\n")

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/logline"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
+	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 

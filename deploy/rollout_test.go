@@ -32,7 +32,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 )
 
 func TestMain(m *testing.M) {

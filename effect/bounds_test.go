@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -43,7 +42,7 @@ func (c settledCase) want(t *testing.T) (spi.Outcome, bool) {
 	if string(c.Outcome) == "null" {
 		return spi.Outcome{}, false
 	}
-	o, err := api.DecodeOutcome(c.Outcome)
+	o, err := spi.DecodeOutcome(c.Outcome)
 	if err != nil {
 		t.Fatalf("%s: %v", c.Name, err)
 	}

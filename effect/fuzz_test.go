@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // FuzzShapeHash: never panics; the hash has the published form; the skeleton
@@ -16,14 +17,14 @@ import (
 // value hash alike). Seeds: testdata/fuzz/FuzzShapeHash.
 func FuzzShapeHash(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
-		h, err := ShapeHash(in)
+		h, err := spi.ShapeHash(in)
 		if err != nil {
 			if jsontext.Validate(in) == nil {
 				t.Fatalf("ShapeHash refused valid JSON %q: %v", in, err)
 			}
 			return
 		}
-		if CheckShapeHash(h) != nil {
+		if spi.CheckShapeHash(h) != nil {
 			t.Fatalf("malformed hash %q", h)
 		}
 		skel, err := jsontext.Skeleton(in)
@@ -48,7 +49,7 @@ func FuzzShapeHash(f *testing.F) {
 				// JSON.stringify does. The shape is the text's.
 				continue
 			}
-			if h2, err := ShapeHash(other); err != nil || h2 != h {
+			if h2, err := spi.ShapeHash(other); err != nil || h2 != h {
 				t.Fatalf("hash of %q changed for %q: %s vs %s (%v)", in, other, h, h2, err)
 			}
 		}

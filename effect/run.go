@@ -14,51 +14,24 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// Evaluation is one run as a caller of Run asks for it: the script, by value
-// or by reference, the input, the limits, and the answer it wants.
-type Evaluation struct {
-	// Script is the source of a script sent by value. ScriptRef, when not
-	// zero, is the reference of a script to fetch instead.
-	Script    string
-	ScriptRef contentref.Ref
-	// Input is the input's JSON text, already checked by this module's JSON
-	// reader (the request decoders' member, jsontext.Validate); empty is
-	// null.
-	Input jsontext.Text
-	// Limits for the run; both must be positive.
-	Limits spi.Limits
-	// ExpectedOutputShapeHash, when set, is the ShapeHash the value must
-	// have (AnswerChannel).
-	ExpectedOutputShapeHash string
-	// CaptureLogs asks for the run's console output (Result.Logs), from a
-	// backend that is an spi.Reporter.
-	CaptureLogs bool
-	// Replay, when set, asks for a replayable run (docs/spi.md, "Replayable
-	// runs"), of a backend that is an spi.Reporter.
-	Replay *spi.Replay
-	// Answer is what Run answers with.
-	Answer Answer
-}
+// Evaluation is one run as a caller of Run asks for it (spi.Evaluation,
+// which the request decoders of package api read a body into).
+type Evaluation = spi.Evaluation
 
-// Answer is what Run answers with.
-type Answer int
+// Answer is what Run answers with (spi.Answer).
+type Answer = spi.Answer
 
 const (
-	// AnswerChannel is the effect's decision (docs/spi.md, "The effect", steps
-	// 6 to 9): the value as its canonical JSON text (Result.Value), bounded by
-	// MaxOutputBytes and checked against the expected shape, or a typed
-	// *Failure as the error. POST /v1/evaluations answers with it, and so does
-	// the eval verb.
-	AnswerChannel Answer = iota
-	// AnswerOutcome is the backend's outcome (docs/spi.md, "Outcomes") as it
-	// is, validated, its value bounded by what a run within MaxMemoryBytes can
-	// make (MaxValueBytes): for a caller whose own effect decides (POST
-	// /v1/sandbox/evaluate).
-	AnswerOutcome
+	// AnswerChannel is the effect's decision: the value, or a typed
+	// *Failure as the error (spi.AnswerChannel).
+	AnswerChannel = spi.AnswerChannel
+	// AnswerOutcome is the backend's outcome as it is, validated
+	// (spi.AnswerOutcome).
+	AnswerOutcome = spi.AnswerOutcome
 )
 
 // label names the script of ev in log lines.
-func (ev Evaluation) label() string {
+func label(ev Evaluation) string {
 	if ev.ScriptRef.IsZero() {
 		return "inline"
 	}
@@ -66,7 +39,7 @@ func (ev Evaluation) label() string {
 }
 
 // problems names every field of ev that no run can have.
-func (ev Evaluation) problems() []string {
+func problems(ev Evaluation) []string {
 	var problems []string
 	if ev.Limits.WallClock <= 0 {
 		problems = append(problems, fmt.Sprintf("limits.wallClock must be > 0, got %v", ev.Limits.WallClock))
@@ -80,7 +53,7 @@ func (ev Evaluation) problems() []string {
 		}
 	}
 	if h := ev.ExpectedOutputShapeHash; h != "" {
-		if err := CheckShapeHash(h); err != nil {
+		if err := spi.CheckShapeHash(h); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -148,7 +121,7 @@ func (e *Effect) Run(ctx context.Context, ev Evaluation) (Result, error) {
 	stopped := make(chan struct{})
 	r := newRunning(func() { close(stopped) })
 	res, err := e.run(ctx, ev, r)
-	e.awaitStop(ctx, stopped, ev.label())
+	e.awaitStop(ctx, stopped, label(ev))
 	res.Call = r.callInterval()
 	return res, err
 }
@@ -186,7 +159,7 @@ func (e *Effect) run(ctx context.Context, ev Evaluation, r *running) (res Result
 		return res, notRun(Stopped, ev.ScriptRef, cancelled(ctx, true))
 	}
 	if e.log.Enabled(ctx, slog.LevelDebug) {
-		e.log.DebugContext(ctx, "sandbox evaluation", "scriptRef", ev.label(),
+		e.log.DebugContext(ctx, "sandbox evaluation", "scriptRef", label(ev),
 			"result", resultLabel(err), "duration", time.Since(start))
 	}
 	return res, err
@@ -207,7 +180,7 @@ func resultLabel(err error) string {
 func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Result, error) {
 	var res Result
 	// 1. Refuse what no run can have.
-	if problems := ev.problems(); len(problems) > 0 {
+	if problems := problems(ev); len(problems) > 0 {
 		return res, newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
 	}
 	if ev.Replay != nil && !e.Replayable() {
@@ -253,7 +226,7 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	// 4, 5. Call the backend, racing the caller and the deadline, and
 	// validate the outcome.
 	req := spi.RunRequest{Request: spi.Request{Script: script, InputJSON: string(input), Limits: ev.Limits}, CaptureLogs: ev.CaptureLogs, Replay: ev.Replay}
-	rep, err := e.caller.call(ctx, req, timing, ev.label(), r)
+	rep, err := e.caller.call(ctx, req, timing, label(ev), r)
 	res.Logs = rep.Logs
 	res.Usage = withEffectSteps(rep.Usage, res.Usage)
 	if err != nil {
@@ -297,7 +270,7 @@ func (e *Effect) boundValue(ctx context.Context, ev Evaluation, o spi.Outcome) e
 		return nil
 	}
 	if n, max := int64(len(o.Value)), spi.MaxValueBytes(e.maxMemory); n > max {
-		e.log.WarnContext(ctx, "sandbox backend returned a value longer than its memory can make", "scriptRef", ev.label(), "bytes", n)
+		e.log.WarnContext(ctx, "sandbox backend returned a value longer than its memory can make", "scriptRef", label(ev), "bytes", n)
 		return newUntyped(ErrMalformedOutcome, fmt.Sprintf("the backend returned a value of %d bytes, over the %d bytes a run within the memory maximum of %d bytes can make",
 			n, max, e.maxMemory), nil, false)
 	}
@@ -315,7 +288,7 @@ func (e *Effect) decide(ctx context.Context, ev Evaluation, o spi.Outcome) (json
 	// 7. Bound the output; its canonical text is also the round-trip of 9.
 	canonical, over, err := jsontext.Canonical(value, e.maxOutput)
 	if err != nil {
-		e.log.WarnContext(ctx, "sandbox backend returned a value that is not JSON", "scriptRef", ev.label(), "error", err)
+		e.log.WarnContext(ctx, "sandbox backend returned a value that is not JSON", "scriptRef", label(ev), "error", err)
 		return nil, newUntyped(ErrMalformedOutcome, "ok value is not JSON text", err, false)
 	}
 	if over {
@@ -323,7 +296,7 @@ func (e *Effect) decide(ctx context.Context, ev Evaluation, o spi.Outcome) (json
 	}
 	// 8. Check the shape.
 	if ev.ExpectedOutputShapeHash != "" {
-		observed, err := ShapeHash(canonical)
+		observed, err := spi.ShapeHash(canonical)
 		if err != nil {
 			// Cannot happen for canonical text; kept so a bug fails loudly.
 			return nil, newUntyped(ErrMalformedOutcome, "shape hash of the canonical value", err, false)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // decoder reads a route's request body, with the server's limits, into the
@@ -20,7 +21,11 @@ type encoder func(dst []byte, ev effect.Evaluation, res effect.Result, err error
 // appendEvaluation is POST /v1/evaluations' answer: the effect's decision,
 // with the logs when the request asked for them.
 func appendEvaluation(dst []byte, ev effect.Evaluation, res effect.Result, err error) ([]byte, error) {
-	return api.AppendEvaluationResult(dst, res, err, ev.CaptureLogs)
+	var logs *string
+	if ev.CaptureLogs {
+		logs = &res.Logs
+	}
+	return api.AppendEvaluationResult(dst, res.Value, logs, res.Usage, err)
 }
 
 // appendOutcome is POST /v1/sandbox/evaluate's answer: the outcome
@@ -109,7 +114,7 @@ func (s *server) problemFor(err error) *api.Problem {
 	}
 	text := err.Error()
 	switch {
-	case errors.Is(err, api.ErrValueNotJSON):
+	case errors.Is(err, spi.ErrValueNotJSON):
 		return api.NewProblem(api.ProblemMalformedOutcome,
 			"the engine returned an outcome outside the SPI's closed vocabulary: "+text).WithCause(err)
 	case errors.Is(err, effect.ErrInvalidInput):

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 const allocationBomb = "const a = []; while (true) a.push('x'.repeat(1000) + a.length)"
 
 func shapeHash(t *testing.T, text string) string {
 	t.Helper()
-	h, err := effect.ShapeHash([]byte(text))
+	h, err := spi.ShapeHash([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

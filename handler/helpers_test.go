@@ -25,8 +25,8 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -151,7 +151,7 @@ func (b *testBackend) misbehave(ctx context.Context, script string) (spi.Outcome
 	case script == scriptIgnore:
 		return b.ignore(ctx)
 	case strings.HasPrefix(script, scriptOutcome):
-		o, err := api.DecodeOutcome([]byte(strings.TrimPrefix(script, scriptOutcome)))
+		o, err := spi.DecodeOutcome([]byte(strings.TrimPrefix(script, scriptOutcome)))
 		if err != nil {
 			panic(err)
 		}

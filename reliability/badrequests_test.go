@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 )
 
 // limits reads the limits of GET /v1/capabilities.

@@ -23,6 +23,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // A stalled store (headers and half the body, then nothing) must be cut
@@ -113,7 +114,7 @@ func TestDeeplyNestedResultIsTyped(t *testing.T) {
 		t.Fatalf("the Go client's decoder refuses the answer of a 9,999-level value: %v", err)
 	}
 	r = c.post(routeSandbox, `{"scriptRef":"`+deep+`","inputJson":"9998","limits":{"wallClockMs":30000}}`)
-	if o, err := api.DecodeOutcome(r.body); err != nil || !o.OK {
+	if o, err := spi.DecodeOutcome(r.body); err != nil || !o.OK {
 		t.Fatalf("the SPI's answer of a 9,999-level value: %v, %v: %s", o, err, r)
 	}
 	// The runs must not end on their wall clock: serialising 20,000

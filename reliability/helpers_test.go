@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 

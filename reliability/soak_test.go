@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // The soak's configuration of the service (beyond the defaults): a small CPU
@@ -118,7 +118,7 @@ func reshapeInput(seq int) (input, value string) {
 
 func soakCases(t testing.TB, refs map[string]string) []soakCase {
 	_, v := reshapeInput(0)
-	shape, err := effect.ShapeHash([]byte(v))
+	shape, err := spi.ShapeHash([]byte(v))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package security
 
 import (
-	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/service"
 	"os"
 	"strings"
 	"testing"

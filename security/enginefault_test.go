@@ -15,9 +15,9 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
-	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/service"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )

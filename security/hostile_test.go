@@ -2,7 +2,7 @@ package security
 
 import (
 	"fmt"
-	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/service"
 	"strings"
 	"testing"
 	"time"

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/service"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 

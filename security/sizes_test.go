@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/service"
 )
 
 var patchName = regexp.MustCompile(`\b[0-9]{4}-[a-z0-9-]+\b`)

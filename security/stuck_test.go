@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 )
 
 const childGrace = 500 * time.Millisecond // HARD_KILL_GRACE of the children, the service's default

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/lockdown"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 )
 
 // testWorkerMain is the test binary's worker verb: with probeArg, a worker

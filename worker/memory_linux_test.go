@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 )
 
 // residentExecutable is how much of this process's executable is resident,

@@ -16,8 +16,8 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )

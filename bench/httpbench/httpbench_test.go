@@ -22,8 +22,8 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 

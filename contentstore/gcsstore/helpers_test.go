@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 

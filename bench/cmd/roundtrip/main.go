@@ -26,8 +26,8 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/service"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )

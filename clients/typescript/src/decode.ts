@@ -309,7 +309,7 @@ function millis(r: Reader, key: string): number | undefined {
 }
 
 /**
- * Reads a usage member: the members api/usage.go writes, each required and
+ * Reads a usage member: the members spi/wire.go writes (spi.AppendUsage), each required and
  * checked; any other, in usage or in its phases, a figure of a later version,
  * is ignored (docs/spi.md, "How the wire evolves").
  */

@@ -67,7 +67,7 @@ func TestConfigValidation(t *testing.T) {
 // differently in the README, or a variable missing from it, fails here; so
 // does a field of Config that no variable sets.
 func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

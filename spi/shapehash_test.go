@@ -1,10 +1,9 @@
-package effect_test
+package spi_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -24,7 +23,7 @@ func TestShapeHashVectors(t *testing.T) {
 		{`{"\ud800":[1,"\udc00"]}`, "sha256:616b127bc3eec31b459e240d2f1d486fafc8b8aa2099f20d8ac86ff2b56b12f4"},
 		{`{"a\"b\\c\u0001":0}`, "sha256:f7bf90c4910e63604e4a151f07e44420e4ebbf046bb2beec74e4076ba3eb2148"},
 	} {
-		got, err := effect.ShapeHash([]byte(tc.in))
+		got, err := spi.ShapeHash([]byte(tc.in))
 		if err != nil || got != tc.want {
 			t.Errorf("ShapeHash(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
 		}
@@ -38,12 +37,12 @@ func TestShapeHashProperties(t *testing.T) {
 		{`{"x":[{"a":1},{"a":2},{"a":3}]}`, `{"x":[{"a":9}]}`},
 	}
 	for _, group := range same {
-		first, err := effect.ShapeHash([]byte(group[0]))
+		first, err := spi.ShapeHash([]byte(group[0]))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, other := range group[1:] {
-			if h, err := effect.ShapeHash([]byte(other)); err != nil || h != first {
+			if h, err := spi.ShapeHash([]byte(other)); err != nil || h != first {
 				t.Errorf("%s and %s differ: %s vs %s (%v)", group[0], other, first, h, err)
 			}
 		}
@@ -51,7 +50,7 @@ func TestShapeHashProperties(t *testing.T) {
 	different := []string{`{"a":1}`, `{"a":"1"}`, `{"b":1}`, `[1]`, `[]`, `{}`, `1`, `"1"`, `null`, `true`, `{"a":[1]}`, `{"a":[]}`}
 	seen := map[string]string{}
 	for _, in := range different {
-		h, err := effect.ShapeHash([]byte(in))
+		h, err := spi.ShapeHash([]byte(in))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,14 +60,14 @@ func TestShapeHashProperties(t *testing.T) {
 		seen[h] = in
 	}
 	for _, bad := range []string{``, `{`, `{"a":1,"a":2}`, "\"\xff\""} {
-		if _, err := effect.ShapeHash([]byte(bad)); err == nil {
+		if _, err := spi.ShapeHash([]byte(bad)); err == nil {
 			t.Errorf("ShapeHash(%q) accepted it", bad)
 		}
 	}
 }
 
 func ExampleShapeHash() {
-	h, _ := effect.ShapeHash([]byte(`{"b":[1,2],"a":"x"}`))
+	h, _ := spi.ShapeHash([]byte(`{"b":[1,2],"a":"x"}`))
 	fmt.Println(h)
 	// Output: sha256:60c16c8f12cea8d002ab014292d7676112a471b84c356b7c3b499283282130b4
 }

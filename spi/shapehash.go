@@ -1,4 +1,4 @@
-package effect
+package spi
 
 import (
 	"crypto/sha256"

@@ -18,8 +18,8 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
@@ -31,7 +31,7 @@ import (
 // handler, the effect, the engine) fails here, and so does an example left
 // behind by an engine upgrade.
 func TestServiceFromDefaultsAdvertisesREADMELimits(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
