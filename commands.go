@@ -81,9 +81,19 @@ func versionCmd(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// loadConfig reads the configuration from the environment, as serve does,
+// for the CLI verbs.
+func loadConfig() (service.Config, error) {
+	env, err := service.ReadEnvironment()
+	if err != nil {
+		return service.Config{}, err
+	}
+	return service.LoadConfig(env)
+}
+
 // openStore opens STORE_URL for the CLI verbs.
 func openStore(ctx context.Context) (contentstore.Store, service.Config, error) {
-	cfg, err := service.LoadConfig(os.LookupEnv)
+	cfg, err := loadConfig()
 	if err != nil {
 		return nil, cfg, err
 	}
@@ -213,7 +223,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 	}
 
-	cfg, err := service.LoadConfig(os.LookupEnv)
+	cfg, err := loadConfig()
 	if err != nil {
 		return err
 	}

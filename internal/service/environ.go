@@ -17,16 +17,6 @@ func (l Lookalike) String() string {
 	return "the environment variable " + l.Name + " is not a setting of this service and is ignored: did you mean " + l.Known + "?"
 }
 
-// Variables are the names of the environment variables Config reads, in
-// the order of their table.
-func Variables() []string {
-	var names []string
-	for _, s := range settings(new(Config)) {
-		names = append(names, s.name)
-	}
-	return names
-}
-
 // Lookalikes finds, among environ's variables ("NAME=value", as
 // os.Environ gives them), the ones the service does not read whose names
 // are within a small edit distance of a name it does, ignoring case: 1 for
