@@ -82,8 +82,14 @@ func versionCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // loadConfig reads the configuration from the environment, as serve does,
-// for the CLI verbs.
-func loadConfig() (service.Config, error) {
+// for the verb named verb. It first prints on stderr what serve logs as
+// warnings: each variable that looks like a misspelt setting, by name (a
+// value may be a secret); it may be why the configuration is not the one
+// meant, or why a problem it reports is one.
+func loadConfig(verb string, stderr io.Writer) (service.Config, error) {
+	for _, l := range service.Lookalikes(os.Environ()) {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", verb, l)
+	}
 	env, err := service.ReadEnvironment()
 	if err != nil {
 		return service.Config{}, err
@@ -91,9 +97,9 @@ func loadConfig() (service.Config, error) {
 	return service.LoadConfig(env)
 }
 
-// openStore opens STORE_URL for the CLI verbs.
-func openStore(ctx context.Context) (contentstore.Store, service.Config, error) {
-	cfg, err := loadConfig()
+// openStore opens STORE_URL for the put verb.
+func openStore(ctx context.Context, stderr io.Writer) (contentstore.Store, service.Config, error) {
+	cfg, err := loadConfig("put", stderr)
 	if err != nil {
 		return nil, cfg, err
 	}
@@ -113,7 +119,7 @@ func putCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if len(args) == 0 {
 		return fs.usageError(stderr, "put: name at least one FILE (or - for standard input)")
 	}
-	s, _, err := openStore(ctx)
+	s, _, err := openStore(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -223,7 +229,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 	}
 
-	cfg, err := loadConfig()
+	cfg, err := loadConfig("eval", stderr)
 	if err != nil {
 		return err
 	}

@@ -319,7 +319,7 @@ var anyText = kind[string]{
 		if def == "" {
 			return "text"
 		}
-		return "text, such as " + def
+		return "a value such as " + def
 	},
 }
 

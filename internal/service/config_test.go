@@ -476,36 +476,108 @@ func TestNewChecksTheHost(t *testing.T) {
 	svc.Close(ctx)
 }
 
-// A variable that is not the service's but is one or two edits (ignoring
-// case) from one of its names is found, with the name it resembles; no
-// other variable is, whatever its value.
-func TestLookalikes(t *testing.T) {
+// A variable that names one of the service's settings in another spelling
+// is found, with the setting and what its value is: the same words in
+// another case, order or separation, with a unit added or dropped (the
+// API's camelCase names invite these), or a letter or two off.
+func TestLookalikesFindsOtherSpellings(t *testing.T) {
+	for name, known := range map[string]string{
+		"MAX_WALL_CLOCK_MS":          "MAX_WALL_CLOCK",
+		"WALL_CLOCK_MAX_MS":          "MAX_WALL_CLOCK",
+		"DEFAULT_WALL_CLOCK_MS":      "DEFAULT_WALL_CLOCK",
+		"MAX_WALL_CLOCK_SECONDS":     "MAX_WALL_CLOCK",
+		"maxWallClockMs":             "MAX_WALL_CLOCK",
+		"MaxWallClockMs":             "MAX_WALL_CLOCK",
+		"max_wall_clock":             "MAX_WALL_CLOCK",
+		"max-wall-clock-ms":          "MAX_WALL_CLOCK",
+		"MAX_MEMORY":                 "MAX_MEMORY_BYTES",
+		"MAX_MEMORY_MB":              "MAX_MEMORY_BYTES",
+		"maxMemoryBytes":             "MAX_MEMORY_BYTES",
+		"DEFAULT_MEMORY":             "DEFAULT_MEMORY_BYTES",
+		"MEMORY_BYTES_DEFAULT":       "DEFAULT_MEMORY_BYTES",
+		"MAX_INPUT":                  "MAX_INPUT_BYTES",
+		"maxOutputBytes":             "MAX_OUTPUT_BYTES",
+		"MAX_SCRIPT_SIZE_BYTES":      "",
+		"REQUEST_TIMEOUT_SECONDS":    "REQUEST_TIMEOUT",
+		"TIMEOUT_REQUEST":            "REQUEST_TIMEOUT",
+		"SHUTDOWN_TIMEOUT_S":         "SHUTDOWN_TIMEOUT",
+		"HARD_KILL_GRACE_MS":         "HARD_KILL_GRACE",
+		"CONFIRM_AFTER_SCRIPT":       "SCRIPT_CONFIRM_AFTER",
+		"EVALUATIONS_CONCURRENT_MAX": "MAX_CONCURRENT_EVALUATIONS",
+		"LEVEL_LOG":                  "LOG_LEVEL",
+		"port":                       "PORT",
+		"MAX_CONCURENT_EVALUATIONS":  "MAX_CONCURRENT_EVALUATIONS", // a letter missing
+		"LOGLEVEL":                   "LOG_LEVEL",                  // the underscore
+		"DEFAULT_WALLCLOCK":          "DEFAULT_WALL_CLOCK",
+		"PORTS":                      "PORT", // one edit from a short name
+	} {
+		got := Lookalikes([]string{name + "=1"})
+		switch {
+		case known == "" && len(got) != 0:
+			t.Errorf("%s: %v, want no warning", name, got)
+		case known != "" && (len(got) != 1 || got[0].Name != name || got[0].Known != known):
+			t.Errorf("%s: %v, want it taken for %s", name, got, known)
+		}
+	}
+	got := Lookalikes([]string{"MAX_WALL_CLOCK_MS=1000", "MAX_WALL_CLOCK=1s", "MAX_MEMORY=1", "LOGLEVEL=debug", "AUTH_CALLERS_ALLOWED=x"})
+	want := []string{
+		"the environment variable MAX_WALL_CLOCK_MS is not a setting of this service and is ignored: did you mean MAX_WALL_CLOCK, a duration with a unit (ms, s, m, h), such as 30s?",
+		"the environment variable MAX_MEMORY is not a setting of this service and is ignored: did you mean MAX_MEMORY_BYTES, a whole number of bytes, such as 268435456?",
+		"the environment variable LOGLEVEL is not a setting of this service and is ignored: did you mean LOG_LEVEL, a value such as info?",
+		"the environment variable AUTH_CALLERS_ALLOWED is not a setting of this service and is ignored: did you mean AUTH_ALLOWED_CALLERS, a comma-separated list?",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %v\nwant %q", got, want)
+	}
+	for i := range want {
+		if got[i].String() != want[i] {
+			t.Errorf("got  %s\nwant %s", got[i], want[i])
+		}
+	}
+}
+
+// No variable that the platform, the OS, a shell, Go, OpenTelemetry or a
+// CI sets is taken for a setting, whatever its value: a warning every
+// instance logs at start-up for a variable nobody misspelt would teach
+// operators to ignore the one that matters.
+func TestLookalikesLeaveOtherProgramsVariables(t *testing.T) {
 	env := []string{
-		"MAX_CONCURENT_EVALUATIONS=4", // a letter missing
-		"max_wall_clock=10s",          // the case
-		"LOGLEVEL=debug",              // the underscore
-		"DEFAULT_WALLCLOCK=1s",
-		"PORTS=1",                  // one edit from a short name
-		"HOST=example", "SORTED=1", // two edits from PORT: another program's
-		"MAX_CONCURRENT_EVALUATIONS=1", // a setting
-		"PATH=/usr/bin", "HOME=/root", "HOSTNAME=h", "TERM=xterm", "LANG=C.UTF-8",
-		"K_SERVICE=s", "K_REVISION=r", "K_CONFIGURATION=c", "GOOGLE_CLOUD_REGION=r",
-		"OTEL_EXPORTER_OTLP_ENDPOINT=http://x", "GOOGLE_APPLICATION_CREDENTIALS=/k.json",
-		"STORAGE_EMULATOR_HOST=localhost:1", "GOMAXPROCS=2", "GODEBUG=x", "NO_VALUE",
+		"PATH=/usr/bin", "HOME=/root", "HOSTNAME=h", "HOST=example", "SORTED=1", "TERM=xterm", "LANG=C.UTF-8",
+		"LC_ALL=C", "TZ=UTC", "TMPDIR=/tmp", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "PWD=/", "OLDPWD=/",
+		"SHLVL=1", "EDITOR=vi", "PAGER=less", "MAIL=/var/mail/u", "DISPLAY=:0", "SSH_AUTH_SOCK=/s",
+		"XDG_RUNTIME_DIR=/run/user/0", "COLORTERM=truecolor", "DEBIAN_FRONTEND=noninteractive",
+		"HTTP_PROXY=x", "HTTPS_PROXY=x", "NO_PROXY=x", "SSL_CERT_FILE=/c", "SSL_CERT_DIR=/c",
+		"K_SERVICE=s", "K_REVISION=r", "K_CONFIGURATION=c", "CLOUD_RUN_JOB=j", "CLOUD_RUN_EXECUTION=e",
+		"CLOUD_RUN_TASK_INDEX=0", "CLOUD_RUN_TASK_COUNT=1", "CLOUD_RUN_TASK_ATTEMPT=0",
+		"GOOGLE_CLOUD_REGION=r", "GOOGLE_CLOUD_QUOTA_PROJECT=p", "GOOGLE_APPLICATION_CREDENTIALS=/k.json",
+		"GCLOUD_PROJECT=p", "GCP_PROJECT=p", "CLOUDSDK_CORE_PROJECT=p", "FUNCTION_TARGET=f",
+		"STORAGE_EMULATOR_HOST=localhost:1", "PUBSUB_EMULATOR_HOST=localhost:2",
+		"KUBERNETES_SERVICE_HOST=10.0.0.1", "KUBERNETES_SERVICE_PORT=443", "KUBERNETES_PORT=tcp://x",
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://x", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
+		"OTEL_EXPORTER_OTLP_TIMEOUT=10000", "OTEL_EXPORTER_OTLP_HEADERS=a=b", "OTEL_SERVICE_NAME=s",
+		"OTEL_RESOURCE_ATTRIBUTES=a=b", "OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=otlp",
+		"OTEL_LOGS_EXPORTER=otlp", "OTEL_LOG_LEVEL=info", "OTEL_TRACES_SAMPLER=always_on", "OTEL_SDK_DISABLED=false",
+		"GOMAXPROCS=2", "GOMEMLIMIT=1GiB", "GOGC=100", "GODEBUG=x", "GOTRACEBACK=all", "GOFLAGS=-mod=mod",
+		"GOPATH=/go", "GOROOT=/usr/local/go", "GOCACHE=/c", "GOPROXY=off", "CGO_ENABLED=0", "GOTOOLCHAIN=local",
+		"CI=true", "GITHUB_ACTIONS=true", "RUNNER_TEMP=/t", "BUILD_ID=1", "PROJECT_ID=p",
+		"NODE_ENV=production", "JAVA_HOME=/j", "POD_NAME=p", "SERVER_PORT=1", "LOG_FORMAT=json",
+		"NO_VALUE", "=x",
 	}
-	got := Lookalikes(env)
-	want := []Lookalike{
-		{"MAX_CONCURENT_EVALUATIONS", "MAX_CONCURRENT_EVALUATIONS"},
-		{"max_wall_clock", "MAX_WALL_CLOCK"},
-		{"LOGLEVEL", "LOG_LEVEL"},
-		{"DEFAULT_WALLCLOCK", "DEFAULT_WALL_CLOCK"},
-		{"PORTS", "PORT"},
+	if got := Lookalikes(env); len(got) != 0 {
+		t.Errorf("other programs' variables taken for settings: %v", got)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v\nwant %v", got, want)
-	}
-	if s := got[0].String(); s != "the environment variable MAX_CONCURENT_EVALUATIONS is not a setting of this service and is ignored: did you mean MAX_CONCURRENT_EVALUATIONS?" {
-		t.Errorf("the warning: %s", s)
+}
+
+// Each setting has words of its own: a name with a setting's words is never
+// two settings' spelling.
+func TestSettingsHaveWordsOfTheirOwn(t *testing.T) {
+	seen := map[string]string{}
+	for _, name := range Variables() {
+		w := sameWords(name)
+		if other, dup := seen[w]; dup || w == "" {
+			t.Errorf("%s and %s have the same words %q", name, other, w)
+		}
+		seen[w] = name
 	}
 }
 
