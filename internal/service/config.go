@@ -19,7 +19,6 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
-	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
@@ -439,17 +438,12 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// ForOneRun is c for one evaluation from the command line (the eval verb),
-// under limits: one run at a time and no spare worker, maxima raised to
-// admit the run's limits, a request timeout that leaves the run its whole
-// deadline (the verb has no request to time out), and the process-kill
-// backstop only where the engine has it (Linux).
-func (c Config) ForOneRun(limits spi.Limits) Config {
+// ForOneRun is c for one evaluation from the command line (the eval verb):
+// one run at a time and no spare worker, and the process-kill backstop only
+// where the engine has it (Linux). Its bounds are c's, so that the run is
+// answered as the service c configures would answer it.
+func (c Config) ForOneRun() Config {
 	c.MaxConcurrentEvaluations, c.WorkerSpares = 1, 0
-	c.MaxWallClock = max(c.MaxWallClock, limits.WallClock)
-	c.DefaultWallClock = min(c.DefaultWallClock, c.MaxWallClock)
-	c.MaxMemoryBytes = max(c.MaxMemoryBytes, limits.MemoryBytes)
-	c.RequestTimeout = max(c.RequestTimeout, c.Timing(c.MaxWallClock).CallerDeadline()+time.Second)
 	c.ProcessKill = c.ProcessKill && runtime.GOOS == "linux"
 	return c
 }
