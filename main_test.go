@@ -605,6 +605,34 @@ func TestEvalLimitsAsTheServer(t *testing.T) {
 	}
 }
 
+// The eval verb's replayable run takes its default seed from the input's
+// value, as the routes do: the spellings of one input draw one sequence,
+// another input another.
+func TestEvalDefaultSeedIsTheInputsValue(t *testing.T) {
+	bin := mustBinary(t)
+	script := filepath.Join(t.TempDir(), "random.js")
+	if err := os.WriteFile(script, []byte("[Math.random(), Math.random()]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	draw := func(input string) string {
+		t.Helper()
+		out, err := exec.Command(bin, "eval", "-deterministic", "-input", input, script).Output()
+		if err != nil {
+			t.Fatalf("eval -input %s: %v", input, err)
+		}
+		return withoutUsage(t, "/v1/evaluations", out)
+	}
+	want := draw(`{"a":1}`)
+	for _, in := range []string{`{ "a": 1 }`, `{"a":1.0}`, `{"a":10e-1}`} {
+		if got := draw(in); got != want {
+			t.Errorf("eval -input %s drew %s, {\"a\":1} drew %s", in, got, want)
+		}
+	}
+	if got := draw(`{"a":2}`); got == want {
+		t.Errorf(`eval -input {"a":2} drew what {"a":1} drew: %s`, got)
+	}
+}
+
 // A verb's flags may come before, between and after its positional
 // arguments; "--" ends them.
 func TestVerbFlags(t *testing.T) {
