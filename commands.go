@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -81,9 +82,25 @@ func versionCmd(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// openStore opens STORE_URL for the CLI verbs.
-func openStore(ctx context.Context) (contentstore.Store, service.Config, error) {
-	cfg, err := service.LoadConfig(os.LookupEnv)
+// loadConfig reads the configuration from the environment, as serve does,
+// for the verb named verb. It first prints on stderr what serve logs as
+// warnings: each variable that looks like a misspelt setting, by name (a
+// value may be a secret); it may be why the configuration is not the one
+// meant, or why a problem it reports is one.
+func loadConfig(verb string, stderr io.Writer) (service.Config, error) {
+	for _, l := range service.Lookalikes(os.Environ()) {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", verb, l)
+	}
+	env, err := service.ReadEnvironment()
+	if err != nil {
+		return service.Config{}, err
+	}
+	return service.LoadConfig(env)
+}
+
+// openStore opens STORE_URL for the put verb.
+func openStore(ctx context.Context, stderr io.Writer) (contentstore.Store, service.Config, error) {
+	cfg, err := loadConfig("put", stderr)
 	if err != nil {
 		return nil, cfg, err
 	}
@@ -103,7 +120,7 @@ func putCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if len(args) == 0 {
 		return fs.usageError(stderr, "put: name at least one FILE (or - for standard input)")
 	}
-	s, _, err := openStore(ctx)
+	s, _, err := openStore(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -141,17 +158,26 @@ func compileCacheCmd(ctx context.Context, args []string, stdout, stderr io.Write
 // evalUsage is the eval verb's synopsis, with its exit statuses.
 const evalUsage = `usage: sandbox-cloudrun eval [flags] SCRIPT_FILE|sha256:REF
 
-Evaluates the script once, through the service that serve runs, and prints
-the answer POST /v1/evaluations would send for it. A reference is read from
-STORE_URL. Flags may come before or after the script.
+Evaluates the script once, through the service that serve runs, configured
+by the same environment variables, and prints the answer POST
+/v1/evaluations would send for it. A reference is read from STORE_URL.
+Flags may come before or after the script.
+
+-wall-clock and -memory are the request's limits.wallClockMs and
+limits.memoryBytes, and are answered as the service answers those: left
+out, the run gets DEFAULT_WALL_CLOCK and DEFAULT_MEMORY_BYTES; one above
+MAX_WALL_CLOCK or MAX_MEMORY_BYTES runs at that maximum (standard error
+says so); a memory limit below the engine's minMemoryBytes is answered as
+the memory limit.
 
 exit status:
   0  the script's value was printed
   3  a typed failure was printed (limitExceeded, scriptError, shapeMismatch,
      scriptMissing, inputTooLarge): the script ran, or was refused, as the
      service would answer it
-  2  a usage error: a flag or an argument is wrong, or the script or input
-     file cannot be read; nothing ran
+  2  a usage error: a flag or an argument is wrong (-wall-clock not a
+     positive whole number of milliseconds, -memory not a positive number
+     of bytes), or the script or input file cannot be read; nothing ran
   1  no answer: the script could not be run (the configuration, the store or
      the engine failed); standard error says why and whether a retry can
      help, and says "engine fault" when the script broke the engine from
@@ -164,8 +190,8 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := newFlagSet("eval", evalUsage)
 	input := fs.String("input", "null", "the input as JSON text")
 	inputFile := fs.String("input-file", "", "read the input JSON from this file (- for standard input)")
-	wall := fs.duration("wall-clock", 5*time.Second, "wall-clock limit, with its unit")
-	mem := fs.Int64("memory", 64<<20, "memory limit in bytes")
+	wall := fs.optionalDuration("wall-clock", 5*time.Second, "the wall-clock limit, with its unit, as limits.wallClockMs (default DEFAULT_WALL_CLOCK; one above MAX_WALL_CLOCK runs at it)")
+	mem := fs.Int64("memory", 0, "the memory limit in bytes, as limits.memoryBytes (default DEFAULT_MEMORY_BYTES; one above MAX_MEMORY_BYTES runs at it)")
 	shape := fs.String("shape", "", "expected output shape hash (sha256:…)")
 	logs := fs.Bool("logs", false, "print the script's console output to standard error")
 	replayable := fs.Bool("deterministic", false, "a replayable run: Math.random seeded, every clock frozen (docs/spi.md, \"Replayable runs\"); -seed or -now imply it")
@@ -178,11 +204,14 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if len(positional) != 1 {
 		return fs.usageError(stderr, "eval: want exactly one script file or reference, got %d arguments", len(positional))
 	}
-	if *wall <= 0 {
-		return fs.usageError(stderr, "eval: -wall-clock must be positive, got %v", *wall)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// the ranges of the route's limits.wallClockMs and limits.memoryBytes
+	if set["wall-clock"] && (*wall <= 0 || *wall%time.Millisecond != 0) {
+		return fs.usageError(stderr, "eval: -wall-clock must be a positive whole number of milliseconds, as limits.wallClockMs is (one above MAX_WALL_CLOCK runs at it), got %v", *wall)
 	}
-	if err := quickjs.CheckMemoryLimit(*mem); err != nil {
-		return fs.usageError(stderr, "eval: -memory %v", err)
+	if set["memory"] && *mem <= 0 {
+		return fs.usageError(stderr, "eval: -memory must be a positive whole number of bytes, as limits.memoryBytes is (one above MAX_MEMORY_BYTES runs at it), got %d", *mem)
 	}
 	in := []byte(*input)
 	if *inputFile != "" {
@@ -199,8 +228,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := jsontext.Validate(in); err != nil {
 		return exitError{2, fmt.Errorf("eval: the input is not valid JSON: %w", err)}
 	}
-	ev := effect.Evaluation{Input: jsontext.Text(in), Limits: spi.Limits{WallClock: *wall, MemoryBytes: *mem},
-		ExpectedOutputShapeHash: *shape, CaptureLogs: *logs}
+	ev := effect.Evaluation{Input: jsontext.Text(in), ExpectedOutputShapeHash: *shape, CaptureLogs: *logs}
 	if *replayable || *seed != "" || *now != "" {
 		ev.Replay = &spi.Replay{Seed: *seed}
 		if *now != "" {
@@ -213,10 +241,11 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 	}
 
-	cfg, err := service.LoadConfig(os.LookupEnv)
+	cfg, err := loadConfig("eval", stderr)
 	if err != nil {
 		return err
 	}
+	ev.Limits = evalLimits(cfg, set["wall-clock"], *wall, set["memory"], *mem, stderr)
 	if script := positional[0]; strings.HasPrefix(script, "sha256:") {
 		if ev.ScriptRef, err = contentref.ParseRef(script); err != nil {
 			return exitError{2, fmt.Errorf("eval: %w", err)}
@@ -231,7 +260,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		ev.Script, cfg.StoreURL = string(src), "none" // sent by value: no store to open
 	}
-	svc, err := service.New(ctx, cfg.ForOneRun(ev.Limits), service.Options{Version: version})
+	svc, err := service.New(ctx, cfg.ForOneRun(), service.Options{Version: version})
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
@@ -256,6 +285,27 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitError{3, errSilent} // a typed failure, answered above
 	}
 	return nil
+}
+
+// evalLimits are the limits of the eval verb's run, as the service reads a
+// request's: a limit left out is the configuration's default; one above the
+// configuration's maximum is kept as it is, for the effect to run it at the
+// maximum, as it runs a request's (api's decodeLimits), and w is told so.
+func evalLimits(cfg service.Config, wallSet bool, wall time.Duration, memSet bool, mem int64, w io.Writer) spi.Limits {
+	l := spi.Limits{WallClock: cfg.DefaultWallClock, MemoryBytes: cfg.DefaultMemoryBytes}
+	if wallSet {
+		l.WallClock = wall
+		if wall > cfg.MaxWallClock {
+			fmt.Fprintf(w, "eval: -wall-clock %v is above MAX_WALL_CLOCK: the run gets %v, as the service's would\n", wall, cfg.MaxWallClock)
+		}
+	}
+	if memSet {
+		l.MemoryBytes = mem
+		if mem > cfg.MaxMemoryBytes {
+			fmt.Fprintf(w, "eval: -memory %d is above MAX_MEMORY_BYTES: the run gets %d, as the service's would\n", mem, cfg.MaxMemoryBytes)
+		}
+	}
+	return l
 }
 
 // reportEngineFault says on w, when the run was an engine fault, what the

@@ -200,8 +200,18 @@ func (fs *verbFlags) duration(name string, def time.Duration, usage string) *tim
 	return &d
 }
 
+// optionalDuration defines a duration flag with no default: zero until it
+// is set, with example as the example its error gives.
+func (fs *verbFlags) optionalDuration(name string, example time.Duration, usage string) *time.Duration {
+	var d time.Duration
+	fs.Var(durationFlag{&d, example}, name, usage)
+	return &d
+}
+
+// String is the flag's value; a zero one is no value, which the usage
+// does not print as a default.
 func (f durationFlag) String() string {
-	if f.d == nil {
+	if f.d == nil || *f.d == 0 {
 		return ""
 	}
 	return f.d.String()

@@ -516,6 +516,123 @@ func TestEvalAnswersAsTheServer(t *testing.T) {
 	}
 }
 
+// The eval verb's limits are the request's, answered as the service
+// configured by the same environment answers them: left out, the
+// configuration's defaults; above its maxima, run at them (and said on
+// standard error); a memory limit below the engine's least, the memory
+// limit. A -wall-clock of 100h with MAX_WALL_CLOCK=1s ends in a second, as
+// the route's does, and a -memory over the engine's own maximum runs at
+// MAX_MEMORY_BYTES rather than fail the configuration.
+func TestEvalLimitsAsTheServer(t *testing.T) {
+	bin := mustBinary(t)
+	env := []string{"STORE_URL=" + t.TempDir(), "DEFAULT_WALL_CLOCK=500ms", "MAX_WALL_CLOCK=1s",
+		"DEFAULT_MEMORY_BYTES=1048576", "MAX_MEMORY_BYTES=2097152"}
+	const (
+		loop  = `for (;;) {}`
+		alloc = `"x".repeat(3 << 20).length` // over 2 MiB
+		small = `"x".repeat(1 << 20).length` // over 1 MiB, within 2
+	)
+	cases := []struct {
+		name, script, limits string
+		flags                []string
+		stderr               string
+	}{
+		{"wall clock above the maximum", loop, `{"wallClockMs":360000000}`, []string{"-wall-clock", "100h"},
+			"eval: -wall-clock 100h0m0s is above MAX_WALL_CLOCK: the run gets 1s, as the service's would\n"},
+		{"memory above the engine's maximum", alloc, `{"memoryBytes":3000000000}`, []string{"-memory", "3000000000"},
+			"eval: -memory 3000000000 is above MAX_MEMORY_BYTES: the run gets 2097152, as the service's would\n"},
+		{"memory at the maximum", small, `{"memoryBytes":2097152}`, []string{"-memory", "2097152"}, ""},
+		{"memory below the engine's least", `1`, `{"memoryBytes":4096}`, []string{"-memory", "4096"}, ""},
+		{"the default memory", small, `{}`, nil, ""},
+		{"the default wall clock", loop, `{}`, nil, ""},
+	}
+	// each script by file, for eval, and by reference, for the route
+	refs := map[string]string{}
+	files := map[string]string{}
+	for i, script := range []string{loop, alloc, small, `1`} {
+		files[script] = filepath.Join(t.TempDir(), fmt.Sprintf("s%d.js", i))
+		if err := os.WriteFile(files[script], []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		put := exec.Command(bin, "put", files[script])
+		put.Env = append(os.Environ(), env...)
+		out, err := put.CombinedOutput()
+		if err != nil {
+			t.Fatalf("put: %v\n%s", err, out)
+		}
+		refs[script] = strings.Fields(string(out))[0]
+	}
+	s := startService(t, env...)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Post(s.URL+"/v1/evaluations", "application/json",
+				strings.NewReader(`{"scriptRef":"`+refs[tc.script]+`","input":null,"limits":`+tc.limits+`}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			server, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("the server answered %d %s", resp.StatusCode, server)
+			}
+			file := files[tc.script]
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, append(append([]string{"eval"}, tc.flags...), file)...)
+			cmd.Env = append(os.Environ(), env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err = cmd.Run()
+			var exit *exec.ExitError
+			if ctx.Err() != nil || err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
+				t.Fatalf("eval %q: %v (%v)\n%s%s", tc.flags, err, ctx.Err(), stdout.String(), stderr.String())
+			}
+			evalRest, evalUsage, err := servicetest.SplitUsage("/v1/evaluations", stdout.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			serverRest, serverUsage, err := servicetest.SplitUsage("/v1/evaluations", server)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(evalRest) != string(serverRest) || evalUsage.MemoryLimitBytes != serverUsage.MemoryLimitBytes {
+				t.Errorf("eval %q printed\n%s\nthe server answered\n%s", tc.flags, stdout.Bytes(), server)
+			}
+			if stderr.String() != tc.stderr {
+				t.Errorf("eval %q said %q on standard error, want %q", tc.flags, stderr.String(), tc.stderr)
+			}
+		})
+	}
+}
+
+// The eval verb's replayable run takes its default seed from the input's
+// value, as the routes do: the spellings of one input draw one sequence,
+// another input another.
+func TestEvalDefaultSeedIsTheInputsValue(t *testing.T) {
+	bin := mustBinary(t)
+	script := filepath.Join(t.TempDir(), "random.js")
+	if err := os.WriteFile(script, []byte("[Math.random(), Math.random()]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	draw := func(input string) string {
+		t.Helper()
+		out, err := exec.Command(bin, "eval", "-deterministic", "-input", input, script).Output()
+		if err != nil {
+			t.Fatalf("eval -input %s: %v", input, err)
+		}
+		return withoutUsage(t, "/v1/evaluations", out)
+	}
+	want := draw(`{"a":1}`)
+	for _, in := range []string{`{ "a": 1 }`, `{"a":1.0}`, `{"a":10e-1}`} {
+		if got := draw(in); got != want {
+			t.Errorf("eval -input %s drew %s, {\"a\":1} drew %s", in, got, want)
+		}
+	}
+	if got := draw(`{"a":2}`); got == want {
+		t.Errorf(`eval -input {"a":2} drew what {"a":1} drew: %s`, got)
+	}
+}
+
 // A verb's flags may come before, between and after its positional
 // arguments; "--" ends them.
 func TestVerbFlags(t *testing.T) {
@@ -583,12 +700,12 @@ func TestVerbHelpAndUsageErrors(t *testing.T) {
 		}
 		bad := [][]string{{verb, "-bogus"}, {verb, "x.js", "--bogus=1"}}
 		if withFlags[verb] {
-			bad = append(bad, []string{verb, "-timeout"}, []string{verb, "x.js", "-memory", "4096"})
+			bad = append(bad, []string{verb, "-timeout"})
 		}
 		for _, args := range bad {
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), args, nil, &stdout, &stderr)
-			if exitCode(err) != 2 || stdout.Len() != 0 || !strings.Contains(err.Error(), "flag") && !strings.Contains(err.Error(), "-memory must be at least 262144") ||
+			if exitCode(err) != 2 || stdout.Len() != 0 || !strings.Contains(err.Error(), "flag") ||
 				!strings.HasPrefix(stderr.String(), "usage: sandbox-cloudrun "+verb) {
 				t.Errorf("%q: %v (exit %d), stdout %q, stderr %q", args, err, exitCode(err), stdout.String(), stderr.String())
 			}
@@ -599,6 +716,25 @@ func TestVerbHelpAndUsageErrors(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), "(sandbox-cloudrun "+verb+" "+pointer) {
 				t.Errorf("%q: stderr %q does not say %q", args, stderr.String(), pointer)
+			}
+		}
+	}
+	// eval's limits out of the request's range: named, with the range
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"x.js", "-memory", "0"}, []string{"-memory must be a positive whole number of bytes", "got 0"}},
+		{[]string{"-memory", "-1", "x.js"}, []string{"-memory must be a positive whole number of bytes", "got -1"}},
+		{[]string{"-wall-clock", "0s", "x.js"}, []string{"-wall-clock must be a positive whole number of milliseconds", "got 0s"}},
+		{[]string{"-wall-clock", "1500us", "x.js"}, []string{"-wall-clock must be a positive whole number of milliseconds", "got 1.5ms"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"eval"}, tc.args...), nil, &stdout, &stderr)
+		if exitCode(err) != 2 || stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), "usage: sandbox-cloudrun eval") {
+			t.Errorf("eval %q: %v (exit %d), stdout %q, stderr %q", tc.args, err, exitCode(err), stdout.String(), stderr.String())
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("eval %q: %v does not say %q", tc.args, err, w)
 			}
 		}
 	}

@@ -28,7 +28,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // serve runs the HTTP service until ctx ends (SIGTERM), then drains.
 func serve(ctx context.Context, stdout, stderr io.Writer) error {
-	cfg, err := service.LoadServeConfig(os.LookupEnv)
+	env, err := service.ReadEnvironment()
+	if err != nil {
+		return err
+	}
+	cfg, err := service.LoadServeConfig(env)
 	// a misspelt setting is ignored, never refused (the platform sets many
 	// variables), but said first: it may be why a problem below is one
 	lookalikes := service.Lookalikes(os.Environ())

@@ -146,7 +146,7 @@ func TestReplayOfAServiceThatCannot(t *testing.T) {
 
 // Against the real service: a replayable run answers the same value every
 // time, on both routes (the seed derived from the same script and input is
-// the same seed), its clocks read the instant asked for, and a seed of its
+// the same seed, however the input is spelt), its clocks read the instant asked for, and a seed of its
 // own draws other numbers; without Replay, two runs differ.
 func TestReplayOnTheService(t *testing.T) {
 	if testing.Short() {
@@ -180,9 +180,21 @@ func TestReplayOnTheService(t *testing.T) {
 	if !strings.HasSuffix(defaults, `,946684800000,"2000-01-01T00:00:00.000Z"]`) {
 		t.Errorf("the clocks of a replayable run do not read %s: %s", spi.DefaultReplayNow, defaults)
 	}
-	r, err := c.Evaluations(ctx, client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage(`{"a":1}`), Replay: &spi.Replay{}})
-	if err != nil || !r.OK || string(r.Value) != defaults {
-		t.Errorf("through the effect: %+v, %v; want %s, the value of the same run on the SPI route", r, err, defaults)
+	// the default seed is the input's value: each spelling of {"a":1} draws
+	// what it drew, through the client's every call, and another value not
+	for in, same := range map[string]bool{`{"a":1}`: true, `{ "a": 1 }`: true, `{"a":1.0}`: true, `{"a":10e-1}`: true, `{"a":2}`: false} {
+		r, err := c.Evaluations(ctx, client.EvaluationRequest{ScriptRef: ref, Input: json.RawMessage(in), Replay: &spi.Replay{}})
+		if err != nil || !r.OK || (string(r.Value) == defaults) != same {
+			t.Errorf("input %s through the effect: %+v, %v; {\"a\":1} on the SPI route drew %s (the same: want %v)", in, r, err, defaults, same)
+		}
+		rep, err := c.Run(ctx, spi.RunRequest{Request: spi.Request{Script: script, InputJSON: in}, Replay: &spi.Replay{}})
+		if err != nil || !rep.Outcome.OK || (string(rep.Outcome.Value) == defaults) != same {
+			t.Errorf("input %s on the SPI route: %+v, %v; {\"a\":1} drew %s (the same: want %v)", in, rep, err, defaults, same)
+		}
+		rep, err = c.RunRef(ctx, client.RefRequest{ScriptRef: ref, InputJSON: in, Replay: &spi.Replay{}})
+		if err != nil || !rep.Outcome.OK || (string(rep.Outcome.Value) == defaults) != same {
+			t.Errorf("input %s by reference on the SPI route: %+v, %v; {\"a\":1} drew %s (the same: want %v)", in, rep, err, defaults, same)
+		}
 	}
 
 	now := time.Date(2026, 12, 2, 7, 16, 17, 5e8, time.UTC)

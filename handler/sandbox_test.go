@@ -155,7 +155,7 @@ func TestGoldenOutcomesThroughTheRoute(t *testing.T) {
 // A replayable run over HTTP, on both routes, through the validating
 // middleware: the same request answers the same value, the clocks read the
 // instant asked for (or the default), and both routes derive the same seed
-// from the same script and input.
+// from the same script and input, however the input is spelt.
 func TestReplayableRuns(t *testing.T) {
 	v := newEnv(t)
 	const script = "[Math.random(), Math.random(), new Date().toISOString(), Date.now()]"
@@ -187,6 +187,19 @@ func TestReplayableRuns(t *testing.T) {
 	byEffect := value(v.post("/v1/evaluations", map[string]any{"scriptRef": ref, "input": map[string]any{"a": 1}, "determinism": map[string]any{}}))
 	if bySPI != byEffect || bySPI == first || !strings.Contains(bySPI, `"2000-01-01T00:00:00.000Z"`) {
 		t.Errorf("the defaults: %s on the SPI route, %s through the effect; want one value, the default instant, another seed than %s", bySPI, byEffect, first)
+	}
+
+	// the default seed is the input's value, not its spelling, on both
+	// routes: every spelling of {"a":1} draws what it drew above, and
+	// another value other numbers
+	scriptJSON, _ := json.Marshal(script)
+	for in, same := range map[string]bool{`{ "a": 1 }`: true, `{"a":1.0}`: true, `{"a":10e-1}`: true, "{\n \"a\" : 1\n}": true, `{"a":2}`: false} {
+		inJSON, _ := json.Marshal(in)
+		spiRun := value(v.post("/v1/sandbox/evaluate", `{"script":`+string(scriptJSON)+`,"inputJson":`+string(inJSON)+`,"determinism":{}}`))
+		effectRun := value(v.post("/v1/evaluations", `{"scriptRef":"`+ref+`","input":`+in+`,"determinism":{}}`))
+		if spiRun != effectRun || (spiRun == bySPI) != same {
+			t.Errorf("input %s: %s on the SPI route, %s through the effect; {\"a\":1} drew %s (the same: want %v)", in, spiRun, effectRun, bySPI, same)
+		}
 	}
 
 	plain := map[string]any{"script": script, "inputJson": `{"a":1}`}

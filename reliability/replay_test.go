@@ -584,7 +584,7 @@ func seedAndNow(b *replayBattery, c *child) {
 	}
 	b.run(c, clock, replayRequest{route: routeEvaluations, memory: clock.memory, replay: map[string]string{"now": replayNow}}, variantNow+replayNow+", without captureLogs", "the first server")
 	b.eval(clock, variantNow+replayNow+", without captureLogs", "the eval verb", "-now", replayNow)
-	for _, input := range []string{"1", "1", "2", "1.0"} {
+	for _, input := range []string{"1", "1", "2", "1.0", "10e-1"} {
 		b.run(c, random, replayRequest{route: routeSandbox, memory: random.memory, replay: map[string]string{}, input: input}, variantInput+input, "the first server")
 	}
 }
@@ -789,9 +789,12 @@ func (b *replayBattery) checkSeedAndNow(t *testing.T) {
 	if got := key(clock, routeSandbox, variantMode)[0].body; got != wantClock {
 		t.Errorf("the default instant:\n\tgot  %s\n\twant %s", got, wantClock)
 	}
-	// the default seed is the script's and the exact input's
-	one, two, oneDotZero := key(random, routeSandbox, variantInput+"1"), key(random, routeSandbox, variantInput+"2"), key(random, routeSandbox, variantInput+"1.0")
-	if one[0].body == two[0].body || one[0].body == oneDotZero[0].body {
-		t.Errorf("the default seed does not follow the input's bytes: input 1 drew\n\t%s\ninput 2\n\t%s\ninput 1.0\n\t%s", one[0].body, two[0].body, oneDotZero[0].body)
+	// the default seed is the script's and the input's value: 1, 1.0 and
+	// 10e-1 are one value, 2 another
+	one, two := key(random, routeSandbox, variantInput+"1"), key(random, routeSandbox, variantInput+"2")
+	oneDotZero, tenEMinusOne := key(random, routeSandbox, variantInput+"1.0"), key(random, routeSandbox, variantInput+"10e-1")
+	if one[0].body == two[0].body || one[0].body != oneDotZero[0].body || one[0].body != tenEMinusOne[0].body {
+		t.Errorf("the default seed does not follow the input's value: input 1 drew\n\t%s\ninput 2\n\t%s\ninput 1.0\n\t%s\ninput 10e-1\n\t%s",
+			one[0].body, two[0].body, oneDotZero[0].body, tenEMinusOne[0].body)
 	}
 }

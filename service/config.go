@@ -8,22 +8,99 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kelseyhightower/envconfig"
+
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
-	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
-// Config is the service's whole configuration. Each field is one
-// environment variable's value, bound to it in settings, the table that
-// LoadConfig reads and Defaults fills.
+// Environment is the environment as the service reads it: one field per
+// variable, holding its text. Its tags are the one place each variable's
+// name (envconfig) and default (default) are written: envconfig reads the
+// process's environment into it (ReadEnvironment), LookupEnvironment reads
+// a lookup's (a test's map) by the same tags, the parsers of settings turn
+// it into a Config, Variables lists the names, README.md's configuration
+// table restates the defaults (a test holds the two together), and the
+// defaults that are a package's own (the engine's memory maximum, CPU
+// budget, pool size and hard-kill grace, the effect's byte bounds, the
+// store's script size, the cache's size and its bound on running a script
+// without the store's confirmation) are tested equal to that package's
+// constant. A field without a default is empty when its variable is unset.
+type Environment struct {
+	Port string `envconfig:"PORT" default:"8080"`
+
+	StoreURL           string `envconfig:"STORE_URL" default:"examples/store"`
+	MaxScriptBytes     string `envconfig:"MAX_SCRIPT_BYTES" default:"1048576"`
+	ScriptCacheBytes   string `envconfig:"SCRIPT_CACHE_BYTES" default:"67108864"`
+	ScriptConfirmAfter string `envconfig:"SCRIPT_CONFIRM_AFTER" default:"30s"`
+
+	DefaultWallClock   string `envconfig:"DEFAULT_WALL_CLOCK" default:"5s"`
+	MaxWallClock       string `envconfig:"MAX_WALL_CLOCK" default:"30s"`
+	DefaultMemoryBytes string `envconfig:"DEFAULT_MEMORY_BYTES" default:"67108864"`
+	MaxMemoryBytes     string `envconfig:"MAX_MEMORY_BYTES" default:"268435456"`
+	MaxInputBytes      string `envconfig:"MAX_INPUT_BYTES" default:"1048576"`
+	MaxOutputBytes     string `envconfig:"MAX_OUTPUT_BYTES" default:"1048576"`
+	MaxRequestBytes    string `envconfig:"MAX_REQUEST_BYTES" default:"16777216"`
+
+	MaxConcurrentEvaluations string `envconfig:"MAX_CONCURRENT_EVALUATIONS" default:"1"`
+	RequestTimeout           string `envconfig:"REQUEST_TIMEOUT" default:"60s"`
+	HardKillGrace            string `envconfig:"HARD_KILL_GRACE" default:"500ms"`
+	ProcessKill              string `envconfig:"PROCESS_KILL" default:"true"`
+	CPUBudget                string `envconfig:"CPU_BUDGET" default:"1000000"`
+	PoolSize                 string `envconfig:"POOL_SIZE" default:"2"`
+	CompilationCacheDir      string `envconfig:"COMPILATION_CACHE_DIR"`
+	WorkerSpares             string `envconfig:"WORKER_SPARES" default:"1"`
+	WorkerLockdown           string `envconfig:"WORKER_LOCKDOWN" default:"required"`
+	MaxHeaderBytes           string `envconfig:"MAX_HEADER_BYTES" default:"32768"`
+
+	AuthAudience       string `envconfig:"AUTH_AUDIENCE"`
+	AuthAllowedCallers string `envconfig:"AUTH_ALLOWED_CALLERS"`
+
+	OTelExporter    string `envconfig:"OTEL_EXPORTER" default:"none"`
+	LogLevel        string `envconfig:"LOG_LEVEL" default:"info"`
+	ShutdownTimeout string `envconfig:"SHUTDOWN_TIMEOUT" default:"10s"`
+	GoogleProject   string `envconfig:"GOOGLE_CLOUD_PROJECT"`
+}
+
+// ReadEnvironment reads the process's environment with envconfig: each
+// variable's value as it is set (empty included), or its default when it
+// is not set. It fails only on an Environment envconfig cannot read, which
+// a test rules out: every field is text, so no value fails here; what a
+// value must be, LoadConfig says.
+func ReadEnvironment() (Environment, error) {
+	var e Environment
+	if err := envconfig.Process("", &e); err != nil {
+		return Environment{}, fmt.Errorf("reading the environment: %w", err)
+	}
+	return e, nil
+}
+
+// LookupEnvironment reads the variables lookup has (a test's map) as
+// ReadEnvironment reads the process's, by the same tags: a variable set,
+// even to nothing, is its value; one not set is its default.
+func LookupEnvironment(lookup func(name string) (value string, ok bool)) Environment {
+	var e Environment
+	v := reflect.ValueOf(&e).Elem()
+	for i, f := range reflect.VisibleFields(v.Type()) {
+		value, ok := lookup(f.Tag.Get("envconfig"))
+		if !ok {
+			value = f.Tag.Get("default")
+		}
+		v.Field(i).SetString(value)
+	}
+	return e
+}
+
+// Config is the service's whole configuration: Environment's values, each
+// parsed into the field of the same name by its row of settings.
 type Config struct {
 	Port string
 
@@ -61,118 +138,155 @@ type Config struct {
 	GoogleProject   string
 }
 
-// settings is the table of the environment variables the service reads,
-// one row each: the variable, the field of c it sets, its default and the
-// parser of its value. The defaults are written here and nowhere else;
-// README.md's configuration table restates them, and a test holds the two
-// together. Where a package's own default is the same setting (the
-// engine's memory maximum, CPU budget, pool size and hard-kill grace, the
-// effect's byte bounds, the store's script size, the cache's size and its
-// bound on running a script without the store's confirmation), it is taken
-// as it is, so that the two cannot disagree.
-func settings(c *Config) []setting {
-	return []setting{
-		bind("PORT", &c.Port, "8080", anyText),
-		bind("STORE_URL", &c.StoreURL, "examples/store", anyText),
-		bind("MAX_SCRIPT_BYTES", &c.MaxScriptBytes, contentstore.DefaultMaxScriptBytes, byteCount),
-		bind("SCRIPT_CACHE_BYTES", &c.ScriptCacheBytes, contentstore.DefaultCacheBytes, byteCount),
-		bind("SCRIPT_CONFIRM_AFTER", &c.ScriptConfirmAfter, contentstore.DefaultConfirmAfter, duration),
-		bind("DEFAULT_WALL_CLOCK", &c.DefaultWallClock, 5*time.Second, duration),
-		bind("MAX_WALL_CLOCK", &c.MaxWallClock, 30*time.Second, duration),
-		bind("DEFAULT_MEMORY_BYTES", &c.DefaultMemoryBytes, 64<<20, byteCount),
-		bind("MAX_MEMORY_BYTES", &c.MaxMemoryBytes, quickjs.DefaultMaxMemoryBytes, byteCount),
-		bind("MAX_INPUT_BYTES", &c.MaxInputBytes, effect.DefaultMaxInputBytes, byteCount),
-		bind("MAX_OUTPUT_BYTES", &c.MaxOutputBytes, effect.DefaultMaxOutputBytes, byteCount),
-		bind("MAX_REQUEST_BYTES", &c.MaxRequestBytes, 16<<20, byteCount),
-		bind("MAX_CONCURRENT_EVALUATIONS", &c.MaxConcurrentEvaluations, 1, wholeNumber),
-		bind("REQUEST_TIMEOUT", &c.RequestTimeout, 60*time.Second, duration),
-		bind("HARD_KILL_GRACE", &c.HardKillGrace, quickjs.DefaultHardKillGrace, duration),
-		bind("PROCESS_KILL", &c.ProcessKill, true, boolean),
-		bind("CPU_BUDGET", &c.CPUBudget, quickjs.DefaultCPUBudget, naturalNumber),
-		bind("POOL_SIZE", &c.PoolSize, quickjs.DefaultPoolSize, wholeNumber),
-		bind("COMPILATION_CACHE_DIR", &c.CompilationCacheDir, "", anyText),
-		bind("WORKER_SPARES", &c.WorkerSpares, 1, wholeNumber),
-		bind("WORKER_LOCKDOWN", &c.WorkerLockdown, string(worker.LockdownRequired), anyText),
-		bind("MAX_HEADER_BYTES", &c.MaxHeaderBytes, 32<<10, byteCount),
-		bind("AUTH_AUDIENCE", &c.AuthAudience, "", anyText),
-		bind("AUTH_ALLOWED_CALLERS", &c.AuthAllowedCallers, nil, commaList),
-		bind("OTEL_EXPORTER", &c.OTelExporter, "none", anyText),
-		bind("LOG_LEVEL", &c.LogLevel, "info", anyText),
-		bind("SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 10*time.Second, duration),
-		bind("GOOGLE_CLOUD_PROJECT", &c.GoogleProject, "", anyText),
+// settings is the table of parsers: one row per variable, binding its text
+// in e to the field of c it sets, with the kind of value it holds. The
+// variable's name and default are not written here but read from e's tags,
+// so that no row can disagree with them.
+func settings(c *Config, e *Environment) []setting {
+	rows := []setting{
+		bind(&e.Port, &c.Port, anyText),
+		bind(&e.StoreURL, &c.StoreURL, anyText),
+		bind(&e.MaxScriptBytes, &c.MaxScriptBytes, byteCount[int64]()),
+		bind(&e.ScriptCacheBytes, &c.ScriptCacheBytes, byteCount[int64]()),
+		bind(&e.ScriptConfirmAfter, &c.ScriptConfirmAfter, duration),
+		bind(&e.DefaultWallClock, &c.DefaultWallClock, duration),
+		bind(&e.MaxWallClock, &c.MaxWallClock, duration),
+		bind(&e.DefaultMemoryBytes, &c.DefaultMemoryBytes, byteCount[int64]()),
+		bind(&e.MaxMemoryBytes, &c.MaxMemoryBytes, byteCount[int64]()),
+		bind(&e.MaxInputBytes, &c.MaxInputBytes, byteCount[int64]()),
+		bind(&e.MaxOutputBytes, &c.MaxOutputBytes, byteCount[int64]()),
+		bind(&e.MaxRequestBytes, &c.MaxRequestBytes, byteCount[int64]()),
+		bind(&e.MaxConcurrentEvaluations, &c.MaxConcurrentEvaluations, wholeNumber[int]()),
+		bind(&e.RequestTimeout, &c.RequestTimeout, duration),
+		bind(&e.HardKillGrace, &c.HardKillGrace, duration),
+		bind(&e.ProcessKill, &c.ProcessKill, boolean),
+		bind(&e.CPUBudget, &c.CPUBudget, naturalNumber),
+		bind(&e.PoolSize, &c.PoolSize, wholeNumber[int]()),
+		bind(&e.CompilationCacheDir, &c.CompilationCacheDir, anyText),
+		bind(&e.WorkerSpares, &c.WorkerSpares, wholeNumber[int]()),
+		bind(&e.WorkerLockdown, &c.WorkerLockdown, anyText),
+		bind(&e.MaxHeaderBytes, &c.MaxHeaderBytes, byteCount[int]()),
+		bind(&e.AuthAudience, &c.AuthAudience, anyText),
+		bind(&e.AuthAllowedCallers, &c.AuthAllowedCallers, commaList),
+		bind(&e.OTelExporter, &c.OTelExporter, anyText),
+		bind(&e.LogLevel, &c.LogLevel, anyText),
+		bind(&e.ShutdownTimeout, &c.ShutdownTimeout, duration),
+		bind(&e.GoogleProject, &c.GoogleProject, anyText),
 	}
+	tags := map[*string]reflect.StructTag{}
+	v := reflect.ValueOf(e).Elem()
+	for i, f := range reflect.VisibleFields(v.Type()) {
+		tags[v.Field(i).Addr().Interface().(*string)] = f.Tag
+	}
+	for i, r := range rows {
+		tag, ok := tags[r.text]
+		if !ok {
+			panic("service: a row of settings reads no field of Environment")
+		}
+		rows[i].name, rows[i].def = tag.Get("envconfig"), tag.Get("default")
+	}
+	return rows
 }
 
-// A setting is a row of the table, its field already chosen: reset puts
-// the default there, parse a value read from the environment.
+// A setting is a row of the table: the variable's name and default (from
+// Environment's tags), its text, and apply, which parses the text into the
+// row's field of Config. form says what a value of the variable is, with
+// its default as the example.
 type setting struct {
-	name  string
-	reset func()
-	parse func(value string) error
+	name, def string
+	text      *string
+	apply     func(name, value, def string) error
+	form      func(def string) string
 }
 
-// bind makes the row of the variable name. parse reads a value as a T or
-// says what the value must be, with def as the example; a value that does
-// not parse is reported with the variable's name and leaves the field as
-// it was.
-func bind[T any](name string, field *T, def T, parse func(value string, def T) (T, error)) setting {
+// A kind is what a variable's value is: parse reads a value or says what it
+// must be, with def as the example; form says the same whatever the value.
+type kind[T any] struct {
+	parse func(value string, def T) (T, error)
+	form  func(def T) string
+}
+
+// bind makes the row that reads text as a k into field. The default is
+// read first, so that a value that does not parse leaves the field at its
+// default, and is reported with the variable's name.
+func bind[T any](text *string, field *T, k kind[T]) setting {
+	var zero T
+	readDefault := func(name, def string) (T, error) {
+		d, err := k.parse(def, zero)
+		if err != nil {
+			return zero, fmt.Errorf("%s's default %q is not %w", name, def, err)
+		}
+		return d, nil
+	}
 	return setting{
-		name:  name,
-		reset: func() { *field = def },
-		parse: func(value string) error {
-			v, err := parse(value, def)
+		text: text,
+		apply: func(name, value, def string) error {
+			d, err := readDefault(name, def)
+			if err != nil {
+				return err
+			}
+			*field = d
+			v, err := k.parse(value, d)
 			if err != nil {
 				return fmt.Errorf("%s must be %w, got %s", name, err, quoteValue(value))
 			}
 			*field = v
 			return nil
 		},
+		form: func(def string) string {
+			d, _ := readDefault("", def)
+			return k.form(d)
+		},
 	}
 }
 
 // Defaults is the configuration of an empty environment.
 func Defaults() Config {
-	var c Config
-	for _, s := range settings(&c) {
-		s.reset()
-	}
+	c, _ := parse(LookupEnvironment(func(string) (string, bool) { return "", false }))
 	return c
 }
 
-// LoadConfig reads the variables lookup has (os.LookupEnv; a map in a test)
-// over Defaults and validates the result, reporting every problem at once:
-// each value that does not parse, and what Validate finds.
-func LoadConfig(lookup func(name string) (value string, ok bool)) (Config, error) {
-	c, errs := load(lookup)
+// LoadConfig parses e (ReadEnvironment's; LookupEnvironment's in a test)
+// and validates the result, reporting every problem at once: each value
+// that does not parse, and what Validate finds.
+func LoadConfig(e Environment) (Config, error) {
+	c, errs := load(e)
 	return c, configurationError(errs)
 }
 
 // LoadServeConfig is LoadConfig for the serve verb: HostProblems are
 // reported with Validate's, so that a server that cannot serve what it is
 // configured to serve says so, with every other problem, before it starts.
-func LoadServeConfig(lookup func(name string) (value string, ok bool)) (Config, error) {
-	c, errs := load(lookup)
+func LoadServeConfig(e Environment) (Config, error) {
+	c, errs := load(e)
 	return c, configurationError(append(errs, c.HostProblems()...))
 }
 
 // load keeps a variable's default when its value does not parse, and names
 // it to validate as unparsed: a check that read the default in its place
 // would report a problem the variable does not have.
-func load(lookup func(string) (string, bool)) (Config, []error) {
-	c := Defaults()
+func load(e Environment) (Config, []error) {
+	c, unparsed := parse(e)
 	var errs []error
-	unparsed := map[string]bool{}
-	for _, s := range settings(&c) {
-		value, ok := lookup(s.name)
-		if !ok {
-			continue
-		}
-		if err := s.parse(value); err != nil {
+	for _, name := range Variables() {
+		if err := unparsed[name]; err != nil {
 			errs = append(errs, err)
-			unparsed[s.name] = true
 		}
 	}
 	return c, append(errs, c.validate(unparsed)...)
+}
+
+// parse is e's values as a Config, and the problem of each variable whose
+// value does not parse.
+func parse(e Environment) (Config, map[string]error) {
+	var c Config
+	unparsed := map[string]error{}
+	for _, s := range settings(&c, &e) {
+		if err := s.apply(s.name, *s.text, s.def); err != nil {
+			unparsed[s.name] = err
+		}
+	}
+	return c, unparsed
 }
 
 func configurationError(errs []error) error {
@@ -182,83 +296,124 @@ func configurationError(errs []error) error {
 	return nil
 }
 
-// The parsers. Each says, when a value does not parse, what it must be in
-// the setting's words: the parser's own (strconv.ParseInt: parsing "abc":
-// invalid syntax) name Go functions, not the setting. Numbers are read as
-// Go writes them (0x100, 1_000), as the service always has.
+// Variables are the names of the environment variables Config reads, in
+// the order of Environment's fields.
+func Variables() []string {
+	var names []string
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Environment]()) {
+		names = append(names, f.Tag.Get("envconfig"))
+	}
+	return names
+}
+
+// The kinds of value. Each says, when a value does not parse, what it must
+// be in the setting's words: the parser's own (strconv.ParseInt: parsing
+// "abc": invalid syntax) name Go functions, not the setting. Numbers are
+// read as Go writes them (0x100, 1_000), as the service always has.
 
 // anyText takes a value as it is; what it may be, Validate checks.
-func anyText(value, _ string) (string, error) { return value, nil }
+var anyText = kind[string]{
+	parse: func(value, _ string) (string, error) { return value, nil },
+	form: func(def string) string {
+		if def == "" {
+			return "text"
+		}
+		return "a value such as " + def
+	},
+}
 
 // commaList splits a value at its commas, leaving each item's spaces to
 // the code that uses it; a blank value is no items.
-func commaList(value string, _ []string) ([]string, error) {
-	if strings.TrimSpace(value) == "" {
-		return nil, nil
-	}
-	return strings.Split(value, ","), nil
+var commaList = kind[[]string]{
+	parse: func(value string, _ []string) ([]string, error) {
+		if strings.TrimSpace(value) == "" {
+			return nil, nil
+		}
+		return strings.Split(value, ","), nil
+	},
+	form: func([]string) string { return "a comma-separated list" },
 }
 
-func boolean(value string, _ bool) (bool, error) {
-	b, err := strconv.ParseBool(value)
-	if err != nil {
-		return false, errors.New("true or false")
-	}
-	return b, nil
+var boolean = kind[bool]{
+	parse: func(value string, _ bool) (bool, error) {
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return false, errors.New("true or false")
+		}
+		return b, nil
+	},
+	form: func(bool) string { return "true or false" },
 }
 
 // ParseDuration reads a duration as the configuration reads one, saying
 // what a value must be, with def as the example, when it is not one: the
 // eval and conformance verbs read their duration flags the same way.
 func ParseDuration(value string, def time.Duration) (time.Duration, error) {
-	return duration(value, def)
+	return duration.parse(value, def)
 }
 
-func duration(value string, def time.Duration) (time.Duration, error) {
-	d, err := time.ParseDuration(value)
-	if err != nil {
-		want := "a duration with a unit (ms, s, m, h), such as " + shortDuration(def)
-		if _, nerr := strconv.ParseFloat(value, 64); nerr == nil {
-			want += "; a number alone has no unit"
+var duration = kind[time.Duration]{
+	parse: func(value string, def time.Duration) (time.Duration, error) {
+		d, err := time.ParseDuration(value)
+		if err != nil {
+			want := durationForm(def)
+			if _, nerr := strconv.ParseFloat(value, 64); nerr == nil {
+				want += "; a number alone has no unit"
+			}
+			return 0, errors.New(want)
 		}
-		return 0, errors.New(want)
-	}
-	return d, nil
+		return d, nil
+	},
+	form: durationForm,
 }
 
-func wholeNumber[T int | int64](value string, def T) (T, error) {
-	return signed(value, def, "a whole number")
+func durationForm(def time.Duration) string {
+	return "a duration with a unit (ms, s, m, h), such as " + shortDuration(def)
 }
 
-func byteCount[T int | int64](value string, def T) (T, error) {
-	return signed(value, def, "a whole number of bytes")
-}
+func wholeNumber[T int | int64]() kind[T] { return signed[T]("a whole number") }
 
-// signed reads a T; an int is 32 bits on some platforms.
-func signed[T int | int64](value string, def T, what string) (T, error) {
+func byteCount[T int | int64]() kind[T] { return signed[T]("a whole number of bytes") }
+
+// signed reads a T, a whole number described as what; an int is 32 bits on
+// some platforms.
+func signed[T int | int64](what string) kind[T] {
 	bits := 64
-	if _, isInt := any(def).(int); isInt {
+	if _, isInt := any(T(0)).(int); isInt {
 		bits = strconv.IntSize
 	}
-	n, err := strconv.ParseInt(value, 0, bits)
-	switch {
-	case errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("%s in [%d, %d]", what, int64(-1)<<(bits-1), uint64(1)<<(bits-1)-1)
-	case err != nil:
-		return 0, fmt.Errorf("%s, such as %d", what, def)
+	form := func(def T) string { return fmt.Sprintf("%s, such as %d", what, def) }
+	return kind[T]{
+		parse: func(value string, def T) (T, error) {
+			n, err := strconv.ParseInt(value, 0, bits)
+			switch {
+			case errors.Is(err, strconv.ErrRange):
+				return 0, fmt.Errorf("%s in [%d, %d]", what, int64(-1)<<(bits-1), uint64(1)<<(bits-1)-1)
+			case err != nil:
+				return 0, errors.New(form(def))
+			}
+			return T(n), nil
+		},
+		form: form,
 	}
-	return T(n), nil
 }
 
-func naturalNumber(value string, def uint64) (uint64, error) {
-	n, err := strconv.ParseUint(value, 0, 64)
-	switch {
-	case errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("a whole number, 0 or more, at most %d", uint64(math.MaxUint64))
-	case err != nil:
-		return 0, fmt.Errorf("a whole number, 0 or more, such as %d", def)
-	}
-	return n, nil
+var naturalNumber = kind[uint64]{
+	parse: func(value string, def uint64) (uint64, error) {
+		n, err := strconv.ParseUint(value, 0, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return 0, fmt.Errorf("a whole number, 0 or more, at most %d", uint64(math.MaxUint64))
+		case err != nil:
+			return 0, errors.New(naturalForm(def))
+		}
+		return n, nil
+	},
+	form: naturalForm,
+}
+
+func naturalForm(def uint64) string {
+	return fmt.Sprintf("a whole number, 0 or more, such as %d", def)
 }
 
 // quoteValue quotes a variable's value in a problem, cut short when it is
@@ -283,17 +438,12 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// ForOneRun is c for one evaluation from the command line (the eval verb),
-// under limits: one run at a time and no spare worker, maxima raised to
-// admit the run's limits, a request timeout that leaves the run its whole
-// deadline (the verb has no request to time out), and the process-kill
-// backstop only where the engine has it (Linux).
-func (c Config) ForOneRun(limits spi.Limits) Config {
+// ForOneRun is c for one evaluation from the command line (the eval verb):
+// one run at a time and no spare worker, and the process-kill backstop only
+// where the engine has it (Linux). Its bounds are c's, so that the run is
+// answered as the service c configures would answer it.
+func (c Config) ForOneRun() Config {
 	c.MaxConcurrentEvaluations, c.WorkerSpares = 1, 0
-	c.MaxWallClock = max(c.MaxWallClock, limits.WallClock)
-	c.DefaultWallClock = min(c.DefaultWallClock, c.MaxWallClock)
-	c.MaxMemoryBytes = max(c.MaxMemoryBytes, limits.MemoryBytes)
-	c.RequestTimeout = max(c.RequestTimeout, c.Timing(c.MaxWallClock).CallerDeadline()+time.Second)
 	c.ProcessKill = c.ProcessKill && runtime.GOOS == "linux"
 	return c
 }
@@ -303,7 +453,7 @@ func (c Config) ForOneRun(limits spi.Limits) Config {
 // that each range is written once, where it is enforced.
 func (c Config) Validate() []error { return c.validate(nil) }
 
-func (c Config) validate(unparsed map[string]bool) []error {
+func (c Config) validate(unparsed map[string]error) []error {
 	p := problems{unparsed: unparsed}
 	c.serverProblems(&p)
 	c.limitProblems(&p)
@@ -319,7 +469,7 @@ func (c Config) validate(unparsed map[string]bool) []error {
 // default against the other's value, so such a check asks parsed first.
 type problems struct {
 	errs     []error
-	unparsed map[string]bool
+	unparsed map[string]error
 }
 
 func (p *problems) bad(format string, args ...any) {
@@ -336,7 +486,7 @@ func (p *problems) named(name string, err error) {
 // value.
 func (p *problems) parsed(names ...string) bool {
 	for _, name := range names {
-		if p.unparsed[name] {
+		if p.unparsed[name] != nil {
 			return false
 		}
 	}

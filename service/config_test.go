@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,19 +14,22 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
+	"github.com/loom-plugins/sandbox-cloudrun/worker"
 )
 
-// lookup is os.LookupEnv for an environment of env's variables alone.
-func lookup(env map[string]string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
+// fromMap is the Environment of env's variables alone.
+func fromMap(env map[string]string) Environment {
+	return LookupEnvironment(func(name string) (string, bool) {
 		v, ok := env[name]
 		return v, ok
-	}
+	})
 }
 
 func TestConfigValidation(t *testing.T) {
 	env := map[string]string{"STORE_URL": "none"}
-	c, err := LoadConfig(lookup(env))
+	c, err := LoadConfig(fromMap(env))
 	if err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
@@ -38,7 +42,7 @@ func TestConfigValidation(t *testing.T) {
 	env["AUTH_AUDIENCE"] = "https://x"
 	env["WORKER_LOCKDOWN"] = "sometimes"
 	env["MAX_HEADER_BYTES"] = "100"
-	_, err = LoadConfig(lookup(env))
+	_, err = LoadConfig(fromMap(env))
 	if err == nil {
 		t.Fatal("bad configuration accepted")
 	}
@@ -53,7 +57,7 @@ func TestConfigValidation(t *testing.T) {
 	env["MAX_WALL_CLOCK"] = "abc"
 	env["DEFAULT_WALL_CLOCK"] = "xyz"
 	env["PORT"] = "-1"
-	_, err = LoadConfig(lookup(env))
+	_, err = LoadConfig(fromMap(env))
 	for _, want := range []string{"MAX_INPUT_BYTES", "MAX_WALL_CLOCK", "DEFAULT_WALL_CLOCK", "PORT", "OTEL_EXPORTER", "WORKER_LOCKDOWN"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not mention %s:\n%v", want, err)
@@ -61,11 +65,13 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
-// README.md's configuration table is the defaults: every variable of Config
-// is a row, and setting each row's default explicitly loads the same
-// configuration as an empty environment (Defaults). A default restated
-// differently in the README, or a variable missing from it, fails here; so
-// does a field of Config that no variable sets.
+// README.md's configuration table restates Environment's tags, the one
+// home of each variable's name and default: every variable is a row whose
+// default is the tag's, written as `value` or, for a tag with none,
+// (none…); every default parses; and the defaults validate. A variable
+// missing from the README, a row for a variable the service does not read,
+// or a default written differently in the two fails here; so does a field
+// of Config that no row of settings sets.
 func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -76,38 +82,100 @@ func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
 	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
 		rows[m[1]] = strings.TrimSpace(m[2])
 	}
-	if fields, names := reflect.TypeFor[Config]().NumField(), Variables(); fields != len(names) {
-		t.Errorf("Config has %d fields, and %d variables set them: %v", fields, len(names), names)
-	}
-	env := map[string]string{}
-	for _, name := range Variables() {
-		if _, dup := env[name]; dup {
-			t.Errorf("%s has two rows in the table", name)
+	seen := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Environment]()) {
+		name, def := f.Tag.Get("envconfig"), f.Tag.Get("default")
+		if seen[name] {
+			t.Errorf("%s names two fields of Environment", name)
 		}
-		def, ok := rows[name]
+		seen[name] = true
+		readme, ok := rows[name]
 		if !ok {
 			t.Errorf("README's configuration table has no row for %s", name)
 			continue
 		}
 		delete(rows, name)
-		if v, ok := strings.CutPrefix(def, "`"); ok {
-			env[name] = strings.TrimSuffix(v, "`")
-		} else if !strings.HasPrefix(def, "(none") {
-			t.Errorf("%s: README's default %q is neither a `value` nor (none)", name, def)
+		switch {
+		case def == "" && !strings.HasPrefix(readme, "(none"):
+			t.Errorf("%s has no default, and README's is %q, not (none…)", name, readme)
+		case def != "" && readme != "`"+def+"`":
+			t.Errorf("%s: README's default is %s, the tag's `%s`", name, readme, def)
 		}
 	}
 	for name := range rows {
 		t.Errorf("README's configuration table has %s, which Config does not read", name)
 	}
-	got, err := LoadConfig(lookup(env))
-	if err != nil {
-		t.Fatalf("README's defaults: %v", err)
+
+	var c Config
+	var e Environment
+	rowOf := map[*string]bool{}
+	for _, s := range settings(&c, &e) {
+		if rowOf[s.text] {
+			t.Errorf("%s has two rows in settings", s.name)
+		}
+		rowOf[s.text] = true
 	}
-	if want := Defaults(); !reflect.DeepEqual(got, want) {
-		t.Errorf("README's defaults load as\n%+v\nDefaults() is\n%+v", got, want)
+	if fields, rows := reflect.TypeFor[Config]().NumField(), len(rowOf); fields != rows || rows != len(Variables()) {
+		t.Errorf("Config has %d fields, settings %d rows, and Environment %d variables", fields, rows, len(Variables()))
+	}
+	if _, unparsed := parse(fromMap(nil)); len(unparsed) != 0 {
+		t.Errorf("defaults that do not parse: %v", unparsed)
 	}
 	if errs := Defaults().Validate(); len(errs) != 0 {
 		t.Errorf("the defaults do not validate: %v", errs)
+	}
+}
+
+// Where a setting is a package's own, its default is that package's: the
+// tag restates the constant, and this holds the two together.
+func TestDefaultsAreThePackagesOwn(t *testing.T) {
+	d := Defaults()
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"MAX_SCRIPT_BYTES", d.MaxScriptBytes, contentstore.DefaultMaxScriptBytes},
+		{"SCRIPT_CACHE_BYTES", d.ScriptCacheBytes, contentstore.DefaultCacheBytes},
+		{"SCRIPT_CONFIRM_AFTER", d.ScriptConfirmAfter, contentstore.DefaultConfirmAfter},
+		{"MAX_MEMORY_BYTES", d.MaxMemoryBytes, quickjs.DefaultMaxMemoryBytes},
+		{"MAX_INPUT_BYTES", d.MaxInputBytes, effect.DefaultMaxInputBytes},
+		{"MAX_OUTPUT_BYTES", d.MaxOutputBytes, effect.DefaultMaxOutputBytes},
+		{"HARD_KILL_GRACE", d.HardKillGrace, quickjs.DefaultHardKillGrace},
+		{"CPU_BUDGET", d.CPUBudget, quickjs.DefaultCPUBudget},
+		{"POOL_SIZE", d.PoolSize, quickjs.DefaultPoolSize},
+		{"WORKER_LOCKDOWN", d.WorkerLockdown, string(worker.LockdownRequired)},
+	} {
+		if fmt.Sprint(tc.got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s defaults to %v, the package's own default is %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// envconfig, reading the process's environment (ReadEnvironment), and
+// LookupEnvironment, reading a lookup's by the same tags, read alike: a
+// variable set is its value, one set to nothing is empty, one unset is its
+// default. The tests of the parsing pass maps, so this is what makes them
+// tests of what serve reads.
+func TestEnvironmentIsReadAsEnvconfigReadsIt(t *testing.T) {
+	set := map[string]string{"PORT": "9090", "MAX_WALL_CLOCK": "abc", "LOG_LEVEL": "", "AUTH_AUDIENCE": "https://x"}
+	for _, name := range Variables() {
+		if v, ok := set[name]; ok {
+			t.Setenv(name, v)
+			continue
+		}
+		t.Setenv(name, "") // restores the variable after the test
+		os.Unsetenv(name)
+	}
+	got, err := ReadEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := LookupEnvironment(os.LookupEnv); got != want {
+		t.Errorf("envconfig read\n%+v\nLookupEnvironment\n%+v", got, want)
+	}
+	if got.Port != "9090" || got.MaxWallClock != "abc" || got.LogLevel != "" || got.AuthAudience != "https://x" ||
+		got.StoreURL != "examples/store" || got.MaxMemoryBytes != "268435456" || got.CompilationCacheDir != "" {
+		t.Errorf("read %+v", got)
 	}
 }
 
@@ -168,7 +236,7 @@ func TestConfigValidationUsesThePackagesChecks(t *testing.T) {
 // value and an example, in the words of the setting and not of the Go
 // function that parsed it.
 func TestConfigParseProblemsSayWhatIsWanted(t *testing.T) {
-	_, err := LoadConfig(lookup(map[string]string{
+	_, err := LoadConfig(fromMap(map[string]string{
 		"STORE_URL":       "none",
 		"MAX_INPUT_BYTES": "1MB",
 		"MAX_WALL_CLOCK":  "30",
@@ -207,7 +275,7 @@ func TestConfigParseProblemsSayWhatIsWanted(t *testing.T) {
 // variable's value. What a check leaves out is decided by the variables it
 // reads, never by what its message happens to quote.
 func TestConfigUnparsedVariableReportedOnce(t *testing.T) {
-	_, err := LoadConfig(lookup(map[string]string{
+	_, err := LoadConfig(fromMap(map[string]string{
 		"STORE_URL":            "none",
 		"DEFAULT_MEMORY_BYTES": "64MiB",
 		"MAX_MEMORY_BYTES":     "1048576", // below the default's 64 MiB
@@ -216,7 +284,7 @@ func TestConfigUnparsedVariableReportedOnce(t *testing.T) {
 		t.Errorf("got\n%v\nwant\n%s", err, want)
 	}
 
-	_, err = LoadConfig(lookup(map[string]string{
+	_, err = LoadConfig(fromMap(map[string]string{
 		"STORE_URL":       "ftp://MAX_WALL_CLOCK",
 		"MAX_WALL_CLOCK":  "abc",
 		"REQUEST_TIMEOUT": "10s", // below the default wall clock's deadline
@@ -243,7 +311,7 @@ func TestConfigUnparsedVariableReportedOnce(t *testing.T) {
 // empty value as a value (a number cannot be empty), an unset variable as
 // its default.
 func TestConfigReadsEachKind(t *testing.T) {
-	c, err := LoadConfig(lookup(map[string]string{
+	c, err := LoadConfig(fromMap(map[string]string{
 		"STORE_URL":            "none",
 		"MAX_SCRIPT_BYTES":     "0x80000",
 		"POOL_SIZE":            "1_0",
@@ -264,7 +332,7 @@ func TestConfigReadsEachKind(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", c, want)
 	}
-	_, err = LoadConfig(lookup(map[string]string{"STORE_URL": "none", "WORKER_SPARES": ""}))
+	_, err = LoadConfig(fromMap(map[string]string{"STORE_URL": "none", "WORKER_SPARES": ""}))
 	if want := `WORKER_SPARES must be a whole number, such as 1, got ""`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("an empty number: %v", err)
 	}
@@ -284,12 +352,12 @@ func TestConfigRequestBytesHoldEscapedRequests(t *testing.T) {
 		{"MAX_SCRIPT_BYTES": "2097152"},
 	} {
 		env["STORE_URL"] = "none"
-		_, err := LoadConfig(lookup(env))
+		_, err := LoadConfig(fromMap(env))
 		if err == nil || !strings.Contains(err.Error(), "with every byte escaped") {
 			t.Errorf("%v: %v, want the escaped request named", env, err)
 		}
 	}
-	if _, err := LoadConfig(lookup(map[string]string{"STORE_URL": "none", "MAX_SCRIPT_BYTES": "2097152", "MAX_REQUEST_BYTES": "20000000"})); err != nil {
+	if _, err := LoadConfig(fromMap(map[string]string{"STORE_URL": "none", "MAX_SCRIPT_BYTES": "2097152", "MAX_REQUEST_BYTES": "20000000"})); err != nil {
 		t.Errorf("a cap raised with the bound: %v", err)
 	}
 }
@@ -314,7 +382,7 @@ func TestConfigWallClocksBlamedAlone(t *testing.T) {
 // STORE_URL's form is checked with every other variable, and a URL of no
 // accepted form lists them all, none included.
 func TestConfigStoreURLReportedWithTheOthers(t *testing.T) {
-	_, err := LoadConfig(lookup(map[string]string{"STORE_URL": "ftp://x", "OTEL_EXPORTER": "zipkin"}))
+	_, err := LoadConfig(fromMap(map[string]string{"STORE_URL": "ftp://x", "OTEL_EXPORTER": "zipkin"}))
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -327,7 +395,7 @@ func TestConfigStoreURLReportedWithTheOthers(t *testing.T) {
 		}
 	}
 	for _, ok := range []string{"none", "mem:", "examples/store", "file:///srv/scripts", "gs://my-bucket/p"} {
-		if _, err := LoadConfig(lookup(map[string]string{"STORE_URL": ok})); err != nil {
+		if _, err := LoadConfig(fromMap(map[string]string{"STORE_URL": ok})); err != nil {
 			t.Errorf("STORE_URL=%s: %v", ok, err)
 		}
 	}
@@ -351,7 +419,7 @@ func TestServeConfigChecksTheHost(t *testing.T) {
 		"COMPILATION_CACHE_DIR": filepath.Join(file, "cache"),
 		"SHUTDOWN_TIMEOUT":      "0s",
 	}
-	_, err := LoadServeConfig(lookup(env))
+	_, err := LoadServeConfig(fromMap(env))
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -365,14 +433,14 @@ func TestServeConfigChecksTheHost(t *testing.T) {
 		}
 	}
 	env["STORE_URL"] = "file://" + file
-	if _, err := LoadServeConfig(lookup(env)); err == nil || !strings.Contains(err.Error(), file+" is not a directory") {
+	if _, err := LoadServeConfig(fromMap(env)); err == nil || !strings.Contains(err.Error(), file+" is not a directory") {
 		t.Errorf("a store that is a file: %v", err)
 	}
 
 	env["STORE_URL"] = missing
 	env["COMPILATION_CACHE_DIR"] = ""
 	env["SHUTDOWN_TIMEOUT"] = "10s"
-	if _, err := LoadConfig(lookup(env)); err != nil {
+	if _, err := LoadConfig(fromMap(env)); err != nil {
 		t.Errorf("LoadConfig (put, eval) checks the host: %v", err)
 	}
 	// and the same with the directories there: the cache is made
@@ -381,7 +449,7 @@ func TestServeConfigChecksTheHost(t *testing.T) {
 	if err := os.Mkdir(missing, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadServeConfig(lookup(env)); err != nil {
+	if _, err := LoadServeConfig(fromMap(env)); err != nil {
 		t.Errorf("with the directories there: %v", err)
 	}
 	if fi, err := os.Stat(cache); err != nil || !fi.IsDir() {
@@ -408,36 +476,108 @@ func TestNewChecksTheHost(t *testing.T) {
 	svc.Close(ctx)
 }
 
-// A variable that is not the service's but is one or two edits (ignoring
-// case) from one of its names is found, with the name it resembles; no
-// other variable is, whatever its value.
-func TestLookalikes(t *testing.T) {
+// A variable that names one of the service's settings in another spelling
+// is found, with the setting and what its value is: the same words in
+// another case, order or separation, with a unit added or dropped (the
+// API's camelCase names invite these), or a letter or two off.
+func TestLookalikesFindsOtherSpellings(t *testing.T) {
+	for name, known := range map[string]string{
+		"MAX_WALL_CLOCK_MS":          "MAX_WALL_CLOCK",
+		"WALL_CLOCK_MAX_MS":          "MAX_WALL_CLOCK",
+		"DEFAULT_WALL_CLOCK_MS":      "DEFAULT_WALL_CLOCK",
+		"MAX_WALL_CLOCK_SECONDS":     "MAX_WALL_CLOCK",
+		"maxWallClockMs":             "MAX_WALL_CLOCK",
+		"MaxWallClockMs":             "MAX_WALL_CLOCK",
+		"max_wall_clock":             "MAX_WALL_CLOCK",
+		"max-wall-clock-ms":          "MAX_WALL_CLOCK",
+		"MAX_MEMORY":                 "MAX_MEMORY_BYTES",
+		"MAX_MEMORY_MB":              "MAX_MEMORY_BYTES",
+		"maxMemoryBytes":             "MAX_MEMORY_BYTES",
+		"DEFAULT_MEMORY":             "DEFAULT_MEMORY_BYTES",
+		"MEMORY_BYTES_DEFAULT":       "DEFAULT_MEMORY_BYTES",
+		"MAX_INPUT":                  "MAX_INPUT_BYTES",
+		"maxOutputBytes":             "MAX_OUTPUT_BYTES",
+		"MAX_SCRIPT_SIZE_BYTES":      "",
+		"REQUEST_TIMEOUT_SECONDS":    "REQUEST_TIMEOUT",
+		"TIMEOUT_REQUEST":            "REQUEST_TIMEOUT",
+		"SHUTDOWN_TIMEOUT_S":         "SHUTDOWN_TIMEOUT",
+		"HARD_KILL_GRACE_MS":         "HARD_KILL_GRACE",
+		"CONFIRM_AFTER_SCRIPT":       "SCRIPT_CONFIRM_AFTER",
+		"EVALUATIONS_CONCURRENT_MAX": "MAX_CONCURRENT_EVALUATIONS",
+		"LEVEL_LOG":                  "LOG_LEVEL",
+		"port":                       "PORT",
+		"MAX_CONCURENT_EVALUATIONS":  "MAX_CONCURRENT_EVALUATIONS", // a letter missing
+		"LOGLEVEL":                   "LOG_LEVEL",                  // the underscore
+		"DEFAULT_WALLCLOCK":          "DEFAULT_WALL_CLOCK",
+		"PORTS":                      "PORT", // one edit from a short name
+	} {
+		got := Lookalikes([]string{name + "=1"})
+		switch {
+		case known == "" && len(got) != 0:
+			t.Errorf("%s: %v, want no warning", name, got)
+		case known != "" && (len(got) != 1 || got[0].Name != name || got[0].Known != known):
+			t.Errorf("%s: %v, want it taken for %s", name, got, known)
+		}
+	}
+	got := Lookalikes([]string{"MAX_WALL_CLOCK_MS=1000", "MAX_WALL_CLOCK=1s", "MAX_MEMORY=1", "LOGLEVEL=debug", "AUTH_CALLERS_ALLOWED=x"})
+	want := []string{
+		"the environment variable MAX_WALL_CLOCK_MS is not a setting of this service and is ignored: did you mean MAX_WALL_CLOCK, a duration with a unit (ms, s, m, h), such as 30s?",
+		"the environment variable MAX_MEMORY is not a setting of this service and is ignored: did you mean MAX_MEMORY_BYTES, a whole number of bytes, such as 268435456?",
+		"the environment variable LOGLEVEL is not a setting of this service and is ignored: did you mean LOG_LEVEL, a value such as info?",
+		"the environment variable AUTH_CALLERS_ALLOWED is not a setting of this service and is ignored: did you mean AUTH_ALLOWED_CALLERS, a comma-separated list?",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %v\nwant %q", got, want)
+	}
+	for i := range want {
+		if got[i].String() != want[i] {
+			t.Errorf("got  %s\nwant %s", got[i], want[i])
+		}
+	}
+}
+
+// No variable that the platform, the OS, a shell, Go, OpenTelemetry or a
+// CI sets is taken for a setting, whatever its value: a warning every
+// instance logs at start-up for a variable nobody misspelt would teach
+// operators to ignore the one that matters.
+func TestLookalikesLeaveOtherProgramsVariables(t *testing.T) {
 	env := []string{
-		"MAX_CONCURENT_EVALUATIONS=4", // a letter missing
-		"max_wall_clock=10s",          // the case
-		"LOGLEVEL=debug",              // the underscore
-		"DEFAULT_WALLCLOCK=1s",
-		"PORTS=1",                  // one edit from a short name
-		"HOST=example", "SORTED=1", // two edits from PORT: another program's
-		"MAX_CONCURRENT_EVALUATIONS=1", // a setting
-		"PATH=/usr/bin", "HOME=/root", "HOSTNAME=h", "TERM=xterm", "LANG=C.UTF-8",
-		"K_SERVICE=s", "K_REVISION=r", "K_CONFIGURATION=c", "GOOGLE_CLOUD_REGION=r",
-		"OTEL_EXPORTER_OTLP_ENDPOINT=http://x", "GOOGLE_APPLICATION_CREDENTIALS=/k.json",
-		"STORAGE_EMULATOR_HOST=localhost:1", "GOMAXPROCS=2", "GODEBUG=x", "NO_VALUE",
+		"PATH=/usr/bin", "HOME=/root", "HOSTNAME=h", "HOST=example", "SORTED=1", "TERM=xterm", "LANG=C.UTF-8",
+		"LC_ALL=C", "TZ=UTC", "TMPDIR=/tmp", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "PWD=/", "OLDPWD=/",
+		"SHLVL=1", "EDITOR=vi", "PAGER=less", "MAIL=/var/mail/u", "DISPLAY=:0", "SSH_AUTH_SOCK=/s",
+		"XDG_RUNTIME_DIR=/run/user/0", "COLORTERM=truecolor", "DEBIAN_FRONTEND=noninteractive",
+		"HTTP_PROXY=x", "HTTPS_PROXY=x", "NO_PROXY=x", "SSL_CERT_FILE=/c", "SSL_CERT_DIR=/c",
+		"K_SERVICE=s", "K_REVISION=r", "K_CONFIGURATION=c", "CLOUD_RUN_JOB=j", "CLOUD_RUN_EXECUTION=e",
+		"CLOUD_RUN_TASK_INDEX=0", "CLOUD_RUN_TASK_COUNT=1", "CLOUD_RUN_TASK_ATTEMPT=0",
+		"GOOGLE_CLOUD_REGION=r", "GOOGLE_CLOUD_QUOTA_PROJECT=p", "GOOGLE_APPLICATION_CREDENTIALS=/k.json",
+		"GCLOUD_PROJECT=p", "GCP_PROJECT=p", "CLOUDSDK_CORE_PROJECT=p", "FUNCTION_TARGET=f",
+		"STORAGE_EMULATOR_HOST=localhost:1", "PUBSUB_EMULATOR_HOST=localhost:2",
+		"KUBERNETES_SERVICE_HOST=10.0.0.1", "KUBERNETES_SERVICE_PORT=443", "KUBERNETES_PORT=tcp://x",
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://x", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
+		"OTEL_EXPORTER_OTLP_TIMEOUT=10000", "OTEL_EXPORTER_OTLP_HEADERS=a=b", "OTEL_SERVICE_NAME=s",
+		"OTEL_RESOURCE_ATTRIBUTES=a=b", "OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=otlp",
+		"OTEL_LOGS_EXPORTER=otlp", "OTEL_LOG_LEVEL=info", "OTEL_TRACES_SAMPLER=always_on", "OTEL_SDK_DISABLED=false",
+		"GOMAXPROCS=2", "GOMEMLIMIT=1GiB", "GOGC=100", "GODEBUG=x", "GOTRACEBACK=all", "GOFLAGS=-mod=mod",
+		"GOPATH=/go", "GOROOT=/usr/local/go", "GOCACHE=/c", "GOPROXY=off", "CGO_ENABLED=0", "GOTOOLCHAIN=local",
+		"CI=true", "GITHUB_ACTIONS=true", "RUNNER_TEMP=/t", "BUILD_ID=1", "PROJECT_ID=p",
+		"NODE_ENV=production", "JAVA_HOME=/j", "POD_NAME=p", "SERVER_PORT=1", "LOG_FORMAT=json",
+		"NO_VALUE", "=x",
 	}
-	got := Lookalikes(env)
-	want := []Lookalike{
-		{"MAX_CONCURENT_EVALUATIONS", "MAX_CONCURRENT_EVALUATIONS"},
-		{"max_wall_clock", "MAX_WALL_CLOCK"},
-		{"LOGLEVEL", "LOG_LEVEL"},
-		{"DEFAULT_WALLCLOCK", "DEFAULT_WALL_CLOCK"},
-		{"PORTS", "PORT"},
+	if got := Lookalikes(env); len(got) != 0 {
+		t.Errorf("other programs' variables taken for settings: %v", got)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v\nwant %v", got, want)
-	}
-	if s := got[0].String(); s != "the environment variable MAX_CONCURENT_EVALUATIONS is not a setting of this service and is ignored: did you mean MAX_CONCURRENT_EVALUATIONS?" {
-		t.Errorf("the warning: %s", s)
+}
+
+// Each setting has words of its own: a name with a setting's words is never
+// two settings' spelling.
+func TestSettingsHaveWordsOfTheirOwn(t *testing.T) {
+	seen := map[string]string{}
+	for _, name := range Variables() {
+		w := sameWords(name)
+		if other, dup := seen[w]; dup || w == "" {
+			t.Errorf("%s and %s have the same words %q", name, other, w)
+		}
+		seen[w] = name
 	}
 }
 
@@ -445,12 +585,12 @@ func TestLookalikes(t *testing.T) {
 // every request that takes the default would fail.
 func TestDefaultMemoryBelowTheEngineMinimum(t *testing.T) {
 	env := map[string]string{"STORE_URL": "none", "DEFAULT_MEMORY_BYTES": "4096"}
-	_, err := LoadConfig(lookup(env))
+	_, err := LoadConfig(fromMap(env))
 	if err == nil || !strings.Contains(err.Error(), "DEFAULT_MEMORY_BYTES must be at least 262144") {
 		t.Errorf("DEFAULT_MEMORY_BYTES=4096: %v", err)
 	}
 	env["DEFAULT_MEMORY_BYTES"] = "262144"
-	if _, err := LoadConfig(lookup(env)); err != nil {
+	if _, err := LoadConfig(fromMap(env)); err != nil {
 		t.Errorf("DEFAULT_MEMORY_BYTES at the minimum: %v", err)
 	}
 }
@@ -464,7 +604,7 @@ func TestStoreURLRefusalsHintOnce(t *testing.T) {
 		"gs:/x":   `STORE_URL "gs:/x": a gs URL is written gs://bucket or gs://bucket/prefix, with two slashes`,
 		"gs://":   `STORE_URL "gs://": missing bucket name`,
 	} {
-		_, err := LoadConfig(lookup(map[string]string{"STORE_URL": url}))
+		_, err := LoadConfig(fromMap(map[string]string{"STORE_URL": url}))
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "(want") > 1 || strings.Contains(err.Error(), "contentstore:") {
 			t.Errorf("STORE_URL=%s: %v, want %q", url, err, want)
 		}
@@ -480,7 +620,7 @@ func TestConfigScriptConfirmAfter(t *testing.T) {
 		t.Errorf("the default is %v, want the cache's %v", d, contentstore.DefaultConfirmAfter)
 	}
 	for value, want := range map[string]time.Duration{"0": 0, "0s": 0, "250ms": 250 * time.Millisecond, "2m": 2 * time.Minute} {
-		c, err := LoadConfig(lookup(map[string]string{"STORE_URL": "none", "SCRIPT_CONFIRM_AFTER": value}))
+		c, err := LoadConfig(fromMap(map[string]string{"STORE_URL": "none", "SCRIPT_CONFIRM_AFTER": value}))
 		if err != nil || c.ScriptConfirmAfter != want {
 			t.Errorf("SCRIPT_CONFIRM_AFTER=%s: %v, %v; want %v", value, c.ScriptConfirmAfter, err, want)
 		}
@@ -490,7 +630,7 @@ func TestConfigScriptConfirmAfter(t *testing.T) {
 		"30":   `SCRIPT_CONFIRM_AFTER must be a duration with a unit (ms, s, m, h), such as 30s; a number alone has no unit, got "30"`,
 		"soon": `SCRIPT_CONFIRM_AFTER must be a duration with a unit (ms, s, m, h), such as 30s, got "soon"`,
 	} {
-		_, err := LoadConfig(lookup(map[string]string{"STORE_URL": "none", "SCRIPT_CONFIRM_AFTER": value}))
+		_, err := LoadConfig(fromMap(map[string]string{"STORE_URL": "none", "SCRIPT_CONFIRM_AFTER": value}))
 		if want = "configuration:\n" + want; err == nil || err.Error() != want {
 			t.Errorf("SCRIPT_CONFIRM_AFTER=%s:\n%v\nwant\n%s", value, err, want)
 		}

@@ -3,6 +3,7 @@ package service
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Lookalike is an environment variable that the service does not read but
@@ -11,53 +12,104 @@ import (
 type Lookalike struct {
 	// Name is the variable as set; Known the variable it resembles most.
 	Name, Known string
+	// Form is what a value of Known is, with its default as the example:
+	// "a duration with a unit (ms, s, m, h), such as 30s".
+	Form string
 }
 
 func (l Lookalike) String() string {
-	return "the environment variable " + l.Name + " is not a setting of this service and is ignored: did you mean " + l.Known + "?"
-}
-
-// Variables are the names of the environment variables Config reads, in
-// the order of their table.
-func Variables() []string {
-	var names []string
-	for _, s := range settings(new(Config)) {
-		names = append(names, s.name)
-	}
-	return names
+	return "the environment variable " + l.Name + " is not a setting of this service and is ignored: did you mean " +
+		l.Known + ", " + l.Form + "?"
 }
 
 // Lookalikes finds, among environ's variables ("NAME=value", as
 // os.Environ gives them), the ones the service does not read whose names
-// are within a small edit distance of a name it does, ignoring case: 1 for
-// a name under 8 characters (PORT: HOST and POST are other programs'), 2
-// otherwise. The platform and the OS set many variables: none of theirs is
-// that close to one of the service's. Only names are looked at, never
-// values, which may be secrets.
+// name one of its settings in another spelling. Two kinds of name are:
+//
+//   - one with the same words as a setting (sameWords), in any case, order
+//     or separation, with or without a unit: MAX_WALL_CLOCK_MS,
+//     WALL_CLOCK_MAX, maxWallClockMs (the API's name for the setting),
+//     MAX_MEMORY;
+//   - one a letter or two from a setting, ignoring case: within an edit
+//     distance of 1 of a name under 8 characters (PORT: HOST and POST are
+//     other programs'), 2 of a longer one: MAX_CONCURENT_EVALUATIONS.
+//
+// The platform and the OS set many variables: none of theirs is either.
+// Only names are looked at, never values, which may be secrets.
 func Lookalikes(environ []string) []Lookalike {
-	known := Variables()
+	var c Config
+	var e Environment
+	rows := settings(&c, &e)
+	byWords := map[string]setting{}
+	for _, r := range rows {
+		byWords[sameWords(r.name)] = r
+	}
 	var out []Lookalike
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "" || slices.Contains(known, name) {
+		if name == "" || slices.ContainsFunc(rows, func(r setting) bool { return r.name == name }) {
 			continue
 		}
-		best, bestDist := "", -1
-		for _, k := range known {
+		best, found := byWords[sameWords(name)]
+		bestDist := -1
+		for _, r := range rows {
+			if found {
+				break
+			}
 			limit := 2
-			if len(k) < 8 {
+			if len(r.name) < 8 {
 				limit = 1
 			}
-			d := editDistance(strings.ToUpper(name), k, limit)
+			d := editDistance(strings.ToUpper(name), r.name, limit)
 			if d <= limit && (bestDist < 0 || d < bestDist) {
-				best, bestDist = k, d
+				best, bestDist = r, d
 			}
 		}
-		if best != "" {
-			out = append(out, Lookalike{Name: name, Known: best})
+		if found || bestDist >= 0 {
+			out = append(out, Lookalike{Name: name, Known: best.name, Form: best.form(best.def)})
 		}
 	}
 	return out
+}
+
+// sameWords is the key under which two names are the same words: their
+// words (split at anything but letters and digits, and where a lower-case
+// letter or digit meets an upper-case one, as in maxWallClockMs), in lower
+// case, each once, sorted, without the words that only name a unit. A
+// name of no words but units has none.
+func sameWords(name string) string {
+	var words []string
+	word := []rune{}
+	end := func() {
+		if w := strings.ToLower(string(word)); w != "" && !unitWords[w] {
+			words = append(words, w)
+		}
+		word = word[:0]
+	}
+	runes := []rune(name)
+	for i, r := range runes {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			end()
+			continue
+		case i > 0 && unicode.IsUpper(r) && (unicode.IsLower(runes[i-1]) || unicode.IsDigit(runes[i-1])):
+			end()
+		}
+		word = append(word, r)
+	}
+	end()
+	slices.Sort(words)
+	return strings.Join(slices.Compact(words), " ")
+}
+
+// unitWords are the words that name a unit a setting's value might be
+// given in: a name that adds or drops one (MAX_WALL_CLOCK_MS,
+// MAX_MEMORY) names the same setting. MIN is not one: it names a minimum.
+var unitWords = map[string]bool{
+	"ns": true, "us": true, "ms": true, "msec": true, "msecs": true, "millis": true,
+	"millisecond": true, "milliseconds": true, "s": true, "sec": true, "secs": true,
+	"second": true, "seconds": true, "minute": true, "minutes": true, "hour": true, "hours": true,
+	"b": true, "byte": true, "bytes": true, "kb": true, "kib": true, "mb": true, "mib": true,
 }
 
 // editDistance is the Levenshtein distance between a and b (bytes), or

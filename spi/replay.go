@@ -15,10 +15,11 @@ import (
 // whose outcome is a pure function of its script, input, limits and these
 // two values, so that a flow replayed from a durable log gets the same
 // answer. The zero value asks for the defaults: a seed derived from the
-// script and the exact input bytes, and the instant DefaultReplayNow.
+// script and the input's value, and the instant DefaultReplayNow.
 type Replay struct {
-	// Seed seeds Math.random; "" derives it from the script and the input,
-	// so that the same script on the same input draws the same numbers.
+	// Seed seeds Math.random; "" derives it from the script and the input's
+	// value (its canonical text), so that the same script on the same input
+	// draws the same numbers, however the input is spelt.
 	Seed string
 	// Now is the instant every clock the guest can read reads, frozen for
 	// the run; zero is DefaultReplayNow.
@@ -81,9 +82,16 @@ type Determinism struct {
 }
 
 // Determinism resolves r for a run of script on input: the seed named, or
-// one derived from the script's and the input's bytes; the instant named,
-// or DefaultReplayNow. A seed is hashed, so that any name spreads over the
-// generator's whole state.
+// one derived from the script's bytes and the input's canonical text; the
+// instant named, or DefaultReplayNow. A seed is hashed, so that any name
+// spreads over the generator's whole state.
+//
+// The input's canonical text is what JSON.stringify(JSON.parse(input))
+// writes (jsontext.CanonicalWTF8): {"a":1}, { "a": 1 } and {"a":1.0} are
+// one value to the script, and draw one sequence, whoever wrote them and
+// whichever route or client carried them. Members keep their order, which
+// the script can see. An input already in that form draws what it drew
+// when the seed was taken from the exact bytes.
 func (r Replay) Determinism(script, input string) Determinism {
 	h := sha256.New()
 	if r.Seed != "" {
@@ -93,13 +101,24 @@ func (r Replay) Determinism(script, input string) Determinism {
 		sum := sha256.Sum256([]byte(script))
 		h.Write([]byte("script and input\x00"))
 		h.Write(sum[:])
-		h.Write([]byte(input))
+		h.Write(canonicalInput(input))
 	}
 	d := Determinism{Seed: binary.LittleEndian.Uint64(h.Sum(nil)), Now: r.Now}
 	if d.Now.IsZero() {
 		d.Now, _ = time.Parse(time.RFC3339, DefaultReplayNow)
 	}
 	return d
+}
+
+// canonicalInput is input's canonical text, or input as it is when it is
+// not JSON text, which no run is given (the effect and both routes refuse
+// it before a run).
+func canonicalInput(input string) []byte {
+	out, _, err := jsontext.CanonicalWTF8([]byte(input), -1)
+	if err != nil {
+		return []byte(input)
+	}
+	return out
 }
 
 // rfc3339 is RFC 3339's date-time, which time.Parse takes more loosely (a

@@ -11,8 +11,9 @@ export interface DeterminismOptions {
   /**
    * The seed of `Math.random`: 1 to 128 bytes of UTF-8 text without a
    * control character (U+0000 to U+001F, U+007F). Leave it out, and the
-   * service derives the seed from the script and the exact input, so that
-   * the same script on the same input draws the same numbers.
+   * service derives the seed from the script and the input's value (its
+   * canonical text), so that the same script on the same input draws the
+   * same numbers however the input is spelt (`{"a":1}`, `{ "a": 1.0 }`).
    */
   seed?: string;
   /**

@@ -497,7 +497,11 @@ describe("against the real service", () => {
     const [a, b, ms, iso] = first.value as [number, number, number, string];
     assert.ok(a !== b && a >= 0 && a < 1 && b >= 0 && b < 1, JSON.stringify(first));
     assert.deepEqual([ms, iso], [Date.UTC(2000, 0, 1), "2000-01-01T00:00:00.000Z"], "the service's default instant");
-    // the seed is derived from the script and the input: another input draws other numbers
+    // the seed is derived from the script and the input's value: its other spellings draw the same
+    // numbers, another input other numbers
+    for (const inputJson of ['{ "step": 3 }', '{"step":3.0}', '{"step":30e-1}']) {
+      assert.deepEqual(await run(replayable, { script, inputJson }), first, inputJson);
+    }
     const otherInput = await run(replayable, { script, inputJson: '{"step":4}' });
     assert.notDeepEqual(otherInput, first);
 
