@@ -118,9 +118,14 @@ func (i Interval) Duration() time.Duration {
 // the script never ran; a cancellation matching ctx.Err() once ctx is done,
 // whatever else happened; and the untyped failures of Retryable.
 func (e *Effect) Run(ctx context.Context, ev Evaluation) (Result, error) {
+	return e.runWith(ctx, ev, func(r *running) (Result, error) { return e.evaluate(ctx, ev, r) })
+}
+
+// runWith is Run with evaluate, the steps of the evaluation, given.
+func (e *Effect) runWith(ctx context.Context, ev Evaluation, evaluate func(*running) (Result, error)) (Result, error) {
 	stopped := make(chan struct{})
 	r := newRunning(func() { close(stopped) })
-	res, err := e.run(ctx, ev, r)
+	res, err := e.run(ctx, ev, r, evaluate)
 	e.awaitStop(ctx, stopped, label(ev))
 	res.Call = r.callInterval()
 	return res, err
@@ -145,13 +150,13 @@ func (e *Effect) awaitStop(ctx context.Context, stopped <-chan struct{}, label s
 }
 
 // run is Run's evaluation, without the wait for the backend to stop.
-func (e *Effect) run(ctx context.Context, ev Evaluation, r *running) (res Result, err error) {
+func (e *Effect) run(ctx context.Context, ev Evaluation, r *running, evaluate func(*running) (Result, error)) (res Result, err error) {
 	defer r.done()
 	if ctx.Err() != nil {
 		return res, notRun(Stopped, ev.ScriptRef, cancelled(ctx, true))
 	}
 	start := time.Now()
-	res, err = e.evaluate(ctx, ev, r)
+	res, err = evaluate(r)
 	if ctx.Err() != nil {
 		if !r.callInterval().Start.IsZero() {
 			return res, cancelled(ctx, false)
@@ -180,36 +185,18 @@ func resultLabel(err error) string {
 func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Result, error) {
 	var res Result
 	// 1. Refuse what no run can have.
-	if problems := problems(ev); len(problems) > 0 {
-		return res, newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
-	}
-	if ev.Replay != nil && !e.Replayable() {
-		// the SPI's request has no seed and no clock to pass on
-		return res, newUntyped(ErrInvalidInput, "a replayable run needs a backend that reports its runs whole (spi.Reporter); this one takes the SPI's request alone", nil, false)
-	}
-	if !ev.ScriptRef.IsZero() && !e.ScriptStore() {
-		return res, notRun(NoScriptStore, ev.ScriptRef, newUntyped(ErrNoScriptStore, ev.ScriptRef.String(), nil, false))
+	if err := e.admit(ev); err != nil {
+		return res, err
 	}
 	// 2. Answer what no retry can change before anything is fetched, and
 	// run a limit above its maximum at the maximum.
 	ev.Limits = e.clamp(ev.Limits)
 	res.Usage.MemoryLimitBytes = ev.Limits.MemoryBytes
-	input := ev.Input
-	if len(input) == 0 {
-		input = jsontext.Text("null")
-	}
 	scriptBytes := int64(-1) // by reference: the fetch bounds it
 	if ev.ScriptRef.IsZero() {
 		scriptBytes = int64(len(ev.Script))
 	}
-	if o, settled := e.bounds().Settled(scriptBytes, ev.Limits.MemoryBytes, int64(len(input))); settled {
-		// the backend's vocabulary has the answer, and the caller, not a
-		// retry, is what can change it
-		res.Outcome = o
-		if ev.Answer == AnswerOutcome {
-			return res, nil
-		}
-		_, err := e.interpret(o)
+	if settled, err := e.settle(ev, scriptBytes, &res); settled {
 		return res, err
 	}
 	// 3. The script: sent by value, or fetched, verified and bounded.
@@ -223,9 +210,55 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 		}
 		script, res.ScriptBytes = string(b), len(b)
 	}
-	// 4, 5. Call the backend, racing the caller and the deadline, and
-	// validate the outcome.
-	req := spi.RunRequest{Request: spi.Request{Script: script, InputJSON: string(input), Limits: ev.Limits}, CaptureLogs: ev.CaptureLogs, Replay: ev.Replay}
+	return e.callAndDecide(ctx, ev, script, timing, r, res)
+}
+
+// admit refuses what no run of ev can have: step 1.
+func (e *Effect) admit(ev Evaluation) error {
+	if problems := problems(ev); len(problems) > 0 {
+		return newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
+	}
+	if ev.Replay != nil && !e.Replayable() {
+		// the SPI's request has no seed and no clock to pass on
+		return newUntyped(ErrInvalidInput, "a replayable run needs a backend that reports its runs whole (spi.Reporter); this one takes the SPI's request alone", nil, false)
+	}
+	if !ev.ScriptRef.IsZero() && !e.ScriptStore() {
+		return notRun(NoScriptStore, ev.ScriptRef, newUntyped(ErrNoScriptStore, ev.ScriptRef.String(), nil, false))
+	}
+	return nil
+}
+
+// input is ev's input text, null when it has none.
+func input(ev Evaluation) jsontext.Text {
+	if len(ev.Input) == 0 {
+		return jsontext.Text("null")
+	}
+	return ev.Input
+}
+
+// settle answers, in res, what no retry can change for ev (whose limits are
+// clamped), when the backend's vocabulary has the answer without a run:
+// step 2. scriptBytes is -1 for a script whose fetch bounds it.
+func (e *Effect) settle(ev Evaluation, scriptBytes int64, res *Result) (bool, error) {
+	o, settled := e.bounds().Settled(scriptBytes, ev.Limits.MemoryBytes, int64(len(input(ev))))
+	if !settled {
+		return false, nil
+	}
+	// the caller, not a retry, is what can change it
+	res.Outcome = o
+	if ev.Answer == AnswerOutcome {
+		return true, nil
+	}
+	_, err := e.interpret(o)
+	return true, err
+}
+
+// callAndDecide calls the backend with script and ev's input, racing the
+// caller and the deadline, validates its outcome (steps 4, 5) and answers
+// as ev asks (6 to 9), adding to res, which holds what the evaluation
+// reached before.
+func (e *Effect) callAndDecide(ctx context.Context, ev Evaluation, script string, timing spi.Timing, r *running, res Result) (Result, error) {
+	req := spi.RunRequest{Request: spi.Request{Script: script, InputJSON: string(input(ev)), Limits: ev.Limits}, CaptureLogs: ev.CaptureLogs, Replay: ev.Replay}
 	rep, err := e.caller.call(ctx, req, timing, label(ev), r)
 	res.Logs = rep.Logs
 	res.Usage = withEffectSteps(rep.Usage, res.Usage)

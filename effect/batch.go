@@ -1,0 +1,159 @@
+package effect
+
+import (
+	"context"
+	"errors"
+
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
+)
+
+// Prepared is one evaluation's script, admitted, read and verified once,
+// for runs over many inputs (RunPrepared, Batch): what every run of the
+// same script under the same limits shares.
+type Prepared struct {
+	ev     Evaluation // its limits clamped; its input is each run's own
+	script string
+	timing spi.Timing
+	// Fetch and Verify are when the script was read from the store and
+	// checked against its reference: zero for a script sent by value.
+	Fetch, Verify Interval
+	// ScriptBytes is the length of the script that was fetched.
+	ScriptBytes int
+}
+
+// Prepare does, once, what Run does before a run that does not depend on
+// the input: refuses what no run of ev can have, runs a limit above its
+// maximum at the maximum, and reads the script, fetched by its reference,
+// verified and bounded, or as it was sent. ev's Input is ignored. Its
+// errors are Run's for those steps: an error of the *NotRunError kinds for
+// a script that cannot be run (missing, too large, unreadable), and
+// ErrInvalidInput for a field no run can have.
+func (e *Effect) Prepare(ctx context.Context, ev Evaluation) (*Prepared, error) {
+	if err := e.admit(ev); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, notRun(Stopped, ev.ScriptRef, cancelled(ctx, true))
+	}
+	ev.Limits = e.clamp(ev.Limits)
+	ev.Input = nil
+	p := &Prepared{ev: ev, script: ev.Script, timing: e.caller.timing(ev.Limits.WallClock)}
+	if !ev.ScriptRef.IsZero() {
+		var res Result
+		b, err := e.fetch(ctx, ev.ScriptRef, p.timing, &res)
+		p.Fetch, p.Verify = res.Fetch, res.Verify
+		if err != nil {
+			return nil, err
+		}
+		p.script, p.ScriptBytes = string(b), len(b)
+	}
+	return p, nil
+}
+
+// RunPrepared is Run of the prepared evaluation with input as its input:
+// a fresh run under its limits, answered as Run answers it (the answers no
+// retry can change included), except that the script is not read again:
+// its Result's Fetch, Verify and usage phases of them are zero (they are
+// the Prepared's).
+func (e *Effect) RunPrepared(ctx context.Context, p *Prepared, input jsontext.Text) (Result, error) {
+	ev := p.ev
+	ev.Input = input
+	return e.runWith(ctx, ev, func(r *running) (Result, error) {
+		var res Result
+		res.Usage.MemoryLimitBytes = ev.Limits.MemoryBytes
+		res.ScriptBytes = p.ScriptBytes
+		scriptBytes := int64(-1) // by reference: the fetch bounded it
+		if ev.ScriptRef.IsZero() {
+			scriptBytes = int64(len(ev.Script))
+		}
+		if settled, err := e.settle(ev, scriptBytes, &res); settled {
+			return res, err
+		}
+		return e.callAndDecide(ctx, ev, p.script, p.timing, r, res)
+	})
+}
+
+// Item is one input's answer in a batch: its index among the inputs and
+// what RunPrepared answered for it alone; or, NotRun, that the batch
+// stopped before the input's run could end (the batch's context ended, or
+// its answers could no longer be delivered), so that the input can be sent
+// again as it was.
+type Item struct {
+	Index  int
+	Result Result
+	Err    error
+	NotRun bool
+}
+
+// Batch runs the prepared evaluation over each input, each in a run of its
+// own (RunPrepared), at most parallel at once (at least one), and calls
+// emit with each input's Item in the inputs' order, from the calling
+// goroutine. A run that ends before an earlier one waits for it: with the
+// runs in progress, at most parallel answers are held at any time, so a
+// batch of any length holds a bounded window of them.
+//
+// When ctx ends, the inputs not yet started are not run, and they and the
+// runs it stopped are emitted NotRun; an answer that ended before is
+// emitted as it is. When emit returns an error (the answers cannot be
+// delivered), nothing more is emitted, the runs in progress are stopped,
+// and Batch returns that error once they have; otherwise it returns nil,
+// once every input has been emitted.
+func (e *Effect) Batch(ctx context.Context, p *Prepared, inputs []jsontext.Text, parallel int, emit func(Item) error) error {
+	parallel = max(parallel, 1)
+	bctx, stop := context.WithCancel(ctx)
+	defer stop()
+	type answer struct {
+		Item
+		started bool // holds a slot until it is emitted
+	}
+	answers := make([]chan answer, len(inputs))
+	for i := range answers {
+		answers[i] = make(chan answer, 1)
+	}
+	slots := make(chan struct{}, parallel)
+	go func() {
+		for i, in := range inputs {
+			acquired := false
+			select {
+			case slots <- struct{}{}:
+				acquired = true
+			case <-bctx.Done():
+			}
+			if bctx.Err() != nil {
+				if acquired { // taken in the same moment: given back
+					<-slots
+				}
+				for j := i; j < len(inputs); j++ {
+					answers[j] <- answer{Item: Item{Index: j, NotRun: true}}
+				}
+				return
+			}
+			go func() {
+				res, err := e.RunPrepared(bctx, p, in)
+				answers[i] <- answer{Item: Item{Index: i, Result: res, Err: err, NotRun: stoppedBy(bctx, err)}, started: true}
+			}()
+		}
+	}()
+	var failed error
+	for i := range answers {
+		a := <-answers[i]
+		if a.started {
+			<-slots
+		}
+		if failed != nil {
+			continue // drained: every run has returned when Batch does
+		}
+		if err := emit(a.Item); err != nil {
+			failed = err
+			stop()
+		}
+	}
+	return failed
+}
+
+// stoppedBy reports whether err is a run's end by ctx: a cancellation,
+// once ctx has ended, rather than the run's own answer.
+func stoppedBy(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}

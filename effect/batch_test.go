@@ -1,0 +1,269 @@
+package effect_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
+)
+
+// adder answers input.x + 1 for an input {"x": n}, after wait(n) (which
+// may block on the run's context), counting the runs in progress.
+type adder struct {
+	wait            func(ctx context.Context, n int) error
+	running, peak   atomic.Int32
+	calls           atomic.Int32
+	mu              sync.Mutex
+	scriptsReceived map[string]int
+}
+
+func (a *adder) Capabilities() spi.Capabilities { return safeCaps }
+
+func (a *adder) Evaluate(ctx context.Context, req spi.Request) (spi.Outcome, error) {
+	a.calls.Add(1)
+	n := a.running.Add(1)
+	defer a.running.Add(-1)
+	for p := a.peak.Load(); n > p && !a.peak.CompareAndSwap(p, n); p = a.peak.Load() {
+	}
+	a.mu.Lock()
+	if a.scriptsReceived == nil {
+		a.scriptsReceived = map[string]int{}
+	}
+	a.scriptsReceived[req.Script]++
+	a.mu.Unlock()
+	var in struct{ X int }
+	if err := json.Unmarshal([]byte(req.InputJSON), &in); err != nil {
+		return spi.Outcome{}, err
+	}
+	if a.wait != nil {
+		if err := a.wait(ctx, in.X); err != nil {
+			return spi.Outcome{}, err
+		}
+	}
+	if in.X < 0 {
+		return spi.Threw(ptr("RangeError"), "negative "+strconv.Itoa(in.X)), nil
+	}
+	return spi.OK([]byte(strconv.Itoa(in.X + 1))), nil
+}
+
+func inputs(n int) []jsontext.Text {
+	in := make([]jsontext.Text, n)
+	for i := range in {
+		in[i] = jsontext.Text(fmt.Sprintf(`{"x":%d}`, i))
+	}
+	return in
+}
+
+func prepared(t *testing.T, e *effect.Effect) *effect.Prepared {
+	t.Helper()
+	p, err := e.Prepare(context.Background(), effect.Evaluation{ScriptRef: testRef, Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 64 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// One script, many inputs: fetched and verified once, each input its own
+// run, the answers in the inputs' order whatever order the runs end in,
+// never more runs at once than asked for, and a run's own failure is its
+// answer while the batch goes on.
+func TestBatchAnswersInOrderFromOneFetch(t *testing.T) {
+	reader := newReader(testScript)
+	a := &adder{wait: func(ctx context.Context, n int) error {
+		time.Sleep(time.Duration((n*7)%5) * time.Millisecond) // later inputs often end first
+		return nil
+	}}
+	e := mustNew(t, reader, a, effect.Options{})
+	in := inputs(40)
+	in[13] = jsontext.Text(`{"x":-13}`)
+	var got []effect.Item
+	err := e.Batch(context.Background(), prepared(t, e), in, 4, func(it effect.Item) error {
+		got = append(got, it)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(in) {
+		t.Fatalf("%d answers for %d inputs", len(got), len(in))
+	}
+	for i, it := range got {
+		switch {
+		case it.Index != i || it.NotRun:
+			t.Errorf("answer %d: index %d, not run %v", i, it.Index, it.NotRun)
+		case i == 13:
+			if f := asFailure(t, it.Err); f.Channel != effect.ChannelScriptError || f.Message != "negative -13" {
+				t.Errorf("answer 13: %+v", f)
+			}
+		case it.Err != nil || string(it.Result.Value) != strconv.Itoa(i+1):
+			t.Errorf("answer %d: %s, %v", i, it.Result.Value, it.Err)
+		}
+	}
+	if n := reader.Calls(); n != 1 {
+		t.Errorf("the script was read %d times for one batch", n)
+	}
+	if n := a.calls.Load(); n != int32(len(in)) {
+		t.Errorf("%d runs for %d inputs", n, len(in))
+	}
+	if p := a.peak.Load(); p > 4 || p < 2 {
+		t.Errorf("at most %d runs at once, asked for 4", p)
+	}
+	if len(a.scriptsReceived) != 1 || a.scriptsReceived[testScript] != len(in) {
+		t.Errorf("the backend received scripts %v", a.scriptsReceived)
+	}
+}
+
+// A slow first input holds the window: while its answer is awaited, no
+// more runs start than the batch's parallelism, so the answers held stay
+// bounded however long the batch is.
+func TestBatchHoldsABoundedWindow(t *testing.T) {
+	release := make(chan struct{})
+	a := &adder{wait: func(ctx context.Context, n int) error {
+		if n == 0 {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}}
+	e := mustNew(t, newReader(testScript), a, effect.Options{})
+	done := make(chan error, 1)
+	var emitted atomic.Int32
+	go func() {
+		done <- e.Batch(context.Background(), prepared(t, e), inputs(100), 3, func(effect.Item) error {
+			emitted.Add(1)
+			return nil
+		})
+	}()
+	// the other two slots' runs end at once; nothing else may start
+	deadline := time.Now().Add(10 * time.Second)
+	for a.calls.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // room for a wrong start to show
+	if n, m := a.calls.Load(), emitted.Load(); n != 3 || m != 0 {
+		t.Fatalf("while the first run holds: %d runs started, %d answers emitted; want 3 and 0", n, m)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := emitted.Load(); n != 100 {
+		t.Fatalf("%d answers emitted", n)
+	}
+}
+
+// When the batch's context ends, nothing is lost: every input is answered
+// once, the ones that ran with their answers and the others not run, the
+// runs in progress stopped, and Batch returns once they have.
+func TestBatchStoppedReportsWhatDidNotRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &adder{wait: func(ctx context.Context, n int) error {
+		if n >= 10 {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}}
+	e := mustNew(t, newReader(testScript), a, effect.Options{})
+	var got []effect.Item
+	err := e.Batch(ctx, prepared(t, e), inputs(50), 2, func(it effect.Item) error {
+		got = append(got, it)
+		if it.Index == 9 {
+			go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 50 {
+		t.Fatalf("%d answers for 50 inputs", len(got))
+	}
+	for i, it := range got {
+		wantRun := i < 10
+		if it.Index != i || it.NotRun == wantRun || wantRun && string(it.Result.Value) != strconv.Itoa(i+1) {
+			t.Errorf("answer %d: index %d, not run %v, value %s, err %v", i, it.Index, it.NotRun, it.Result.Value, it.Err)
+		}
+	}
+	if n := a.running.Load(); n != 0 {
+		t.Errorf("%d runs still in progress after Batch returned", n)
+	}
+	if n := a.calls.Load(); n > 12 {
+		t.Errorf("%d runs started; the batch went on after it stopped", n)
+	}
+}
+
+// When the answers cannot be delivered, the batch stops: nothing more is
+// emitted, no run is left going, and Batch says why.
+func TestBatchStopsWhenEmitFails(t *testing.T) {
+	a := &adder{wait: func(ctx context.Context, n int) error {
+		select {
+		case <-time.After(time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	e := mustNew(t, newReader(testScript), a, effect.Options{})
+	gone := errors.New("the client left")
+	emitted := 0
+	err := e.Batch(context.Background(), prepared(t, e), inputs(200), 4, func(it effect.Item) error {
+		emitted++
+		if it.Index == 5 {
+			return gone
+		}
+		return nil
+	})
+	if !errors.Is(err, gone) || emitted != 6 {
+		t.Fatalf("Batch: %v after %d answers; want the emit's error after 6", err, emitted)
+	}
+	if n := a.running.Load(); n != 0 {
+		t.Errorf("%d runs still in progress after Batch returned", n)
+	}
+	if n := a.calls.Load(); n > 6+4 {
+		t.Errorf("%d runs started for 6 answers delivered", n)
+	}
+}
+
+// A script that cannot be read is the batch's answer before any run, as it
+// would be of a single evaluation; and each run answers what no retry can
+// change (an input over the maximum) as Run does.
+func TestPrepareAndTheAnswersOfOneInput(t *testing.T) {
+	a := &adder{}
+	e := mustNew(t, newReader(), a, effect.Options{})
+	_, err := e.Prepare(context.Background(), effect.Evaluation{ScriptRef: testRef, Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}})
+	var nr *effect.NotRunError
+	if !errors.As(err, &nr) || nr.Reason != effect.ScriptNotFound || a.calls.Load() != 0 {
+		t.Fatalf("Prepare of a missing script: %v, %d runs", err, a.calls.Load())
+	}
+
+	e = mustNew(t, newReader(testScript), a, effect.Options{MaxInputBytes: 16})
+	p := prepared(t, e)
+	res, err := e.RunPrepared(context.Background(), p, jsontext.Text(`{"x":1}`))
+	if err != nil || string(res.Value) != "2" {
+		t.Fatalf("a run: %s, %v", res.Value, err)
+	}
+	if res.Usage.Fetch != 0 || res.Usage.Verify != 0 || p.Fetch.Start.IsZero() || p.ScriptBytes != len(testScript) {
+		t.Errorf("the read is the prepared script's, not the run's: run %+v, prepared %+v", res.Usage, p)
+	}
+	_, err = e.RunPrepared(context.Background(), p, jsontext.Text(`{"x":1,"pad":"0123456789"}`))
+	if f := asFailure(t, err); f.Channel != effect.ChannelInputTooLarge {
+		t.Errorf("an input over the maximum: %+v", f)
+	}
+	if n := a.calls.Load(); n != 1 {
+		t.Errorf("%d runs; the input over the maximum must not run", n)
+	}
+}
