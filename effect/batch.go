@@ -63,11 +63,7 @@ func (e *Effect) RunPrepared(ctx context.Context, p *Prepared, input jsontext.Te
 		var res Result
 		res.Usage.MemoryLimitBytes = ev.Limits.MemoryBytes
 		res.ScriptBytes = p.ScriptBytes
-		scriptBytes := int64(-1) // by reference: the fetch bounded it
-		if ev.ScriptRef.IsZero() {
-			scriptBytes = int64(len(ev.Script))
-		}
-		if settled, err := e.settle(ev, scriptBytes, &res); settled {
+		if settled, err := e.settle(ev, &res); settled {
 			return res, err
 		}
 		return e.callAndDecide(ctx, ev, p.script, p.timing, r, res)

@@ -192,11 +192,7 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 	// run a limit above its maximum at the maximum.
 	ev.Limits = e.clamp(ev.Limits)
 	res.Usage.MemoryLimitBytes = ev.Limits.MemoryBytes
-	scriptBytes := int64(-1) // by reference: the fetch bounds it
-	if ev.ScriptRef.IsZero() {
-		scriptBytes = int64(len(ev.Script))
-	}
-	if settled, err := e.settle(ev, scriptBytes, &res); settled {
+	if settled, err := e.settle(ev, &res); settled {
 		return res, err
 	}
 	// 3. The script: sent by value, or fetched, verified and bounded.
@@ -238,8 +234,13 @@ func input(ev Evaluation) jsontext.Text {
 
 // settle answers, in res, what no retry can change for ev (whose limits are
 // clamped), when the backend's vocabulary has the answer without a run:
-// step 2. scriptBytes is -1 for a script whose fetch bounds it.
-func (e *Effect) settle(ev Evaluation, scriptBytes int64, res *Result) (bool, error) {
+// step 2. A script sent by value is bounded here; one by reference, by its
+// fetch.
+func (e *Effect) settle(ev Evaluation, res *Result) (bool, error) {
+	scriptBytes := int64(-1) // by reference: the fetch bounds it
+	if ev.ScriptRef.IsZero() {
+		scriptBytes = int64(len(ev.Script))
+	}
 	o, settled := e.bounds().Settled(scriptBytes, ev.Limits.MemoryBytes, int64(len(input(ev))))
 	if !settled {
 		return false, nil
