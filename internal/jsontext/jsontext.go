@@ -654,14 +654,17 @@ func Unquote(raw []byte) string {
 	return string(s)
 }
 
+// shortBytes is the most of a value's text a message shows (QuoteShort,
+// ShowValue).
+const shortBytes = 64
+
 // QuoteShort quotes s (Go syntax) for a message, cut so that hostile text
 // cannot make the message large. A lone surrogate (WTF-8) is written as its
 // \uXXXX escape, the way JSON and JavaScript write it.
 func QuoteShort(s string) string {
-	const max = 64
 	ellipsis := ""
-	if len(s) > max {
-		cut := max
+	if len(s) > shortBytes {
+		cut := shortBytes
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}

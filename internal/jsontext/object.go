@@ -121,7 +121,7 @@ func ShowValue(raw []byte) string {
 	case 't', 'f', 'n':
 		return string(raw)
 	}
-	if q := QuoteShort(string(raw)); len(q) == len(raw)+2 {
+	if len(raw) <= shortBytes { // a number's text needs no quoting
 		return "the number " + string(raw)
 	}
 	return "a number of " + strconv.Itoa(len(raw)) + " characters"
