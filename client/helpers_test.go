@@ -114,7 +114,13 @@ var defaultLimits = spi.Limits{WallClock: 2 * time.Second, MemoryBytes: 32 << 20
 
 func evalT(t *testing.T, c *client.Client) spi.Outcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	return evalWithin(t, c, 20*time.Second)
+}
+
+// evalWithin is evalT with a bound of its own on the whole call.
+func evalWithin(t *testing.T, c *client.Client, bound time.Duration) spi.Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	o, err := c.Evaluate(ctx, spi.Request{Script: "input", InputJSON: `{"a":1}`, Limits: defaultLimits})
 	if err != nil {
