@@ -51,6 +51,22 @@ func TestMain(m *testing.M) {
 }
 
 // startService runs the binary's `serve` with env on a free port.
+// postEvaluation sends body to the service's POST /v1/evaluations and
+// returns its answer, which must be a 200.
+func postEvaluation(t *testing.T, url, body string) []byte {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/evaluations", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("the server answered %d %s", resp.StatusCode, answer)
+	}
+	return answer
+}
+
 func startService(t *testing.T, env ...string) *servicetest.Process {
 	t.Helper()
 	mustBinary(t)
@@ -488,16 +504,7 @@ func TestEvalAnswersAsTheServer(t *testing.T) {
 	s := startService(t, "STORE_URL="+store)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resp, err := http.Post(s.URL+"/v1/evaluations", "application/json",
-				strings.NewReader(`{"scriptRef":"`+refs[files[i]]+`","input":`+c.input+`,"limits":{"memoryBytes":`+c.memory+`}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			server, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				t.Fatalf("the server answered %d %s", resp.StatusCode, server)
-			}
+			server := postEvaluation(t, s.URL, `{"scriptRef":"`+refs[files[i]]+`","input":`+c.input+`,"limits":{"memoryBytes":`+c.memory+`}}`)
 			for _, script := range []string{files[i], refs[files[i]]} {
 				cmd := exec.Command(bin, "eval", "-memory", c.memory, "-input-file", "-", script)
 				cmd.Env = append(os.Environ(), "STORE_URL="+store)
@@ -565,16 +572,7 @@ func TestEvalLimitsAsTheServer(t *testing.T) {
 	s := startService(t, env...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Post(s.URL+"/v1/evaluations", "application/json",
-				strings.NewReader(`{"scriptRef":"`+refs[tc.script]+`","input":null,"limits":`+tc.limits+`}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			server, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				t.Fatalf("the server answered %d %s", resp.StatusCode, server)
-			}
+			server := postEvaluation(t, s.URL, `{"scriptRef":"`+refs[tc.script]+`","input":null,"limits":`+tc.limits+`}`)
 			file := files[tc.script]
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -582,7 +580,7 @@ func TestEvalLimitsAsTheServer(t *testing.T) {
 			cmd.Env = append(os.Environ(), env...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err = cmd.Run()
+			err := cmd.Run()
 			var exit *exec.ExitError
 			if ctx.Err() != nil || err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
 				t.Fatalf("eval %q: %v (%v)\n%s%s", tc.flags, err, ctx.Err(), stdout.String(), stderr.String())
