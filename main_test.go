@@ -52,17 +52,12 @@ func TestMain(m *testing.M) {
 
 // startService runs the binary's `serve` with env on a free port.
 // postEvaluation sends body to the service's POST /v1/evaluations and
-// returns its answer, which must be a 200.
+// returns its answer whole, which must be a 200.
 func postEvaluation(t *testing.T, url, body string) []byte {
 	t.Helper()
-	resp, err := http.Post(url+"/v1/evaluations", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	answer, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("the server answered %d %s", resp.StatusCode, answer)
+	code, answer := postRaw(t, url+"/v1/evaluations", body)
+	if code != http.StatusOK {
+		t.Fatalf("the server answered %d %s", code, answer)
 	}
 	return answer
 }
@@ -78,16 +73,23 @@ func startService(t *testing.T, env ...string) *servicetest.Process {
 // run, and the tests compare what the script answered.
 func post(t *testing.T, url, body string) (int, string) {
 	t.Helper()
+	code, b := postRaw(t, url, body)
+	if code == http.StatusOK {
+		return code, withoutUsage(t, url, b)
+	}
+	return code, strings.TrimSpace(string(b))
+}
+
+// postRaw sends body as JSON and returns the status and the answer as sent.
+func postRaw(t *testing.T, url, body string) (int, []byte) {
+	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusOK {
-		return resp.StatusCode, withoutUsage(t, url, b)
-	}
-	return resp.StatusCode, strings.TrimSpace(string(b))
+	return resp.StatusCode, b
 }
 
 // withoutUsage is an evaluation route's 200 answer without its usage member
