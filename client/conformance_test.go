@@ -58,7 +58,7 @@ func TestConformanceThroughTheClient(t *testing.T) {
 		// bounds how long the client may take to carry an answer, and a
 		// client that never carries one fails at any grace. Composition
 		// carries a 5 MiB message (about 29 MB of JSON) back through the
-		// client under the race detector: about 10 s of CPU, which on two
+		// client under the race detector: about 14 s of CPU, which on two
 		// cores kept busy by other work took over a minute.
 		BackendGrace: 5 * time.Minute,
 	})

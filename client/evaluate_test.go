@@ -630,7 +630,7 @@ func TestEvaluateReadsAnyValueTheServiceCanMake(t *testing.T) {
 	value := `"` + strings.Repeat("v", client.DefaultMaxResponseBytes) + `"`
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, `{"ok":true,"value":`+value+`}`) })
 	// The deadline only stops a hang: reading and checking 64 MiB of JSON
-	// takes about 2 s quiet under the race detector, and past 15 s on two
+	// takes about 6 s quiet under the race detector, and past 15 s on two
 	// cores kept busy by other work.
 	o := evalWithin(t, dial(t, f.URL), 3*time.Minute) // capsDoc's maxMemoryBytes is 256 MiB
 	if !o.OK || len(o.Value) != len(value) {
