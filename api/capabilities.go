@@ -74,6 +74,7 @@ type Limits struct {
 	MaxRequestBytes    int64         // maxRequestBytes
 	MaxHeaderBytes     int64         // maxHeaderBytes
 	MaxConcurrent      int64         // maxConcurrent
+	MaxBatchItems      int64         // maxBatchItems
 	RequestTimeout     time.Duration // requestTimeoutMs
 	Raw                []byte
 }
@@ -127,6 +128,7 @@ func AppendInfo(dst []byte, in Info) []byte {
 		{"maxInputBytes", l.MaxInputBytes}, {"maxOutputBytes", l.MaxOutputBytes}, {"maxScriptBytes", l.MaxScriptBytes},
 		{"maxRequestBytes", l.MaxRequestBytes}, {"maxHeaderBytes", l.MaxHeaderBytes},
 		{"maxConcurrent", l.MaxConcurrent}, {"requestTimeoutMs", l.RequestTimeout.Milliseconds()},
+		{"maxBatchItems", l.MaxBatchItems},
 	} {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -207,6 +209,7 @@ func DecodeInfo(body []byte) (Info, error) {
 		lim.MaxRequestBytes, _ = l.Count("maxRequestBytes", false)
 		lim.MaxHeaderBytes, _ = l.Count("maxHeaderBytes", false)
 		lim.MaxConcurrent, _ = l.Count("maxConcurrent", false)
+		lim.MaxBatchItems, _ = l.Count("maxBatchItems", false)
 		lim.RequestTimeout = ms("requestTimeoutMs")
 		l.Skip()
 		raw, _ := obj.Take("limits", false)

@@ -52,10 +52,25 @@ func (p *Problem) where() string {
 // answers with; limits or an input outside the server's bounds are the
 // effect's to answer.
 func DecodeEvaluationRequest(body []byte, l Limits) (spi.Evaluation, error) {
-	b, refused := readRequest(body, EvaluationMembers())
+	b, refused := readRequest(body, EvaluationMembers(), 0)
 	if refused != nil {
 		return spi.Evaluation{}, refused
 	}
+	ev, refused := b.byReference(l)
+	if refused != nil {
+		return spi.Evaluation{}, refused
+	}
+	ev.Input = jsontext.Text("null")
+	if raw, ok := b.top["input"]; ok {
+		ev.Input = jsontext.Text(raw) // a value of the body readRequest accepted
+	}
+	return ev, nil
+}
+
+// byReference reads the members of a request for the effect's decision
+// on a script by reference, all but its input (or inputs): the reference,
+// the limits, the shape check, captureLogs and determinism.
+func (b bodyMembers) byReference(l Limits) (spi.Evaluation, *Problem) {
 	ev := spi.Evaluation{Answer: spi.AnswerChannel}
 	var err error
 	scriptRef, ok := b.str("scriptRef")
@@ -65,10 +80,7 @@ func DecodeEvaluationRequest(body []byte, l Limits) (spi.Evaluation, error) {
 	if ev.ScriptRef, err = contentref.ParseRef(scriptRef); err != nil {
 		return spi.Evaluation{}, refuse(ProblemBadReference, "scriptRef: "+err.Error()).WithField("scriptRef")
 	}
-	ev.Input = jsontext.Text("null")
-	if raw, ok := b.top["input"]; ok {
-		ev.Input = jsontext.Text(raw) // a value of the body readRequest accepted
-	}
+	var refused *Problem
 	if ev.Limits, refused = decodeLimits(b.limits, l); refused != nil {
 		return spi.Evaluation{}, refused
 	}
@@ -94,7 +106,7 @@ func DecodeEvaluationRequest(body []byte, l Limits) (spi.Evaluation, error) {
 // outcomes no retry can change (docs/spi.md, "Answers no retry can
 // change").
 func DecodeSandboxRequest(body []byte, l Limits) (spi.Evaluation, error) {
-	b, refused := readRequest(body, SandboxMembers())
+	b, refused := readRequest(body, SandboxMembers(), 0)
 	if refused != nil {
 		return spi.Evaluation{}, refused
 	}
@@ -163,16 +175,19 @@ func (b bodyMembers) replay() (*spi.Replay, *Problem) {
 }
 
 // bodyMembers is a body read in its one pass: the text of each member of the
-// top-level object and of its "limits" and "determinism" objects. A member
-// that is null is absent.
+// top-level object and of its "limits" and "determinism" objects, and each
+// element of its "inputs" array. A member that is null is absent.
 type bodyMembers struct {
 	top, limits, determinism map[string][]byte
+	inputs                   []jsontext.Text
 }
 
 // readRequest reads body once: its syntax, UTF-8, duplicate keys, unknown
 // fields, that it is an object, and the JSON type of each member, reported
-// in that order.
-func readRequest(body []byte, top []Member) (bodyMembers, *Problem) {
+// in that order. A body with more than maxInputs elements in its "inputs"
+// array (a member of a batch's body only) is refused with the 413 that
+// names maxBatchItems, as soon as the one too many is read.
+func readRequest(body []byte, top []Member, maxInputs int64) (bodyMembers, *Problem) {
 	b := bodyMembers{top: map[string][]byte{}, limits: map[string][]byte{}, determinism: map[string][]byte{}}
 	var typeErr *Problem // the first member of the wrong type
 	fieldsAt := func(path jsontext.Path) (parent string, fields []Member) {
@@ -187,6 +202,16 @@ func readRequest(body []byte, top []Member) (bodyMembers, *Problem) {
 		return "", nil
 	}
 	err := jsontext.Check(body, jsontext.Options{
+		Element: func(path jsontext.Path, at int, raw []byte) error {
+			if len(path) != 2 || path[0].Index >= 0 || path[0].Key != "inputs" {
+				return nil
+			}
+			if int64(len(b.inputs)) >= maxInputs {
+				return tooManyInputs(maxInputs).at(body, at)
+			}
+			b.inputs = append(b.inputs, jsontext.Text(raw))
+			return nil
+		},
 		Key: func(path jsontext.Path, keyAt int) error {
 			parent, fields := fieldsAt(path)
 			if fields == nil {
@@ -269,6 +294,8 @@ func wrongType(body []byte, f Member, at int, raw []byte) *Problem {
 		want = "a boolean"
 	case f.Type == ObjectType && raw[0] != '{':
 		want = "an object"
+	case f.Type == ArrayType && raw[0] != '[':
+		want = "an array"
 	default:
 		return nil
 	}

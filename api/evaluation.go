@@ -86,6 +86,16 @@ func DecodeEvaluation(body []byte) (EvaluationResponse, error) {
 // too, so that the two are the same bytes. Any other error of the run is
 // returned as it is: it is not an answer of the route.
 func AppendEvaluationResult(dst []byte, value json.RawMessage, logs *string, usage spi.Usage, err error) ([]byte, error) {
+	resp, err := EvaluationResult(value, logs, usage, err)
+	if err != nil {
+		return dst, err
+	}
+	return AppendEvaluation(dst, resp)
+}
+
+// EvaluationResult is the answer AppendEvaluationResult writes, or the
+// error that is no answer of the route.
+func EvaluationResult(value json.RawMessage, logs *string, usage spi.Usage, err error) (EvaluationResponse, error) {
 	resp := EvaluationResponse{Logs: logs, Usage: &usage}
 	var f *spi.Failure
 	switch {
@@ -94,9 +104,9 @@ func AppendEvaluationResult(dst []byte, value json.RawMessage, logs *string, usa
 	case errors.As(err, &f):
 		resp.Failure = f
 	default:
-		return dst, err
+		return EvaluationResponse{}, err
 	}
-	return AppendEvaluation(dst, resp)
+	return resp, nil
 }
 
 // InputTooLargeAnswer is POST /v1/evaluations' answer for an input over

@@ -168,7 +168,7 @@ func TestGoldenCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Capabilities.Network != spi.NetworkNone || !info.Idempotent || info.Limits.MaxRequestBytes != 16<<20 || info.Limits.MaxConcurrent != 1 {
+	if info.Capabilities.Network != spi.NetworkNone || !info.Idempotent || info.Limits.MaxRequestBytes != 16<<20 || info.Limits.MaxConcurrent != 1 || info.Limits.MaxBatchItems != 1000 {
 		t.Errorf("decoded %+v", info)
 	}
 	if out := api.AppendInfo(nil, info); !bytes.Equal(out, doc) {

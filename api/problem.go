@@ -20,6 +20,7 @@ const (
 	ProblemRequestTooLarge      ProblemType = "request-too-large"
 	ProblemHeaderTooLarge       ProblemType = "header-too-large"
 	ProblemScriptTooLarge       ProblemType = "script-too-large"
+	ProblemTooManyInputs        ProblemType = "too-many-inputs"
 	ProblemMalformedJSON        ProblemType = "malformed-json"
 	ProblemUnknownField         ProblemType = "unknown-field"
 	ProblemDuplicateKey         ProblemType = "duplicate-key"
@@ -77,6 +78,7 @@ var problemSpecs = map[ProblemType]ProblemSpec{
 	ProblemRequestTooLarge:      {Status: http.StatusRequestEntityTooLarge, Title: "Request body too large"},
 	ProblemHeaderTooLarge:       {Status: http.StatusRequestHeaderFieldsTooLarge, Title: "Request header fields too large"},
 	ProblemScriptTooLarge:       {Status: http.StatusRequestEntityTooLarge, Title: "Script too large"},
+	ProblemTooManyInputs:        {Status: http.StatusRequestEntityTooLarge, Title: "Too many inputs"},
 	ProblemMalformedJSON:        {Status: http.StatusBadRequest, Title: "Malformed JSON"},
 	ProblemUnknownField:         {Status: http.StatusBadRequest, Title: "Unknown field"},
 	ProblemDuplicateKey:         {Status: http.StatusBadRequest, Title: "Duplicate key"},

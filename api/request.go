@@ -19,6 +19,7 @@ const (
 	StringType
 	BooleanType
 	ObjectType
+	ArrayType
 )
 
 // Member is a member a request object accepts.
@@ -158,14 +159,9 @@ func AppendEvaluationRequest(dst []byte, r Request) ([]byte, error) {
 	w := requestWriter{append(dst, '{')}
 	w.str("scriptRef", r.ScriptRef)
 	w.name("input")
-	if r.Input == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		var in bytes.Buffer
-		if err := json.Compact(&in, r.Input); err != nil {
-			return nil, fmt.Errorf("api: input: %w", err)
-		}
-		w.b = append(w.b, in.Bytes()...)
+	var err error
+	if w.b, err = appendCompact(w.b, r.Input); err != nil {
+		return nil, fmt.Errorf("api: input: %w", err)
 	}
 	w.limits(r.Limits)
 	if r.ExpectedOutputShapeHash != "" {
@@ -177,6 +173,19 @@ func AppendEvaluationRequest(dst []byte, r Request) ([]byte, error) {
 	}
 	w.replay(r.Replay)
 	return append(w.b, '}'), nil
+}
+
+// appendCompact writes the JSON text in without its insignificant white
+// space after dst; nil writes null.
+func appendCompact(dst []byte, in json.RawMessage) ([]byte, error) {
+	if in == nil {
+		return append(dst, "null"...), nil
+	}
+	b := bytes.NewBuffer(dst)
+	if err := json.Compact(b, in); err != nil {
+		return dst, err
+	}
+	return b.Bytes(), nil
 }
 
 // AppendSandboxRequest writes r after dst, its Input as it is (the

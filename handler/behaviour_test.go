@@ -456,7 +456,7 @@ func TestCapabilities(t *testing.T) {
 	e := defaultEngine()
 	want := fmt.Sprintf(`{"spiVersion":"1.0.0","capabilities":{"language":"javascript","network":"none","wallClock":"soft","memory":true,"cpu":true,"freshPerRun":true},`+
 		`"idempotent":true,"scriptStore":%%t,"determinism":true,"limits":{"defaultWallClockMs":5000,"maxWallClockMs":30000,"defaultMemoryBytes":33554432,"minMemoryBytes":262144,"maxMemoryBytes":67108864,`+
-		`"maxInputBytes":2097152,"maxOutputBytes":65536,"maxScriptBytes":65536,"maxRequestBytes":16777216,"maxHeaderBytes":32768,"maxConcurrent":1,"requestTimeoutMs":60000},`+
+		`"maxInputBytes":2097152,"maxOutputBytes":65536,"maxScriptBytes":65536,"maxRequestBytes":16777216,"maxHeaderBytes":32768,"maxConcurrent":1,"requestTimeoutMs":60000,"maxBatchItems":1000},`+
 		`"engine":{"name":"quickjs","version":%q,"wasmSha256":%q}}`, quickjs.EngineVersion, quickjs.WasmSHA256())
 	if e.Capabilities().WallClock != spi.WallClockSoft {
 		t.Fatalf("engine declares %+v", e.Capabilities())

@@ -53,7 +53,7 @@ func BenchmarkRequestPath(b *testing.B) {
 		DefaultWallClock: 5 * time.Second, MaxWallClock: 30 * time.Second,
 		DefaultMemoryBytes: 64 << 20, MinMemoryBytes: 256 << 10, MaxMemoryBytes: 256 << 20,
 		MaxInputBytes: 1 << 20, MaxOutputBytes: 1 << 20, MaxScriptBytes: 1 << 20, MaxRequestBytes: 16 << 20,
-		MaxHeaderBytes: 32 << 10, MaxConcurrent: 1, RequestTimeout: time.Minute,
+		MaxHeaderBytes: 32 << 10, MaxConcurrent: 1, RequestTimeout: time.Minute, MaxBatchItems: 1000,
 	}
 	eff, err := effect.New(mem, constBackend{}, effectOptions(lim, nil))
 	if err != nil {

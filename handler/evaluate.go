@@ -101,16 +101,16 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.stopped(w, r, ctx)
 		return
 	}
-	writeProblem(w, r, s.problemFor(err))
+	writeProblem(w, r, problemFor(s.lim, err))
 }
 
 // problemFor maps an error of a run, or of its answer, to a problem. The
 // detail is the effect's own bounded text, except where it would show the
 // store's internals or a panic's value (both are logged).
-func (s *server) problemFor(err error) *api.Problem {
+func problemFor(lim api.Limits, err error) *api.Problem {
 	var nr *effect.NotRunError
 	if errors.As(err, &nr) {
-		return s.notRunProblem(nr)
+		return notRunProblem(lim, nr)
 	}
 	text := err.Error()
 	switch {
@@ -134,7 +134,7 @@ func (s *server) problemFor(err error) *api.Problem {
 }
 
 // notRunProblem maps each way a script never ran to its problem.
-func (s *server) notRunProblem(nr *effect.NotRunError) *api.Problem {
+func notRunProblem(lim api.Limits, nr *effect.NotRunError) *api.Problem {
 	ref := nr.ScriptRef
 	switch nr.Reason {
 	case effect.ScriptNotFound:
@@ -146,7 +146,7 @@ func (s *server) notRunProblem(nr *effect.NotRunError) *api.Problem {
 	case effect.StoreUnavailable:
 		return storeUnavailable(fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).WithCause(nr)
 	case effect.ScriptTooLarge:
-		return s.storedScriptTooLarge(nr)
+		return storedScriptTooLarge(lim, nr)
 	case effect.ScriptIntegrity:
 		return api.NewProblem(api.ProblemScriptIntegrity,
 			fmt.Sprintf("the bytes the store holds under %s do not hash to that reference; the script was not run, and a retry cannot help until the stored object is repaired", ref)).WithCause(nr)
@@ -169,7 +169,7 @@ func (s *server) notRunProblem(nr *effect.NotRunError) *api.Problem {
 // bound applied: the store's own maximum is the same or larger (the service
 // opens the store with MAX_SCRIPT_BYTES), or is not known. A store whose
 // maximum is below the server's is named as such.
-func (s *server) storedScriptTooLarge(nr *effect.NotRunError) *api.Problem {
+func storedScriptTooLarge(lim api.Limits, nr *effect.NotRunError) *api.Problem {
 	head := fmt.Sprintf("the script stored under %s is", nr.ScriptRef)
 	if nr.Size >= 0 {
 		head = fmt.Sprintf("the script stored under %s is %d bytes,", nr.ScriptRef, nr.Size)
@@ -177,11 +177,11 @@ func (s *server) storedScriptTooLarge(nr *effect.NotRunError) *api.Problem {
 	if nr.StoreLimit {
 		return api.NewProblem(api.ProblemScriptTooLarge,
 			fmt.Sprintf("%s over the store's maximum script size of %d bytes (below the server's maxScriptBytes of %d)",
-				head, nr.Limit, s.lim.MaxScriptBytes)).WithField("scriptRef").WithCause(nr)
+				head, nr.Limit, lim.MaxScriptBytes)).WithField("scriptRef").WithCause(nr)
 	}
 	return api.NewProblem(api.ProblemScriptTooLarge,
-		fmt.Sprintf("%s over the server's maxScriptBytes of %d", head, s.lim.MaxScriptBytes)).
-		WithLimit("maxScriptBytes", s.lim.MaxScriptBytes).WithField("scriptRef").WithCause(nr)
+		fmt.Sprintf("%s over the server's maxScriptBytes of %d", head, lim.MaxScriptBytes)).
+		WithLimit("maxScriptBytes", lim.MaxScriptBytes).WithField("scriptRef").WithCause(nr)
 }
 
 // storeUnavailable is the problem of a script the store did not deliver in

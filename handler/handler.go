@@ -102,6 +102,7 @@ type Config struct {
 // Route patterns.
 const (
 	routeEvaluations = "/v1/evaluations"
+	routeBatch       = "/v1/evaluations:batch"
 	routeSandbox     = "/v1/sandbox/evaluate"
 	routeCaps        = "/v1/capabilities"
 	routeHealthz     = "/healthz"
@@ -111,6 +112,7 @@ const (
 // allowedMethods is the Allow header of each route, for 405 responses.
 var allowedMethods = map[string]string{
 	routeEvaluations: http.MethodPost,
+	routeBatch:       http.MethodPost,
 	routeSandbox:     http.MethodPost,
 	routeCaps:        http.MethodGet,
 	routeHealthz:     http.MethodGet + ", " + http.MethodHead,
@@ -164,6 +166,7 @@ func New(cfg Config) (http.Handler, error) {
 		// gate is taken only by a request that passed the others.
 		r.Use(s.capBody, s.requireJSON, s.requireIdentity, s.authenticate, s.admit, s.deadline)
 		r.Post(routeEvaluations, s.evaluations)
+		r.Post(routeBatch, s.batch)
 		r.Post(routeSandbox, s.sandboxEvaluate)
 	})
 	return otelhttp.NewHandler(r, "sandbox",
@@ -217,6 +220,7 @@ func (c *Config) withDefaults() error {
 	}
 	positive("MaxHeaderBytes", l.MaxHeaderBytes)
 	positive("MaxConcurrent", l.MaxConcurrent)
+	positive("MaxBatchItems", l.MaxBatchItems)
 	if l.RequestTimeout <= 0 {
 		bad("Limits.RequestTimeout must be positive, got %v", l.RequestTimeout)
 	}

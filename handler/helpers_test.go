@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,6 +82,7 @@ var testLimits = api.Limits{
 	MaxRequestBytes:    16 << 20, // at least api.MinRequestBytes(MaxScriptBytes, MaxInputBytes)
 	MaxHeaderBytes:     32 << 10,
 	MaxConcurrent:      1,
+	MaxBatchItems:      1000,
 	RequestTimeout:     time.Minute,
 }
 
@@ -119,7 +121,13 @@ type testBackend struct {
 	release chan struct{} // closed to end the scriptIgnore runs
 	mu      sync.Mutex
 	runs    []run // how each run of the real engine ended
+	// begun counts the runs of the real engine begun, going those not
+	// returned yet.
+	begun, going atomic.Int64
 }
+
+func (b *testBackend) runsBegun() int64 { return b.begun.Load() }
+func (b *testBackend) runsGoing() int64 { return b.going.Load() }
 
 type run struct {
 	script string
@@ -204,6 +212,9 @@ func (b *testBackend) Evaluate(ctx context.Context, req spi.Request) (spi.Outcom
 	if out, err, ok := b.misbehave(ctx, req.Script); ok {
 		return out, err
 	}
+	b.begun.Add(1)
+	b.going.Add(1)
+	defer b.going.Add(-1)
 	out, err := b.Engine.Evaluate(ctx, req)
 	b.record(req.Script, err)
 	return out, err
@@ -213,6 +224,9 @@ func (b *testBackend) Run(ctx context.Context, req spi.RunRequest) (spi.Report, 
 	if out, err, ok := b.misbehave(ctx, req.Script); ok {
 		return spi.Report{Outcome: out}, err
 	}
+	b.begun.Add(1)
+	b.going.Add(1)
+	defer b.going.Add(-1)
 	rep, err := b.Engine.Run(ctx, req)
 	b.record(req.Script, err)
 	return rep, err
@@ -544,10 +558,38 @@ func validating(t *testing.T, h http.Handler) http.Handler {
 			Body:                   io.NopCloser(bytes.NewReader(resBody)),
 			Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 		}
+		if ct := res.Header.Get("Content-Type"); ct == api.BatchContentType {
+			// a stream of lines: each is checked against the response's
+			// schema, which is a line's
+			out.Options.ExcludeResponseBody = true
+			validateLines(t, route, res.StatusCode, ct, resBody)
+		}
 		if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 			t.Errorf("openapi: %s %s → %d %.300s does not match the document: %v", r.Method, r.URL.Path, res.StatusCode, resBody, err)
 		}
 	})
+}
+
+// validateLines checks each line of an NDJSON answer against the schema
+// the document gives the route's answer of that status and type.
+func validateLines(t *testing.T, route *routers.Route, status int, ct string, body []byte) {
+	t.Helper()
+	ref := route.Operation.Responses.Status(status)
+	if ref == nil || ref.Value.Content.Get(ct) == nil {
+		t.Errorf("openapi: %s %s has no %d answer of type %s", route.Method, route.Path, status, ct)
+		return
+	}
+	schema := ref.Value.Content.Get(ct).Schema.Value
+	for line := range bytes.Lines(body) {
+		var v any
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Errorf("openapi: a line of %s %s is not JSON: %v: %.300s", route.Method, route.Path, err, line)
+			continue
+		}
+		if err := schema.VisitJSON(v); err != nil {
+			t.Errorf("openapi: the line %.300s of %s %s does not match the document: %v", line, route.Method, route.Path, err)
+		}
+	}
 }
 
 // teeWriter passes a response through and keeps a copy; Unwrap lets the

@@ -17,8 +17,9 @@ import (
 // written under one of these messages.
 const (
 	// EvaluationMessage is the message of the line the service logs for
-	// each request to an evaluation route (evaluationLine), at INFO, or at
-	// ERROR when the answer is a 5xx problem.
+	// each request to an evaluation route and for each input of a batch
+	// (evaluationLine), at INFO, or at ERROR when the answer is a 5xx
+	// problem.
 	EvaluationMessage = "evaluation"
 	// RequestMessage is the message of the line of every other request
 	// (requestLine), at INFO; DEBUG for the platform's probes.
@@ -94,6 +95,9 @@ type evaluationLine struct {
 	// request refused before its evaluation began.
 	OutputBytes *int `log:"outputBytes"`
 	label
+	// Index is the input's among a batch's inputs, for the line of each
+	// input of a batch (whose request has a request line of its own).
+	Index *int `log:"index,omitempty"`
 }
 
 // runFields are what a request that was decoded and run used

@@ -221,7 +221,14 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 		return
 	}
 
-	line := evaluationLine{requestFields: req, label: labelOf(gone, p, ev)}
+	s.logEvaluation(ctx, level, evaluationLine{requestFields: req, label: labelOf(gone, p, ev)}, ev, total)
+}
+
+// logEvaluation writes an evaluation's line (with what ev says of itself,
+// when not nil), its engine fault's line, its spans and its metrics; total
+// is how long it took.
+func (s *server) logEvaluation(ctx context.Context, level slog.Level, line evaluationLine, ev *evalRecord, total time.Duration) {
+	route := line.Route
 	if ev != nil {
 		ev.trace(ctx, s.tracer)
 		if ev.res.EngineFault != "" {
@@ -385,8 +392,8 @@ func (s *server) deadline(next http.Handler) http.Handler {
 
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
 	writeProblem(w, r, api.NewProblem(api.ProblemNotFound,
-		fmt.Sprintf("no route %s; the routes are POST %s, POST %s, GET %s, GET or HEAD %s and GET or HEAD %s",
-			quoteField(r.URL.Path), routeEvaluations, routeSandbox, routeCaps, routeHealthz, routeReadyz)))
+		fmt.Sprintf("no route %s; the routes are POST %s, POST %s, POST %s, GET %s, GET or HEAD %s and GET or HEAD %s",
+			quoteField(r.URL.Path), routeEvaluations, routeBatch, routeSandbox, routeCaps, routeHealthz, routeReadyz)))
 }
 
 func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {

@@ -292,6 +292,7 @@ func TestLogLinesDescribeWhatTheHandlerWrites(t *testing.T) {
 		{http.MethodPost, "/v1/sandbox/evaluate", map[string]any{"script": "while (true) {}", "inputJson": "1", "limits": map[string]any{"wallClockMs": 20}}},
 		{http.MethodPost, "/v1/sandbox/evaluate", map[string]any{"script": faultMarker + " 1", "inputJson": "1"}},
 		{http.MethodPost, "/v1/evaluations", map[string]any{"scriptRef": down}},
+		{http.MethodPost, "/v1/evaluations:batch", map[string]any{"scriptRef": v.put("input"), "inputs": []int{1, 2}}},
 		{http.MethodPost, "/v1/nowhere", nil},
 		{http.MethodGet, "/v1/capabilities", nil},
 		{http.MethodGet, "/readyz", nil},

@@ -49,6 +49,7 @@ type Environment struct {
 	MaxInputBytes      string `envconfig:"MAX_INPUT_BYTES" default:"1048576"`
 	MaxOutputBytes     string `envconfig:"MAX_OUTPUT_BYTES" default:"1048576"`
 	MaxRequestBytes    string `envconfig:"MAX_REQUEST_BYTES" default:"16777216"`
+	MaxBatchItems      string `envconfig:"MAX_BATCH_ITEMS" default:"1000"`
 
 	MaxConcurrentEvaluations string `envconfig:"MAX_CONCURRENT_EVALUATIONS" default:"1"`
 	RequestTimeout           string `envconfig:"REQUEST_TIMEOUT" default:"60s"`
@@ -117,6 +118,7 @@ type Config struct {
 	MaxInputBytes      int64
 	MaxOutputBytes     int64
 	MaxRequestBytes    int64
+	MaxBatchItems      int
 
 	MaxConcurrentEvaluations int
 	RequestTimeout           time.Duration
@@ -156,6 +158,7 @@ func settings(c *Config, e *Environment) []setting {
 		bind(&e.MaxInputBytes, &c.MaxInputBytes, byteCount[int64]()),
 		bind(&e.MaxOutputBytes, &c.MaxOutputBytes, byteCount[int64]()),
 		bind(&e.MaxRequestBytes, &c.MaxRequestBytes, byteCount[int64]()),
+		bind(&e.MaxBatchItems, &c.MaxBatchItems, wholeNumber[int]()),
 		bind(&e.MaxConcurrentEvaluations, &c.MaxConcurrentEvaluations, wholeNumber[int]()),
 		bind(&e.RequestTimeout, &c.RequestTimeout, duration),
 		bind(&e.HardKillGrace, &c.HardKillGrace, duration),
@@ -544,6 +547,7 @@ func (c Config) limitProblems(p *problems) {
 	positive("MAX_INPUT_BYTES", c.MaxInputBytes)
 	positive("MAX_OUTPUT_BYTES", c.MaxOutputBytes)
 	positive("MAX_REQUEST_BYTES", c.MaxRequestBytes)
+	positive("MAX_BATCH_ITEMS", int64(c.MaxBatchItems))
 	if c.ScriptCacheBytes < 0 {
 		p.bad("SCRIPT_CACHE_BYTES must be >= 0 (0 disables the cache), got %d", c.ScriptCacheBytes)
 	}

@@ -101,6 +101,7 @@ func (c Config) Limits() api.Limits {
 		MaxInputBytes: c.MaxInputBytes, MaxOutputBytes: c.MaxOutputBytes,
 		MaxScriptBytes: c.MaxScriptBytes, MaxRequestBytes: c.MaxRequestBytes, MaxHeaderBytes: int64(c.MaxHeaderBytes),
 		MaxConcurrent: int64(c.MaxConcurrentEvaluations), RequestTimeout: c.RequestTimeout,
+		MaxBatchItems: int64(c.MaxBatchItems),
 	}
 }
 

@@ -93,6 +93,11 @@ type Options struct {
 	// of its value and the value's text, once the value is read. An error it
 	// returns ends the pass and is returned as it is.
 	Value func(path Path, at int, raw []byte) error
+	// Element, when set, is called with each array element's path (its
+	// index last), the offset of its value and the value's text, once the
+	// value is read. An error it returns ends the pass and is returned as
+	// it is.
+	Element func(path Path, at int, raw []byte) error
 }
 
 // Check reads text once, calling opts' hooks on the way, and returns the
@@ -442,8 +447,15 @@ func (p *parser) array(depth int) error {
 	}
 	for i := 0; ; i++ {
 		p.path = append(p.path, Segment{Index: i})
+		p.skipWS()
+		start := p.pos
 		if err := p.value(depth); err != nil {
 			return err
+		}
+		if p.opts.Element != nil {
+			if err := p.opts.Element(p.path, start, p.data[start:p.pos]); err != nil {
+				return err
+			}
 		}
 		p.path = p.path[:len(p.path)-1]
 		if more, err := p.more(']', "an array"); !more {

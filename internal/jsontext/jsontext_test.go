@@ -289,8 +289,12 @@ func TestErrorPositionAndPath(t *testing.T) {
 // The hooks see every member once, in order, with its path and raw value,
 // and an error of theirs ends the pass unchanged.
 func TestCheckHooks(t *testing.T) {
-	var keys, values []string
+	var keys, values, elements []string
 	err := Check([]byte(`{"a": {"b" : [1, {"c":"x"}]}, "d":null}`), Options{
+		Element: func(path Path, at int, raw []byte) error {
+			elements = append(elements, path.Pointer()+"@"+strconv.Itoa(at)+"="+string(raw))
+			return nil
+		},
 		Key: func(path Path, keyAt int) error {
 			keys = append(keys, path.Pointer()+"@"+strconv.Itoa(keyAt))
 			return nil
@@ -308,6 +312,9 @@ func TestCheckHooks(t *testing.T) {
 	}
 	if want := []string{`/a/b/1/c@22="x"`, `/a/b@13=[1, {"c":"x"}]`, `/a@6={"b" : [1, {"c":"x"}]}`, `/d@34=null`}; !reflect.DeepEqual(values, want) {
 		t.Errorf("values %q, want %q", values, want)
+	}
+	if want := []string{`/a/b/0@14=1`, `/a/b/1@17={"c":"x"}`}; !reflect.DeepEqual(elements, want) {
+		t.Errorf("elements %q, want %q", elements, want)
 	}
 	stop := errors.New("stop")
 	if err := Check([]byte(`{"a":1}`), Options{Key: func(Path, int) error { return stop }}); err != stop {

@@ -230,6 +230,9 @@ func (o *Object) Done() error {
 	return nil
 }
 
+// Keys returns the object's member names, in their order.
+func (o *Object) Keys() []string { return append([]string(nil), o.keys...) }
+
 // Unread reports whether the object has the member key and nothing took
 // it.
 func (o *Object) Unread(key string) bool {

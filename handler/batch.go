@@ -1,0 +1,202 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
+	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
+)
+
+// batch serves POST /v1/evaluations:batch (docs/batch.md): one script by
+// reference, read and verified once, run over each input in a fresh run
+// of its own, as /v1/evaluations would run that input alone. The answer is
+// a stream of lines (application/x-ndjson), one per input in the inputs'
+// order as each is known, then a summary; the handler holds at most a
+// window of answers, as many as runs go at once.
+//
+// A request refused, or a script that cannot be read, is answered as
+// /v1/evaluations answers it, before any line; a script the store does not
+// have is each input's answer (scriptMissing), as it would be alone. Once the lines have begun,
+// the status is 200: each input's own problem is its line's, and when the
+// request's deadline passes the inputs whose runs did not end are each
+// answered not run, and the summary still ends the stream. A client that
+// goes away ends the batch: its runs are stopped, and the response is
+// aborted, never ended as if whole.
+func (s *server) batch(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.requestBody(w, r)
+	if !ok {
+		return
+	}
+	ev, inputs, err := api.DecodeBatchRequest(body, s.lim)
+	if err != nil {
+		var refused *api.Problem
+		if !errors.As(err, &refused) {
+			refused = api.NewProblem(api.ProblemInternal, "internal error").WithCause(err)
+		}
+		writeProblem(w, r, refused)
+		return
+	}
+	ctx := r.Context()
+	p, err := s.cfg.Effect.Prepare(ctx, ev)
+	var missing *spi.Failure // the script is not stored: each input's answer
+	if err != nil && !errors.As(err, &missing) {
+		s.fail(w, r, err)
+		return
+	}
+	run := func(emit func(effect.Item) error) error {
+		for i := range inputs {
+			if err := emit(effect.Item{Index: i, Err: err}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if missing == nil {
+		parallel, release := s.freeSlots()
+		defer release()
+		run = func(emit func(effect.Item) error) error {
+			return s.cfg.Effect.Batch(ctx, p, inputs, parallel, emit)
+		}
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", api.BatchContentType)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	var sum api.BatchSummary
+	if p != nil {
+		sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
+	}
+	var buf []byte
+	write := func(l api.BatchLine) error {
+		var err error
+		if buf, err = api.AppendBatchLine(buf[:0], l); err != nil {
+			return err
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	err = run(func(it effect.Item) error {
+		l := s.batchLine(ctx, ev, it)
+		s.logItem(ctx, ev, inputs[it.Index], it, l)
+		sum.Add(l)
+		return write(l)
+	})
+	if err == nil {
+		err = write(api.BatchLine{Summary: &sum})
+	}
+	if err != nil {
+		// the lines could not be delivered: the client went away
+		if rec := recordFrom(ctx); rec != nil {
+			rec.mu.Lock()
+			rec.clientGone = true
+			rec.mu.Unlock()
+		}
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// freeSlots takes, without waiting, the concurrency gate's free slots for
+// a batch, which holds one already: its runs go at most that many at once
+// (MaxConcurrent when the instance is idle), and a request that comes
+// while they do is refused at once, 429, as ever. release gives them back.
+func (s *server) freeSlots() (n int, release func()) {
+	n = 1
+	for int64(n) < s.lim.MaxConcurrent {
+		select {
+		case s.gate <- struct{}{}:
+			n++
+			continue
+		default:
+		}
+		break
+	}
+	return n, func() {
+		for range n - 1 {
+			<-s.gate
+		}
+	}
+}
+
+// ItemLine is a batch input's line (docs/batch.md): its answer as POST
+// /v1/evaluations would give it alone, ev being the batch's evaluation and
+// lim the limits it was run under; the problem that route would answer it
+// with; or, for an input not run, notRun, which says why. The batch route
+// and the verbs that run batches (eval -inputs, bulk) write the same lines
+// with it.
+func ItemLine(lim api.Limits, ev effect.Evaluation, it effect.Item, notRun string) api.BatchLine {
+	l := api.BatchLine{Index: it.Index}
+	if it.NotRun {
+		l.NotRun = notRun
+		return l
+	}
+	var logs *string
+	if ev.CaptureLogs {
+		logs = &it.Result.Logs
+	}
+	answer, err := api.EvaluationResult(it.Result.Value, logs, it.Result.Usage, it.Err)
+	if err != nil {
+		l.Problem = problemFor(lim, err)
+		return l
+	}
+	l.Answer = &answer
+	return l
+}
+
+// batchLine is an input's line on the batch route.
+func (s *server) batchLine(ctx context.Context, ev effect.Evaluation, it effect.Item) api.BatchLine {
+	detail := ""
+	if it.NotRun {
+		detail = s.notRunDetail(ctx)
+	}
+	l := ItemLine(s.lim, ev, it, detail)
+	if l.Problem != nil {
+		l.Problem.Instance = telemetry.RequestIDFrom(ctx)
+	}
+	return l
+}
+
+// notRunDetail says why a batch's input was not run, or not to its end.
+func (s *server) notRunDetail(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), errRequestTimeout) {
+		return fmt.Sprintf("the server's request timeout of %v passed before this input's run ended; it was not answered, and sent again it runs as if for the first time", s.lim.RequestTimeout)
+	}
+	return "the batch stopped before this input's run ended; it was not answered, and sent again it runs as if for the first time"
+}
+
+// notRunLabel is the outcome label of a batch's input that was not run.
+const notRunLabel = "not-run"
+
+// logItem writes the evaluation line of one input of a batch, as the
+// request of that input alone would have (its route the batch's), with its
+// index; its engine fault and its metrics.
+func (s *server) logItem(ctx context.Context, ev effect.Evaluation, input []byte, it effect.Item, l api.BatchLine) {
+	ev.Input = input
+	rec := &evalRecord{ran: !it.NotRun, ev: ev, res: it.Result, err: it.Err}
+	req := requestFields{onRoute: onRoute{routeBatch}, Status: http.StatusOK, TotalMs: ms(it.Result.Call.Duration())}
+	level := requestLevel
+	if p := l.Problem; p != nil {
+		req.Status, req.Problem, req.Retryable = p.Status, string(p.ProblemType()), p.Retryable
+		if cause := errors.Unwrap(p); cause != nil {
+			req.Error = spi.BoundText(cause.Error(), spi.MaxMessageUnits)
+		}
+		if p.Status >= 500 {
+			level = slog.LevelError
+		}
+	}
+	line := evaluationLine{requestFields: req, label: labelOf(false, l.Problem, rec), Index: &it.Index}
+	if it.NotRun {
+		line.label = label{Outcome: notRunLabel}
+	}
+	s.logEvaluation(ctx, level, line, rec, it.Result.Call.Duration())
+}
