@@ -69,7 +69,7 @@ func wantSummary(t *testing.T, lines []api.BatchLine, n int) api.BatchSummary {
 		t.Fatalf("summary %+v, the lines count %+v", *s, counted)
 	}
 	// each line's times are rounded to the microsecond
-	near := func(a, b time.Duration) bool { return (a-b).Abs() <= time.Duration(n+1)*time.Microsecond }
+	near := func(a, b time.Duration) bool { return (a - b).Abs() <= time.Duration(n+1)*time.Microsecond }
 	if !near(s.Usage.CPU, counted.Usage.CPU) || !near(s.Usage.Run, counted.Usage.Run) || s.Usage.CPUBudgetUsed != counted.Usage.CPUBudgetUsed {
 		t.Fatalf("summary usage %+v is not the sum of the lines' %+v", s.Usage, counted.Usage)
 	}
