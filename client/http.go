@@ -111,96 +111,12 @@ type response struct {
 // is configured to. It returns a 200 response, the context's error when ctx
 // ended, or an *Error.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, limit int64) (*response, error) {
-	var waited time.Duration
-	for retry := 0; ; retry++ {
-		resp, err := c.once(ctx, method, path, body, limit)
-		var e *Error
-		if !errors.As(err, &e) || e.StatusCode != http.StatusTooManyRequests || !c.cfg.retryBusy {
-			return resp, err
-		}
-		wait, reason := busyWait(ctx, e, retry, waited)
-		if reason != "" {
-			e.Reason = reason
-			return nil, e
-		}
-		if err := c.cfg.sleep(ctx, wait); err != nil {
-			return nil, err
-		}
-		waited += wait
-	}
-}
-
-// once makes one attempt: a 200 response, the context's error, or an *Error.
-func (c *Client) once(ctx context.Context, method, path string, body []byte, limit int64) (*response, error) {
 	op := method + " " + path
-	if err := ctx.Err(); err != nil {
+	res, redact, err := c.open(ctx, method, path, body)
+	if err != nil {
 		return nil, err
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return nil, &Error{Op: op, Reason: spi.BoundText(err.Error(), maxMessageUnits)}
-	}
-	req.Header.Set("Accept", "application/json, application/problem+json")
-	if id, ok := ctx.Value(requestIDKey{}).(string); ok && ValidRequestID(id) {
-		req.Header.Set(api.RequestIDHeader, id)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	token := ""
-	if c.cfg.idToken != nil {
-		if token, err = c.cfg.idToken(ctx, c.cfg.audience); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, &Error{Op: op, Reason: "ID token: " + spi.BoundText(err.Error(), maxMessageUnits), retryable: true}
-		}
-		if !validToken(token) {
-			return nil, &Error{Op: op, Reason: "ID token: the hook returned an empty or malformed token"}
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	redact := func(s string) string {
-		if token != "" {
-			s = strings.ReplaceAll(s, token, "[token]")
-		}
-		return spi.BoundText(s, maxMessageUnits)
-	}
-
-	res, err := c.cfg.hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &Error{Op: op, Reason: redact(err.Error()), retryable: true}
-	}
 	defer res.Body.Close()
-
-	if res.StatusCode != http.StatusOK {
-		e := &Error{Op: op, StatusCode: res.StatusCode, Problem: readProblem(res, redact), RequestID: requestIDOf(res.Header)}
-		switch {
-		case e.Problem != nil && e.Problem.Retryable != nil:
-			e.retryable = *e.Problem.Retryable
-		case res.StatusCode == http.StatusTooManyRequests, res.StatusCode == http.StatusBadGateway,
-			res.StatusCode == http.StatusServiceUnavailable, res.StatusCode == http.StatusGatewayTimeout:
-			e.retryable = true
-		}
-		if res.StatusCode == http.StatusTooManyRequests {
-			e.RetryAfter, e.hasRetryAfter = retryAfter(res.Header, time.Now())
-		}
-		if res.StatusCode >= 300 && res.StatusCode < 400 {
-			e.Reason = "redirects are not followed"
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, e
-	}
-
 	if res.ContentLength > limit {
 		return nil, &Error{Op: op, StatusCode: res.StatusCode,
 			Reason: fmt.Sprintf("response body of %d bytes exceeds the client's limit of %d bytes", res.ContentLength, limit)}
@@ -217,6 +133,108 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, lim
 			Reason: fmt.Sprintf("response body exceeds the client's limit of %d bytes", limit)}
 	}
 	return &response{header: res.Header, body: data}, nil
+}
+
+// open sends the request, retrying a 429 when the client is configured
+// to, and returns a 200 answer with its body still to be read (the
+// caller closes it) and the redaction of the request's token from any
+// text, or the context's error when ctx ended, or an *Error.
+func (c *Client) open(ctx context.Context, method, path string, body []byte) (*http.Response, func(string) string, error) {
+	var waited time.Duration
+	for retry := 0; ; retry++ {
+		res, redact, err := c.once(ctx, method, path, body)
+		var e *Error
+		if !errors.As(err, &e) || e.StatusCode != http.StatusTooManyRequests || !c.cfg.retryBusy {
+			return res, redact, err
+		}
+		wait, reason := busyWait(ctx, e, retry, waited)
+		if reason != "" {
+			e.Reason = reason
+			return nil, nil, e
+		}
+		if err := c.cfg.sleep(ctx, wait); err != nil {
+			return nil, nil, err
+		}
+		waited += wait
+	}
+}
+
+// once makes one attempt: a 200 answer with its body open, the context's
+// error, or an *Error.
+func (c *Client) once(ctx context.Context, method, path string, body []byte) (*http.Response, func(string) string, error) {
+	op := method + " " + path
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, nil, &Error{Op: op, Reason: spi.BoundText(err.Error(), maxMessageUnits)}
+	}
+	accept := "application/json, application/problem+json"
+	if path == batchPath {
+		accept = api.BatchContentType + ", application/problem+json"
+	}
+	req.Header.Set("Accept", accept)
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok && ValidRequestID(id) {
+		req.Header.Set(api.RequestIDHeader, id)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	token := ""
+	if c.cfg.idToken != nil {
+		if token, err = c.cfg.idToken(ctx, c.cfg.audience); err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return nil, nil, &Error{Op: op, Reason: "ID token: " + spi.BoundText(err.Error(), maxMessageUnits), retryable: true}
+		}
+		if !validToken(token) {
+			return nil, nil, &Error{Op: op, Reason: "ID token: the hook returned an empty or malformed token"}
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	redact := func(s string) string {
+		if token != "" {
+			s = strings.ReplaceAll(s, token, "[token]")
+		}
+		return spi.BoundText(s, maxMessageUnits)
+	}
+
+	res, err := c.cfg.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, &Error{Op: op, Reason: redact(err.Error()), retryable: true}
+	}
+	if res.StatusCode != http.StatusOK {
+		defer res.Body.Close()
+		e := &Error{Op: op, StatusCode: res.StatusCode, Problem: readProblem(res, redact), RequestID: requestIDOf(res.Header)}
+		switch {
+		case e.Problem != nil && e.Problem.Retryable != nil:
+			e.retryable = *e.Problem.Retryable
+		case res.StatusCode == http.StatusTooManyRequests, res.StatusCode == http.StatusBadGateway,
+			res.StatusCode == http.StatusServiceUnavailable, res.StatusCode == http.StatusGatewayTimeout:
+			e.retryable = true
+		}
+		if res.StatusCode == http.StatusTooManyRequests {
+			e.RetryAfter, e.hasRetryAfter = retryAfter(res.Header, time.Now())
+		}
+		if res.StatusCode >= 300 && res.StatusCode < 400 {
+			e.Reason = "redirects are not followed"
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, e
+	}
+
+	return res, redact, nil
 }
 
 type requestIDKey struct{}
