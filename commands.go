@@ -170,6 +170,14 @@ MAX_WALL_CLOCK or MAX_MEMORY_BYTES runs at that maximum (standard error
 says so); a memory limit below the engine's minMemoryBytes is answered as
 the memory limit.
 
+With -inputs FILE, the script runs over each input of FILE (NDJSON: one
+JSON value a line), each in a fresh run, and eval prints the lines POST
+/v1/evaluations:batch answers for them (docs/batch.md): one per input in
+order, then the summary; -logs then puts each run's console output in its
+line. Its statuses are the worst of the lines': 0 when every input's value
+was printed, 3 when a typed failure was, 1 when an input had a problem or
+was not run (interrupted), or the batch could not begin.
+
 exit status:
   0  the script's value was printed
   3  a typed failure was printed (limitExceeded, scriptError, shapeMismatch,
@@ -190,6 +198,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := newFlagSet("eval", evalUsage)
 	input := fs.String("input", "null", "the input as JSON text")
 	inputFile := fs.String("input-file", "", "read the input JSON from this file (- for standard input)")
+	inputsFile := fs.String("inputs", "", "run the script over each input of this NDJSON file, one JSON value a line (- for standard input), and print the lines POST /v1/evaluations:batch answers")
 	wall := fs.optionalDuration("wall-clock", 5*time.Second, "the wall-clock limit, with its unit, as limits.wallClockMs (default DEFAULT_WALL_CLOCK; one above MAX_WALL_CLOCK runs at it)")
 	mem := fs.Int64("memory", 0, "the memory limit in bytes, as limits.memoryBytes (default DEFAULT_MEMORY_BYTES; one above MAX_MEMORY_BYTES runs at it)")
 	shape := fs.String("shape", "", "expected output shape hash (sha256:…)")
@@ -212,6 +221,15 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if set["memory"] && *mem <= 0 {
 		return fs.usageError(stderr, "eval: -memory must be a positive whole number of bytes, as limits.memoryBytes is (one above MAX_MEMORY_BYTES runs at it), got %d", *mem)
+	}
+	var inputs []jsontext.Text
+	if *inputsFile != "" {
+		if set["input"] || set["input-file"] {
+			return fs.usageError(stderr, "eval: -inputs runs a batch: give it without -input and -input-file")
+		}
+		if inputs, err = readInputs(*inputsFile, stdin); err != nil {
+			return exitError{2, fmt.Errorf("eval: -inputs: %w", err)}
+		}
 	}
 	in := []byte(*input)
 	if *inputFile != "" {
@@ -267,6 +285,9 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	defer svc.Close(context.Background())
 	if err := svc.Warm(ctx); err != nil {
 		return fmt.Errorf("eval: %w", err)
+	}
+	if *inputsFile != "" {
+		return evalBatch(ctx, svc.Effect, cfg, ev, inputs, stdout, stderr)
 	}
 	res, runErr := svc.Effect.Run(ctx, ev)
 	if *logs && res.Logs != "" {

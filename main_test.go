@@ -942,3 +942,74 @@ func TestServerProcessors(t *testing.T) {
 		})
 	}
 }
+
+// eval -inputs prints the lines POST /v1/evaluations:batch answers for the
+// same inputs, but for what each run used, and its status is the worst of
+// the lines'; an inputs file it cannot read is a usage error naming the
+// line, and nothing runs.
+func TestEvalInputsAnswersAsTheBatchRoute(t *testing.T) {
+	bin := mustBinary(t)
+	store := t.TempDir()
+	file := filepath.Join(t.TempDir(), "s.js")
+	if err := os.WriteFile(file, []byte(`if (input.fail) throw new RangeError("no"); globalThis.n = (globalThis.n || 0) + 1; ({n: globalThis.n, x: input.x})`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	put := exec.Command(bin, "put", file)
+	put.Env = append(os.Environ(), "STORE_URL="+store)
+	out, err := put.CombinedOutput()
+	if err != nil {
+		t.Fatalf("put: %v\n%s", err, out)
+	}
+	ref := strings.Fields(string(out))[0]
+	s := startService(t, "STORE_URL="+store)
+	// a line is one input, whatever its spacing
+	inputs := []string{`{"x": 1}`, `{"x":"\u00e9"}`, `{"fail":true}`, `[ ]`}
+	code, route := postRaw(t, s.URL+"/v1/evaluations:batch", `{"scriptRef":"`+ref+`","inputs":[`+strings.Join(inputs, ",")+`],"captureLogs":true}`)
+	if code != http.StatusOK {
+		t.Fatalf("the route answered %d %s", code, route)
+	}
+	lines := func(b []byte) []string {
+		var out []string
+		for l := range strings.Lines(string(b)) {
+			if strings.HasPrefix(l, `{"summary":`) {
+				out = append(out, "summary") // its usage is what the runs used
+				continue
+			}
+			out = append(out, withoutUsage(t, "/v1/evaluations", []byte(l)))
+		}
+		return out
+	}
+	run := func(stdin string, args ...string) ([]byte, int) {
+		cmd := exec.Command(bin, append([]string{"eval"}, args...)...)
+		cmd.Env = append(os.Environ(), "STORE_URL="+store)
+		cmd.Stdin = strings.NewReader(stdin)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("eval %v: %v", args, err)
+		}
+		if exit != nil && exit.ExitCode() == 2 {
+			return stderr.Bytes(), 2
+		}
+		return out, cmd.ProcessState.ExitCode()
+	}
+	for _, script := range []string{ref, file} {
+		got, code := run(strings.Join(inputs, "\n")+"\n", "-logs", "-inputs", "-", script)
+		if code != 3 || fmt.Sprint(lines(got)) != fmt.Sprint(lines(route)) {
+			t.Errorf("eval -inputs %s: status %d, printed\n%s\nthe route answered\n%s", filepath.Base(script), code, got, route)
+		}
+	}
+	if got, code := run("1\n2", "-inputs", "-", ref); code != 0 || len(lines(got)) != 3 {
+		t.Errorf("two inputs without a final newline: status %d\n%s", code, got)
+	}
+	for stdin, want := range map[string]string{"1\n\n2\n": "line 2: an empty line", "1\n{\n": "line 2: not one JSON value"} {
+		if got, code := run(stdin, "-inputs", "-", ref); code != 2 || !strings.Contains(string(got), want) {
+			t.Errorf("inputs %q: status %d, %s", stdin, code, got)
+		}
+	}
+	if got, code := run("1\n", "-inputs", "-", "-input", "2", ref); code != 2 || !strings.Contains(string(got), "without -input") {
+		t.Errorf("-inputs with -input: status %d, %s", code, got)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/service"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
+)
+
+// maxInputsFileBytes bounds what eval -inputs reads: a batch's body is
+// bounded by MAX_REQUEST_BYTES on the route, and a file of inputs is read
+// whole before anything runs.
+const maxInputsFileBytes = 1 << 30
+
+// readInputs reads an NDJSON file of inputs ("-" is stdin): one JSON value
+// a line, a final newline optional. A line that is empty or not one JSON
+// value is an error naming it.
+func readInputs(name string, stdin io.Reader) ([]jsontext.Text, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxInputsFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxInputsFileBytes {
+		return nil, fmt.Errorf("%s is over %d bytes", name, maxInputsFileBytes)
+	}
+	var inputs []jsontext.Text
+	n := 0
+	for line := range bytes.Lines(data) {
+		n++
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil, fmt.Errorf("%s, line %d: an empty line; each line is one input, a JSON value", name, n)
+		}
+		if err := jsontext.Validate(line); err != nil {
+			return nil, fmt.Errorf("%s, line %d: not one JSON value: %w", name, n, err)
+		}
+		inputs = append(inputs, jsontext.Text(line))
+	}
+	return inputs, nil
+}
+
+// evalBatch is eval -inputs: ev's script over each input, as POST
+// /v1/evaluations:batch runs them, its lines written to stdout as each is
+// known. Its exit status is evalUsage's.
+func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev effect.Evaluation, inputs []jsontext.Text, stdout, stderr io.Writer) error {
+	lim := cfg.Limits()
+	if int64(len(inputs)) > lim.MaxBatchItems {
+		return fmt.Errorf("eval: -inputs has %d inputs, more than MAX_BATCH_ITEMS of %d, which the route answers with 413 too-many-inputs", len(inputs), lim.MaxBatchItems)
+	}
+	p, err := eff.Prepare(ctx, ev)
+	var missing *spi.Failure // each input's answer, as on the route
+	if err != nil && !errors.As(err, &missing) {
+		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
+	}
+	out := bufio.NewWriter(stdout)
+	var sum api.BatchSummary
+	if p != nil {
+		sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
+	}
+	var buf []byte
+	emit := func(it effect.Item) error {
+		reportEngineFault(stderr, ev, it.Result)
+		l := handler.ItemLine(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
+		sum.Add(l)
+		return writeLine(out, &buf, l)
+	}
+	if missing != nil {
+		for i := range inputs {
+			if err := emit(effect.Item{Index: i, Err: err}); err != nil {
+				return err
+			}
+		}
+	} else if err := eff.Batch(ctx, p, inputs, int(lim.MaxConcurrent), emit); err != nil {
+		return err
+	}
+	if err := writeLine(out, &buf, api.BatchLine{Summary: &sum}); err != nil {
+		return err
+	}
+	switch {
+	case sum.Problems > 0 || sum.NotRun > 0:
+		return exitError{1, fmt.Errorf("eval: %d input(s) had a problem and %d were not run; their lines say why", sum.Problems, sum.NotRun)}
+	case sum.Outcomes["ok"] < sum.Items:
+		return exitError{3, errSilent} // typed failures, answered above
+	}
+	return nil
+}
+
+// writeLine writes one line of a batch's answer and flushes it.
+func writeLine(out *bufio.Writer, buf *[]byte, l api.BatchLine) error {
+	var err error
+	if *buf, err = api.AppendBatchLine((*buf)[:0], l); err != nil {
+		return err
+	}
+	if _, err := out.Write(*buf); err != nil {
+		return err
+	}
+	return out.Flush()
+}
