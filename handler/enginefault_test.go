@@ -19,7 +19,8 @@ import (
 // faultMarker chooses the runs that the engine of TestEngineFault breaks.
 const faultMarker = "/* engine fault */"
 
-// An engine fault is an operator's alarm, on both routes: the answer stays
+// An engine fault is an operator's alarm, on every route (in a batch, for
+// the input whose run it broke): the answer stays
 // infrastructure (on /v1/evaluations the retryable problem of a backend
 // that failed), and the service logs one ERROR line with the stable message
 // handler.EngineFaultMessage, the request's id and trace, the route, the
@@ -48,6 +49,11 @@ func TestEngineFault(t *testing.T) {
 	wantProblem(t, r, 503, "backend-unavailable", true, "wasm error: unreachable")
 	r = v.mustDo(http.MethodPost, "/v1/sandbox/evaluate", map[string]any{"script": script, "inputJson": `{"n":1}`}, hdr("step-2"))
 	wantBody(t, r, 200, `{"ok":false,"kind":"infrastructure","message":"quickjs: engine failed: wasm error: unreachable"}`)
+	// in a batch: that input's line is the problem, the batch goes on
+	r = v.mustDo(http.MethodPost, "/v1/evaluations:batch", map[string]any{"scriptRef": ref, "inputs": []any{map[string]any{"n": 1}}}, hdr("step-3"))
+	if batch, _ := batchLines(t, r); len(batch) != 2 || batch[0].Problem == nil || batch[0].Problem.ProblemType() != "backend-unavailable" {
+		t.Errorf("a batch's engine fault: %s", r.body)
+	}
 	// no fault: an ordinary run, and an infrastructure outcome of another cause
 	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": "input.n + 1", "inputJson": `{"n":1}`}), 200, `{"ok":true,"value":2}`)
 	wantProblem(t, v.post("/v1/evaluations", map[string]any{"scriptRef": v.put(scriptInfrastructure)}), 503, "backend-unavailable", true, "the machine room is on fire")
@@ -55,14 +61,14 @@ func TestEngineFault(t *testing.T) {
 		`{"ok":false,"kind":"infrastructure","message":"test: the machine room is on fire"}`)
 
 	lines := logs.lines(t, handler.EngineFaultMessage)
-	if len(lines) != 2 {
-		t.Fatalf("%d engine fault lines, want 2:\n%s", len(lines), logs)
+	if len(lines) != 3 {
+		t.Fatalf("%d engine fault lines, want 3:\n%s", len(lines), logs)
 	}
 	sha := contentref.RefOf([]byte(script)).String()
-	for i, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate"} {
+	for i, route := range []string{"/v1/evaluations", "/v1/sandbox/evaluate", "/v1/evaluations:batch"} {
 		for k, want := range map[string]any{
 			"severity": "ERROR", "route": route, "scriptSha256": sha, "trap": "wasm error: unreachable",
-			"requestId": []string{"step-1", "step-2"}[i], "logging.googleapis.com/trace": "projects/test-project/traces/" + traceID,
+			"requestId": []string{"step-1", "step-2", "step-3"}[i], "logging.googleapis.com/trace": "projects/test-project/traces/" + traceID,
 		} {
 			if lines[i][k] != want {
 				t.Errorf("the engine fault line of %s has %s = %v, want %v: %v", route, k, lines[i][k], want, lines[i])
@@ -84,8 +90,8 @@ func TestEngineFault(t *testing.T) {
 			}
 		}
 	}
-	if want := map[string]int64{"{route=/v1/evaluations}": 1, "{route=/v1/sandbox/evaluate}": 1}; len(faults) != len(want) ||
-		faults["{route=/v1/evaluations}"] != 1 || faults["{route=/v1/sandbox/evaluate}"] != 1 {
+	if want := map[string]int64{"{route=/v1/evaluations}": 1, "{route=/v1/sandbox/evaluate}": 1, "{route=/v1/evaluations:batch}": 1}; len(faults) != len(want) ||
+		faults["{route=/v1/evaluations}"] != 1 || faults["{route=/v1/sandbox/evaluate}"] != 1 || faults["{route=/v1/evaluations:batch}"] != 1 {
 		t.Errorf("sandbox.engine.faults = %v, want %v", faults, want)
 	}
 }
