@@ -258,3 +258,31 @@ func TestGoldenRequests(t *testing.T) {
 		}
 	}
 }
+
+// Every line of a batch's answer (docs/batch.md) decodes and is written
+// again byte for byte; a line of a later version decodes into what this
+// reader knows of it, testdata/batch/read; every malformed one is refused.
+func TestGoldenBatchLines(t *testing.T) {
+	valid, invalid := golden(t, "batch")
+	read := reading(t, "batch")
+	for name, doc := range valid {
+		l, err := api.DecodeBatchLine(doc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		want := doc
+		if r, ok := read[name]; ok {
+			want = r
+		}
+		out, err := api.AppendBatchLine(nil, l)
+		if err != nil || !bytes.Equal(bytes.TrimSuffix(out, []byte("\n")), want) || !bytes.HasSuffix(out, []byte("\n")) {
+			t.Errorf("%s: written again as %q (%v), want %s", name, out, err, want)
+		}
+	}
+	for name, doc := range invalid {
+		if l, err := api.DecodeBatchLine(doc); err == nil {
+			t.Errorf("%s: accepted as %+v", name, l)
+		}
+	}
+}
