@@ -3,7 +3,9 @@
 // for (effect.Effect.Run, which owns everything an evaluation is), and encode
 // the answer (api): POST /v1/evaluations answers with the effect's decision,
 // POST /v1/sandbox/evaluate (the backend SPI over HTTP) with the backend's
-// outcome. The handler is the one place that maps errors to HTTP statuses and
+// outcome. POST /v1/evaluations:batch is /v1/evaluations over many inputs
+// of one script, its answers streamed a line each (docs/batch.md). The
+// handler is the one place that maps errors to HTTP statuses and
 // problem documents (api/openapi.yaml is the contract; docs/problems.md lists
 // every problem type).
 //
