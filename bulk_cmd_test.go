@@ -371,3 +371,119 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// The directory form: inputs in the files under a directory (in the order
+// of their slash-separated names, as GCS lists a prefix), results in a
+// directory made for them, each file renamed into place whole, leaving no
+// temporary file; a second run replaces the shard.
+func TestBulkDirectory(t *testing.T) {
+	b := newBulkEnv(t)
+	inputs := bulkInputs()[:12]
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out", "run-1")
+	write := func(name string, lines ...string) {
+		p := filepath.Join(in, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil { // the last line without its newline
+			t.Fatal(err)
+		}
+	}
+	// WalkDir visits a/ before a.ndjson; a.ndjson's name comes first
+	write("a.ndjson", inputs[:4]...)
+	write("a/b.ndjson", inputs[4:9]...)
+	write("c.ndjson", inputs[9:]...)
+	want := routeLines(t, b.ref, inputs)
+	for range 2 {
+		if err := b.task(context.Background(), t, 0, 1, 0, nil, "-script", b.ref, "-inputs", in, "-results", out, "-logs"); err != nil {
+			t.Fatal(err)
+		}
+		results, err := os.ReadFile(filepath.Join(out, "shard-00000-of-00001.ndjson"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifest, err := os.ReadFile(filepath.Join(out, "shard-00000-of-00001.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := manifestOf(t, manifest, results)
+		if got := linesWithoutUsage(t, results); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("the results:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if m.TotalInputs != 12 || m.InputObjects != 3 || m.Items != 12 {
+			t.Errorf("manifest %+v", m)
+		}
+		entries, _ := os.ReadDir(out)
+		if len(entries) != 2 {
+			t.Errorf("the results directory holds %v, want the shard's two files", entries)
+		}
+	}
+}
+
+// Inputs that cannot run as given are refused before anything runs or is
+// written, exit 3, naming what is wrong and where; a missing flag or a
+// task index out of range is a usage error, exit 2.
+func TestBulkBadInputs(t *testing.T) {
+	b := newBulkEnv(t)
+	b.put("in", "bad/a.ndjson", `{"n":0}`, `{"n":1}`, `{"n":2,`)
+	b.put("in", "blank/a.ndjson", `{"n":0}`, ``, `{"n":2}`)
+	b.put("in", "ok.ndjson", `{"n":0}`, `{"n":1}`)
+	dir := t.TempDir()
+	missing := "sha256:" + strings.Repeat("0", 64)
+	for _, tc := range []struct {
+		name string
+		args []string
+		exit int
+		want []string
+	}{
+		{"no object under the prefix", []string{"-script", b.ref, "-inputs", "gs://in/nothing/", "-results", "gs://out/r/"}, 3,
+			[]string{"no object or file at gs://in/nothing/"}},
+		{"no such bucket", []string{"-script", b.ref, "-inputs", "gs://nobucket/x.ndjson", "-results", "gs://out/r/"}, 3,
+			[]string{"gs://nobucket/x.ndjson"}},
+		{"no such directory", []string{"-script", b.ref, "-inputs", filepath.Join(dir, "nothing"), "-results", dir}, 3,
+			[]string{filepath.Join(dir, "nothing"), "no such file"}},
+		{"a line not JSON", []string{"-script", b.ref, "-inputs", "gs://in/bad/", "-results", "gs://out/r/"}, 3,
+			[]string{"gs://in/bad/a.ndjson:3 (input 2)", "not one JSON value"}},
+		{"a blank line", []string{"-script", b.ref, "-inputs", "gs://in/blank", "-results", "gs://out/r/"}, 3,
+			[]string{"gs://in/blank/a.ndjson:2 (input 1)", "blank"}},
+		{"the script not stored", []string{"-script", missing, "-inputs", "gs://in/ok.ndjson", "-results", "gs://out/r/"}, 3,
+			[]string{"the script " + missing + " cannot be run", "scriptMissing"}},
+		{"results under the inputs", []string{"-script", b.ref, "-inputs", "gs://in/bad/", "-results", "gs://in/bad/out/"}, 3,
+			[]string{"under the inputs gs://in/bad/"}},
+		{"no results", []string{"-script", b.ref, "-inputs", "gs://in/ok.ndjson"}, 2,
+			[]string{"no results: give -results or set BULK_RESULTS"}},
+		{"a bad reference", []string{"-script", "sha256:xyz", "-inputs", "gs://in/ok.ndjson", "-results", "gs://out/r/"}, 2,
+			[]string{"the script"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := b.task(context.Background(), t, 0, 1, 0, nil, tc.args...)
+			if exitCode(err) != tc.exit {
+				t.Errorf("%v: exit %d, want %d", err, exitCode(err), tc.exit)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(fmt.Sprint(err), w) {
+					t.Errorf("%v does not say %q", err, w)
+				}
+			}
+			if o := b.object("out", "r/shard-00000-of-00001.ndjson"); o != nil {
+				t.Errorf("results were written: %s", o)
+			}
+		})
+	}
+	// the task's place, from the platform's variables
+	t.Setenv("BULK_SCRIPT", b.ref)
+	t.Setenv("BULK_INPUTS", "gs://in/ok.ndjson")
+	t.Setenv("BULK_RESULTS", "gs://out/r/")
+	err := b.task(context.Background(), t, 3, 3, 0, nil)
+	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "CLOUD_RUN_TASK_INDEX must be in [0, CLOUD_RUN_TASK_COUNT-1] = [0, 2], got 3") {
+		t.Errorf("task 3 of 3: %v (exit %d)", err, exitCode(err))
+	}
+	// and the BULK_ variables in place of the flags
+	if err := b.task(context.Background(), t, 1, 2, 0, nil); err != nil {
+		t.Fatalf("the BULK_ variables: %v", err)
+	}
+	if o := b.object("out", "r/shard-00001-of-00002.ndjson"); !strings.HasPrefix(string(o), `{"index":1,"ok":true,"value":{"n":1,"twice":2}`) {
+		t.Errorf("task 1 of 2 wrote %s", o)
+	}
+}

@@ -16,8 +16,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"time"
+
+	"cloud.google.com/go/storage"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
@@ -162,18 +165,21 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	}
 	in, err := openPlace(ctx, job.Inputs)
 	if err != nil {
-		return Manifest{}, inputError("the inputs: %w", err)
+		return Manifest{}, fmt.Errorf("the inputs: %w", err)
 	}
 	defer in.close()
 	out, err := openPlace(ctx, job.Results)
 	if err != nil {
-		return Manifest{}, inputError("the results: %w", err)
+		return Manifest{}, fmt.Errorf("the results: %w", err)
 	}
 	defer out.close()
 
 	objs, err := in.inputs(ctx)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, storage.ErrBucketNotExist):
 		return Manifest{}, inputError("the inputs cannot be listed: %w", err)
+	case err != nil: // perhaps a moment's: a retry may read them
+		return Manifest{}, fmt.Errorf("the inputs cannot be listed: %w", err)
 	}
 	if len(objs) == 0 {
 		return Manifest{}, inputError("the inputs: no object or file at %s", in.url(""))

@@ -57,18 +57,18 @@ type pending interface {
 // path.
 func openPlace(ctx context.Context, rawURL string) (place, error) {
 	if rawURL == "" {
-		return nil, errors.New("no URL: want gs://bucket/path or a local path")
+		return nil, inputError("no URL: want gs://bucket/path or a local path")
 	}
 	rest, isGCS := strings.CutPrefix(rawURL, "gs://")
 	if !isGCS {
 		if strings.Contains(rawURL, "://") {
-			return nil, fmt.Errorf("%s: unsupported URL: want gs://bucket/path or a local path", rawURL)
+			return nil, inputError("%s: unsupported URL: want gs://bucket/path or a local path", rawURL)
 		}
 		return &dirPlace{path: filepath.Clean(rawURL)}, nil
 	}
 	bucket, p, _ := strings.Cut(rest, "/")
 	if bucket == "" {
-		return nil, fmt.Errorf("%s: no bucket: want gs://bucket/path", rawURL)
+		return nil, inputError("%s: no bucket: want gs://bucket/path", rawURL)
 	}
 	client, err := storage.NewClient(ctx)
 	if err != nil {
