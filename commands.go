@@ -199,13 +199,8 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	input := fs.String("input", "null", "the input as JSON text")
 	inputFile := fs.String("input-file", "", "read the input JSON from this file (- for standard input)")
 	inputsFile := fs.String("inputs", "", "run the script over each input of this NDJSON file, one JSON value a line (- for standard input), and print the lines POST /v1/evaluations:batch answers")
-	wall := fs.optionalDuration("wall-clock", 5*time.Second, "the wall-clock limit, with its unit, as limits.wallClockMs (default DEFAULT_WALL_CLOCK; one above MAX_WALL_CLOCK runs at it)")
-	mem := fs.Int64("memory", 0, "the memory limit in bytes, as limits.memoryBytes (default DEFAULT_MEMORY_BYTES; one above MAX_MEMORY_BYTES runs at it)")
-	shape := fs.String("shape", "", "expected output shape hash (sha256:…)")
+	rf := fs.runFlags("the input")
 	logs := fs.Bool("logs", false, "print the script's console output to standard error")
-	replayable := fs.Bool("deterministic", false, "a replayable run: Math.random seeded, every clock frozen (docs/spi.md, \"Replayable runs\"); -seed or -now imply it")
-	seed := fs.String("seed", "", "the seed of a replayable run (default: derived from the script and the input)")
-	now := fs.String("now", "", "the instant every clock of a replayable run reads, RFC 3339 (default "+spi.DefaultReplayNow+")")
 	positional, err := fs.parse(args, stdout, stderr)
 	if err != nil {
 		return err
@@ -213,17 +208,13 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if len(positional) != 1 {
 		return fs.usageError(stderr, "eval: want exactly one script file or reference, got %d arguments", len(positional))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	// the ranges of the route's limits.wallClockMs and limits.memoryBytes
-	if set["wall-clock"] && (*wall <= 0 || *wall%time.Millisecond != 0) {
-		return fs.usageError(stderr, "eval: -wall-clock must be a positive whole number of milliseconds, as limits.wallClockMs is (one above MAX_WALL_CLOCK runs at it), got %v", *wall)
-	}
-	if set["memory"] && *mem <= 0 {
-		return fs.usageError(stderr, "eval: -memory must be a positive whole number of bytes, as limits.memoryBytes is (one above MAX_MEMORY_BYTES runs at it), got %d", *mem)
+	if err := rf.check(fs, stderr); err != nil {
+		return err
 	}
 	var inputs []jsontext.Text
 	if *inputsFile != "" {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if set["input"] || set["input-file"] {
 			return fs.usageError(stderr, "eval: -inputs runs a batch: give it without -input and -input-file")
 		}
@@ -246,24 +237,16 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := jsontext.Validate(in); err != nil {
 		return exitError{2, fmt.Errorf("eval: the input is not valid JSON: %w", err)}
 	}
-	ev := effect.Evaluation{Input: jsontext.Text(in), ExpectedOutputShapeHash: *shape, CaptureLogs: *logs}
-	if *replayable || *seed != "" || *now != "" {
-		ev.Replay = &spi.Replay{Seed: *seed}
-		if *now != "" {
-			if ev.Replay.Now, err = spi.ParseReplayNow(*now); err != nil {
-				return fs.usageError(stderr, "eval: -now %v", err)
-			}
-		}
-		if err := ev.Replay.Check(); err != nil {
-			return fs.usageError(stderr, "eval: -%v", err)
-		}
+	ev := effect.Evaluation{Input: jsontext.Text(in), ExpectedOutputShapeHash: *rf.shape, CaptureLogs: *logs}
+	if ev.Replay, err = rf.replay(fs, stderr); err != nil {
+		return err
 	}
 
 	cfg, err := loadConfig("eval", stderr)
 	if err != nil {
 		return err
 	}
-	ev.Limits = evalLimits(cfg, set["wall-clock"], *wall, set["memory"], *mem, stderr)
+	ev.Limits = rf.limits(cfg, fs.Name(), stderr)
 	if script := positional[0]; strings.HasPrefix(script, "sha256:") {
 		if ev.ScriptRef, err = contentref.ParseRef(script); err != nil {
 			return exitError{2, fmt.Errorf("eval: %w", err)}
@@ -308,22 +291,79 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	return nil
 }
 
-// evalLimits are the limits of the eval verb's run, as the service reads a
+// runFlags are the flags of a run that the verbs which run scripts share:
+// the members of a request's evaluation but its script and input.
+type runFlags struct {
+	wall             *time.Duration
+	mem              *int64
+	shape, seed, now *string
+	replayable       *bool
+	set              map[string]bool // the flags given, once parsed
+}
+
+// runFlags defines the run's flags; input names what a run's input is,
+// from which a replay's seed is derived by default.
+func (fs *verbFlags) runFlags(input string) runFlags {
+	return runFlags{
+		wall:       fs.optionalDuration("wall-clock", 5*time.Second, "the wall-clock limit, with its unit, as limits.wallClockMs (default DEFAULT_WALL_CLOCK; one above MAX_WALL_CLOCK runs at it)"),
+		mem:        fs.Int64("memory", 0, "the memory limit in bytes, as limits.memoryBytes (default DEFAULT_MEMORY_BYTES; one above MAX_MEMORY_BYTES runs at it)"),
+		shape:      fs.String("shape", "", "expected output shape hash (sha256:…)"),
+		replayable: fs.Bool("deterministic", false, "a replayable run: Math.random seeded, every clock frozen (docs/spi.md, \"Replayable runs\"); -seed or -now imply it"),
+		seed:       fs.String("seed", "", "the seed of a replayable run (default: derived from the script and "+input+")"),
+		now:        fs.String("now", "", "the instant every clock of a replayable run reads, RFC 3339 (default "+spi.DefaultReplayNow+")"),
+	}
+}
+
+// check refuses, as a usage error, a limit out of the range of the
+// request's member it stands for; fs has been parsed.
+func (r *runFlags) check(fs *verbFlags, stderr io.Writer) error {
+	r.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { r.set[f.Name] = true })
+	// the ranges of the route's limits.wallClockMs and limits.memoryBytes
+	if r.set["wall-clock"] && (*r.wall <= 0 || *r.wall%time.Millisecond != 0) {
+		return fs.usageError(stderr, "%s: -wall-clock must be a positive whole number of milliseconds, as limits.wallClockMs is (one above MAX_WALL_CLOCK runs at it), got %v", fs.Name(), *r.wall)
+	}
+	if r.set["memory"] && *r.mem <= 0 {
+		return fs.usageError(stderr, "%s: -memory must be a positive whole number of bytes, as limits.memoryBytes is (one above MAX_MEMORY_BYTES runs at it), got %d", fs.Name(), *r.mem)
+	}
+	return nil
+}
+
+// replay is the run's determinism, nil for none; a seed or instant the
+// route would refuse is a usage error.
+func (r *runFlags) replay(fs *verbFlags, stderr io.Writer) (*spi.Replay, error) {
+	if !*r.replayable && *r.seed == "" && *r.now == "" {
+		return nil, nil
+	}
+	rp := &spi.Replay{Seed: *r.seed}
+	if *r.now != "" {
+		var err error
+		if rp.Now, err = spi.ParseReplayNow(*r.now); err != nil {
+			return nil, fs.usageError(stderr, "%s: -now %v", fs.Name(), err)
+		}
+	}
+	if err := rp.Check(); err != nil {
+		return nil, fs.usageError(stderr, "%s: -%v", fs.Name(), err)
+	}
+	return rp, nil
+}
+
+// limits are the limits of the verb's runs, as the service reads a
 // request's: a limit left out is the configuration's default; one above the
 // configuration's maximum is kept as it is, for the effect to run it at the
 // maximum, as it runs a request's (api's decodeLimits), and w is told so.
-func evalLimits(cfg service.Config, wallSet bool, wall time.Duration, memSet bool, mem int64, w io.Writer) spi.Limits {
+func (r *runFlags) limits(cfg service.Config, verb string, w io.Writer) spi.Limits {
 	l := spi.Limits{WallClock: cfg.DefaultWallClock, MemoryBytes: cfg.DefaultMemoryBytes}
-	if wallSet {
-		l.WallClock = wall
-		if wall > cfg.MaxWallClock {
-			fmt.Fprintf(w, "eval: -wall-clock %v is above MAX_WALL_CLOCK: the run gets %v, as the service's would\n", wall, cfg.MaxWallClock)
+	if r.set["wall-clock"] {
+		l.WallClock = *r.wall
+		if l.WallClock > cfg.MaxWallClock {
+			fmt.Fprintf(w, "%s: -wall-clock %v is above MAX_WALL_CLOCK: the run gets %v, as the service's would\n", verb, l.WallClock, cfg.MaxWallClock)
 		}
 	}
-	if memSet {
-		l.MemoryBytes = mem
-		if mem > cfg.MaxMemoryBytes {
-			fmt.Fprintf(w, "eval: -memory %d is above MAX_MEMORY_BYTES: the run gets %d, as the service's would\n", mem, cfg.MaxMemoryBytes)
+	if r.set["memory"] {
+		l.MemoryBytes = *r.mem
+		if l.MemoryBytes > cfg.MaxMemoryBytes {
+			fmt.Fprintf(w, "%s: -memory %d is above MAX_MEMORY_BYTES: the run gets %d, as the service's would\n", verb, l.MemoryBytes, cfg.MaxMemoryBytes)
 		}
 	}
 	return l

@@ -1,6 +1,6 @@
 // Command sandbox-cloudrun is the sandbox service: it runs untrusted,
 // model-written JavaScript in QuickJS-on-wasm behind loom's effect, over
-// HTTP, on Cloud Run. Subcommands: serve (the default), put, eval,
+// HTTP, on Cloud Run. Subcommands: serve (the default), put, eval, bulk,
 // conformance, compile-cache and version.
 package main
 
@@ -73,6 +73,7 @@ commands:
   serve                      run the HTTP service (the default); configured by environment variables (README.md)
   put FILE...                store scripts under their content address in STORE_URL; "-" reads standard input
   eval [flags] SCRIPT        evaluate a script file or a sha256: reference once and print the outcome
+  bulk [flags]               run a Cloud Run job task's shard of NDJSON inputs and write its results and manifest
   conformance --url URL      run the backend conformance kit against a running service: a line per case, exit 1 on any failure
   compile-cache DIR          compile the engine into wazero's compilation cache in DIR
   version                    print the version and the engine's identity
@@ -99,6 +100,8 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return putCmd(ctx, args, stdin, stdout, stderr)
 	case "eval":
 		return evalCmd(ctx, args, stdin, stdout, stderr)
+	case "bulk":
+		return bulkCmd(ctx, args, stdout, stderr)
 	case "conformance":
 		return conformanceCmd(ctx, args, stdout, stderr)
 	case "compile-cache":

@@ -69,6 +69,15 @@ type Environment struct {
 	LogLevel        string `envconfig:"LOG_LEVEL" default:"info"`
 	ShutdownTimeout string `envconfig:"SHUTDOWN_TIMEOUT" default:"10s"`
 	GoogleProject   string `envconfig:"GOOGLE_CLOUD_PROJECT"`
+
+	// The bulk verb's: what a job execution sets (--update-env-vars), and
+	// the task's place in it, which Cloud Run sets for each task.
+	BulkScript  string `envconfig:"BULK_SCRIPT"`
+	BulkInputs  string `envconfig:"BULK_INPUTS"`
+	BulkResults string `envconfig:"BULK_RESULTS"`
+	TaskIndex   string `envconfig:"CLOUD_RUN_TASK_INDEX" default:"0"`
+	TaskCount   string `envconfig:"CLOUD_RUN_TASK_COUNT" default:"1"`
+	TaskAttempt string `envconfig:"CLOUD_RUN_TASK_ATTEMPT" default:"0"`
 }
 
 // ReadEnvironment reads the process's environment with envconfig: each
@@ -138,6 +147,17 @@ type Config struct {
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	GoogleProject   string
+
+	// BulkScript, BulkInputs and BulkResults are the bulk verb's defaults
+	// for -script, -inputs and -results.
+	BulkScript  string
+	BulkInputs  string
+	BulkResults string
+	// TaskIndex of TaskCount is the bulk verb's shard of the inputs;
+	// TaskAttempt counts the task's retries (0 the first run).
+	TaskIndex   int
+	TaskCount   int
+	TaskAttempt int
 }
 
 // settings is the table of parsers: one row per variable, binding its text
@@ -175,6 +195,12 @@ func settings(c *Config, e *Environment) []setting {
 		bind(&e.LogLevel, &c.LogLevel, anyText),
 		bind(&e.ShutdownTimeout, &c.ShutdownTimeout, duration),
 		bind(&e.GoogleProject, &c.GoogleProject, anyText),
+		bind(&e.BulkScript, &c.BulkScript, anyText),
+		bind(&e.BulkInputs, &c.BulkInputs, anyText),
+		bind(&e.BulkResults, &c.BulkResults, anyText),
+		bind(&e.TaskIndex, &c.TaskIndex, wholeNumber[int]()),
+		bind(&e.TaskCount, &c.TaskCount, wholeNumber[int]()),
+		bind(&e.TaskAttempt, &c.TaskAttempt, wholeNumber[int]()),
 	}
 	tags := map[*string]reflect.StructTag{}
 	v := reflect.ValueOf(e).Elem()
@@ -462,6 +488,7 @@ func (c Config) validate(unparsed map[string]error) []error {
 	c.limitProblems(&p)
 	c.engineProblems(&p)
 	c.authProblems(&p)
+	c.taskProblems(&p)
 	return p.errs
 }
 
@@ -606,6 +633,19 @@ func (c Config) authProblems(p *problems) {
 	}
 	if c.AuthAudience == "" && len(c.AuthAllowedCallers) > 0 {
 		p.bad("AUTH_ALLOWED_CALLERS is set but AUTH_AUDIENCE is empty: set the audience to turn authentication on")
+	}
+}
+
+// taskProblems: a Cloud Run job task's place in its execution, which the
+// platform sets; a value it never sets is a mistake in a local run's.
+func (c Config) taskProblems(p *problems) {
+	if c.TaskCount < 1 {
+		p.bad("CLOUD_RUN_TASK_COUNT must be at least 1, got %d", c.TaskCount)
+	} else if p.parsed("CLOUD_RUN_TASK_INDEX", "CLOUD_RUN_TASK_COUNT") && (c.TaskIndex < 0 || c.TaskIndex >= c.TaskCount) {
+		p.bad("CLOUD_RUN_TASK_INDEX must be in [0, CLOUD_RUN_TASK_COUNT-1] = [0, %d], got %d", c.TaskCount-1, c.TaskIndex)
+	}
+	if c.TaskAttempt < 0 {
+		p.bad("CLOUD_RUN_TASK_ATTEMPT must be 0 or more, got %d", c.TaskAttempt)
 	}
 }
 

@@ -1,0 +1,437 @@
+// Package bulk runs one script over more inputs than one request can hold,
+// as the tasks of a Cloud Run job (docs/batch.md, "Bulk runs on Cloud Run
+// Jobs"): each task takes a contiguous shard of NDJSON inputs read from GCS
+// or a directory, runs each input as POST /v1/evaluations:batch runs it,
+// and writes its shard's lines and then a manifest, each object whole, so
+// that a task run again replaces its shard rather than adds to it.
+package bulk
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"cloud.google.com/go/storage"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/handler"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
+)
+
+// Task is one task's place in a job execution: shard Index of Count, on
+// its Attempt (0 the first run; Cloud Run counts the retries).
+type Task struct {
+	Index, Count, Attempt int
+}
+
+// Check says what is wrong with t, if anything.
+func (t Task) Check() error {
+	if t.Count < 1 || t.Index < 0 || t.Index >= t.Count || t.Attempt < 0 {
+		return fmt.Errorf("task %d of %d (attempt %d): want 0 <= index < count and attempt >= 0", t.Index, t.Count, t.Attempt)
+	}
+	return nil
+}
+
+// Range is the task's shard of total inputs: the global indices [start,
+// end), contiguous, the shards of a job's tasks together every index once
+// and their sizes at most one apart. Every task computes every range
+// alike, without a word from the others.
+func (t Task) Range(total int64) (start, end int64) {
+	n, k := int64(t.Count), int64(t.Index)
+	return k * total / n, (k + 1) * total / n
+}
+
+// Name is the stem of the shard's objects: shard-KKKKK-of-NNNNN, so that
+// the shards list in their order.
+func (t Task) Name() string {
+	return fmt.Sprintf("shard-%05d-of-%05d", t.Index, t.Count)
+}
+
+// Job is what one task runs.
+type Job struct {
+	// Effect runs the inputs; Limits are the service's (handler.ItemLine
+	// answers an input's problem under them).
+	Effect *effect.Effect
+	Limits api.Limits
+	// Evaluation is each input's run but its input: the script by
+	// reference, the limits, captureLogs, the expected shape and replay.
+	Evaluation effect.Evaluation
+	// Parallel is how many runs go at once (MAX_CONCURRENT_EVALUATIONS).
+	Parallel int
+	// Inputs and Results are URLs: gs://bucket/path or a local path.
+	Inputs, Results string
+	Task            Task
+	// MaxLineBytes bounds an input's line (MAX_REQUEST_BYTES, the most an
+	// input could take in a batch's body): a longer line is the inputs'
+	// error. A line within it but over MAX_INPUT_BYTES is that input's
+	// answer, inputTooLarge, as on the batch route.
+	MaxLineBytes int64
+	// CommitGrace is how long, once ctx has ended, the shard's objects may
+	// take to be written (Cloud Run kills a task 10 s after its SIGTERM).
+	CommitGrace time.Duration
+	// Warm, when set, readies the engine; Run calls it once the inputs are
+	// read and the script is, so that a job that cannot run fails before
+	// any worker starts.
+	Warm func(context.Context) error
+	// Logger receives the task's log lines; nil discards.
+	Logger *slog.Logger
+}
+
+// Manifest is a shard's manifest, written after its results: its presence
+// means the results object beside it is whole and is the one it
+// describes.
+type Manifest struct {
+	Shard     int    `json:"shard"`
+	Shards    int    `json:"shards"`
+	Attempt   int    `json:"attempt"`
+	ScriptRef string `json:"scriptRef"`
+	Inputs    string `json:"inputs"`
+	// TotalInputs is the number of inputs across all objects, which every
+	// shard's manifest of one execution says alike; InputObjects, of the
+	// objects they were read from.
+	TotalInputs  int64 `json:"totalInputs"`
+	InputObjects int   `json:"inputObjects"`
+	// Start and End are the shard's global indices, [Start, End).
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+	// Results is the results object's URL; ResultsBytes and ResultsSHA256
+	// its length and digest, for a reader to check that it is the one
+	// described.
+	Results       string `json:"results"`
+	ResultsBytes  int64  `json:"resultsBytes"`
+	ResultsSHA256 string `json:"resultsSha256"`
+	// The counts of the shard's lines, as a batch's summary has them.
+	Items    int             `json:"items"`
+	Outcomes map[string]int  `json:"outcomes"`
+	Problems int             `json:"problems"`
+	NotRun   int             `json:"notRun"`
+	Usage    json.RawMessage `json:"usage"`
+	// Seconds is how long the shard's runs took, from the script's read
+	// to the last line.
+	Seconds float64 `json:"seconds"`
+}
+
+// Complete reports whether every input of the shard has its answer: no
+// problem, and none not run.
+func (m Manifest) Complete() bool { return m.Problems == 0 && m.NotRun == 0 }
+
+// InputError is a job that cannot run as it is given, whatever the number
+// of tries: a URL with no inputs, a line that is not one JSON value, a
+// script that cannot be run. Nothing of the shard was written.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputError(format string, args ...any) error {
+	return &InputError{fmt.Errorf(format, args...)}
+}
+
+// Run runs the job's task: it counts the inputs, reads its shard of them,
+// reads the script once, runs each input as the batch route does, and
+// writes the shard's lines, one per input in index order, to
+// <results>/shard-KKKKK-of-NNNNN.ndjson and then its manifest to
+// shard-KKKKK-of-NNNNN.json, each whole: a manifest left by an earlier
+// run of the task is deleted first, so that a manifest is never beside
+// results it does not describe.
+//
+// When ctx ends, the inputs whose runs had not ended are not-run lines and
+// the shard is still written, within CommitGrace. When the lines cannot be
+// written, nothing is committed and what an earlier run wrote stands
+// (without its manifest if it was deleted). Run returns the manifest
+// written, which says whether the shard is Complete; its error is an
+// *InputError for inputs that cannot run as given.
+func Run(ctx context.Context, job Job) (Manifest, error) {
+	log := job.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := job.Task.Check(); err != nil {
+		return Manifest{}, err
+	}
+	if job.Evaluation.ScriptRef.IsZero() {
+		return Manifest{}, errors.New("bulk: the script is by reference only")
+	}
+	in, err := openPlace(ctx, job.Inputs)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("the inputs: %w", err)
+	}
+	defer in.close()
+	out, err := openPlace(ctx, job.Results)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("the results: %w", err)
+	}
+	defer out.close()
+
+	objs, err := in.inputs(ctx)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, storage.ErrBucketNotExist):
+		return Manifest{}, inputError("the inputs cannot be listed: %w", err)
+	case err != nil: // perhaps a moment's: a retry may read them
+		return Manifest{}, fmt.Errorf("the inputs cannot be listed: %w", err)
+	}
+	if len(objs) == 0 {
+		return Manifest{}, inputError("the inputs: no object or file at %s", in.url(""))
+	}
+	if inside(in, out, objs) {
+		return Manifest{}, inputError("the results %s are under the inputs %s: a later task would read the shards as inputs; write them elsewhere", out.url(""), in.url(""))
+	}
+	counts := make([]int64, len(objs))
+	var total int64
+	for i, o := range objs {
+		if counts[i], err = countLines(ctx, in, o); err != nil {
+			return Manifest{}, err
+		}
+		total += counts[i]
+	}
+	start, end := job.Task.Range(total)
+	m := Manifest{
+		Shard: job.Task.Index, Shards: job.Task.Count, Attempt: job.Task.Attempt,
+		ScriptRef: job.Evaluation.ScriptRef.String(), Inputs: job.Inputs,
+		TotalInputs: total, InputObjects: len(objs), Start: start, End: end,
+		Results: out.url(job.Task.Name() + ".ndjson"),
+	}
+	log.Info("bulk shard", "task", job.Task.Index, "tasks", job.Task.Count, "attempt", job.Task.Attempt,
+		"inputs", job.Inputs, "totalInputs", total, "start", start, "end", end)
+	inputs, err := readRange(ctx, in, objs, counts, start, end, job.MaxLineBytes)
+	if err != nil {
+		return Manifest{}, err
+	}
+
+	began := time.Now()
+	p, err := job.Effect.Prepare(ctx, job.Evaluation)
+	if err != nil {
+		var f *spi.Failure
+		if errors.As(err, &f) { // every input's answer would be this
+			return Manifest{}, inputError("the script %s cannot be run, so no input was: %w", m.ScriptRef, err)
+		}
+		return Manifest{}, fmt.Errorf("reading the script %s (retryable: %v): %w", m.ScriptRef, effect.Retryable(err), err)
+	}
+	if job.Warm != nil {
+		if err := job.Warm(ctx); err != nil {
+			return Manifest{}, fmt.Errorf("starting the engine: %w", err)
+		}
+	}
+	results, err := out.create(ctx, job.Task.Name()+".ndjson")
+	if err != nil {
+		return Manifest{}, fmt.Errorf("the results %s: %w", m.Results, err)
+	}
+	defer results.abort()
+	digest := sha256.New()
+	w := &countingWriter{w: io.MultiWriter(results, digest)}
+	var sum api.BatchSummary
+	sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
+	var buf []byte
+	err = job.Effect.Batch(ctx, p, inputs, job.Parallel, func(it effect.Item) error {
+		it.Index += int(start)
+		l := handler.ItemLine(job.Limits, job.Evaluation, it, notRunDetail)
+		sum.Add(l)
+		var err error
+		if buf, err = api.AppendBatchLine(buf[:0], l); err != nil {
+			return err
+		}
+		_, err = w.Write(buf)
+		return err
+	})
+	if err != nil {
+		return Manifest{}, fmt.Errorf("the results %s: %w", m.Results, err)
+	}
+	m.Seconds = time.Since(began).Seconds()
+	m.Items, m.Outcomes, m.Problems, m.NotRun = sum.Items, sum.Outcomes, sum.Problems, sum.NotRun
+	if m.Outcomes == nil {
+		m.Outcomes = map[string]int{}
+	}
+	m.Usage = spi.AppendUsage(nil, sum.Usage)
+	m.ResultsBytes, m.ResultsSHA256 = w.n, hex.EncodeToString(digest.Sum(nil))
+	if err := commit(ctx, job, out, results, m); err != nil {
+		return Manifest{}, err
+	}
+	log.Info("bulk shard written", "task", job.Task.Index, "results", m.Results, "items", m.Items,
+		"outcomes", m.Outcomes, "problems", m.Problems, "notRun", m.NotRun, "seconds", m.Seconds)
+	return m, nil
+}
+
+// notRunDetail says why an input of a shard was not run.
+const notRunDetail = "the task stopped (SIGTERM: its timeout passed, or the execution was cancelled) before this input's run ended; it was not answered, and the task run again runs it as if for the first time"
+
+// commit deletes the shard's old manifest, commits its results and writes
+// its manifest, within CommitGrace once ctx has ended.
+func commit(ctx context.Context, job Job, out place, results pending, m Manifest) error {
+	cctx := context.WithoutCancel(ctx)
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(cctx, max(job.CommitGrace, time.Second))
+		defer cancel()
+	}
+	name := job.Task.Name() + ".json"
+	if err := out.remove(cctx, name); err != nil {
+		return fmt.Errorf("the old manifest: %w", err)
+	}
+	if err := results.commit(cctx); err != nil {
+		return fmt.Errorf("the results: %w", err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("the manifest: %w", err)
+	}
+	mw, err := out.create(cctx, name)
+	if err != nil {
+		return fmt.Errorf("the manifest %s: %w", out.url(name), err)
+	}
+	defer mw.abort()
+	if _, err := mw.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("the manifest: %w", err)
+	}
+	if err := mw.commit(cctx); err != nil {
+		return fmt.Errorf("the manifest: %w", err)
+	}
+	return nil
+}
+
+// countLines counts o's lines: its newlines, and one more for a last line
+// without one. Its bytes are scanned, not parsed.
+func countLines(ctx context.Context, in place, o object) (int64, error) {
+	r, err := in.open(ctx, o)
+	if err != nil {
+		return 0, fmt.Errorf("the inputs: %w", err)
+	}
+	defer r.Close()
+	buf := make([]byte, 256<<10)
+	var n int64
+	last := byte('\n')
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("reading %s: %w", in.url(o.name), err)
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
+}
+
+// readRange reads the inputs of global indices [start, end): the lines of
+// the objects that hold them, counts being each object's lines. Each must
+// be one JSON value: a blank line, a line that is not JSON, or one over
+// maxLine is an *InputError naming the object and the line.
+func readRange(ctx context.Context, in place, objs []object, counts []int64, start, end, maxLine int64) ([]jsontext.Text, error) {
+	inputs := make([]jsontext.Text, 0, end-start)
+	var first int64 // the global index of the object's first line
+	for i, o := range objs {
+		if first >= end {
+			break
+		}
+		if first+counts[i] <= start {
+			first += counts[i]
+			continue
+		}
+		if err := readObject(ctx, in, o, first, start, end, maxLine, &inputs); err != nil {
+			return nil, err
+		}
+		first += counts[i]
+	}
+	if int64(len(inputs)) != end-start {
+		return nil, fmt.Errorf("the inputs changed while they were read: %d of the shard's %d lines were there; run the execution again on inputs that do not change", len(inputs), end-start)
+	}
+	return inputs, nil
+}
+
+// readObject appends to inputs the lines of o within [start, end), o's
+// first line being index first.
+func readObject(ctx context.Context, in place, o object, first, start, end, maxLine int64, inputs *[]jsontext.Text) error {
+	r, err := in.open(ctx, o)
+	if err != nil {
+		return fmt.Errorf("the inputs: %w", err)
+	}
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 64<<10)
+	where := func(line int64) string { return fmt.Sprintf("%s:%d", in.url(o.name), line) }
+	for line, idx := int64(1), first; idx < end; line, idx = line+1, idx+1 {
+		text, err := readLine(br, idx >= start, maxLine)
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil // fewer lines than counted: readRange says so
+		case errors.Is(err, errLineTooLong):
+			return inputError("%s (input %d): the line is over %d bytes, the most an input may take (MAX_REQUEST_BYTES)", where(line), idx, maxLine)
+		case err != nil:
+			return fmt.Errorf("reading %s: %w", where(line), err)
+		}
+		if idx < start {
+			continue
+		}
+		if len(bytes.TrimSpace(text)) == 0 {
+			return inputError("%s (input %d): the line is blank; NDJSON has one JSON value a line, and a blank line would shift every index after it", where(line), idx)
+		}
+		if err := jsontext.Validate(text); err != nil {
+			return inputError("%s (input %d): the line is not one JSON value: %v", where(line), idx, err)
+		}
+		*inputs = append(*inputs, jsontext.Text(text))
+	}
+	return nil
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line without its newline (and \r before it); keep
+// false skips it without holding it. It returns io.EOF at the end, and
+// errLineTooLong for a kept line over max bytes.
+func readLine(br *bufio.Reader, keep bool, max int64) ([]byte, error) {
+	var line []byte
+	var n int64
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n += int64(len(chunk))
+		if keep {
+			if max > 0 && n > max+2 { // its \r\n aside
+				return nil, errLineTooLong
+			}
+			line = append(line, chunk...)
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if n == 0 {
+				return nil, io.EOF
+			}
+		case err != nil:
+			return nil, err
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
+		if keep && max > 0 && int64(len(line)) > max {
+			return nil, errLineTooLong
+		}
+		return line, nil
+	}
+}
+
+// countingWriter counts what it writes.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}

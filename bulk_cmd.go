@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/bulk"
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/service"
+	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
+)
+
+// bulkUsage is the bulk verb's synopsis, with its exit statuses.
+const bulkUsage = `usage: sandbox-cloudrun bulk [flags]
+
+Runs this task's shard of a bulk run, as a Cloud Run job's task does
+(docs/batch.md, "Bulk runs on Cloud Run Jobs"): reads the NDJSON inputs
+(one input JSON value a line) of -inputs, takes shard CLOUD_RUN_TASK_INDEX of
+CLOUD_RUN_TASK_COUNT (0 of 1 when unset) of them, a contiguous range of
+their indices, runs the script over each input as POST
+/v1/evaluations:batch runs it, MAX_CONCURRENT_EVALUATIONS at once, and
+writes the shard's lines to <results>/shard-KKKKK-of-NNNNN.ndjson and then
+its manifest, with the counts, to shard-KKKKK-of-NNNNN.json, each whole: a
+task run again replaces its shard. A URL is gs://bucket/path (an object, or
+every object under the prefix in name order) or a local file or directory.
+The script is read from STORE_URL; the other settings are serve's.
+-wall-clock, -memory, -shape, -deterministic, -seed and -now are each
+run's, as the batch body's members; -logs puts each run's console output in
+its line (captureLogs).
+
+exit status:
+  0  the shard was written, and every input in it has its answer (a value
+     or a typed failure)
+  1  the shard was written with inputs not run (SIGTERM: the task's
+     timeout) or answered with a problem (the engine or the store failed),
+     or it could not be written (an earlier run's results stand): a retry
+     of the task can help; standard error says which
+  3  the inputs cannot be run as given: no input at -inputs, a line that
+     is blank, not JSON or too long (named by its URL and line), results
+     under the inputs, or a script the store does not have or cannot run;
+     nothing was written, and a retry will not help
+  2  a usage error: a flag or a variable is wrong or missing; nothing ran`
+
+// bulkCmd runs this task's shard of a bulk run. Its exit statuses are
+// bulkUsage's.
+func bulkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bulk", bulkUsage)
+	script := fs.String("script", "", "the script's reference, sha256:<hex>, in STORE_URL (default $BULK_SCRIPT)")
+	inputs := fs.String("inputs", "", "the NDJSON inputs: gs://bucket/object, gs://bucket/prefix/, a file or a directory (default $BULK_INPUTS)")
+	results := fs.String("results", "", "where the shard's results and manifest go: gs://bucket/prefix/ or a directory (default $BULK_RESULTS)")
+	rf := fs.runFlags("each input")
+	logs := fs.Bool("logs", false, "each input's console output in its line, as captureLogs")
+	positional, err := fs.parse(args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 0 {
+		return fs.usageError(stderr, "bulk: takes no arguments (the script, inputs and results are flags or BULK_ variables), got %d", len(positional))
+	}
+	if err := rf.check(fs, stderr); err != nil {
+		return err
+	}
+	ev := effect.Evaluation{ExpectedOutputShapeHash: *rf.shape, CaptureLogs: *logs}
+	if ev.Replay, err = rf.replay(fs, stderr); err != nil {
+		return err
+	}
+	cfg, err := loadConfig("bulk", stderr)
+	if err != nil {
+		return exitError{2, err}
+	}
+	for _, v := range []struct {
+		flag     *string
+		name, fb string
+	}{{script, "script", cfg.BulkScript}, {inputs, "inputs", cfg.BulkInputs}, {results, "results", cfg.BulkResults}} {
+		if *v.flag == "" {
+			*v.flag = v.fb
+		}
+		if *v.flag == "" {
+			return fs.usageError(stderr, "bulk: no %s: give -%s or set BULK_%s", v.name, v.name, strings.ToUpper(v.name))
+		}
+	}
+	if ev.ScriptRef, err = contentref.ParseRef(*script); err != nil {
+		return fs.usageError(stderr, "bulk: the script: %v", err)
+	}
+	if cfg.StoreURL == "none" {
+		return fs.usageError(stderr, "bulk: STORE_URL=none: no script store is configured to read %s from", *script)
+	}
+	ev.Limits = rf.limits(cfg, fs.Name(), stderr)
+
+	level, _ := cfg.Level()
+	log := telemetry.NewLogger(stderr, level, cfg.GoogleProject)
+	svc, err := service.New(ctx, cfg, service.Options{Logger: log, Version: version})
+	if err != nil {
+		return fmt.Errorf("bulk: %w", err)
+	}
+	defer svc.Close(context.Background())
+	m, err := bulk.Run(ctx, bulk.Job{
+		Effect: svc.Effect, Limits: cfg.Limits(), Evaluation: ev,
+		Parallel: cfg.MaxConcurrentEvaluations,
+		Inputs:   *inputs, Results: *results,
+		Task:         bulk.Task{Index: cfg.TaskIndex, Count: cfg.TaskCount, Attempt: cfg.TaskAttempt},
+		MaxLineBytes: cfg.MaxRequestBytes,
+		CommitGrace:  5 * time.Second,
+		Warm:         svc.Warm,
+		Logger:       log,
+	})
+	var bad *bulk.InputError
+	switch {
+	case errors.As(err, &bad):
+		return exitError{3, fmt.Errorf("bulk: %w", err)}
+	case err != nil:
+		return fmt.Errorf("bulk: task %d of %d: nothing was written: %w", cfg.TaskIndex, cfg.TaskCount, err)
+	case !m.Complete():
+		log.Warn("bulk shard incomplete", slog.Int("problems", m.Problems), slog.Int("notRun", m.NotRun))
+		return fmt.Errorf("bulk: task %d of %d wrote %s with %d inputs not run and %d answered with a problem: run the task again", cfg.TaskIndex, cfg.TaskCount, m.Results, m.NotRun, m.Problems)
+	}
+	_, err = fmt.Fprintf(stdout, "%s: %d inputs [%d, %d) of %d, %v\n", m.Results, m.Items, m.Start, m.End, m.TotalInputs, m.Outcomes)
+	return err
+}

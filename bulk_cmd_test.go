@@ -1,0 +1,489 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fsouza/fake-gcs-server/fakestorage"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/bulk"
+	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/gcsfake"
+	"github.com/loom-plugins/sandbox-cloudrun/service"
+)
+
+// bulkScript throws for an input with "throw", takes 1.5 s for one with
+// "slow" (so that a test can stop a task in the middle of its shard), and
+// logs, so that -logs is seen in the lines.
+const bulkScript = `if (input.slow) { const t = Date.now(); while (Date.now() - t < 1500) {} }
+if (input.throw) throw new Error("boom " + input.n);
+console.log("n", input.n);
+({n: input.n, twice: input.n * 2})`
+
+// bulkInputs are 25 inputs: 7 throws, 17 is slow.
+func bulkInputs() []string {
+	var in []string
+	for i := range 25 {
+		switch i {
+		case 7:
+			in = append(in, fmt.Sprintf(`{"n":%d,"throw":true}`, i))
+		case 17:
+			in = append(in, fmt.Sprintf(`{"n":%d,"slow":true}`, i))
+		default:
+			in = append(in, fmt.Sprintf(`{"n":%d}`, i))
+		}
+	}
+	return in
+}
+
+// bulkEnv is a bulk test's world: a script store in a directory with the
+// script in it, the real fake-gcs-server (the real GCS client reaches it
+// through STORAGE_EMULATOR_HOST), with a switch in front of it that fails
+// uploads, and the environment every task of the test shares.
+type bulkEnv struct {
+	ref        string
+	gcs        *gcsfake.Server
+	failUpload atomic.Bool
+	env        map[string]string
+}
+
+func newBulkEnv(t *testing.T) *bulkEnv {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	b := &bulkEnv{}
+	b.gcs = gcsfake.Start(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if b.failUpload.Load() && strings.HasPrefix(r.URL.Path, "/upload/") {
+				http.Error(w, "refused by the test", http.StatusForbidden)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}, "in", "out")
+	store := t.TempDir()
+	ds, err := contentstore.NewDirStore(store, contentstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := ds.Put(context.Background(), []byte(bulkScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.ref = ref.String()
+	b.env = map[string]string{
+		"STORAGE_EMULATOR_HOST":      b.gcs.Addr,
+		"STORE_URL":                  store,
+		"MAX_CONCURRENT_EVALUATIONS": "2",
+		"WORKER_SPARES":              "0",
+		"COMPILATION_CACHE_DIR":      filepath.Join(os.TempDir(), "sandbox-cloudrun-bulk-test-cache"),
+		"LOG_LEVEL":                  "warn",
+	}
+	for k, v := range b.env {
+		t.Setenv(k, v)
+	}
+	return b
+}
+
+// put writes lines to the fake bucket's object name, one a line.
+func (b *bulkEnv) put(bucket, name string, lines ...string) {
+	body := ""
+	for _, l := range lines {
+		body += l + "\n"
+	}
+	b.gcs.CreateObject(fakestorage.Object{ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: name}, Content: []byte(body)})
+}
+
+// object is an object's bytes, or nil when it is not there.
+func (b *bulkEnv) object(bucket, name string) []byte {
+	o, err := b.gcs.GetObject(bucket, name)
+	if err != nil {
+		return nil
+	}
+	return o.Content
+}
+
+// task runs the verb as task index of count, on attempt, with args.
+func (b *bulkEnv) task(ctx context.Context, t *testing.T, index, count, attempt int, stderr *syncBuffer, args ...string) error {
+	t.Helper()
+	t.Setenv("CLOUD_RUN_TASK_INDEX", strconv.Itoa(index))
+	t.Setenv("CLOUD_RUN_TASK_COUNT", strconv.Itoa(count))
+	t.Setenv("CLOUD_RUN_TASK_ATTEMPT", strconv.Itoa(attempt))
+	if stderr == nil {
+		stderr = &syncBuffer{}
+	}
+	var stdout bytes.Buffer
+	err := run(ctx, append([]string{"bulk"}, args...), nil, &stdout, stderr)
+	if err != nil {
+		t.Logf("bulk task %d of %d: %v (exit %d)\n%s", index, count, err, exitCode(err), stderr.String())
+	}
+	return err
+}
+
+// routeLines are the batch route's lines for inputs, without their usage,
+// from a service configured by the same environment: what each shard's
+// lines must be.
+func routeLines(t *testing.T, ref string, inputs []string) []string {
+	t.Helper()
+	env, err := service.ReadEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := service.LoadConfig(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(context.Background(), cfg, service.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	srv := httptest.NewServer(svc.Handler)
+	defer srv.Close()
+	code, body := postRaw(t, srv.URL+"/v1/evaluations:batch",
+		`{"scriptRef":"`+ref+`","captureLogs":true,"inputs":[`+strings.Join(inputs, ",")+`]}`)
+	if code != http.StatusOK {
+		t.Fatalf("the batch route answered %d %s", code, body)
+	}
+	lines := linesWithoutUsage(t, body)
+	if len(lines) != len(inputs)+1 || !strings.HasPrefix(lines[len(lines)-1], `{"summary":`) {
+		t.Fatalf("the batch route's lines: %q", lines)
+	}
+	return lines[:len(inputs)]
+}
+
+// linesWithoutUsage are body's lines, each read as a batch line and
+// written again without its usage (what a run used varies).
+func linesWithoutUsage(t *testing.T, body []byte) []string {
+	t.Helper()
+	var out []string
+	for _, raw := range bytes.SplitAfter(body, []byte("\n")) {
+		if len(raw) == 0 {
+			continue
+		}
+		if raw[len(raw)-1] != '\n' {
+			t.Fatalf("a line without its newline: %q", raw)
+		}
+		l, err := api.DecodeBatchLine(bytes.TrimSuffix(raw, []byte("\n")))
+		if err != nil {
+			t.Fatalf("%q: %v", raw, err)
+		}
+		if l.Answer != nil {
+			l.Answer.Usage = nil
+		}
+		b, err := api.AppendBatchLine(nil, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, strings.TrimSuffix(string(b), "\n"))
+	}
+	return out
+}
+
+// manifest reads and checks a shard's manifest: it describes the results
+// object beside it (length and digest).
+func manifestOf(t *testing.T, manifest, results []byte) bulk.Manifest {
+	t.Helper()
+	var m bulk.Manifest
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		t.Fatalf("manifest %s: %v", manifest, err)
+	}
+	sum := sha256.Sum256(results)
+	if m.ResultsBytes != int64(len(results)) || m.ResultsSHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("the manifest describes %d bytes %s; the results are %d bytes %x", m.ResultsBytes, m.ResultsSHA256, len(results), sum)
+	}
+	return m
+}
+
+// indices are the indices of lines, in their order.
+func indices(t *testing.T, lines []string) []int {
+	t.Helper()
+	var out []int
+	for _, l := range lines {
+		bl, err := api.DecodeBatchLine([]byte(l))
+		if err != nil || bl.Summary != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		out = append(out, bl.Index)
+	}
+	return out
+}
+
+func shardName(k, n int, ext string) string {
+	return fmt.Sprintf("res/shard-%05d-of-%05d.%s", k, n, ext)
+}
+
+// A job of three tasks over 25 inputs in two objects: each task writes
+// its shard, and together the shards are one line per input, in index
+// order, each the line the batch route gives that input; each manifest
+// counts its shard.
+func TestBulkShardedRun(t *testing.T) {
+	b := newBulkEnv(t)
+	inputs := bulkInputs()
+	b.put("in", "jobs/a/part-1.ndjson", inputs[:10]...)
+	b.put("in", "jobs/a/part-2.ndjson", inputs[10:]...)
+	b.put("in", "jobs/b/other.ndjson", `{"n":99}`) // another prefix: not an input
+	want := routeLines(t, b.ref, inputs)
+
+	args := []string{"-script", b.ref, "-inputs", "gs://in/jobs/a/", "-results", "gs://out/res", "-logs"}
+	var got []string
+	outcomes := map[string]int{}
+	for k := range 3 {
+		if err := b.task(context.Background(), t, k, 3, 0, nil, args...); err != nil {
+			t.Fatalf("task %d: %v", k, err)
+		}
+		results := b.object("out", shardName(k, 3, "ndjson"))
+		m := manifestOf(t, b.object("out", shardName(k, 3, "json")), results)
+		lines := linesWithoutUsage(t, results)
+		start, end := int64(k*25/3), int64((k+1)*25/3)
+		if m.Shard != k || m.Shards != 3 || m.Start != start || m.End != end || m.Items != len(lines) ||
+			m.Items != int(end-start) || m.TotalInputs != 25 || m.InputObjects != 2 || m.ScriptRef != b.ref ||
+			m.Problems != 0 || m.NotRun != 0 || m.Results != "gs://out/res/"+strings.TrimPrefix(shardName(k, 3, "ndjson"), "res/") {
+			t.Errorf("task %d's manifest: %+v", k, m)
+		}
+		for o, n := range m.Outcomes {
+			outcomes[o] += n
+		}
+		got = append(got, lines...)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the shards have %d lines, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d:\n got %s\nwant %s", i, got[i], want[i])
+		}
+	}
+	if outcomes["ok"] != 24 || outcomes["scriptError"] != 1 || len(outcomes) != 2 {
+		t.Errorf("the manifests' outcomes: %v", outcomes)
+	}
+}
+
+// A task whose results cannot be written commits nothing: its old
+// manifest is gone (no manifest stands beside results it does not
+// describe) and its old results stand whole; a task stopped midway
+// (SIGTERM) writes its shard with the inputs it had not run as not-run
+// lines and exits 1; and the task run again replaces its shard: one line
+// per index, never two.
+func TestBulkTaskFailsMidwayAndIsRerun(t *testing.T) {
+	b := newBulkEnv(t)
+	inputs := bulkInputs()
+	b.put("in", "all.ndjson", inputs...)
+	args := []string{"-script", b.ref, "-inputs", "gs://in/all.ndjson", "-results", "gs://out/res/"}
+	const k, n = 2, 3 // [16, 25), whose 17 is slow
+	wantIndices := "16 17 18 19 20 21 22 23 24"
+
+	if err := b.task(context.Background(), t, k, n, 0, nil, args...); err != nil {
+		t.Fatal(err)
+	}
+	old := b.object("out", shardName(k, n, "ndjson"))
+	manifestOf(t, b.object("out", shardName(k, n, "json")), old)
+
+	// the results writer fails: nothing committed
+	b.failUpload.Store(true)
+	err := b.task(context.Background(), t, k, n, 1, nil, args...)
+	b.failUpload.Store(false)
+	if exitCode(err) != 1 || !strings.Contains(fmt.Sprint(err), "nothing was written") {
+		t.Errorf("a task whose results cannot be written: %v (exit %d), want exit 1 saying nothing was written", err, exitCode(err))
+	}
+	if m := b.object("out", shardName(k, n, "json")); m != nil {
+		t.Errorf("a manifest stands after a failed write: %s", m)
+	}
+	if got := b.object("out", shardName(k, n, "ndjson")); !bytes.Equal(got, old) {
+		t.Errorf("the old results did not stand whole:\n%s\nwas\n%s", got, old)
+	}
+
+	// stopped midway: once the shard's runs have begun, the task's context
+	// ends while 17 runs
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &syncBuffer{onWrite: func(s string) {
+		if strings.Contains(s, `"message":"bulk shard"`) {
+			time.AfterFunc(700*time.Millisecond, cancel)
+		}
+	}}
+	t.Setenv("LOG_LEVEL", "info")
+	err = b.task(ctx, t, k, n, 2, stderr, args...)
+	t.Setenv("LOG_LEVEL", "warn")
+	if exitCode(err) != 1 || !strings.Contains(fmt.Sprint(err), "not run") {
+		t.Errorf("a task stopped midway: %v (exit %d), want exit 1 naming the inputs not run", err, exitCode(err))
+	}
+	results := b.object("out", shardName(k, n, "ndjson"))
+	m := manifestOf(t, b.object("out", shardName(k, n, "json")), results)
+	lines := linesWithoutUsage(t, results)
+	if got := strings.Trim(fmt.Sprint(indices(t, lines)), "[]"); got != wantIndices {
+		t.Errorf("the stopped task's lines have indices %s, want %s", got, wantIndices)
+	}
+	if m.NotRun == 0 || m.Attempt != 2 || m.Items != 9 || !strings.Contains(lines[1], `"index":17,"notRun":true`) {
+		t.Errorf("the stopped task's manifest %+v, line 17 %s", m, lines[1])
+	}
+
+	// run again: the shard replaced, one line per index
+	if err := b.task(context.Background(), t, k, n, 3, nil, args...); err != nil {
+		t.Fatal(err)
+	}
+	results = b.object("out", shardName(k, n, "ndjson"))
+	m = manifestOf(t, b.object("out", shardName(k, n, "json")), results)
+	lines = linesWithoutUsage(t, results)
+	if got := strings.Trim(fmt.Sprint(indices(t, lines)), "[]"); got != wantIndices {
+		t.Errorf("the re-run task's lines have indices %s, want %s", got, wantIndices)
+	}
+	if m.NotRun != 0 || m.Problems != 0 || m.Attempt != 3 || m.Outcomes["ok"] != 9 {
+		t.Errorf("the re-run task's manifest: %+v", m)
+	}
+}
+
+// syncBuffer is a standard error that several goroutines write (the
+// logger), with a hook that sees each write.
+type syncBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	onWrite func(string)
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.onWrite != nil {
+		s.onWrite(string(p))
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The directory form: inputs in the files under a directory (in the order
+// of their slash-separated names, as GCS lists a prefix), results in a
+// directory made for them, each file renamed into place whole, leaving no
+// temporary file; a second run replaces the shard.
+func TestBulkDirectory(t *testing.T) {
+	b := newBulkEnv(t)
+	inputs := bulkInputs()[:12]
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out", "run-1")
+	write := func(name string, lines ...string) {
+		p := filepath.Join(in, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil { // the last line without its newline
+			t.Fatal(err)
+		}
+	}
+	// WalkDir visits a/ before a.ndjson; a.ndjson's name comes first
+	write("a.ndjson", inputs[:4]...)
+	write("a/b.ndjson", inputs[4:9]...)
+	write("c.ndjson", inputs[9:]...)
+	want := routeLines(t, b.ref, inputs)
+	for range 2 {
+		if err := b.task(context.Background(), t, 0, 1, 0, nil, "-script", b.ref, "-inputs", in, "-results", out, "-logs"); err != nil {
+			t.Fatal(err)
+		}
+		results, err := os.ReadFile(filepath.Join(out, "shard-00000-of-00001.ndjson"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifest, err := os.ReadFile(filepath.Join(out, "shard-00000-of-00001.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := manifestOf(t, manifest, results)
+		if got := linesWithoutUsage(t, results); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("the results:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if m.TotalInputs != 12 || m.InputObjects != 3 || m.Items != 12 {
+			t.Errorf("manifest %+v", m)
+		}
+		entries, _ := os.ReadDir(out)
+		if len(entries) != 2 {
+			t.Errorf("the results directory holds %v, want the shard's two files", entries)
+		}
+	}
+}
+
+// Inputs that cannot run as given are refused before anything runs or is
+// written, exit 3, naming what is wrong and where; a missing flag or a
+// task index out of range is a usage error, exit 2.
+func TestBulkBadInputs(t *testing.T) {
+	b := newBulkEnv(t)
+	b.put("in", "bad/a.ndjson", `{"n":0}`, `{"n":1}`, `{"n":2,`)
+	b.put("in", "blank/a.ndjson", `{"n":0}`, ``, `{"n":2}`)
+	b.put("in", "ok.ndjson", `{"n":0}`, `{"n":1}`)
+	dir := t.TempDir()
+	missing := "sha256:" + strings.Repeat("0", 64)
+	for _, tc := range []struct {
+		name string
+		args []string
+		exit int
+		want []string
+	}{
+		{"no object under the prefix", []string{"-script", b.ref, "-inputs", "gs://in/nothing/", "-results", "gs://out/r/"}, 3,
+			[]string{"no object or file at gs://in/nothing/"}},
+		{"no such bucket", []string{"-script", b.ref, "-inputs", "gs://nobucket/x.ndjson", "-results", "gs://out/r/"}, 3,
+			[]string{"gs://nobucket/x.ndjson"}},
+		{"no such directory", []string{"-script", b.ref, "-inputs", filepath.Join(dir, "nothing"), "-results", dir}, 3,
+			[]string{filepath.Join(dir, "nothing"), "no such file"}},
+		{"a line not JSON", []string{"-script", b.ref, "-inputs", "gs://in/bad/", "-results", "gs://out/r/"}, 3,
+			[]string{"gs://in/bad/a.ndjson:3 (input 2)", "not one JSON value"}},
+		{"a blank line", []string{"-script", b.ref, "-inputs", "gs://in/blank", "-results", "gs://out/r/"}, 3,
+			[]string{"gs://in/blank/a.ndjson:2 (input 1)", "blank"}},
+		{"the script not stored", []string{"-script", missing, "-inputs", "gs://in/ok.ndjson", "-results", "gs://out/r/"}, 3,
+			[]string{"the script " + missing + " cannot be run", "scriptMissing"}},
+		{"results under the inputs", []string{"-script", b.ref, "-inputs", "gs://in/bad/", "-results", "gs://in/bad/out/"}, 3,
+			[]string{"under the inputs gs://in/bad/"}},
+		{"no results", []string{"-script", b.ref, "-inputs", "gs://in/ok.ndjson"}, 2,
+			[]string{"no results: give -results or set BULK_RESULTS"}},
+		{"a bad reference", []string{"-script", "sha256:xyz", "-inputs", "gs://in/ok.ndjson", "-results", "gs://out/r/"}, 2,
+			[]string{"the script"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := b.task(context.Background(), t, 0, 1, 0, nil, tc.args...)
+			if exitCode(err) != tc.exit {
+				t.Errorf("%v: exit %d, want %d", err, exitCode(err), tc.exit)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(fmt.Sprint(err), w) {
+					t.Errorf("%v does not say %q", err, w)
+				}
+			}
+			if o := b.object("out", "r/shard-00000-of-00001.ndjson"); o != nil {
+				t.Errorf("results were written: %s", o)
+			}
+		})
+	}
+	// the task's place, from the platform's variables
+	t.Setenv("BULK_SCRIPT", b.ref)
+	t.Setenv("BULK_INPUTS", "gs://in/ok.ndjson")
+	t.Setenv("BULK_RESULTS", "gs://out/r/")
+	err := b.task(context.Background(), t, 3, 3, 0, nil)
+	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "CLOUD_RUN_TASK_INDEX must be in [0, CLOUD_RUN_TASK_COUNT-1] = [0, 2], got 3") {
+		t.Errorf("task 3 of 3: %v (exit %d)", err, exitCode(err))
+	}
+	// and the BULK_ variables in place of the flags
+	if err := b.task(context.Background(), t, 1, 2, 0, nil); err != nil {
+		t.Fatalf("the BULK_ variables: %v", err)
+	}
+	if o := b.object("out", "r/shard-00001-of-00002.ndjson"); !strings.HasPrefix(string(o), `{"index":1,"ok":true,"value":{"n":1,"twice":2}`) {
+		t.Errorf("task 1 of 2 wrote %s", o)
+	}
+}
