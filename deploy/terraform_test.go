@@ -90,18 +90,46 @@ func TestTerraformResourcesTested(t *testing.T) {
 	}
 }
 
-// TestTerraformGrants: the module's grants are these five, each asserted on
-// in tests/iam.tftest.hcl or tests/storage.tftest.hcl; in particular the
-// runtime service account has one (runtime_reads_scripts), and the module
-// creates no key, no grant above a single resource and no authoritative
-// binding or policy. A new grant is a decision: add it here with its tests.
+// TestTerraformGrants: the module's grants are these seven, each asserted on
+// in tests/iam.tftest.hcl, tests/storage.tftest.hcl or
+// tests/bulkjob.tftest.hcl; in particular the runtime service account has
+// one unconditioned grant (runtime_reads_scripts) and, with the bulk job,
+// two more that each carry an IAM condition on a prefix of the bulk bucket;
+// and the module creates no key, no grant above a single resource and no
+// authoritative binding or policy. A new grant is a decision: add it here
+// with its tests.
 func TestTerraformGrants(t *testing.T) {
 	want := []string{
 		"google_cloud_run_v2_service_iam_member.deployers",
 		"google_cloud_run_v2_service_iam_member.invokers",
 		"google_service_account_iam_member.deployers_act_as_runtime",
+		"google_storage_bucket_iam_member.bulk_reads_inputs",
+		"google_storage_bucket_iam_member.bulk_writes_results",
 		"google_storage_bucket_iam_member.runtime_reads_scripts",
 		"google_storage_bucket_iam_member.script_writers",
+	}
+	// The bulk grants, by the prefix their condition names: a tofu test
+	// asserts on the condition a plan gives them, this that the block is
+	// there in the source, with the expression the module builds for it.
+	conditioned := map[string]string{
+		"bulk_reads_inputs":   "local.bulk_conditions.inputs",
+		"bulk_writes_results": "local.bulk_conditions.results",
+	}
+	resourceBody := regexp.MustCompile(`(?ms)^resource "google_storage_bucket_iam_member" "([a-z0-9_]+)" \{\n(.*?)^\}$`)
+	for _, src := range tfFiles(t, moduleDir) {
+		for _, m := range resourceBody.FindAllStringSubmatch(src, -1) {
+			expr, ok := conditioned[m[1]]
+			if !ok {
+				continue
+			}
+			delete(conditioned, m[1])
+			if !regexp.MustCompile(`(?m)^  condition \{\n(?:    .*\n)*?    expression\s+= ` + regexp.QuoteMeta(expr) + `\n`).MatchString(m[2]) {
+				t.Errorf("google_storage_bucket_iam_member.%s: no condition block whose expression is %s: the runtime service account's bulk grants stop at a prefix", m[1], expr)
+			}
+		}
+	}
+	for name := range conditioned {
+		t.Errorf("google_storage_bucket_iam_member.%s: not found", name)
 	}
 	var grants []string
 	for _, r := range resources(tfFiles(t, moduleDir)) {

@@ -61,3 +61,8 @@ output "service_settings" {
     env                 = { for e in google_cloud_run_v2_service.sandbox.template[0].containers[0].env : e.name => e.value }
   }
 }
+
+output "bulk_job_name" {
+  description = "Name of the Cloud Run job for bulk runs (gcloud run jobs execute NAME); null unless bulk_job.enabled."
+  value       = one(google_cloud_run_v2_job.bulk[*].name)
+}

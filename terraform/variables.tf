@@ -369,3 +369,72 @@ variable "alert_p99_latency_ms" {
     error_message = "alert_p99_latency_ms must be a positive number of milliseconds, such as 10000, or null for the default."
   }
 }
+
+variable "bulk_job" {
+  type = object({
+    enabled        = optional(bool, false)
+    bucket         = optional(string)
+    inputs_prefix  = optional(string, "bulk/inputs/")
+    results_prefix = optional(string, "bulk/results/")
+    task_count     = optional(number, 1)
+    parallelism    = optional(number, 10)
+    task_timeout   = optional(string, "3600s")
+    max_retries    = optional(number, 3)
+    cpu            = optional(string)
+    memory         = optional(string)
+  })
+  nullable    = false
+  default     = {}
+  description = "The opt-in Cloud Run job for bulk runs (bulkjob.tf; README.md, \"Bulk runs\"): the service's image, environment, identity and network, running `sandbox-cloudrun bulk` over NDJSON inputs in a bucket. enabled (default false: no job and no grant). bucket: an existing bucket with uniform bucket-level access, which the module does not create or manage; the runtime service account may read objects under inputs_prefix and create, replace and delete objects under results_prefix (both folder prefixes ending in /, such as bulk/inputs/, neither inside the other), and nothing else of it. task_count: the tasks (shards) of an execution unless gcloud run jobs execute --tasks says otherwise, 1 to 10000. parallelism: tasks running at once, 1 to 100; each takes about two addresses of the egress subnet (subnet_cidr) besides the service's instances. task_timeout: a task's timeout in whole seconds, 1s to 86400s. max_retries: retries of a failed task, 0 to 10. cpu and memory: a task's limits, as the service's cpu and memory accept them; null (the default) takes the service's."
+
+  validation {
+    condition     = !var.bulk_job.enabled || (var.bulk_job.bucket != null && can(regex("^[a-z0-9][-_.a-z0-9]{1,220}[a-z0-9]$", coalesce(var.bulk_job.bucket, "-"))))
+    error_message = "bulk_job.bucket must name the existing bucket of the bulk inputs and results (lowercase letters, digits, hyphens, underscores or dots, starting and ending with a letter or digit) when bulk_job.enabled is true."
+  }
+
+  validation {
+    condition = alltrue([
+      for p in [var.bulk_job.inputs_prefix, var.bulk_job.results_prefix] : can(regex("^([-_.A-Za-z0-9]+/)+$", p)) && !contains(split("/", p), ".") && !contains(split("/", p), "..")
+    ])
+    error_message = "bulk_job.inputs_prefix and bulk_job.results_prefix must be folder prefixes of object names, such as bulk/inputs/: one or more names of letters, digits, hyphens, underscores or dots (not . or ..), each followed by /, with no leading /. The runtime service account's grants stop at these prefixes."
+  }
+
+  validation {
+    condition     = !startswith(coalesce(var.bulk_job.inputs_prefix, "-"), coalesce(var.bulk_job.results_prefix, "-")) && !startswith(coalesce(var.bulk_job.results_prefix, "-"), coalesce(var.bulk_job.inputs_prefix, "-"))
+    error_message = "bulk_job.inputs_prefix and bulk_job.results_prefix must not be equal or one inside the other: the job may replace and delete what is under results_prefix, and must not read its own results as inputs."
+  }
+
+  validation {
+    condition     = var.bulk_job.task_count >= 1 && var.bulk_job.task_count <= 10000 && floor(var.bulk_job.task_count) == var.bulk_job.task_count
+    error_message = "bulk_job.task_count must be a whole number from 1 to 10000 (Cloud Run's limit of tasks per execution)."
+  }
+
+  validation {
+    condition     = var.bulk_job.parallelism >= 1 && var.bulk_job.parallelism <= 100 && floor(var.bulk_job.parallelism) == var.bulk_job.parallelism
+    error_message = "bulk_job.parallelism must be a whole number from 1 to 100: each running task takes addresses of the egress subnet the service's instances also use."
+  }
+
+  validation {
+    condition     = can(regex("^[1-9][0-9]*s$", var.bulk_job.task_timeout)) && try(tonumber(trimsuffix(var.bulk_job.task_timeout, "s")) <= 86400, false)
+    error_message = "bulk_job.task_timeout must be a duration in whole seconds, such as 3600s, from 1s to 86400s."
+  }
+
+  validation {
+    condition     = var.bulk_job.max_retries >= 0 && var.bulk_job.max_retries <= 10 && floor(var.bulk_job.max_retries) == var.bulk_job.max_retries
+    error_message = "bulk_job.max_retries must be a whole number from 0 to 10."
+  }
+
+  validation {
+    condition     = var.bulk_job.cpu == null || contains(["1", "2", "4", "6", "8"], coalesce(var.bulk_job.cpu, "-"))
+    error_message = "bulk_job.cpu must be 1, 2, 4, 6 or 8, or null for the service's cpu."
+  }
+
+  validation {
+    condition = var.bulk_job.memory == null || (can(regex("^[1-9][0-9]*(Mi|Gi)$", coalesce(var.bulk_job.memory, "-"))) && try(
+      (endswith(var.bulk_job.memory, "Gi") ? tonumber(trimsuffix(var.bulk_job.memory, "Gi")) * 1024 : tonumber(trimsuffix(var.bulk_job.memory, "Mi"))) >= 512 &&
+      (endswith(var.bulk_job.memory, "Gi") ? tonumber(trimsuffix(var.bulk_job.memory, "Gi")) * 1024 : tonumber(trimsuffix(var.bulk_job.memory, "Mi"))) <= 32768,
+      false
+    ))
+    error_message = "bulk_job.memory must be a size in Mi or Gi, such as 2Gi, from 512Mi to 32Gi, or null for the service's memory."
+  }
+}
