@@ -235,6 +235,9 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	var buf []byte
 	err = job.Effect.Batch(ctx, p, inputs, job.Parallel, func(it effect.Item) error {
 		it.Index += int(start)
+		if it.Result.EngineFault != "" {
+			handler.LogEngineFault(ctx, log, "bulk", job.Evaluation, it.Result)
+		}
 		l := handler.ItemLine(job.Limits, job.Evaluation, it, notRunDetail)
 		sum.Add(l)
 		var err error

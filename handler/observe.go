@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -100,10 +101,18 @@ func scriptRef(ev effect.Evaluation) contentref.Ref {
 // context, whose id and trace the line then carries as every line of the
 // request does (engineFaultLine).
 func (s *server) engineFault(ctx context.Context, route string, rec *evalRecord) {
-	s.log.LogAttrs(ctx, engineFaultLevel, EngineFaultMessage, logline.Attrs(engineFaultLine{
-		onRoute:  onRoute{route},
-		OfScript: logline.OfScript{ScriptSHA256: scriptRef(rec.ev).String()},
-		Trap:     rec.res.EngineFault,
-	})...)
+	LogEngineFault(ctx, s.log, route, rec.ev, rec.res)
 	s.metrics.engineFault(ctx, route)
+}
+
+// LogEngineFault writes the engine fault line of ev's run, whose result
+// res has an EngineFault, under where, the route (or, for a verb that
+// runs scripts outside the service, the verb's name): the operator's alarm
+// (docs/security.md, "Engine faults").
+func LogEngineFault(ctx context.Context, log *slog.Logger, where string, ev effect.Evaluation, res effect.Result) {
+	log.LogAttrs(ctx, engineFaultLevel, EngineFaultMessage, logline.Attrs(engineFaultLine{
+		onRoute:  onRoute{where},
+		OfScript: logline.OfScript{ScriptSHA256: scriptRef(ev).String()},
+		Trap:     res.EngineFault,
+	})...)
 }
