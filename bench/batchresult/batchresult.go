@@ -33,10 +33,14 @@ type Measure struct {
 	RepEvalsPerSec []float64 `json:"repEvalsPerSec"`
 	RepCPUMs       []float64 `json:"repCpuMsPerEval"`
 	RepRequestMs   []float64 `json:"repRequestMs"`
+	// RepServerCPUMs is the part of RepCPUMs the server process used
+	// itself; the rest is its worker processes', which run the guests.
+	RepServerCPUMs []float64 `json:"repServerCpuMsPerEval"`
 	// The medians over the repetitions.
-	EvalsPerSec  float64 `json:"evalsPerSec"`
-	CPUMsPerEval float64 `json:"cpuMsPerEval"`
-	RequestMs    float64 `json:"requestMs"`
+	EvalsPerSec        float64 `json:"evalsPerSec"`
+	CPUMsPerEval       float64 `json:"cpuMsPerEval"`
+	RequestMs          float64 `json:"requestMs"`
+	ServerCPUMsPerEval float64 `json:"serverCpuMsPerEval"`
 }
 
 // Name is how the tables name the way the evaluations were sent.

@@ -210,16 +210,20 @@ func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) e
 				return err
 			}
 			eps := float64(p.m.Evaluations) / wall.Seconds()
-			cpuMs := float64(cpu1-cpu0) * 1000 / clockTick / float64(p.m.Evaluations)
+			perEval := func(ticks int64) float64 { return float64(ticks) * 1000 / clockTick / float64(p.m.Evaluations) }
+			cpuMs := perEval(cpu1.server + cpu1.workers - cpu0.server - cpu0.workers)
+			serverMs := perEval(cpu1.server - cpu0.server)
 			p.m.RepEvalsPerSec = append(p.m.RepEvalsPerSec, round3(eps))
 			p.m.RepCPUMs = append(p.m.RepCPUMs, round3(cpuMs))
+			p.m.RepServerCPUMs = append(p.m.RepServerCPUMs, round3(serverMs))
 			p.m.RepRequestMs = append(p.m.RepRequestMs, round3(median(lat)))
-			log.Printf("repetition %d %-13s %-17s %5d evaluations in %5d requests: %7.0f/s, CPU %.3f ms each, request p50 %.3f ms (load average %s)",
-				rep+1, p.w.name, p.m.Name(), p.m.Evaluations, p.m.Requests, eps, cpuMs, median(lat), loadAvg())
+			log.Printf("repetition %d %-13s %-17s %5d evaluations in %5d requests: %7.0f/s, CPU %.3f ms each (server %.3f), request p50 %.3f ms (load average %s)",
+				rep+1, p.w.name, p.m.Name(), p.m.Evaluations, p.m.Requests, eps, cpuMs, serverMs, median(lat), loadAvg())
 		}
 	}
 	for _, m := range res.Rows {
 		m.EvalsPerSec, m.CPUMsPerEval, m.RequestMs = median(m.RepEvalsPerSec), median(m.RepCPUMs), median(m.RepRequestMs)
+		m.ServerCPUMsPerEval = median(m.RepServerCPUMs)
 	}
 	res.LoadAvg = []string{load0, loadAvg()}
 	res.Seconds = round3(time.Since(start).Seconds())
@@ -238,8 +242,8 @@ func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) e
 // requests of its workload.
 func table(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "%d repetitions; load average (1, 5, 15 min) %s at the start, %s at the end; %s\n\n", res.Reps, res.LoadAvg[0], res.LoadAvg[1], res.Version)
-	fmt.Fprintln(w, "| workload | sent as | evaluations per repetition | requests | evaluations/s, median [per repetition] | × single | server CPU per evaluation (ms), median [per repetition] | × single | request wall time, median (ms) |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| workload | sent as | evaluations per repetition | requests | evaluations/s, median [per repetition] | × single | server CPU per evaluation (ms), median [per repetition] | × single | of which the server process (the rest its workers) | request wall time, median (ms) |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	single := map[string]*Measure{}
 	for _, m := range res.Rows {
 		if m.Batch == 0 {
@@ -248,9 +252,9 @@ func table(w io.Writer, res *Result) {
 	}
 	for _, m := range res.Rows {
 		s := single[m.Workload]
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %.0f [%s] | %s | %.3f [%s] | %s | %.3f |\n", m.Workload, m.Name(), m.Evaluations, m.Requests,
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %.0f [%s] | %s | %.3f [%s] | %s | %.3f | %.3f |\n", m.Workload, m.Name(), m.Evaluations, m.Requests,
 			m.EvalsPerSec, join(m.RepEvalsPerSec, "%.0f"), ratio(m.EvalsPerSec, s), m.CPUMsPerEval, join(m.RepCPUMs, "%.3f"),
-			ratio2(m.CPUMsPerEval, s), m.RequestMs)
+			ratio2(m.CPUMsPerEval, s), m.ServerCPUMsPerEval, m.RequestMs)
 	}
 }
 
@@ -488,54 +492,57 @@ func checkBatch(data []byte, n int) error {
 	return nil
 }
 
-// treeCPU is the CPU time, in clock ticks, the process pid and its
-// descendants have used: each process's user and system time, with that
-// of its children it has waited for (so a worker that ended during a
-// phase still counts, in the server's).
-func treeCPU(pid int) (int64, error) {
-	total, err := procCPU(pid)
+// cpu is CPU time in clock ticks: the server process's own, and that of
+// its descendants (the worker processes).
+type cpu struct{ server, workers int64 }
+
+// treeCPU is the CPU time, user and system, the server pid and its
+// descendants have used. The children a process has waited for count with
+// the descendants, so a worker that ended during a phase still counts.
+func treeCPU(pid int) (cpu, error) {
+	self, children, err := procCPU(pid)
 	if err != nil {
-		return 0, fmt.Errorf("the server's CPU: %w", err)
+		return cpu{}, fmt.Errorf("the server's CPU: %w", err)
 	}
+	c := cpu{server: self, workers: children}
 	for _, d := range proctree.Descendants(pid) {
-		if t, err := procCPU(d); err == nil { // one that exits while read is left out
-			total += t
+		if self, children, err := procCPU(d); err == nil { // one that exits while read is left out
+			c.workers += self + children
 		}
 	}
-	return total, nil
+	return c, nil
 }
 
-func procCPU(pid int) (int64, error) {
+func procCPU(pid int) (self, children int64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	return parseStat(data)
 }
 
-// parseStat reads utime, stime, cutime and cstime (fields 14 to 17, clock
-// ticks) from a /proc/PID/stat line and returns their sum. The command
-// name, field 2, is in parentheses and may hold spaces and parentheses
-// itself: the fields are counted from the last ')'.
-func parseStat(data []byte) (int64, error) {
+// parseStat reads a /proc/PID/stat line: self is utime plus stime (fields
+// 14 and 15, clock ticks), children cutime plus cstime (16 and 17, those of
+// the children it has waited for). The command name, field 2, is in
+// parentheses and may hold spaces and parentheses itself: the fields are
+// counted from the last ')'.
+func parseStat(data []byte) (self, children int64, err error) {
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("stat %.80q: no command name", data)
+		return 0, 0, fmt.Errorf("stat %.80q: no command name", data)
 	}
 	f := strings.Fields(string(data[i+1:]))
 	// f[0] is field 3 (state), so field k is f[k-3]
 	if len(f) < 15 {
-		return 0, fmt.Errorf("stat %.80q: %d fields after the name", data, len(f))
+		return 0, 0, fmt.Errorf("stat %.80q: %d fields after the name", data, len(f))
 	}
-	var total int64
+	var v [4]int64
 	for k := 14; k <= 17; k++ {
-		v, err := strconv.ParseInt(f[k-3], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("stat field %d: %w", k, err)
+		if v[k-14], err = strconv.ParseInt(f[k-3], 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("stat field %d: %w", k, err)
 		}
-		total += v
 	}
-	return total, nil
+	return v[0] + v[1], v[2] + v[3], nil
 }
 
 // loadAvg is the first three fields of /proc/loadavg (1, 5 and 15 minutes).
