@@ -242,7 +242,7 @@ func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) e
 // requests of its workload.
 func table(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "%d repetitions; load average (1, 5, 15 min) %s at the start, %s at the end; %s\n\n", res.Reps, res.LoadAvg[0], res.LoadAvg[1], res.Version)
-	fmt.Fprintln(w, "| workload | sent as | evaluations per repetition | requests | evaluations/s, median [per repetition] | × single | server CPU per evaluation (ms), median [per repetition] | × single | of which the server process (the rest its workers) | request wall time, median (ms) |")
+	fmt.Fprintln(w, "| workload | sent as | evaluations per repetition | requests | evaluations/s, median [per repetition] | × single | CPU per evaluation, server and workers (ms), median [per repetition] | × single | of which the server process (ms; the rest its workers) | request wall time, median (ms) |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	single := map[string]*Measure{}
 	for _, m := range res.Rows {
