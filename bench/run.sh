@@ -34,7 +34,7 @@
 # timed run); the Markdown table: bench/out/report.md, also printed.
 #
 #   bench/run.sh                  # the full run (about 10 minutes on 2 cores)
-#   ROUNDS=1 SCALE=0.1 HARDKILL=0 LOAD_ROUNDS=1 LOAD_SCALE=0.1 bench/run.sh   # a smoke run
+#   ROUNDS=1 SCALE=0.1 HARDKILL=0 LOAD_ROUNDS=1 LOAD_SCALE=0.1 BATCH=0 bench/run.sh   # a smoke run
 #
 # With BASELINE=REV, a fifth engine runs beside them: engine-baseline, the
 # engine of git revision REV (built in a temporary worktree) with its pool
