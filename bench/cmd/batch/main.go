@@ -110,10 +110,10 @@ func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) e
 	load0 := loadAvg()
 	bin, err := filepath.Abs(bin)
 	if err != nil {
-		return err
+		return fmt.Errorf("the binary's path: %w", err)
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return err
+		return fmt.Errorf("the output directory: %w", err)
 	}
 	version, err := exec.Command(bin, "version").Output()
 	if err != nil {
@@ -121,12 +121,12 @@ func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) e
 	}
 	tmp, err := os.MkdirTemp("", "sandbox-batch-")
 	if err != nil {
-		return err
+		return fmt.Errorf("a temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	store := filepath.Join(tmp, "store")
 	if err := os.MkdirAll(store, 0o755); err != nil {
-		return err
+		return fmt.Errorf("the script store: %w", err)
 	}
 	largest := slices.Max(sizes)
 	wls := []*workload{
@@ -229,10 +229,10 @@ func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) e
 	res.Seconds = round3(time.Since(start).Seconds())
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("batch.json: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(outDir, "batch.json"), append(data, '\n'), 0o644); err != nil {
-		return err
+		return fmt.Errorf("batch.json: %w", err)
 	}
 	table(os.Stdout, res)
 	return nil
@@ -336,13 +336,13 @@ type server struct {
 func startServer(bin, store, logPath string) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("a free loopback port: %w", err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	f, err := os.Create(logPath)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the server's log: %w", err)
 	}
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(baseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+store)
@@ -389,7 +389,7 @@ func (s *server) stop() {
 func (s *server) post(c *http.Client, path string, body []byte) (*http.Response, []byte, time.Duration, error) {
 	req, err := http.NewRequest(http.MethodPost, s.base+path, bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, fmt.Errorf("POST %s: %w", path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	t := time.Now()
