@@ -20,7 +20,13 @@
 # cold start with and without the baked compilation cache, resident memory
 # over 10,000 evaluations), and the plot of reshape latency against input
 # size (bench/cmd/plot, bench/out/reshape-latency.png; docs/img/ holds the
-# copy docs/benchmarks.md shows).
+# copy docs/benchmarks.md shows). Then, unless BATCH=0, single requests
+# against batches of 10, 100 and 1,000 inputs (bench/cmd/batch, interleaved,
+# BATCH_REPS repetitions; bench/out/batch/batch.json and table.md) and their
+# price per million evaluations (bench/cmd/cost -batch,
+# bench/out/batch/cost.md); alone, with run.sh's build done:
+#
+#   bench/out/bin/batch -reps 5 && bench/out/bin/cost -batch bench/out/batch/batch.json
 #
 # For each workload it runs ROUNDS rounds; a round runs one batch per engine,
 # in an order that rotates from round to round, so that slow phases of a noisy
@@ -28,7 +34,7 @@
 # timed run); the Markdown table: bench/out/report.md, also printed.
 #
 #   bench/run.sh                  # the full run (about 10 minutes on 2 cores)
-#   ROUNDS=1 SCALE=0.1 HARDKILL=0 LOAD_ROUNDS=1 LOAD_SCALE=0.1 bench/run.sh   # a smoke run
+#   ROUNDS=1 SCALE=0.1 HARDKILL=0 LOAD_ROUNDS=1 LOAD_SCALE=0.1 BATCH=0 bench/run.sh   # a smoke run
 #
 # With BASELINE=REV, a fifth engine runs beside them: engine-baseline, the
 # engine of git revision REV (built in a temporary worktree) with its pool
@@ -45,7 +51,8 @@
 # in-process hard-kill benchmark (go test -bench), SERVICE=0 skips the service
 # over HTTP, LOAD_ROUNDS (default 3), LOAD_SCALE (multiplies its requests and
 # evaluations, default 1) and COLD (process starts with and without the
-# cache, each, default 7) shape it; QUICKJS_TARBALL and CC as for
+# cache, each, default 7) shape it; BATCH=0 skips the batches, BATCH_REPS
+# (default 5, about 2 minutes) sets their repetitions; QUICKJS_TARBALL and CC as for
 # bench/native/build.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,6 +67,8 @@ SERVICE=${SERVICE:-1}
 LOAD_ROUNDS=${LOAD_ROUNDS:-3}
 LOAD_SCALE=${LOAD_SCALE:-1}
 COLD=${COLD:-7}
+BATCH=${BATCH:-1}
+BATCH_REPS=${BATCH_REPS:-5}
 BASELINE=${BASELINE:-}
 out=bench/out
 bin=$out/bin
@@ -72,7 +81,7 @@ done
 
 echo "== building" >&2
 mkdir -p "$bin"
-go build -o "$bin/" . ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gendocs ./bench/cmd/load
+go build -o "$bin/" . ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gendocs ./bench/cmd/load ./bench/cmd/batch ./bench/cmd/cost
 # the plot is a module of its own (gonum/plot is a tool's dependency only)
 (dest=$(pwd)/$bin; cd bench/cmd/plot && go build -o "$dest/" .)
 bench/native/build.sh
@@ -158,6 +167,15 @@ if [ "$SERVICE" != 0 ]; then
   service=(-service "$out/service/service.json")
 fi
 
+batch=()
+if [ "$BATCH" != 0 ]; then
+  echo "== single requests against batches over HTTP on loopback: bench/cmd/batch" >&2
+  rm -rf "$out/batch" && mkdir -p "$out/batch"
+  "$bin/batch" -bin "$bin/sandbox-cloudrun" -out "$out/batch" -reps "$BATCH_REPS" > "$out/batch/table.md"
+  "$bin/cost" -batch "$out/batch/batch.json" > "$out/batch/cost.md"
+  batch=("$out/batch/table.md" "$out/batch/cost.md")
+fi
+
 "$bin/plot" -results "$results" -inputs "$out/inputs" -out "$out/reshape-latency.png"
 
 qe_dir=bench/node_modules/@jitl/quickjs-wasmfile-release-sync
@@ -174,5 +192,6 @@ qe_dir=bench/node_modules/@jitl/quickjs-wasmfile-release-sync
 
 "$bin/report" -results "$results" -meta "$out/meta.txt" "${hardkill[@]}" "${service[@]}" > "$out/report.md" || status=$?
 cat "$out/report.md"
+for f in "${batch[@]}"; do printf '\n'; cat "$f"; done
 echo "== done in $((SECONDS - start)) s; results in $results, table in $out/report.md, plot in $out/reshape-latency.png, runner stderr in $log" >&2
 exit "${status:-0}"

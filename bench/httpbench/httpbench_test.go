@@ -98,3 +98,47 @@ func BenchmarkEvaluations(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBatch is POST /v1/evaluations:batch back to back, one client,
+// 100 inputs a batch: an op is one batch, and evals/s sets it beside
+// BenchmarkEvaluations' single requests.
+func BenchmarkBatch(b *testing.B) {
+	const n = 100
+	url, refs := service(b)
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}}
+	for _, w := range []struct{ name, script, input string }{
+		{"echo", "echo.js", `{"hello":"world","n":[1,2,3]}`},
+		{"reshape-16KiB", "reshape.js", mcpdoc.Document(16 << 10)},
+	} {
+		var body bytes.Buffer
+		fmt.Fprintf(&body, `{"scriptRef":%q,"inputs":[`, refs[w.script])
+		for i := range n {
+			if i > 0 {
+				body.WriteByte(',')
+			}
+			body.WriteString(w.input)
+		}
+		body.WriteString("]}")
+		send := func(b *testing.B) {
+			resp, err := c.Post(url+"/v1/evaluations:batch", "application/json", bytes.NewReader(body.Bytes()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := fmt.Sprintf(`{"summary":{"items":%d,"outcomes":{"ok":%d},"problems":0,"notRun":0,`, n, n)
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(want)) {
+				b.Fatalf("status %d: %.300s", resp.StatusCode, out)
+			}
+		}
+		b.Run(fmt.Sprintf("%s/n=%d", w.name, n), func(b *testing.B) {
+			send(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				send(b)
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "evals/s")
+		})
+	}
+}

@@ -14,11 +14,20 @@
 // binary COLD times more and measures the time to its first answer, the
 // part of a cold start this machine can show. Prices are flags, so that a
 // reader can redo the arithmetic at the day's prices.
+//
+// With -batch FILE it measures nothing: it prices the figures
+// bench/cmd/batch wrote (OUT/batch.json), single requests against batches
+// of one script over many inputs. A batch is one billed request, holding
+// the instance for the batch's wall time, its fee and its rounding up to
+// 100 ms shared by its evaluations:
+//
+//	bench/out/bin/cost -batch bench/out/batch/batch.json
 package main
 
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/bench/batchresult"
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -78,7 +88,19 @@ func main() {
 	flag.Float64Var(&p.idleMem, "price-idle-mem", 0.0000025, "USD per GiB-second of an idle minimum instance, request-based billing")
 	flag.Float64Var(&p.alwaysCPU, "price-always-cpu", 0.000018, "USD per vCPU-second, instance-based billing")
 	flag.Float64Var(&p.alwaysMem, "price-always-mem", 0.000002, "USD per GiB-second, instance-based billing")
+	batchFile := flag.String("batch", "", "price the figures bench/cmd/batch wrote (OUT/batch.json) instead of measuring: single requests against batches")
 	flag.Parse()
+
+	if *batchFile != "" {
+		res, err := readBatch(*batchFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := batchReport(os.Stdout, res, *vcpu, *memGiB, p); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 
 	docs := map[string]string{"16KiB": mcpdoc.Document(16 << 10), "256KiB": mcpdoc.Document(256 << 10)}
 	read := func(name string) string {
@@ -219,18 +241,92 @@ func report(w io.Writer, rows []row, cold dist, n int, vcpu, memGiB float64, p p
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")
 	for _, r := range rows {
 		t := r.wall.p50 / 1000 // seconds an evaluation holds an instance
-		sparse := math.Max(t, 0.1)
-		perEval := func(s float64) float64 { return s * (vcpu*p.cpu + memGiB*p.mem) }
-		reqSparse := 1e6*perEval(math.Ceil(sparse*10)/10) + p.perMillionRequests
-		reqBusy := 1e6*perEval(t) + p.perMillionRequests
-		always := 1e6 * t * (vcpu*p.alwaysCPU + memGiB*p.alwaysMem)
-		fmt.Fprintf(w, "| %s | %.0f | %.2f | %.2f | %.2f |\n", r.name, 1/t, reqSparse, reqBusy, always)
+		b := perMillion(t, 1, vcpu, memGiB, p)
+		fmt.Fprintf(w, "| %s | %.0f | %.2f | %.2f | %.2f |\n", r.name, 1/t, b.sparse, b.busy, b.always)
 	}
 	idleReq := month * (vcpu*p.idleCPU + memGiB*p.idleMem)
 	idleAlways := month * (vcpu*p.alwaysCPU + memGiB*p.alwaysMem)
 	fmt.Fprintf(w, "\nOne minimum instance kept for a 30-day month: %.2f USD idle under request-based billing, %.2f USD under instance-based billing (where it is the same instance that serves).\n", idleReq, idleAlways)
 	fmt.Fprintf(w, "\nPrices used (USD, flags of this command): request-based %g per vCPU-s, %g per GiB-s, %g per million requests; idle minimum instance %g per vCPU-s, %g per GiB-s; instance-based %g per vCPU-s, %g per GiB-s.\n",
 		p.cpu, p.mem, p.perMillionRequests, p.idleCPU, p.idleMem, p.alwaysCPU, p.alwaysMem)
+}
+
+// billing is a price per million evaluations (USD) under each setting.
+type billing struct {
+	// sparse: request-based, each request billed alone, its time rounded
+	// up to 100 ms; busy: request-based, requests back to back, billed for
+	// their wall time; always: instance-based (cpu_always_allocated), the
+	// instance's seconds and no request fee.
+	sparse, busy, always float64
+}
+
+// perMillion prices a million evaluations sent k to a request, each request
+// holding an instance for seconds: a request is billed once, whatever
+// number of evaluations it carries, for its whole duration.
+func perMillion(seconds float64, k int, vcpu, memGiB float64, p prices) billing {
+	requests := 1e6 / float64(k)
+	rate := vcpu*p.cpu + memGiB*p.mem
+	fee := p.perMillionRequests / 1e6
+	return billing{
+		sparse: requests * (billed(seconds)*rate + fee),
+		busy:   requests * (seconds*rate + fee),
+		always: requests * seconds * (vcpu*p.alwaysCPU + memGiB*p.alwaysMem),
+	}
+}
+
+// billed is a request's time as request-based billing counts it alone: at
+// least 100 ms, rounded up to the next 100 ms.
+func billed(seconds float64) float64 {
+	return math.Ceil(math.Max(seconds, 0.1)*10) / 10
+}
+
+// readBatch reads bench/cmd/batch's OUT/batch.json.
+func readBatch(path string) (*batchresult.Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("the batch figures: %w", err)
+	}
+	var res batchresult.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("the batch figures %s: %w", path, err)
+	}
+	if len(res.Rows) == 0 {
+		return nil, fmt.Errorf("the batch figures %s: no rows", path)
+	}
+	return &res, nil
+}
+
+// batchReport writes the table of prices per million evaluations sent as
+// single requests and as batches, from bench/cmd/batch's medians: a batch
+// is one billed request, holding the instance for the batch's wall time.
+func batchReport(w io.Writer, res *batchresult.Result, vcpu, memGiB float64, p prices) error {
+	single := map[string]billing{}
+	for _, m := range res.Rows {
+		if m.RequestMs <= 0 || m.EvalsPerSec <= 0 {
+			return fmt.Errorf("%s %s: no measured time", m.Workload, m.Name())
+		}
+		if m.Batch == 0 {
+			single[m.Workload] = perMillion(m.RequestMs/1000, 1, vcpu, memGiB, p)
+		}
+	}
+	fmt.Fprintf(w, "Price per million evaluations, an instance of %g vCPU and %g GiB, one evaluation at a time, before the free tier (USD), from bench/cmd/batch's medians over %d repetitions (load average %s at the start, %s at the end):\n\n",
+		vcpu, memGiB, res.Reps, res.LoadAvg[0], res.LoadAvg[len(res.LoadAvg)-1])
+	fmt.Fprintln(w, "| workload | sent as | request's wall time (ms) | billed alone (ms) | evaluations per instance-second | request-based, sparse (each request billed alone, rounded up to 100 ms) | × single, sparse | request-based, busy (billed for the wall time) | instance-based, busy (cpu_always_allocated) |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|")
+	for _, m := range res.Rows {
+		s, ok := single[m.Workload]
+		if !ok {
+			return fmt.Errorf("%s: no single requests to set the batches beside", m.Workload)
+		}
+		k := max(m.Batch, 1)
+		t := m.RequestMs / 1000
+		b := perMillion(t, k, vcpu, memGiB, p)
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.0f | %.0f | %.4f | %.4f | %.4f | %.4f |\n", m.Workload, m.Name(), m.RequestMs, 1000*billed(t),
+			float64(k)/t, b.sparse, b.sparse/s.sparse, b.busy, b.always)
+	}
+	fmt.Fprintf(w, "\nPrices used (USD, flags of this command): request-based %g per vCPU-s, %g per GiB-s, %g per million requests; instance-based %g per vCPU-s, %g per GiB-s.\n",
+		p.cpu, p.mem, p.perMillionRequests, p.alwaysCPU, p.alwaysMem)
+	return nil
 }
 
 // server is the binary's serve on a loopback port.

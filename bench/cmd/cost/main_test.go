@@ -1,11 +1,15 @@
 package main
 
 import (
+	"io"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/loom-plugins/sandbox-cloudrun/bench/batchresult"
 )
 
 // The prices docs/cost.md shows follow from the measured wall time and the
@@ -61,5 +65,54 @@ func TestDefaultsAreTheModules(t *testing.T) {
 	}
 	if gib != strconv.FormatFloat(moduleMemGiB, 'g', -1, 64) {
 		t.Errorf("the module's memory is %q (%s GiB), -memory-gib defaults to %g", mem, gib, float64(moduleMemGiB))
+	}
+}
+
+// A batch is one billed request: its fee and its time, rounded up to
+// 100 ms when it comes alone, are shared by its evaluations.
+func TestBatchArithmetic(t *testing.T) {
+	p := prices{cpu: 0.000024, mem: 0.0000025, perMillionRequests: 0.40, alwaysCPU: 0.000018, alwaysMem: 0.000002}
+	res := &batchresult.Result{Reps: 3, LoadAvg: []string{"1.00 1.00 1.00", "2.00 1.00 1.00"}, Rows: []*batchresult.Measure{
+		{Workload: "echo", Batch: 0, RequestMs: 1, EvalsPerSec: 1000},
+		{Workload: "echo", Batch: 100, RequestMs: 40, EvalsPerSec: 2500},
+		{Workload: "echo", Batch: 1000, RequestMs: 300, EvalsPerSec: 3333},
+	}}
+	var b strings.Builder
+	if err := batchReport(&b, res, 1, 1, p); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		// as TestReportArithmetic's fast row: 3.05, 0.4265, 0.02
+		"| echo | single requests | 1.000 | 100 | 1000 | 3.0500 | 1.0000 | 0.4265 | 0.0200 |",
+		// 1e4 requests × (0.1 s × 0.0000265 + 0.40e-6) = 0.0305, a hundredth of single;
+		// 1e4 × (0.04 × 0.0000265 + 0.40e-6) = 0.0146; 1e4 × 0.04 × 0.00002 = 0.008
+		"| echo | batches of 100 | 40.000 | 100 | 2500 | 0.0305 | 0.0100 | 0.0146 | 0.0080 |",
+		// a request of exactly 300 ms is billed 300 ms
+		"| echo | batches of 1000 | 300.000 | 300 | 3333 |",
+		"load average 1.00 1.00 1.00 at the start, 2.00 1.00 1.00 at the end",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the batch report lacks %q:\n%s", want, out)
+		}
+	}
+
+	noSingle := &batchresult.Result{LoadAvg: []string{"?"}, Rows: res.Rows[1:]}
+	if err := batchReport(io.Discard, noSingle, 1, 1, p); err == nil {
+		t.Error("batches without single requests to set them beside were priced")
+	}
+	unmeasured := &batchresult.Result{LoadAvg: []string{"?"}, Rows: []*batchresult.Measure{{Workload: "echo"}}}
+	if err := batchReport(io.Discard, unmeasured, 1, 1, p); err == nil {
+		t.Error("a row with no measured time was priced")
+	}
+}
+
+// Request-based billing counts a request alone as at least 100 ms, rounded
+// up to the next 100 ms.
+func TestBilled(t *testing.T) {
+	for _, c := range []struct{ in, want float64 }{{0.001, 0.1}, {0.1, 0.1}, {0.1001, 0.2}, {0.25, 0.3}, {0.3, 0.3}, {0.7, 0.7}, {4.6530, 4.7}} {
+		if got := billed(c.in); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("billed(%g) = %g, want %g", c.in, got, c.want)
+		}
 	}
 }

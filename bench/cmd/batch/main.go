@@ -1,0 +1,573 @@
+// Command batch measures what POST /v1/evaluations:batch saves over single
+// requests: it starts the service's binary (`serve`, the service's defaults:
+// one evaluation at a time, as the Terraform module deploys it) against a
+// temporary script store on a loopback port, and for each workload (echo on
+// its small input, reshape over the 16 KiB MCP-like document) runs, in one
+// run and interleaved, the same number of evaluations as single
+// POST /v1/evaluations requests one after another and as batches of 10, 100
+// and 1,000 inputs one after another. Each such phase is timed by the
+// client's clock and by the CPU the server's process tree (the server and
+// its worker processes) used over it, read from /proc; a repetition runs
+// every phase once, in an order that rotates from repetition to
+// repetition, so that a slow spell of a shared machine falls on each.
+//
+//	go build -o bench/out/bin/ . ./bench/cmd/batch
+//	bench/out/bin/batch -bin bench/out/bin/sandbox-cloudrun -out bench/out/batch -reps 5
+//
+// Every answer is checked: a single request's is 200 and ok; a batch's is
+// 200 application/x-ndjson, one ok line per input in the inputs' order,
+// then a summary counting every input ok, no problem and none not run. A
+// phase with any other answer fails the run, so a broken route cannot make
+// a fast figure. It writes OUT/batch.json (bench/cmd/cost -batch prices
+// it) and prints the Markdown table docs/benchmarks.md shows.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/bench/batchresult"
+	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
+)
+
+// The result's types (bench/batchresult), by their short names.
+type (
+	Result  = batchresult.Result
+	Measure = batchresult.Measure
+)
+
+// clockTick is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
+// Linux the service runs on.
+const clockTick = 100
+
+func main() {
+	bin := flag.String("bin", "bench/out/bin/sandbox-cloudrun", "the service binary (go build -o DIR .)")
+	out := flag.String("out", "bench/out/batch", "output directory (batch.json, the server's log)")
+	dir := flag.String("workloads", "bench/workloads", "directory of the workload scripts")
+	reps := flag.Int("reps", 5, "repetitions (each runs every phase once, in a rotating order)")
+	echoEvals := flag.Int("echo-evals", 2000, "echo: evaluations per phase (rounded up to a multiple of the largest batch)")
+	reshapeEvals := flag.Int("reshape-evals", 1000, "reshape-16KiB: evaluations per phase (rounded up likewise)")
+	sizesFlag := flag.String("batches", "10,100,1000", "batch sizes, each measured beside single requests")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("batch: ")
+	sizes, err := parseSizes(*sizesFlag)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *reps < 1 {
+		log.Fatal("-reps must be at least 1")
+	}
+	if err := run(*bin, *out, *dir, *reps, map[string]int{"echo": *echoEvals, "reshape-16KiB": *reshapeEvals}, sizes); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// parseSizes reads -batches: sizes of at least 2, comma-separated.
+func parseSizes(s string) ([]int, error) {
+	var sizes []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			return nil, fmt.Errorf("-batches: %q is not a batch size of at least 2", f)
+		}
+		if slices.Contains(sizes, n) {
+			return nil, fmt.Errorf("-batches: %d twice", n)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
+
+// workload is a script stored by reference and its input.
+type workload struct {
+	name, script, input string
+	evals               int
+	ref                 string
+	single              []byte
+	batches             map[int][]byte
+}
+
+func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) error {
+	start := time.Now()
+	load0 := loadAvg()
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return fmt.Errorf("the binary's path: %w", err)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fmt.Errorf("the output directory: %w", err)
+	}
+	version, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		return fmt.Errorf("%s version: %w", bin, err)
+	}
+	tmp, err := os.MkdirTemp("", "sandbox-batch-")
+	if err != nil {
+		return fmt.Errorf("a temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	store := filepath.Join(tmp, "store")
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		return fmt.Errorf("the script store: %w", err)
+	}
+	largest := slices.Max(sizes)
+	wls := []*workload{
+		{name: "echo", script: "echo.js", input: `{"hello":"world","n":[1,2,3]}`, evals: evals["echo"]},
+		{name: "reshape-16KiB", script: "reshape.js", input: mcpdoc.Document(16 << 10), evals: evals["reshape-16KiB"]},
+	}
+	for _, w := range wls {
+		if w.ref, err = put(bin, store, filepath.Join(dir, w.script)); err != nil {
+			return err
+		}
+		w.evals = roundUp(max(w.evals, 1), largest)
+		w.single = []byte(fmt.Sprintf(`{"scriptRef":%q,"input":%s}`, w.ref, w.input))
+		w.batches = map[int][]byte{}
+		for _, n := range sizes {
+			w.batches[n] = batchBody(w.ref, w.input, n)
+		}
+	}
+
+	s, err := startServer(bin, store, filepath.Join(outDir, "server.log"))
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	c := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
+	if err := s.waitReady(c); err != nil {
+		return err
+	}
+
+	// the phases: per workload, single requests then each batch size
+	type phase struct {
+		w *workload
+		m *Measure
+	}
+	var phases []phase
+	res := &Result{Version: strings.Join(strings.Fields(string(version)), " "), Reps: reps}
+	for _, w := range wls {
+		for _, n := range append([]int{0}, sizes...) {
+			m := &Measure{Workload: w.name, InputBytes: len(w.input), Batch: n, Evaluations: w.evals, Requests: w.evals}
+			if n > 0 {
+				m.Requests = w.evals / n
+			}
+			phases = append(phases, phase{w, m})
+			res.Rows = append(res.Rows, m)
+		}
+		// warm-up: the connection, the script cache, the engine's pool
+		for range 30 {
+			if _, err := s.single(c, w.single); err != nil {
+				return fmt.Errorf("%s warm-up: %w", w.name, err)
+			}
+		}
+		if _, err := s.batch(c, w.batches[sizes[0]], sizes[0]); err != nil {
+			return fmt.Errorf("%s warm-up: %w", w.name, err)
+		}
+	}
+	pid := s.cmd.Process.Pid
+	for rep := 0; rep < reps; rep++ {
+		for k := range phases {
+			p := phases[(k+rep)%len(phases)]
+			time.Sleep(100 * time.Millisecond) // the pool refills
+			cpu0, err := treeCPU(pid)
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			var lat []float64
+			for range p.m.Requests {
+				var d time.Duration
+				if p.m.Batch == 0 {
+					d, err = s.single(c, p.w.single)
+				} else {
+					d, err = s.batch(c, p.w.batches[p.m.Batch], p.m.Batch)
+				}
+				if err != nil {
+					return fmt.Errorf("repetition %d, %s in %s: %w", rep+1, p.w.name, p.m.Name(), err)
+				}
+				lat = append(lat, ms(d))
+			}
+			wall := time.Since(t0)
+			cpu1, err := treeCPU(pid)
+			if err != nil {
+				return err
+			}
+			eps := float64(p.m.Evaluations) / wall.Seconds()
+			perEval := func(ticks int64) float64 { return float64(ticks) * 1000 / clockTick / float64(p.m.Evaluations) }
+			cpuMs := perEval(cpu1.server + cpu1.workers - cpu0.server - cpu0.workers)
+			serverMs := perEval(cpu1.server - cpu0.server)
+			p.m.RepEvalsPerSec = append(p.m.RepEvalsPerSec, round3(eps))
+			p.m.RepCPUMs = append(p.m.RepCPUMs, round3(cpuMs))
+			p.m.RepServerCPUMs = append(p.m.RepServerCPUMs, round3(serverMs))
+			p.m.RepRequestMs = append(p.m.RepRequestMs, round3(median(lat)))
+			log.Printf("repetition %d %-13s %-17s %5d evaluations in %5d requests: %7.0f/s, CPU %.3f ms each (server %.3f), request p50 %.3f ms (load average %s)",
+				rep+1, p.w.name, p.m.Name(), p.m.Evaluations, p.m.Requests, eps, cpuMs, serverMs, median(lat), loadAvg())
+		}
+	}
+	for _, m := range res.Rows {
+		m.EvalsPerSec, m.CPUMsPerEval, m.RequestMs = median(m.RepEvalsPerSec), median(m.RepCPUMs), median(m.RepRequestMs)
+		m.ServerCPUMsPerEval = median(m.RepServerCPUMs)
+	}
+	res.LoadAvg = []string{load0, loadAvg()}
+	res.Seconds = round3(time.Since(start).Seconds())
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("batch.json: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(outDir, "batch.json"), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("batch.json: %w", err)
+	}
+	table(os.Stdout, res)
+	return nil
+}
+
+// table writes the Markdown table of the measures, each beside the single
+// requests of its workload.
+func table(w io.Writer, res *Result) {
+	fmt.Fprintf(w, "%d repetitions; load average (1, 5, 15 min) %s at the start, %s at the end; %s\n\n", res.Reps, res.LoadAvg[0], res.LoadAvg[1], res.Version)
+	fmt.Fprintln(w, "| workload | sent as | evaluations per repetition | requests | evaluations/s, median [per repetition] | × single | CPU per evaluation, server and workers (ms), median [per repetition] | × single | of which the server process (ms; the rest its workers) | request wall time, median (ms) |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+	single := map[string]*Measure{}
+	for _, m := range res.Rows {
+		if m.Batch == 0 {
+			single[m.Workload] = m
+		}
+	}
+	for _, m := range res.Rows {
+		s := single[m.Workload]
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %.0f [%s] | %s | %.3f [%s] | %s | %.3f | %.3f |\n", m.Workload, m.Name(), m.Evaluations, m.Requests,
+			m.EvalsPerSec, join(m.RepEvalsPerSec, "%.0f"), ratio(m.EvalsPerSec, s), m.CPUMsPerEval, join(m.RepCPUMs, "%.3f"),
+			ratio2(m.CPUMsPerEval, s), m.ServerCPUMsPerEval, m.RequestMs)
+	}
+}
+
+func ratio(x float64, s *Measure) string {
+	if s == nil || s.EvalsPerSec == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", x/s.EvalsPerSec)
+}
+
+func ratio2(x float64, s *Measure) string {
+	if s == nil || s.CPUMsPerEval == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", x/s.CPUMsPerEval)
+}
+
+func join(xs []float64, format string) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprintf(format, x))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// batchBody is a batch request of n copies of input.
+func batchBody(ref, input string, n int) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"scriptRef":%q,"inputs":[`, ref)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(input)
+	}
+	b.WriteString("]}")
+	return b.Bytes()
+}
+
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+// put stores a script in the directory store with the binary's put verb
+// and returns its reference.
+func put(bin, store, script string) (string, error) {
+	cmd := exec.Command(bin, "put", script)
+	cmd.Env = append(baseEnv(), "STORE_URL="+store)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("put %s: %w: %s", script, err, out)
+	}
+	f := strings.Fields(string(out))
+	if len(f) < 1 || !strings.HasPrefix(f[0], "sha256:") {
+		return "", fmt.Errorf("put %s: unexpected output %q", script, out)
+	}
+	return f[0], nil
+}
+
+// baseEnv is the environment the server starts with: none of the service's
+// own variables from the caller's, so that it runs with its defaults.
+func baseEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH", "HOME", "TMPDIR", "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG":
+			env = append(env, kv)
+		}
+	}
+	return append(env, "LOG_LEVEL=info", "OTEL_EXPORTER=none")
+}
+
+type server struct {
+	cmd     *exec.Cmd
+	base    string
+	logPath string
+	exited  chan struct{}
+}
+
+func startServer(bin, store, logPath string) (*server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("a free loopback port: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("the server's log: %w", err)
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(baseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+store)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s serve: %w", bin, err)
+	}
+	s := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), logPath: logPath, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); f.Close(); close(s.exited) }()
+	return s, nil
+}
+
+func (s *server) waitReady(c *http.Client) error {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("the server exited; see %s", s.logPath)
+		default:
+		}
+		if resp, err := c.Get(s.base + "/readyz"); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the server was not ready within a minute; see %s", s.logPath)
+}
+
+// stop ends the server with SIGTERM (SIGKILL after 15 s).
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+// post sends body to path and reads the whole answer.
+func (s *server) post(c *http.Client, path string, body []byte) (*http.Response, []byte, time.Duration, error) {
+	req, err := http.NewRequest(http.MethodPost, s.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("POST %s: %w", path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	t := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("POST %s: %w", path, err)
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	d := time.Since(t)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("POST %s: reading the answer: %w", path, err)
+	}
+	return resp, data, d, nil
+}
+
+// single sends one evaluation and checks its answer is 200 and ok.
+func (s *server) single(c *http.Client, body []byte) (time.Duration, error) {
+	resp, data, d, err := s.post(c, "/v1/evaluations", body)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("status %d: %.300s", resp.StatusCode, data)
+	}
+	var a struct {
+		OK bool `json:"ok"`
+	}
+	if err := json.Unmarshal(data, &a); err != nil || !a.OK {
+		return 0, fmt.Errorf("not ok: %.300s", data)
+	}
+	return d, nil
+}
+
+// batch sends one batch of n inputs and checks its answer.
+func (s *server) batch(c *http.Client, body []byte, n int) (time.Duration, error) {
+	resp, data, d, err := s.post(c, "/v1/evaluations:batch", body)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("status %d: %.300s", resp.StatusCode, data)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/x-ndjson" {
+		return 0, fmt.Errorf("Content-Type %q, not application/x-ndjson", ct)
+	}
+	if err := checkBatch(data, n); err != nil {
+		return 0, err
+	}
+	return d, nil
+}
+
+// checkBatch checks a batch's answer of n inputs, each of which should
+// have come to ok: n lines {"index":i,"ok":true,…} in order, then the
+// summary counting n items, n ok, no problem, none not run, and nothing
+// after it.
+func checkBatch(data []byte, n int) error {
+	lines := bytes.Split(data, []byte("\n"))
+	if len(lines) == 0 || len(lines[len(lines)-1]) != 0 {
+		return errors.New("the answer does not end with a newline: cut")
+	}
+	lines = lines[:len(lines)-1]
+	if len(lines) != n+1 {
+		return fmt.Errorf("%d lines, want %d answers and the summary", len(lines), n)
+	}
+	for i, l := range lines[:n] {
+		var a struct {
+			Index   *int            `json:"index"`
+			OK      bool            `json:"ok"`
+			Summary json.RawMessage `json:"summary"`
+		}
+		if err := json.Unmarshal(l, &a); err != nil {
+			return fmt.Errorf("line %d: %w", i+1, err)
+		}
+		if a.Index == nil || *a.Index != i {
+			return fmt.Errorf("line %d is not input %d's: %.200s", i+1, i, l)
+		}
+		if !a.OK {
+			return fmt.Errorf("input %d not ok: %.300s", i, l)
+		}
+	}
+	var sum struct {
+		Summary *struct {
+			Items    int            `json:"items"`
+			Outcomes map[string]int `json:"outcomes"`
+			Problems int            `json:"problems"`
+			NotRun   int            `json:"notRun"`
+		} `json:"summary"`
+	}
+	last := lines[n]
+	if err := json.Unmarshal(last, &sum); err != nil {
+		return fmt.Errorf("the summary: %w", err)
+	}
+	switch s := sum.Summary; {
+	case s == nil:
+		return fmt.Errorf("the last line is not the summary: %.200s", last)
+	case s.Items != n || s.Problems != 0 || s.NotRun != 0 || len(s.Outcomes) != 1 || s.Outcomes["ok"] != n:
+		return fmt.Errorf("the summary counts %d items, outcomes %v, %d problems, %d not run; want %d, all ok", s.Items, s.Outcomes, s.Problems, s.NotRun, n)
+	}
+	return nil
+}
+
+// cpu is CPU time in clock ticks: the server process's own, and that of
+// its descendants (the worker processes).
+type cpu struct{ server, workers int64 }
+
+// treeCPU is the CPU time, user and system, the server pid and its
+// descendants have used. The children a process has waited for count with
+// the descendants, so a worker that ended during a phase still counts.
+func treeCPU(pid int) (cpu, error) {
+	self, children, err := procCPU(pid)
+	if err != nil {
+		return cpu{}, fmt.Errorf("the server's CPU: %w", err)
+	}
+	c := cpu{server: self, workers: children}
+	for _, d := range proctree.Descendants(pid) {
+		if self, children, err := procCPU(d); err == nil { // one that exits while read is left out
+			c.workers += self + children
+		}
+	}
+	return c, nil
+}
+
+func procCPU(pid int) (self, children int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseStat(data)
+}
+
+// parseStat reads a /proc/PID/stat line: self is utime plus stime (fields
+// 14 and 15, clock ticks), children cutime plus cstime (16 and 17, those of
+// the children it has waited for). The command name, field 2, is in
+// parentheses and may hold spaces and parentheses itself: the fields are
+// counted from the last ')'.
+func parseStat(data []byte) (self, children int64, err error) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("stat %.80q: no command name", data)
+	}
+	f := strings.Fields(string(data[i+1:]))
+	// f[0] is field 3 (state), so field k is f[k-3]
+	if len(f) < 15 {
+		return 0, 0, fmt.Errorf("stat %.80q: %d fields after the name", data, len(f))
+	}
+	var v [4]int64
+	for k := 14; k <= 17; k++ {
+		if v[k-14], err = strconv.ParseInt(f[k-3], 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("stat field %d: %w", k, err)
+		}
+	}
+	return v[0] + v[1], v[2] + v[3], nil
+}
+
+// loadAvg is the first three fields of /proc/loadavg (1, 5 and 15 minutes).
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// median is the nearest-rank median (the upper middle of an even count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
