@@ -31,6 +31,10 @@ func TestBulkEngineFaultIsTheAlarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = engine.Close(context.Background()) })
+	// compiled before the job: the runs' limits bound the runs, not the compile
+	if err := engine.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	mem, err := contentstore.NewMemStore(contentstore.Options{MaxScriptBytes: 1 << 20, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +44,7 @@ func TestBulkEngineFaultIsTheAlarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	eff, err := effect.New(mem, engine, effect.Options{MaxInputBytes: 1 << 20, MaxOutputBytes: 1 << 20, MaxScriptBytes: 1 << 20,
-		MinMemoryBytes: quickjs.MinMemoryBytes, MaxMemoryBytes: 64 << 20, MaxWallClock: 5 * time.Second, BackendGrace: time.Second})
+		MinMemoryBytes: quickjs.MinMemoryBytes, MaxMemoryBytes: 64 << 20, MaxWallClock: 5 * time.Second, BackendGrace: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +55,7 @@ func TestBulkEngineFaultIsTheAlarm(t *testing.T) {
 	var logs bytes.Buffer
 	m, err := Run(context.Background(), Job{
 		Effect: eff, Limits: api.Limits{MaxScriptBytes: 1 << 20},
-		Evaluation: effect.Evaluation{ScriptRef: ref, Answer: effect.AnswerChannel, Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 32 << 20}},
+		Evaluation: effect.Evaluation{ScriptRef: ref, Answer: effect.AnswerChannel, Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}},
 		Parallel:   1, Inputs: filepath.Join(dir, "in.ndjson"), Results: filepath.Join(dir, "out"),
 		Task: Task{Count: 1}, MaxLineBytes: 1 << 20, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 	})
@@ -59,7 +63,8 @@ func TestBulkEngineFaultIsTheAlarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.Items != 2 || m.Problems != 2 {
-		t.Errorf("manifest %+v, want 2 problems", m)
+		results, _ := os.ReadFile(filepath.Join(dir, "out", "shard-00000-of-00001.ndjson"))
+		t.Errorf("manifest %+v, want 2 problems; the results:\n%s", m, results)
 	}
 	var faults int
 	for line := range bytes.Lines(logs.Bytes()) {
@@ -75,6 +80,7 @@ func TestBulkEngineFaultIsTheAlarm(t *testing.T) {
 		}
 	}
 	if faults != 2 {
-		t.Errorf("%d engine fault lines, want 2:\n%s", faults, logs.String())
+		results, _ := os.ReadFile(filepath.Join(dir, "out", "shard-00000-of-00001.ndjson"))
+		t.Errorf("%d engine fault lines, want 2:\n%s\nthe results:\n%s", faults, logs.String(), results)
 	}
 }
