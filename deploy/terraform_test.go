@@ -90,16 +90,19 @@ func TestTerraformResourcesTested(t *testing.T) {
 	}
 }
 
-// TestTerraformGrants: the module's grants are these seven, each asserted on
+// TestTerraformGrants: the module's grants are these eight, each asserted on
 // in tests/iam.tftest.hcl, tests/storage.tftest.hcl or
 // tests/bulkjob.tftest.hcl; in particular the runtime service account has
 // one unconditioned grant (runtime_reads_scripts) and, with the bulk job,
 // two more that each carry an IAM condition on a prefix of the bulk bucket;
-// and the module creates no key, no grant above a single resource and no
-// authoritative binding or policy. A new grant is a decision: add it here
-// with its tests.
+// the deployers' grant on the bulk job (bulk_deployers, for cloudbuild.yaml
+// to move its image) is roles/run.developer on that job alone, and only with
+// the job; and the module creates no key, no grant above a single resource
+// and no authoritative binding or policy. A new grant is a decision: add it
+// here with its tests.
 func TestTerraformGrants(t *testing.T) {
 	want := []string{
+		"google_cloud_run_v2_job_iam_member.bulk_deployers",
 		"google_cloud_run_v2_service_iam_member.deployers",
 		"google_cloud_run_v2_service_iam_member.invokers",
 		"google_service_account_iam_member.deployers_act_as_runtime",
@@ -131,6 +134,7 @@ func TestTerraformGrants(t *testing.T) {
 	for name := range conditioned {
 		t.Errorf("google_storage_bucket_iam_member.%s: not found", name)
 	}
+	checkJobDeployers(t, tfFiles(t, moduleDir))
 	var grants []string
 	for _, r := range resources(tfFiles(t, moduleDir)) {
 		typ := strings.SplitN(r, ".", 2)[0]
@@ -159,6 +163,36 @@ func TestTerraformGrants(t *testing.T) {
 			if strings.Contains(src, pub) {
 				t.Errorf("%s mentions %s", name, pub)
 			}
+		}
+	}
+}
+
+// checkJobDeployers: the deployers' grant on the bulk job exists only with
+// the job (its for_each is empty without it), is roles/run.developer, and
+// names the module's job, not another one or a role that could change who
+// may run it. A tofu test asserts on what a plan gives; this that the source
+// says so, which no plan of a disabled job can show.
+func checkJobDeployers(t *testing.T, files map[string]string) {
+	t.Helper()
+	body := regexp.MustCompile(`(?ms)^resource "google_cloud_run_v2_job_iam_member" "bulk_deployers" \{\n(.*?)^\}$`)
+	var found []string
+	for _, src := range files {
+		for _, m := range body.FindAllStringSubmatch(src, -1) {
+			found = append(found, m[1])
+		}
+	}
+	if len(found) != 1 {
+		t.Errorf("google_cloud_run_v2_job_iam_member.bulk_deployers: %d definitions, want 1", len(found))
+		return
+	}
+	for _, want := range []string{
+		`(?m)^  for_each = local\.bulk_enabled \? toset\(var\.deployers\) : toset\(\[\]\)$`,
+		`(?m)^  name     = google_cloud_run_v2_job\.bulk\[0\]\.name$`,
+		`(?m)^  role     = "roles/run\.developer"$`,
+		`(?m)^  member   = each\.value$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(found[0]) {
+			t.Errorf("google_cloud_run_v2_job_iam_member.bulk_deployers does not match %s: the deployers get roles/run.developer on the bulk job, for each of them, only with the job", want)
 		}
 	}
 }

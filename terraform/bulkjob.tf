@@ -6,8 +6,9 @@
 # service in another form, so it runs with what the service runs with: the
 # same image, environment, identity, execution environment and network. Its
 # only additions are two grants to that identity, each conditioned on one
-# prefix of one bucket. With bulk_job.enabled = false (the default) none of
-# this exists.
+# prefix of one bucket, and the deployers' grant on the job, with which Cloud
+# Build moves it to each image it rolls out. With bulk_job.enabled = false
+# (the default) none of this exists.
 
 locals {
   bulk_enabled = var.bulk_job.enabled
@@ -94,8 +95,9 @@ resource "google_cloud_run_v2_job" "bulk" {
 
   lifecycle {
     # As the service's: Terraform sets the image when it creates the job, and
-    # an operator moves it to the service's current image after a rollout
-    # (README.md, "Bulk runs"); gcloud records itself as the client.
+    # each rollout of cloudbuild.yaml moves it to the image that took the
+    # service's traffic (README.md, "Bulk runs"); gcloud records itself as
+    # the client.
     ignore_changes = [
       template[0].template[0].containers[0].image,
       client,
@@ -146,4 +148,19 @@ resource "google_storage_bucket_iam_member" "bulk_writes_results" {
     description = "The bulk job creates, replaces and deletes its results: objects under ${var.bulk_job.results_prefix} only."
     expression  = local.bulk_conditions.results
   }
+}
+
+# The deployers roll the job's image as they roll the service's (service.tf):
+# cloudbuild.yaml's last step moves the job to the image that passed the
+# conformance kit and took the traffic. roles/run.developer on this job alone
+# (describe and update it); the job runs as the runtime service account,
+# which the deployers may already act as.
+resource "google_cloud_run_v2_job_iam_member" "bulk_deployers" {
+  for_each = local.bulk_enabled ? toset(var.deployers) : toset([])
+
+  project  = google_cloud_run_v2_job.bulk[0].project
+  location = google_cloud_run_v2_job.bulk[0].location
+  name     = google_cloud_run_v2_job.bulk[0].name
+  role     = "roles/run.developer"
+  member   = each.value
 }

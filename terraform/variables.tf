@@ -234,7 +234,7 @@ variable "deployers" {
   type        = list(string)
   nullable    = false
   default     = []
-  description = "IAM members that roll new images, such as the service account Cloud Build runs as: roles/run.developer on this service, to deploy a revision with no traffic under a tag and route the traffic to it once checked (docs/deploy.md, \"Rolling out\"), and roles/iam.serviceAccountUser on its runtime service account (to deploy revisions that run as it). Neither role can change who may invoke the service."
+  description = "IAM members that roll new images, such as the service account Cloud Build runs as: roles/run.developer on this service, to deploy a revision with no traffic under a tag and route the traffic to it once checked (docs/deploy.md, \"Rolling out\"), and roles/iam.serviceAccountUser on its runtime service account (to deploy revisions that run as it); with bulk_job.enabled, roles/run.developer on the bulk job as well, to move it to each image rolled out. Neither role can change who may invoke the service."
 
   validation {
     condition     = alltrue([for m in var.deployers : can(regex("^(user|serviceAccount|group|principal|principalSet):[^\\s]+$", m))])

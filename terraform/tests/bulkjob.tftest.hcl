@@ -1,8 +1,9 @@
 # The opt-in Cloud Run job for bulk runs (bulkjob.tf): nothing when disabled;
 # when enabled, the service's image, identity, environment, execution
-# environment and network, args ["bulk"], and grants to the runtime identity
-# that stop at the bulk prefixes of one bucket (see service.tftest.hcl for how
-# these tests run).
+# environment and network, args ["bulk"], grants to the runtime identity
+# that stop at the bulk prefixes of one bucket, and roles/run.developer on the
+# job for each of the deployers, who move it to each image they roll out (see
+# service.tftest.hcl for how these tests run).
 
 mock_provider "google" {
   mock_resource "google_service_account" {
@@ -58,6 +59,60 @@ run "disabled_with_a_bucket_named" {
   assert {
     condition     = length(google_cloud_run_v2_job.bulk) == 0 && length(google_storage_bucket_iam_member.bulk_reads_inputs) == 0 && length(google_storage_bucket_iam_member.bulk_writes_results) == 0
     error_message = "Naming a bucket enables nothing: only bulk_job.enabled creates the job and its grants."
+  }
+}
+
+run "disabled_no_deployer_grant" {
+  command = plan
+
+  variables {
+    deployers = ["serviceAccount:builder@my-project.iam.gserviceaccount.com"]
+  }
+
+  assert {
+    condition     = length(google_cloud_run_v2_job_iam_member.bulk_deployers) == 0
+    error_message = "Without the job the deployers get no grant on it."
+  }
+  assert {
+    condition     = length(google_cloud_run_v2_service_iam_member.deployers) == 1
+    error_message = "The deployers keep their grant on the service."
+  }
+}
+
+run "enabled_deployers_move_the_job" {
+  command = plan
+
+  variables {
+    bulk_job  = { enabled = true, bucket = "my-bulk" }
+    deployers = ["serviceAccount:builder@my-project.iam.gserviceaccount.com", "user:release@example.com"]
+  }
+
+  assert {
+    condition = (
+      length(google_cloud_run_v2_job_iam_member.bulk_deployers) == 2 &&
+      toset([for g in google_cloud_run_v2_job_iam_member.bulk_deployers : g.member]) == toset(["serviceAccount:builder@my-project.iam.gserviceaccount.com", "user:release@example.com"])
+    )
+    error_message = "Each of the deployers gets one grant on the job."
+  }
+  assert {
+    condition = alltrue([
+      for g in google_cloud_run_v2_job_iam_member.bulk_deployers :
+      g.role == "roles/run.developer" && g.name == "sandbox-cloudrun-bulk" && g.project == "my-project" && g.location == "europe-west1"
+    ])
+    error_message = "The deployers' grant is roles/run.developer on the bulk job, in the service's project and region: what cloudbuild.yaml needs to describe the job and move its image."
+  }
+}
+
+run "enabled_without_deployers" {
+  command = plan
+
+  variables {
+    bulk_job = { enabled = true, bucket = "my-bulk" }
+  }
+
+  assert {
+    condition     = length(google_cloud_run_v2_job_iam_member.bulk_deployers) == 0
+    error_message = "Without deployers nobody gets a grant on the job."
   }
 }
 

@@ -32,7 +32,7 @@ variable "script_writers" {
 variable "deployers" {
   type        = list(string)
   default     = []
-  description = "Who rolls images with gcloud run deploy: the service account your Cloud Build trigger runs as."
+  description = "Who rolls images with gcloud run deploy (and moves the bulk job, if enabled, to them): the service account your Cloud Build trigger runs as."
 }
 
 variable "scripts_bucket_enabled" {
