@@ -430,8 +430,22 @@ func checkRollout(fs *findings, cb *cloudBuild, image string, push, deploy int) 
 		fs.add("cloudbuild.traffic", w, `the traffic step must route to the checked revision by name (--to-revisions "$$revision=100"): LATEST or a tag may name another revision by then`)
 	}
 
+	// The bulk job runs the service's image: after the traffic step, the
+	// pushed image, which has passed the kit and serves.
+	job := find(func(c string) bool { return strings.Contains(c, "gcloud run jobs update ") })
+	switch {
+	case job < 0:
+		fs.add("cloudbuild.bulk_job", w, "no step moves the bulk job to the rolled-out image (gcloud run jobs update … --image)")
+	case traffic < 0 || job <= traffic:
+		fs.add("cloudbuild.bulk_job", w, "step %s moves the bulk job before the traffic step: only an image that passed the kit and took the traffic may run in it", cb.steps[job].id)
+	case !strings.Contains(cmd(job), `--image "`+image+`"`):
+		fs.add("cloudbuild.bulk_job", w, "the bulk job must move to the pushed image %s", image)
+	case !strings.Contains(cmd(job), `gcloud run jobs describe "$$job"`) || !strings.Contains(cmd(job), `job="${_SERVICE}-bulk"`):
+		fs.add("cloudbuild.bulk_job", w, `step %s must look the module's job up (job="${_SERVICE}-bulk", gcloud run jobs describe "$$job"): it is opt-in`, cb.steps[job].id)
+	}
+
 	// The first build, with _DEPLOY=false, has no service to roll out to.
-	for _, i := range []int{deploy, kit, traffic, bin} {
+	for _, i := range []int{deploy, kit, traffic, bin, job} {
 		if i >= 0 && !strings.Contains(cmd(i), `if [ "${_DEPLOY}" != "true" ]; then`) {
 			fs.add("cloudbuild.deploy_switch", w, "step %s does not stop at once when _DEPLOY is not true", cb.steps[i].id)
 		}
@@ -479,6 +493,13 @@ func TestCloudBuildChecksBite(t *testing.T) {
 		{"no traffic step", []edit{{`gcloud run services update-traffic "${_SERVICE}"`, `gcloud run services describe "${_SERVICE}"`}}, "cloudbuild.traffic"},
 		{"traffic before the kit", []edit{{"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n",
 			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n        gcloud run services update-traffic \"${_SERVICE}\" --region \"${_REGION}\" --to-latest\n"}}, "cloudbuild.traffic_before_kit"},
+		{"no job step", []edit{{`gcloud run jobs update "$$job"`, `gcloud run jobs describe "$$job"`}}, "cloudbuild.bulk_job"},
+		{"job moved with the deploy", []edit{{"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n",
+			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n        gcloud run jobs update \"${_SERVICE}-bulk\" --image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\"\n"}}, "cloudbuild.bulk_job"},
+		{"job to another image", []edit{{"--image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\" \\\n          --region \"${_REGION}\" \\\n          --quiet\n\nsubstitutions:",
+			"--image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:latest\" \\\n          --region \"${_REGION}\" \\\n          --quiet\n\nsubstitutions:"}}, "cloudbuild.bulk_job"},
+		{"job not looked up", []edit{{`if ! gcloud run jobs describe "$$job"`, `if ! true`}}, "cloudbuild.bulk_job"},
+		{"job step ignores _DEPLOY", []edit{{"        if [ \"${_DEPLOY}\" != \"true\" ]; then exit 0; fi\n        job=", "        job="}}, "cloudbuild.deploy_switch"},
 		{"kit step ignores _DEPLOY", []edit{{"        if [ \"${_DEPLOY}\" != \"true\" ]; then exit 0; fi\n        url=", "        url="}}, "cloudbuild.deploy_switch"},
 	}
 	for _, tc := range cases {

@@ -85,7 +85,10 @@ func TestCBSubstitute(t *testing.T) {
 // answers only the projection the deploy step asks for, with the traffic
 // targets of a service that serves $STUB_SERVING and holds, under the tag
 // the deploy call gave it, $STUB_CANDIDATE at $STUB_URL. Its ID token names
-// its audience, with ":" as "_" (the characters a token may hold).
+// its audience, with ":" as "_" (the characters a token may hold). The bulk
+// job $STUB_JOB_NAME exists with $STUB_JOB=exists; with missing, `run jobs
+// describe` answers as gcloud does for a job that does not exist, with denied
+// as it does when the caller may not read it; any other job does not exist.
 const stubGcloud = `#!/usr/bin/env bash
 set -u
 echo "gcloud $*" >> "$STUB_LOG"
@@ -117,6 +120,21 @@ case "$1 $2" in
     exit 0;;
   update-traffic) exit 0;;
   esac;;
+"run jobs")
+  case "$3" in
+  describe)
+    if [ "$4" = "$STUB_JOB_NAME" ] && [ "$STUB_JOB" = denied ]; then
+      echo "ERROR: (gcloud.run.jobs.describe) PERMISSION_DENIED: Permission 'run.jobs.get' denied on resource 'namespaces/my-project/jobs/$4' (or resource may not exist)." >&2
+      exit 1
+    fi
+    if [ "$4" = "$STUB_JOB_NAME" ] && [ "$STUB_JOB" = exists ]; then echo "$4"; exit 0; fi
+    echo "ERROR: (gcloud.run.jobs.describe) Cannot find job [$4]." >&2
+    exit 1;;
+  update)
+    if [ "$4" = "$STUB_JOB_NAME" ] && [ "$STUB_JOB" = exists ]; then exit 0; fi
+    echo "ERROR: (gcloud.run.jobs.update) Job [$4] could not be found." >&2
+    exit 1;;
+  esac;;
 "auth print-identity-token")
   for a in "$@"; do
     case "$a" in --audiences=*) aud=${a#--audiences=}; echo "stub-token-for-${aud//:/_}"; exit 0;; esac
@@ -133,6 +151,8 @@ const (
 	stubCandidate = "sandbox-cloudrun-00002-new"
 	rolloutCommit = "0123abc4567def0123abc4567def0123abc4567d"
 	rolloutTag    = "candidate-0123abc"
+	rolloutImage  = "europe-west1-docker.pkg.dev/my-project/sandbox/sandbox-cloudrun:" + rolloutCommit
+	stubJob       = "sandbox-cloudrun-bulk"
 )
 
 // callLog is the run's calls in order: gcloud's, and the kit's requests as
@@ -208,8 +228,9 @@ type rolloutRun struct {
 
 // runRollout runs the gcloud steps of the cloudbuild.yaml src, in order, in
 // a workspace holding the service's binary where the kit-binary step puts
-// the image's, until one fails.
-func runRollout(t *testing.T, src string, overrides map[string]string, candidate string, log *callLog) rolloutRun {
+// the image's, until one fails. job is the stub's $STUB_JOB: whether the
+// bulk job exists (exists, missing or denied).
+func runRollout(t *testing.T, src string, overrides map[string]string, job, candidate string, log *callLog) rolloutRun {
 	t.Helper()
 	cb, err := parseCloudBuild(src)
 	if err != nil {
@@ -243,7 +264,8 @@ func runRollout(t *testing.T, src string, overrides map[string]string, candidate
 	}
 	env := append(os.Environ(), "PATH="+stub+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+dir,
 		"STUB_LOG="+log.path, "STUB_STATE="+state, "STUB_URL="+candidate,
-		"STUB_SERVING="+stubServing, "STUB_CANDIDATE="+stubCandidate)
+		"STUB_SERVING="+stubServing, "STUB_CANDIDATE="+stubCandidate,
+		"STUB_JOB="+job, "STUB_JOB_NAME="+stubJob)
 
 	r := rolloutRun{url: candidate}
 	var out strings.Builder
@@ -310,7 +332,7 @@ func (r rolloutRun) passed() []string {
 		p = append(p, "the first call is not gcloud run deploy")
 	} else {
 		for _, want := range []string{"--no-traffic", "--tag " + rolloutTag, "--region europe-west1",
-			"--image europe-west1-docker.pkg.dev/my-project/sandbox/sandbox-cloudrun:" + rolloutCommit} {
+			"--image " + rolloutImage} {
 			if !strings.Contains(r.calls[deploy], want) {
 				p = append(p, "gcloud run deploy lacks "+want)
 			}
@@ -373,6 +395,65 @@ func (r rolloutRun) refused(kitStep string) []string {
 	return p
 }
 
+// jobMoved lists how the move of the bulk job went wrong in a run whose
+// candidate took the traffic: the job must have been looked up, and moved
+// once, to the candidate's image, in the service's region, after the
+// traffic (only an image that passed the kit may run in it).
+func (r rolloutRun) jobMoved() []string {
+	var p []string
+	if r.index("gcloud run jobs describe "+stubJob+" ") < 0 {
+		p = append(p, "the build never asked whether the job "+stubJob+" exists")
+	}
+	update := r.index("gcloud run jobs update ")
+	traffic := r.index("gcloud run services update-traffic ")
+	switch {
+	case update < 0:
+		p = append(p, "the bulk job "+stubJob+" was not moved to the new image")
+	case traffic < 0 || update < traffic:
+		p = append(p, "the bulk job was moved before the traffic: it would run an image that has not passed the kit")
+	default:
+		for _, want := range []string{"gcloud run jobs update " + stubJob + " ", "--image " + rolloutImage, "--region europe-west1"} {
+			if !strings.Contains(r.calls[update], want) {
+				p = append(p, "gcloud run jobs update lacks "+want+": "+r.calls[update])
+			}
+		}
+	}
+	if n := strings.Count(strings.Join(r.calls, "\n"), "gcloud run jobs update "); n > 1 {
+		p = append(p, fmt.Sprintf("the bulk job was moved %d times", n))
+	}
+	return p
+}
+
+// jobUntouched lists the bulk job's moves in a run that must make none.
+func (r rolloutRun) jobUntouched(why string) []string {
+	if i := r.index("gcloud run jobs update "); i >= 0 {
+		return []string{"the bulk job was moved " + why + ": " + r.calls[i]}
+	}
+	return nil
+}
+
+// jobUnknown lists how a run whose describe of the job fails otherwise than
+// "not found" went wrong: the candidate passed and took the traffic, and
+// then the build must fail at jobStep with gcloud's message in its output,
+// the job unmoved: a failure that could hide an existing job is not a
+// missing job.
+func (r rolloutRun) jobUnknown(jobStep string) []string {
+	var p []string
+	switch {
+	case r.err == nil:
+		p = append(p, "every step passed though the job could not be described")
+	case jobStep == "" || r.failed != jobStep:
+		p = append(p, fmt.Sprintf("step %s failed (%v), not the job's step %q", r.failed, r.err, jobStep))
+	}
+	if r.index("gcloud run services update-traffic ") < 0 || !strings.Contains(r.output, "conformance: PASS") {
+		p = append(p, "the candidate did not pass the kit and take the traffic before the job step")
+	}
+	if !strings.Contains(r.output, "PERMISSION_DENIED") {
+		p = append(p, "the output lacks describe's error (PERMISSION_DENIED)")
+	}
+	return append(p, r.jobUntouched("though it could not be described")...)
+}
+
 // skipped lists how a run with _DEPLOY=false went wrong: nothing may be
 // called at all.
 func (r rolloutRun) skipped() []string {
@@ -405,21 +486,48 @@ func kitStep(t *testing.T, src string) string {
 	return ""
 }
 
-// rolloutCase runs src for a candidate that passes the kit (pass), one that
-// fails it (fail), or with _DEPLOY=false (skip), and returns what went wrong.
+// jobStep is the id of the step that looks the bulk job up, or "".
+func jobStep(t *testing.T, src string) string {
+	t.Helper()
+	cb, err := parseCloudBuild(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cb.steps {
+		if strings.Contains(s.command(), "gcloud run jobs describe ") {
+			return s.id
+		}
+	}
+	return ""
+}
+
+// rolloutCase runs src and returns what went wrong, for: a candidate that
+// passes the kit, with the bulk job (pass); one that fails it (fail);
+// _DEPLOY=false (skip); a candidate that passes in a project without the job
+// (nojob); and one that passes where the job cannot be described (jobdenied).
 func rolloutCase(t *testing.T, src, service, kind string) (rolloutRun, []string) {
 	t.Helper()
 	log := &callLog{path: filepath.Join(t.TempDir(), "calls")}
 	switch kind {
 	case "pass":
-		r := runRollout(t, src, nil, candidateURL(t, service, log, false), log)
-		return r, r.passed()
+		r := runRollout(t, src, nil, "exists", candidateURL(t, service, log, false), log)
+		return r, append(r.passed(), r.jobMoved()...)
 	case "fail":
-		r := runRollout(t, src, nil, candidateURL(t, service, log, true), log)
-		return r, r.refused(kitStep(t, src))
+		r := runRollout(t, src, nil, "exists", candidateURL(t, service, log, true), log)
+		return r, append(r.refused(kitStep(t, src)), r.jobUntouched("though the kit failed")...)
 	case "skip":
-		r := runRollout(t, src, map[string]string{"_DEPLOY": "false"}, candidateURL(t, service, log, false), log)
+		r := runRollout(t, src, map[string]string{"_DEPLOY": "false"}, "exists", candidateURL(t, service, log, false), log)
 		return r, r.skipped()
+	case "nojob":
+		r := runRollout(t, src, nil, "missing", candidateURL(t, service, log, false), log)
+		p := append(r.passed(), r.jobUntouched("though there is none")...)
+		if r.index("gcloud run jobs describe "+stubJob+" ") < 0 {
+			p = append(p, "the build never asked whether the job "+stubJob+" exists")
+		}
+		return r, p
+	case "jobdenied":
+		r := runRollout(t, src, nil, "denied", candidateURL(t, service, log, false), log)
+		return r, r.jobUnknown(jobStep(t, src))
 	}
 	panic(kind)
 }
@@ -436,12 +544,14 @@ func startRolloutService(t *testing.T) string {
 }
 
 // TestRollout: a candidate that passes the kit takes the traffic, after the
-// kit; one that fails it takes none, and the build fails at the kit with its
-// report; with _DEPLOY=false nothing is called.
+// kit, and then the bulk job moves to its image; one that fails it takes
+// none, the job stays, and the build fails at the kit with its report; with
+// _DEPLOY=false nothing is called; without the job the build passes and
+// moves none; a describe of the job that fails otherwise fails the build.
 func TestRollout(t *testing.T) {
 	service := startRolloutService(t)
 	src := readFile(t, "../cloudbuild.yaml")
-	for _, kind := range []string{"pass", "fail", "skip"} {
+	for _, kind := range []string{"pass", "fail", "skip", "nojob", "jobdenied"} {
 		t.Run(kind, func(t *testing.T) {
 			r, problems := rolloutCase(t, src, service, kind)
 			t.Logf("calls:\n  %s\noutput (last 3 KiB):\n%s", strings.Join(r.calls, "\n  "), servicetest.Tail(r.output, 3<<10))
@@ -469,6 +579,20 @@ func TestRolloutChecksBite(t *testing.T) {
 		{"a token for another audience", "pass", `if [ -z "$$audience" ]; then audience=$$url; fi`, `if [ -z "$$audience" ]; then audience=https://sandbox-cloudrun.example; fi`},
 		{"the candidate looked up by another tag", "pass", `-v tag="$$tag"`, `-v tag="candidate"`},
 		{"traffic to the latest revision", "pass", `--to-revisions "$$revision=100"`, "--to-latest"},
+		{"the job moved before the kit", "fail",
+			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n",
+			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n        gcloud run jobs update \"${_SERVICE}-bulk\" --image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\" --region \"${_REGION}\" --quiet\n"},
+		{"the job moved before the traffic", "pass",
+			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n",
+			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n        gcloud run jobs update \"${_SERVICE}-bulk\" --image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\" --region \"${_REGION}\" --quiet\n"},
+		{"the job never moved", "pass", `gcloud run jobs update "$$job"`, `echo gcloud run jobs update "$$job"`},
+		{"the job moved to another image", "pass",
+			"gcloud run jobs update \"$$job\" \\\n          --image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\"",
+			"gcloud run jobs update \"$$job\" \\\n          --image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:latest\""},
+		{"another job looked up", "pass", `job="${_SERVICE}-bulk"`, `job="${_SERVICE}"`},
+		{"a missing job fails the build", "nojob", `if grep -Fq "Cannot find job [$$job]" job-describe.err; then`, `if false; then`},
+		{"describe's failures taken for a missing job", "jobdenied", `if grep -Fq "Cannot find job [$$job]" job-describe.err; then`, `if true; then`},
+		{"the job step ignores _DEPLOY", "skip", "if [ \"${_DEPLOY}\" != \"true\" ]; then exit 0; fi\n        job=", "job="},
 		{"the first build deploys", "skip", "          echo \"_DEPLOY=${_DEPLOY}: the image is pushed, not deployed (docs/deploy.md: terraform apply creates the service with it).\"\n          exit 0\n",
 			"          echo \"_DEPLOY=${_DEPLOY}: the image is pushed, not deployed (docs/deploy.md: terraform apply creates the service with it).\"\n"},
 	}
