@@ -440,8 +440,8 @@ func checkRollout(fs *findings, cb *cloudBuild, image string, push, deploy int) 
 		fs.add("cloudbuild.bulk_job", w, "step %s moves the bulk job before the traffic step: only an image that passed the kit and took the traffic may run in it", cb.steps[job].id)
 	case !strings.Contains(cmd(job), `--image "`+image+`"`):
 		fs.add("cloudbuild.bulk_job", w, "the bulk job must move to the pushed image %s", image)
-	case !strings.Contains(cmd(job), `gcloud run jobs describe "$$job"`) || !strings.Contains(cmd(job), `job="${_SERVICE}-bulk"`):
-		fs.add("cloudbuild.bulk_job", w, `step %s must look the module's job up (job="${_SERVICE}-bulk", gcloud run jobs describe "$$job"): it is opt-in`, cb.steps[job].id)
+	case !strings.Contains(cmd(job), `job="${_BULK_JOB}"`) || !strings.Contains(cmd(job), `gcloud run jobs update "$$job"`):
+		fs.add("cloudbuild.bulk_job", w, `step %s must move the job _BULK_JOB names (job="${_BULK_JOB}", gcloud run jobs update "$$job"): it is opt-in, and a guessed name may not exist`, cb.steps[job].id)
 	}
 
 	// The first build, with _DEPLOY=false, has no service to roll out to.
@@ -496,9 +496,9 @@ func TestCloudBuildChecksBite(t *testing.T) {
 		{"no job step", []edit{{`gcloud run jobs update "$$job"`, `gcloud run jobs describe "$$job"`}}, "cloudbuild.bulk_job"},
 		{"job moved with the deploy", []edit{{"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n",
 			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n        gcloud run jobs update \"${_SERVICE}-bulk\" --image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\"\n"}}, "cloudbuild.bulk_job"},
-		{"job to another image", []edit{{"--image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\" \\\n          --region \"${_REGION}\" \\\n          --quiet\n\nsubstitutions:",
-			"--image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:latest\" \\\n          --region \"${_REGION}\" \\\n          --quiet\n\nsubstitutions:"}}, "cloudbuild.bulk_job"},
-		{"job not looked up", []edit{{`if ! gcloud run jobs describe "$$job"`, `if ! true`}}, "cloudbuild.bulk_job"},
+		{"job to another image", []edit{{"--image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\" \\\n          --region \"${_REGION}\" \\\n          --quiet; then",
+			"--image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:latest\" \\\n          --region \"${_REGION}\" \\\n          --quiet; then"}}, "cloudbuild.bulk_job"},
+		{"job name guessed", []edit{{`job="${_BULK_JOB}"`, `job="${_SERVICE}-bulk"`}}, "cloudbuild.bulk_job"},
 		{"job step ignores _DEPLOY", []edit{{"        if [ \"${_DEPLOY}\" != \"true\" ]; then exit 0; fi\n        job=", "        job="}}, "cloudbuild.deploy_switch"},
 		{"kit step ignores _DEPLOY", []edit{{"        if [ \"${_DEPLOY}\" != \"true\" ]; then exit 0; fi\n        url=", "        url="}}, "cloudbuild.deploy_switch"},
 	}

@@ -86,9 +86,9 @@ func TestCBSubstitute(t *testing.T) {
 // targets of a service that serves $STUB_SERVING and holds, under the tag
 // the deploy call gave it, $STUB_CANDIDATE at $STUB_URL. Its ID token names
 // its audience, with ":" as "_" (the characters a token may hold). The bulk
-// job $STUB_JOB_NAME exists with $STUB_JOB=exists; with missing, `run jobs
-// describe` answers as gcloud does for a job that does not exist, with denied
-// as it does when the caller may not read it; any other job does not exist.
+// job $STUB_JOB_NAME exists with $STUB_JOB=exists, and `run jobs update`
+// moves it; with denied the caller may not update it; any other job does not
+// exist.
 const stubGcloud = `#!/usr/bin/env bash
 set -u
 echo "gcloud $*" >> "$STUB_LOG"
@@ -122,16 +122,12 @@ case "$1 $2" in
   esac;;
 "run jobs")
   case "$3" in
-  describe)
-    if [ "$4" = "$STUB_JOB_NAME" ] && [ "$STUB_JOB" = denied ]; then
-      echo "ERROR: (gcloud.run.jobs.describe) PERMISSION_DENIED: Permission 'run.jobs.get' denied on resource 'namespaces/my-project/jobs/$4' (or resource may not exist)." >&2
-      exit 1
-    fi
-    if [ "$4" = "$STUB_JOB_NAME" ] && [ "$STUB_JOB" = exists ]; then echo "$4"; exit 0; fi
-    echo "ERROR: (gcloud.run.jobs.describe) Cannot find job [$4]." >&2
-    exit 1;;
   update)
     if [ "$4" = "$STUB_JOB_NAME" ] && [ "$STUB_JOB" = exists ]; then exit 0; fi
+    if [ "$4" = "$STUB_JOB_NAME" ] && [ "$STUB_JOB" = denied ]; then
+      echo "ERROR: (gcloud.run.jobs.update) PERMISSION_DENIED: Permission 'run.jobs.update' denied on resource 'namespaces/my-project/jobs/$4'." >&2
+      exit 1
+    fi
     echo "ERROR: (gcloud.run.jobs.update) Job [$4] could not be found." >&2
     exit 1;;
   esac;;
@@ -396,14 +392,11 @@ func (r rolloutRun) refused(kitStep string) []string {
 }
 
 // jobMoved lists how the move of the bulk job went wrong in a run whose
-// candidate took the traffic: the job must have been looked up, and moved
+// candidate took the traffic: the job _BULK_JOB names must have been moved
 // once, to the candidate's image, in the service's region, after the
 // traffic (only an image that passed the kit may run in it).
 func (r rolloutRun) jobMoved() []string {
 	var p []string
-	if r.index("gcloud run jobs describe "+stubJob+" ") < 0 {
-		p = append(p, "the build never asked whether the job "+stubJob+" exists")
-	}
 	update := r.index("gcloud run jobs update ")
 	traffic := r.index("gcloud run services update-traffic ")
 	switch {
@@ -432,26 +425,24 @@ func (r rolloutRun) jobUntouched(why string) []string {
 	return nil
 }
 
-// jobUnknown lists how a run whose describe of the job fails otherwise than
-// "not found" went wrong: the candidate passed and took the traffic, and
-// then the build must fail at jobStep with gcloud's message in its output,
-// the job unmoved: a failure that could hide an existing job is not a
-// missing job.
-func (r rolloutRun) jobUnknown(jobStep string) []string {
+// jobRefused lists how a run whose move of the job fails went wrong: the
+// candidate passed and took the traffic, and then the build must fail at
+// jobStep with gcloud's message in its output.
+func (r rolloutRun) jobRefused(jobStep string) []string {
 	var p []string
 	switch {
 	case r.err == nil:
-		p = append(p, "every step passed though the job could not be described")
+		p = append(p, "every step passed though the job could not be moved")
 	case jobStep == "" || r.failed != jobStep:
 		p = append(p, fmt.Sprintf("step %s failed (%v), not the job's step %q", r.failed, r.err, jobStep))
 	}
 	if r.index("gcloud run services update-traffic ") < 0 || !strings.Contains(r.output, "conformance: PASS") {
 		p = append(p, "the candidate did not pass the kit and take the traffic before the job step")
 	}
-	if !strings.Contains(r.output, "PERMISSION_DENIED") {
-		p = append(p, "the output lacks describe's error (PERMISSION_DENIED)")
+	if !strings.Contains(r.output, "PERMISSION_DENIED") || !strings.Contains(r.output, "could not move the job "+stubJob) {
+		p = append(p, "the output lacks update's error (PERMISSION_DENIED) and what it means")
 	}
-	return append(p, r.jobUntouched("though it could not be described")...)
+	return p
 }
 
 // skipped lists how a run with _DEPLOY=false went wrong: nothing may be
@@ -486,7 +477,7 @@ func kitStep(t *testing.T, src string) string {
 	return ""
 }
 
-// jobStep is the id of the step that looks the bulk job up, or "".
+// jobStep is the id of the step that moves the bulk job, or "".
 func jobStep(t *testing.T, src string) string {
 	t.Helper()
 	cb, err := parseCloudBuild(src)
@@ -494,7 +485,7 @@ func jobStep(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	for _, s := range cb.steps {
-		if strings.Contains(s.command(), "gcloud run jobs describe ") {
+		if strings.Contains(s.command(), "gcloud run jobs update ") {
 			return s.id
 		}
 	}
@@ -502,32 +493,30 @@ func jobStep(t *testing.T, src string) string {
 }
 
 // rolloutCase runs src and returns what went wrong, for: a candidate that
-// passes the kit, with the bulk job (pass); one that fails it (fail);
-// _DEPLOY=false (skip); a candidate that passes in a project without the job
-// (nojob); and one that passes where the job cannot be described (jobdenied).
+// passes the kit, with the bulk job named (pass); one that fails it (fail);
+// _DEPLOY=false (skip); a candidate that passes in a project without the
+// job, _BULK_JOB left empty (nojob); and one that passes where the job
+// cannot be moved (jobdenied).
 func rolloutCase(t *testing.T, src, service, kind string) (rolloutRun, []string) {
 	t.Helper()
 	log := &callLog{path: filepath.Join(t.TempDir(), "calls")}
+	withJob := map[string]string{"_BULK_JOB": stubJob}
 	switch kind {
 	case "pass":
-		r := runRollout(t, src, nil, "exists", candidateURL(t, service, log, false), log)
+		r := runRollout(t, src, withJob, "exists", candidateURL(t, service, log, false), log)
 		return r, append(r.passed(), r.jobMoved()...)
 	case "fail":
-		r := runRollout(t, src, nil, "exists", candidateURL(t, service, log, true), log)
+		r := runRollout(t, src, withJob, "exists", candidateURL(t, service, log, true), log)
 		return r, append(r.refused(kitStep(t, src)), r.jobUntouched("though the kit failed")...)
 	case "skip":
-		r := runRollout(t, src, map[string]string{"_DEPLOY": "false"}, "exists", candidateURL(t, service, log, false), log)
+		r := runRollout(t, src, map[string]string{"_DEPLOY": "false", "_BULK_JOB": stubJob}, "exists", candidateURL(t, service, log, false), log)
 		return r, r.skipped()
 	case "nojob":
 		r := runRollout(t, src, nil, "missing", candidateURL(t, service, log, false), log)
-		p := append(r.passed(), r.jobUntouched("though there is none")...)
-		if r.index("gcloud run jobs describe "+stubJob+" ") < 0 {
-			p = append(p, "the build never asked whether the job "+stubJob+" exists")
-		}
-		return r, p
+		return r, append(r.passed(), r.jobUntouched("though there is none")...)
 	case "jobdenied":
-		r := runRollout(t, src, nil, "denied", candidateURL(t, service, log, false), log)
-		return r, r.jobUnknown(jobStep(t, src))
+		r := runRollout(t, src, withJob, "denied", candidateURL(t, service, log, false), log)
+		return r, r.jobRefused(jobStep(t, src))
 	}
 	panic(kind)
 }
@@ -546,8 +535,8 @@ func startRolloutService(t *testing.T) string {
 // TestRollout: a candidate that passes the kit takes the traffic, after the
 // kit, and then the bulk job moves to its image; one that fails it takes
 // none, the job stays, and the build fails at the kit with its report; with
-// _DEPLOY=false nothing is called; without the job the build passes and
-// moves none; a describe of the job that fails otherwise fails the build.
+// _DEPLOY=false nothing is called; without the job (_BULK_JOB empty) the
+// build passes and moves none; a move that fails fails the build.
 func TestRollout(t *testing.T) {
 	service := startRolloutService(t)
 	src := readFile(t, "../cloudbuild.yaml")
@@ -585,13 +574,13 @@ func TestRolloutChecksBite(t *testing.T) {
 		{"the job moved before the traffic", "pass",
 			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n",
 			"        echo \"candidate $$(cat candidate-revision), with no traffic, at $$(cat candidate-url)\"\n        gcloud run jobs update \"${_SERVICE}-bulk\" --image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\" --region \"${_REGION}\" --quiet\n"},
-		{"the job never moved", "pass", `gcloud run jobs update "$$job"`, `echo gcloud run jobs update "$$job"`},
+		{"the job never moved", "pass", `if ! gcloud run jobs update "$$job"`, `if ! echo gcloud run jobs update "$$job"`},
 		{"the job moved to another image", "pass",
 			"gcloud run jobs update \"$$job\" \\\n          --image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:$COMMIT_SHA\"",
 			"gcloud run jobs update \"$$job\" \\\n          --image \"${_REGISTRY}/$PROJECT_ID/${_REPOSITORY}/${_SERVICE}:latest\""},
-		{"another job looked up", "pass", `job="${_SERVICE}-bulk"`, `job="${_SERVICE}"`},
-		{"a missing job fails the build", "nojob", `if grep -Fq "Cannot find job [$$job]" job-describe.err; then`, `if false; then`},
-		{"describe's failures taken for a missing job", "jobdenied", `if grep -Fq "Cannot find job [$$job]" job-describe.err; then`, `if true; then`},
+		{"a job guessed without _BULK_JOB", "nojob", `job="${_BULK_JOB}"`, `job="${_SERVICE}-bulk"`},
+		{"an empty _BULK_JOB moves a job", "nojob", "        if [ -z \"$$job\" ]; then\n", "        if false; then\n"},
+		{"a failed move ignored", "jobdenied", "(terraform/README.md, \\\"Bulk runs\\\").\" >&2\n          exit 1\n", "(terraform/README.md, \\\"Bulk runs\\\").\" >&2\n"},
 		{"the job step ignores _DEPLOY", "skip", "if [ \"${_DEPLOY}\" != \"true\" ]; then exit 0; fi\n        job=", "job="},
 		{"the first build deploys", "skip", "          echo \"_DEPLOY=${_DEPLOY}: the image is pushed, not deployed (docs/deploy.md: terraform apply creates the service with it).\"\n          exit 0\n",
 			"          echo \"_DEPLOY=${_DEPLOY}: the image is pushed, not deployed (docs/deploy.md: terraform apply creates the service with it).\"\n"},
