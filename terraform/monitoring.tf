@@ -70,6 +70,19 @@ locals {
   ])
   engine_faults = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.engine_faults[*].name)}\" AND resource.type=\"cloud_run_revision\""
 
+  # The same lines from the bulk job's tasks (bulkjob.tf), which run scripts
+  # on the same engine: counted apart, as a job's log entries are another
+  # resource type, and watched by the same alert.
+  bulk_monitoring = var.monitoring_enabled && var.bulk_job.enabled ? 1 : 0
+  bulk_engine_fault_log_filter = join(" AND ", [
+    "resource.type=\"cloud_run_job\"",
+    "resource.labels.job_name=\"${var.name}-bulk\"",
+    "jsonPayload.message=\"engine fault\"",
+    "severity>=ERROR",
+  ])
+  bulk_engine_faults  = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.bulk_engine_faults[*].name)}\" AND resource.type=\"cloud_run_job\""
+  bulk_fault_logs_url = "https://console.cloud.google.com/logs/query;query=${urlencode(local.bulk_engine_fault_log_filter)}?project=${var.project_id}"
+
   # The line the service logs for each evaluation (at INFO, ERROR for a 5xx),
   # with its outcome.
   evaluation_log_filter = join(" AND ", [
@@ -277,6 +290,22 @@ resource "google_logging_metric" "engine_faults" {
   }
 }
 
+resource "google_logging_metric" "bulk_engine_faults" {
+  count = local.bulk_monitoring
+
+  project     = var.project_id
+  name        = "${var.name}-bulk-engine-faults"
+  description = "Runs of the ${var.name}-bulk job's tasks whose engine the script broke from inside (a wasm trap during the run), from the tasks' engine fault log lines at ERROR."
+  filter      = local.bulk_engine_fault_log_filter
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "${var.name}-bulk engine faults"
+  }
+}
+
 resource "google_monitoring_alert_policy" "engine_faults" {
   count = local.monitoring
 
@@ -305,6 +334,27 @@ resource "google_monitoring_alert_policy" "engine_faults" {
     }
   }
 
+  dynamic "conditions" {
+    for_each = range(local.bulk_monitoring)
+    content {
+      display_name = "engine faults in the bulk job in 5 minutes > 0"
+      condition_threshold {
+        filter          = local.bulk_engine_faults
+        comparison      = "COMPARISON_GT"
+        threshold_value = 0
+        duration        = "0s"
+        aggregations {
+          alignment_period     = "300s"
+          per_series_aligner   = "ALIGN_SUM"
+          cross_series_reducer = "REDUCE_SUM"
+        }
+        trigger {
+          count = 1
+        }
+      }
+    }
+  }
+
   alert_strategy {
     auto_close = "1800s"
   }
@@ -325,6 +375,9 @@ resource "google_monitoring_alert_policy" "engine_faults" {
       requestId and trace, the route, the script's scriptSha256 and the
       trap's text:
       [${var.name} engine faults in Logs Explorer](${local.fault_logs_url})
+      %{if local.bulk_monitoring == 1}The bulk job's tasks (${var.name}-bulk) write the same line, with
+      route "bulk": [${var.name}-bulk engine faults in Logs Explorer](${local.bulk_fault_logs_url})
+      %{endif}
 
       1. Fetch the script from the store: it is the object sha256/HEX under
          the store's prefix, HEX being the line's scriptSha256 without its

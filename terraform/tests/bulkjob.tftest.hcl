@@ -99,7 +99,64 @@ run "enabled_deployers_move_the_job" {
       for g in google_cloud_run_v2_job_iam_member.bulk_deployers :
       g.role == "roles/run.developer" && g.name == "sandbox-cloudrun-bulk" && g.project == "my-project" && g.location == "europe-west1"
     ])
-    error_message = "The deployers' grant is roles/run.developer on the bulk job, in the service's project and region: what cloudbuild.yaml needs to describe the job and move its image."
+    error_message = "The deployers' grant is roles/run.developer on the bulk job, in the service's project and region: what cloudbuild.yaml needs to move the job's image."
+  }
+}
+
+run "engine_faults_of_the_job_alert" {
+  command = plan
+
+  variables {
+    bulk_job = { enabled = true, bucket = "my-bulk" }
+  }
+
+  assert {
+    condition = length(google_logging_metric.bulk_engine_faults) == 1 && alltrue([for term in [
+      "resource.type=\"cloud_run_job\"",
+      "resource.labels.job_name=\"sandbox-cloudrun-bulk\"",
+      "jsonPayload.message=\"engine fault\"",
+      "severity>=ERROR",
+    ] : strcontains(google_logging_metric.bulk_engine_faults[0].filter, term)])
+    error_message = "The job's tasks' \"engine fault\" lines, at ERROR, of this job only, are counted."
+  }
+  assert {
+    condition     = length(regexall(" AND ", google_logging_metric.bulk_engine_faults[0].filter)) == 3 && length(regexall(" OR |NOT ", google_logging_metric.bulk_engine_faults[0].filter)) == 0
+    error_message = "The job's engine-fault metric's filter must be the four terms joined by AND, and nothing else."
+  }
+  assert {
+    condition = (length(google_monitoring_alert_policy.engine_faults[0].conditions) == 2 &&
+      one(google_monitoring_alert_policy.engine_faults[0].conditions[1].condition_threshold).filter == "metric.type=\"logging.googleapis.com/user/sandbox-cloudrun-bulk-engine-faults\" AND resource.type=\"cloud_run_job\"" &&
+      one(google_monitoring_alert_policy.engine_faults[0].conditions[1].condition_threshold).threshold_value == 0 &&
+      one(google_monitoring_alert_policy.engine_faults[0].conditions[1].condition_threshold).comparison == "COMPARISON_GT" &&
+    one(one(google_monitoring_alert_policy.engine_faults[0].conditions[1].condition_threshold).aggregations).cross_series_reducer == "REDUCE_SUM")
+    error_message = "The engine-fault alert fires on one line of the job too: a second condition, on the job's metric, above 0."
+  }
+  assert {
+    condition     = strcontains(google_monitoring_alert_policy.engine_faults[0].documentation[0].content, urlencode(google_logging_metric.bulk_engine_faults[0].filter))
+    error_message = "The engine-fault alert's documentation links the job's lines too."
+  }
+}
+
+run "engine_faults_without_the_job" {
+  command = plan
+
+  assert {
+    condition     = length(google_logging_metric.bulk_engine_faults) == 0 && length(google_monitoring_alert_policy.engine_faults[0].conditions) == 1 && !strcontains(google_monitoring_alert_policy.engine_faults[0].documentation[0].content, "-bulk")
+    error_message = "Without the job, no job metric, and the alert has its one condition."
+  }
+}
+
+run "engine_faults_of_the_job_without_monitoring" {
+  command = plan
+
+  variables {
+    bulk_job           = { enabled = true, bucket = "my-bulk" }
+    monitoring_enabled = false
+  }
+
+  assert {
+    condition     = length(google_logging_metric.bulk_engine_faults) == 0 && length(google_monitoring_alert_policy.engine_faults) == 0
+    error_message = "monitoring_enabled = false creates no metric for the job either."
   }
 }
 
