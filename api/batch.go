@@ -78,15 +78,7 @@ func AppendBatchRequest(dst []byte, r BatchRequest) ([]byte, error) {
 		}
 	}
 	w.b = append(w.b, ']')
-	w.limits(r.Limits)
-	if r.ExpectedOutputShapeHash != "" {
-		w.str("expectedOutputShapeHash", r.ExpectedOutputShapeHash)
-	}
-	if r.CaptureLogs {
-		w.name("captureLogs")
-		w.b = append(w.b, "true"...)
-	}
-	w.replay(r.Replay)
+	w.options(r.Request)
 	return append(w.b, '}'), nil
 }
 

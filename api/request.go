@@ -163,6 +163,14 @@ func AppendEvaluationRequest(dst []byte, r Request) ([]byte, error) {
 	if w.b, err = appendCompact(w.b, r.Input); err != nil {
 		return nil, fmt.Errorf("api: input: %w", err)
 	}
+	w.options(r)
+	return append(w.b, '}'), nil
+}
+
+// options writes the members of r that /v1/evaluations and its batch
+// share after the input: the limits, the shape check, captureLogs and
+// determinism.
+func (w *requestWriter) options(r Request) {
 	w.limits(r.Limits)
 	if r.ExpectedOutputShapeHash != "" {
 		w.str("expectedOutputShapeHash", r.ExpectedOutputShapeHash)
@@ -172,7 +180,6 @@ func AppendEvaluationRequest(dst []byte, r Request) ([]byte, error) {
 		w.b = append(w.b, "true"...)
 	}
 	w.replay(r.Replay)
-	return append(w.b, '}'), nil
 }
 
 // appendCompact writes the JSON text in without its insignificant white

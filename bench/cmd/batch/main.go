@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/batchresult"
+	"github.com/loom-plugins/sandbox-cloudrun/bench/benchhost"
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
 )
@@ -107,7 +108,7 @@ type workload struct {
 
 func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) error {
 	start := time.Now()
-	load0 := loadAvg()
+	load0 := benchhost.LoadAvg()
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return fmt.Errorf("the binary's path: %w", err)
@@ -218,14 +219,14 @@ func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) e
 			p.m.RepServerCPUMs = append(p.m.RepServerCPUMs, round3(serverMs))
 			p.m.RepRequestMs = append(p.m.RepRequestMs, round3(median(lat)))
 			log.Printf("repetition %d %-13s %-17s %5d evaluations in %5d requests: %7.0f/s, CPU %.3f ms each (server %.3f), request p50 %.3f ms (load average %s)",
-				rep+1, p.w.name, p.m.Name(), p.m.Evaluations, p.m.Requests, eps, cpuMs, serverMs, median(lat), loadAvg())
+				rep+1, p.w.name, p.m.Name(), p.m.Evaluations, p.m.Requests, eps, cpuMs, serverMs, median(lat), benchhost.LoadAvg())
 		}
 	}
 	for _, m := range res.Rows {
 		m.EvalsPerSec, m.CPUMsPerEval, m.RequestMs = median(m.RepEvalsPerSec), median(m.RepCPUMs), median(m.RepRequestMs)
 		m.ServerCPUMsPerEval = median(m.RepServerCPUMs)
 	}
-	res.LoadAvg = []string{load0, loadAvg()}
+	res.LoadAvg = []string{load0, benchhost.LoadAvg()}
 	res.Seconds = round3(time.Since(start).Seconds())
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -300,7 +301,7 @@ func roundUp(n, m int) int { return (n + m - 1) / m * m }
 // and returns its reference.
 func put(bin, store, script string) (string, error) {
 	cmd := exec.Command(bin, "put", script)
-	cmd.Env = append(baseEnv(), "STORE_URL="+store)
+	cmd.Env = append(benchhost.BaseEnv(), "STORE_URL="+store)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("put %s: %w: %s", script, err, out)
@@ -310,20 +311,6 @@ func put(bin, store, script string) (string, error) {
 		return "", fmt.Errorf("put %s: unexpected output %q", script, out)
 	}
 	return f[0], nil
-}
-
-// baseEnv is the environment the server starts with: none of the service's
-// own variables from the caller's, so that it runs with its defaults.
-func baseEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "PATH", "HOME", "TMPDIR", "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG":
-			env = append(env, kv)
-		}
-	}
-	return append(env, "LOG_LEVEL=info", "OTEL_EXPORTER=none")
 }
 
 type server struct {
@@ -345,7 +332,7 @@ func startServer(bin, store, logPath string) (*server, error) {
 		return nil, fmt.Errorf("the server's log: %w", err)
 	}
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(baseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+store)
+	cmd.Env = append(benchhost.BaseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+store)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
@@ -543,19 +530,6 @@ func parseStat(data []byte) (self, children int64, err error) {
 		}
 	}
 	return v[0] + v[1], v[2] + v[3], nil
-}
-
-// loadAvg is the first three fields of /proc/loadavg (1, 5 and 15 minutes).
-func loadAvg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // median is the nearest-rank median (the upper middle of an even count).

@@ -73,6 +73,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/bench/benchhost"
 	"github.com/loom-plugins/sandbox-cloudrun/bench/loadresult"
 )
 
@@ -169,7 +170,7 @@ func main() {
 			log.Printf("%s: %s (%s)", t.label, bin, t.sum.Version)
 		}
 	}
-	load0 := loadAvg()
+	load0 := benchhost.LoadAvg()
 	if err := b.prepare(); err != nil {
 		log.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func main() {
 			b.killAll()
 			log.Fatalf("%s: %v", name, err)
 		}
-		log.Printf("%s phase done in %.0f s (load average %s)", name, time.Since(t).Seconds(), loadAvg())
+		log.Printf("%s phase done in %.0f s (load average %s)", name, time.Since(t).Seconds(), benchhost.LoadAvg())
 	}
 	run("http", b.httpPhase)
 	run("cold", b.coldPhase)
@@ -194,7 +195,7 @@ func main() {
 	sum := b.targets[0].sum
 	for _, t := range b.targets {
 		t.sum.Seconds = time.Since(start).Seconds()
-		t.sum.LoadAvg = []string{load0, loadAvg()}
+		t.sum.LoadAvg = []string{load0, benchhost.LoadAvg()}
 	}
 	if len(b.targets) > 1 {
 		sum.Baseline = b.targets[1].sum
@@ -203,19 +204,6 @@ func main() {
 	if err := os.WriteFile(filepath.Join(*outDir, "service.json"), append(out, '\n'), 0o644); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// loadAvg is the first three fields of /proc/loadavg (1, 5 and 15 minutes).
-func loadAvg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 type bench struct {
@@ -270,7 +258,7 @@ func (b *bench) prepare() error {
 	for _, t := range b.targets {
 		for _, name := range []string{"echo.js", "reshape.js"} {
 			cmd := exec.Command(t.bin, "put", filepath.Join(*workloads, name))
-			cmd.Env = append(baseEnv(), "STORE_URL="+b.store)
+			cmd.Env = append(benchhost.BaseEnv(), "STORE_URL="+b.store)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("%sput %s: %v: %s", t.tag(), name, err, out)
@@ -300,21 +288,6 @@ func (b *bench) prepare() error {
 		b.bodies[wl] = []byte(body)
 	}
 	return nil
-}
-
-// baseEnv is the environment a server starts with: none of the service's
-// own variables from the caller's environment, so that only what a phase
-// sets differs from the defaults.
-func baseEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "PATH", "HOME", "TMPDIR", "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG":
-			env = append(env, kv)
-		}
-	}
-	return append(env, "LOG_LEVEL=info", "OTEL_EXPORTER=none")
 }
 
 type server struct {
@@ -351,7 +324,7 @@ func (b *bench) start(t *target, name string, env ...string) (*server, error) {
 		return nil, err
 	}
 	cmd := exec.Command(t.bin, "serve")
-	cmd.Env = append(append(baseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+b.store), env...)
+	cmd.Env = append(append(benchhost.BaseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+b.store), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	s := &server{name: name, cmd: cmd, port: port, logPath: logPath, logFile: f, exited: make(chan struct{})}
 	s.started = time.Now()
