@@ -26,10 +26,16 @@ import (
 // test binary, started with the worker verb), locked down as in production.
 // A run the pool had to kill is counted, because no case of the shared
 // service may ever be stuck (those are stuck_test.go's, which checks the
-// kills themselves).
+// kills themselves, at the production grace).
+//
+// The services here kill a run grace after its deadline, not the
+// production 500 ms: a kill must mean that the run did not reach its
+// interrupt handler, and on a loaded 2-core machine running the checked
+// engine a worker that polls as it should can go unscheduled for more than
+// half a second. Two seconds of not polling no load explains.
 var (
 	defaults      = sandboxsvc.Defaults()
-	grace         = defaults.HardKillGrace // HARD_KILL_GRACE
+	grace         = 2 * time.Second // HARD_KILL_GRACE of the services here
 	serviceLimits = defaults.Limits()
 )
 
@@ -79,6 +85,7 @@ func newService(opts ...func(*sandboxsvc.Config)) (*service, func()) {
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := sandboxsvc.Defaults()
 	cfg.CompilationCacheDir = cacheDir
+	cfg.HardKillGrace = grace
 	for _, o := range opts {
 		o(&cfg)
 	}
