@@ -267,7 +267,7 @@ func DecodeBatchLine(line []byte) (BatchLine, error) {
 		if nr, _ := obj.Bool("notRun", true); !nr {
 			obj.Fail("notRun", "must be true when present")
 		}
-		l.NotRun, _ = obj.Str("detail", true)
+		l.NotRun = obj.NonEmpty("detail") // the reason is what the line says
 	default:
 		obj.Skip()
 		if err := obj.Done(); err != nil {
