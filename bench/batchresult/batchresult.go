@@ -9,6 +9,9 @@ import "fmt"
 type Result struct {
 	Version string `json:"version"` // the binary's `version` output
 	Reps    int    `json:"reps"`
+	// MaxConcurrent is the server's MAX_CONCURRENT_EVALUATIONS: how many
+	// inputs of a batch run at once.
+	MaxConcurrent int `json:"maxConcurrent"`
 	// LoadAvg is /proc/loadavg's first three fields at the start and at
 	// the end of the run.
 	LoadAvg []string   `json:"loadAvg"`

@@ -66,6 +66,7 @@ func main() {
 	echoEvals := flag.Int("echo-evals", 2000, "echo: evaluations per phase (rounded up to a multiple of the largest batch)")
 	reshapeEvals := flag.Int("reshape-evals", 1000, "reshape-16KiB: evaluations per phase (rounded up likewise)")
 	sizesFlag := flag.String("batches", "10,100,1000", "batch sizes, each measured beside single requests")
+	concurrent := flag.Int("concurrent", 1, "the server's MAX_CONCURRENT_EVALUATIONS: a batch runs that many inputs at once, single requests one after another one at a time (1 is the module's, one per vCPU)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("batch: ")
@@ -76,7 +77,10 @@ func main() {
 	if *reps < 1 {
 		log.Fatal("-reps must be at least 1")
 	}
-	if err := run(*bin, *out, *dir, *reps, map[string]int{"echo": *echoEvals, "reshape-16KiB": *reshapeEvals}, sizes); err != nil {
+	if *concurrent < 1 {
+		log.Fatal("-concurrent must be at least 1")
+	}
+	if err := run(*bin, *out, *dir, *reps, *concurrent, map[string]int{"echo": *echoEvals, "reshape-16KiB": *reshapeEvals}, sizes); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -106,7 +110,7 @@ type workload struct {
 	batches             map[int][]byte
 }
 
-func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) error {
+func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, sizes []int) error {
 	start := time.Now()
 	load0 := benchhost.LoadAvg()
 	bin, err := filepath.Abs(bin)
@@ -146,7 +150,7 @@ func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) e
 		}
 	}
 
-	s, err := startServer(bin, store, filepath.Join(outDir, "server.log"))
+	s, err := startServer(bin, store, filepath.Join(outDir, "server.log"), concurrent)
 	if err != nil {
 		return err
 	}
@@ -162,7 +166,7 @@ func run(bin, outDir, dir string, reps int, evals map[string]int, sizes []int) e
 		m *Measure
 	}
 	var phases []phase
-	res := &Result{Version: strings.Join(strings.Fields(string(version)), " "), Reps: reps}
+	res := &Result{Version: strings.Join(strings.Fields(string(version)), " "), Reps: reps, MaxConcurrent: concurrent}
 	for _, w := range wls {
 		for _, n := range append([]int{0}, sizes...) {
 			m := &Measure{Workload: w.name, InputBytes: len(w.input), Batch: n, Evaluations: w.evals, Requests: w.evals}
@@ -320,7 +324,7 @@ type server struct {
 	exited  chan struct{}
 }
 
-func startServer(bin, store, logPath string) (*server, error) {
+func startServer(bin, store, logPath string, concurrent int) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("a free loopback port: %w", err)
@@ -332,7 +336,7 @@ func startServer(bin, store, logPath string) (*server, error) {
 		return nil, fmt.Errorf("the server's log: %w", err)
 	}
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(benchhost.BaseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+store)
+	cmd.Env = append(benchhost.BaseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+store, "MAX_CONCURRENT_EVALUATIONS="+strconv.Itoa(concurrent))
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
