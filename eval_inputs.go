@@ -72,27 +72,16 @@ func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev e
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
 	}
 	out := bufio.NewWriter(stdout)
-	var sum api.BatchSummary
-	if p != nil {
-		sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
-	}
-	var buf []byte
-	emit := func(it effect.Item) error {
+	sum, err := handler.BatchLines(ctx, eff, p, err, inputs, int(lim.MaxConcurrent), func(it effect.Item) api.BatchLine {
 		reportEngineFault(stderr, ev, it.Result)
-		l := handler.ItemLine(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
-		sum.Add(l)
-		return writeLine(out, &buf, l)
-	}
-	if missing != nil {
-		for i := range inputs {
-			if err := emit(effect.Item{Index: i, Err: err}); err != nil {
-				return err
-			}
+		return handler.ItemLine(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
+	}, func(line []byte, _ api.BatchLine) error {
+		if _, err := out.Write(line); err != nil {
+			return err
 		}
-	} else if err := eff.Batch(ctx, p, inputs, int(lim.MaxConcurrent), emit); err != nil {
-		return err
-	}
-	if err := writeLine(out, &buf, api.BatchLine{Summary: &sum}); err != nil {
+		return out.Flush()
+	})
+	if err != nil {
 		return err
 	}
 	switch {
@@ -102,16 +91,4 @@ func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev e
 		return exitError{3, errSilent} // typed failures, answered above
 	}
 	return nil
-}
-
-// writeLine writes one line of a batch's answer and flushes it.
-func writeLine(out *bufio.Writer, buf *[]byte, l api.BatchLine) error {
-	var err error
-	if *buf, err = api.AppendBatchLine((*buf)[:0], l); err != nil {
-		return err
-	}
-	if _, err := out.Write(*buf); err != nil {
-		return err
-	}
-	return out.Flush()
 }

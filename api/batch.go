@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -195,7 +196,7 @@ func AppendBatchLine(dst []byte, l BatchLine) ([]byte, error) {
 func appendSummary(dst []byte, s BatchSummary) []byte {
 	dst = strconv.AppendInt(append(dst, `{"items":`...), int64(s.Items), 10)
 	dst = append(dst, `,"outcomes":{`...)
-	for i, k := range slices.Sorted(mapKeys(s.Outcomes)) {
+	for i, k := range slices.Sorted(maps.Keys(s.Outcomes)) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -205,16 +206,6 @@ func appendSummary(dst []byte, s BatchSummary) []byte {
 	dst = strconv.AppendInt(append(dst, `,"notRun":`...), int64(s.NotRun), 10)
 	dst = spi.AppendUsage(append(dst, `,"usage":`...), s.Usage)
 	return append(dst, '}')
-}
-
-func mapKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // DecodeBatchLine reads one line of a batch's answer (without its

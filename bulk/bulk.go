@@ -230,21 +230,17 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	defer results.abort()
 	digest := sha256.New()
 	w := &countingWriter{w: io.MultiWriter(results, digest)}
-	var sum api.BatchSummary
-	sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
-	var buf []byte
-	err = job.Effect.Batch(ctx, p, inputs, job.Parallel, func(it effect.Item) error {
+	sum, err := handler.BatchLines(ctx, job.Effect, p, nil, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
 		it.Index += int(start)
 		if it.Result.EngineFault != "" {
 			handler.LogEngineFault(ctx, log, "bulk", job.Evaluation, it.Result)
 		}
-		l := handler.ItemLine(job.Limits, job.Evaluation, it, notRunDetail)
-		sum.Add(l)
-		var err error
-		if buf, err = api.AppendBatchLine(buf[:0], l); err != nil {
-			return err
+		return handler.ItemLine(job.Limits, job.Evaluation, it, notRunDetail)
+	}, func(line []byte, l api.BatchLine) error {
+		if l.Summary != nil {
+			return nil // the manifest counts the shard: the shards concatenated are the inputs' lines
 		}
-		_, err = w.Write(buf)
+		_, err := w.Write(line)
 		return err
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
@@ -49,20 +50,11 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	run := func(emit func(effect.Item) error) error {
-		for i := range inputs {
-			if err := emit(effect.Item{Index: i, Err: err}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if missing == nil {
-		parallel, release := s.freeSlots()
+	parallel := 1
+	if p != nil {
+		var release func()
+		parallel, release = s.freeSlots()
 		defer release()
-		run = func(emit func(effect.Item) error) error {
-			return s.cfg.Effect.Batch(ctx, p, inputs, parallel, emit)
-		}
 	}
 
 	h := w.Header()
@@ -71,30 +63,16 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	var sum api.BatchSummary
-	if p != nil {
-		sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
-	}
-	var buf []byte
-	write := func(l api.BatchLine) error {
-		var err error
-		if buf, err = api.AppendBatchLine(buf[:0], l); err != nil {
-			return err
-		}
-		if _, err := w.Write(buf); err != nil {
+	_, err = BatchLines(ctx, s.cfg.Effect, p, err, inputs, parallel, func(it effect.Item) api.BatchLine {
+		l := s.batchLine(ctx, ev, it)
+		s.logItem(ctx, ev, inputs[it.Index], it, l)
+		return l
+	}, func(line []byte, _ api.BatchLine) error {
+		if _, err := w.Write(line); err != nil {
 			return err
 		}
 		return rc.Flush()
-	}
-	err = run(func(it effect.Item) error {
-		l := s.batchLine(ctx, ev, it)
-		s.logItem(ctx, ev, inputs[it.Index], it, l)
-		sum.Add(l)
-		return write(l)
 	})
-	if err == nil {
-		err = write(api.BatchLine{Summary: &sum})
-	}
 	if err != nil {
 		// the lines could not be delivered: the client went away
 		if rec := recordFrom(ctx); rec != nil {
@@ -104,6 +82,49 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 		}
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// BatchLines runs a batch as POST /v1/evaluations:batch does and hands
+// write its lines, each encoded (with its newline) and as it is: each
+// input's, in the inputs' order, made by line from the input's Item, then
+// the summary of them all, which it returns. p is the script
+// Effect.Prepare read, run over the inputs at most parallel at once
+// (Effect.Batch); when Prepare answered a typed failure instead, prepErr
+// (the script is not stored), p is nil and that failure is each input's
+// answer, as it would be alone. An error of write ends the batch, its runs
+// stopped, and is returned. The route, eval -inputs and the bulk verb
+// write their lines with it.
+func BatchLines(ctx context.Context, eff *effect.Effect, p *effect.Prepared, prepErr error, inputs []jsontext.Text, parallel int,
+	line func(effect.Item) api.BatchLine, write func(encoded []byte, l api.BatchLine) error) (api.BatchSummary, error) {
+	var sum api.BatchSummary
+	var buf []byte
+	put := func(l api.BatchLine) error {
+		var err error
+		if buf, err = api.AppendBatchLine(buf[:0], l); err != nil {
+			return err
+		}
+		return write(buf, l)
+	}
+	emit := func(it effect.Item) error {
+		l := line(it)
+		sum.Add(l)
+		return put(l)
+	}
+	var err error
+	if p == nil {
+		for i := range inputs {
+			if err = emit(effect.Item{Index: i, Err: prepErr}); err != nil {
+				break
+			}
+		}
+	} else {
+		sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
+		err = eff.Batch(ctx, p, inputs, parallel, emit)
+	}
+	if err != nil {
+		return sum, err
+	}
+	return sum, put(api.BatchLine{Summary: &sum})
 }
 
 // freeSlots takes, without waiting, the concurrency gate's free slots for
