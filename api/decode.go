@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
@@ -329,22 +330,40 @@ func (b bodyMembers) str(key string) (string, bool) {
 }
 
 // memberName writes a path as details and the field member name a member:
-// keys joined by dots, an array element as "[]" after its array.
+// keys joined by dots, an array element's index in brackets after its
+// array ("inputs[2].a"). A name over maxMemberName bytes is cut, ending in
+// "…", so that hostile text cannot make a problem large.
 func memberName(path jsontext.Path) string {
 	var b strings.Builder
 	for i, s := range path {
 		switch {
 		case s.Index >= 0:
-			b.WriteString("[]")
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.Index))
+			b.WriteByte(']')
 		case i > 0:
 			b.WriteByte('.')
 			fallthrough
 		default:
 			b.WriteString(s.Key)
 		}
+		if b.Len() > maxMemberName {
+			break
+		}
 	}
-	return b.String()
+	name := b.String()
+	if len(name) <= maxMemberName {
+		return name
+	}
+	cut := maxMemberName
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut] + "…"
 }
+
+// maxMemberName bounds a member's name in a problem (memberName).
+const maxMemberName = 256
 
 // jsonError turns the JSON reader's verdict on data into a refusal (nil
 // for none). what names the text in details ("the body", "inputJson");
@@ -362,15 +381,33 @@ func jsonError(data []byte, err error, what, field string) *Problem {
 	case je.Kind == jsontext.KindDuplicateKey:
 		member := memberName(je.Path)
 		e := refuse(ProblemDuplicateKey, "").at(data, je.Offset)
+		key := member
+		if _, ok := batchInput(je.Path, field); ok { // the object in the input, and its key
+			what, key = memberName(je.Path[:len(je.Path)-1]), je.Path[len(je.Path)-1].Key
+		}
 		e.Detail = fmt.Sprintf("%s has the key %s twice in one object%s; JSON parsers disagree on which one counts, so the request is refused",
-			what, jsontext.QuoteShort(member), e.where())
+			what, jsontext.QuoteShort(key), e.where())
 		e.Field = cmp.Or(field, member)
 		return e
 	}
 	e := refuse(ProblemMalformedJSON, "").at(data, je.Offset)
-	e.Detail = what + " " + je.Msg + e.where()
 	e.Field = field
+	if in, ok := batchInput(je.Path, field); ok {
+		what, e.Field = in, in
+	}
+	e.Detail = what + " " + je.Msg + e.where()
 	return e
+}
+
+// batchInput names the element of a batch's "inputs" that path is inside
+// ("inputs[2]"), so that a refusal of a batch's body names the input at
+// fault by its index; ok is false for a path elsewhere, or inside a text
+// that is not the body (field set).
+func batchInput(path jsontext.Path, field string) (name string, ok bool) {
+	if field != "" || len(path) < 2 || path[0].Index >= 0 || path[0].Key != "inputs" || path[1].Index < 0 {
+		return "", false
+	}
+	return "inputs[" + strconv.Itoa(path[1].Index) + "]", true
 }
 
 // decodeLimits reads the requested limits (the members of "limits"), each a

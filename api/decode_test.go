@@ -196,6 +196,15 @@ func TestRefusalsSayWhere(t *testing.T) {
 			where{Type: ProblemInvalidLimits, Field: "limits.memoryBytes", Offset: -1}},
 		{"both scripts", DecodeSandboxRequest, `{"script":"1","scriptRef":"` + seedRef + `","inputJson":"1"}`,
 			where{Type: ProblemInvalidRequest, Offset: -1}},
+		// a batch's input at fault is named by its index
+		{"a malformed input", decodeBatch, `{"scriptRef":"` + seedRef + `","inputs":[1,2,{"a":}]}`,
+			where{Type: ProblemMalformedJSON, Field: "inputs[2]", Offset: 106, Line: 1, Column: 107}},
+		{"an input not UTF-8", decodeBatch, `{"scriptRef":"` + seedRef + "\",\"inputs\":[1,\"\xff\"]}",
+			where{Type: ProblemMalformedJSON, Field: "inputs[1]", Offset: 100, Line: 1, Column: 101}},
+		{"a key twice in an input", decodeBatch, `{"scriptRef":"` + seedRef + `","inputs":[1,2,{"a":1,"a":2}]}`,
+			where{Type: ProblemDuplicateKey, Field: "inputs[2].a", Offset: 108, Line: 1, Column: 109}},
+		{"a key twice deep in an input", decodeBatch, `{"scriptRef":"` + seedRef + `","inputs":[1,2,[{"a":1,"a":2}]]}`,
+			where{Type: ProblemDuplicateKey, Field: "inputs[2][0].a", Offset: 109, Line: 1, Column: 110}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.decode([]byte(tc.body), fuzzLimits)
@@ -215,8 +224,39 @@ func TestRefusalsSayWhere(t *testing.T) {
 			if tc.want.Offset >= 0 && tc.want.Type != ProblemInvalidRequest && !strings.Contains(re.Detail, "at byte offset") {
 				t.Errorf("the detail does not say where: %s", re.Detail)
 			}
+			// and a batch's input leads it, by its index
+			if in, _, _ := strings.Cut(tc.want.Field, "]"); strings.HasPrefix(in, "inputs[") && !strings.HasPrefix(re.Detail, in+"]") {
+				t.Errorf("the detail does not begin with %s]: %s", in, re.Detail)
+			}
 		})
 	}
+}
+
+// A member named in a problem is bounded, however long its keys or deep
+// its path: hostile text cannot make the problem large.
+func TestMemberNamesAreBounded(t *testing.T) {
+	long := strings.Repeat("k", 10000)
+	for name, body := range map[string]string{
+		"a long key":  `{"scriptRef":"` + seedRef + `","inputs":[{"` + long + `":1,"` + long + `":2}]}`,
+		"a deep path": `{"scriptRef":"` + seedRef + `","inputs":[` + strings.Repeat(`[`, 5000) + `{"a":1,"a":2}` + strings.Repeat(`]`, 5000) + `]}`,
+	} {
+		_, err := decodeBatch([]byte(body), fuzzLimits)
+		var re *Problem
+		if !errors.As(err, &re) || re.ProblemType() != ProblemDuplicateKey {
+			t.Fatalf("%s: %v, want a duplicate-key problem", name, err)
+		}
+		if len(re.Field) > 300 || len(re.Detail) > 600 || !strings.HasPrefix(re.Field, "inputs[0]") || !strings.HasSuffix(re.Field, "…") {
+			t.Errorf("%s: field %d bytes, detail %d bytes: %.80s…, %.200s", name, len(re.Field), len(re.Detail), re.Field, re.Detail)
+		}
+	}
+}
+
+// decodeBatch is DecodeBatchRequest as the other decoders are called, with
+// room for a few inputs.
+func decodeBatch(body []byte, l Limits) (spi.Evaluation, error) {
+	l.MaxBatchItems = 10
+	ev, _, err := DecodeBatchRequest(body, l)
+	return ev, err
 }
 
 // Limits, a script and an input outside the server's bounds are no

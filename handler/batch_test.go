@@ -164,6 +164,20 @@ func TestBatchBounds(t *testing.T) {
 	wantProblem(t, v.post(routeBatch, map[string]any{"scriptRef": ref}), http.StatusBadRequest, "invalid-request", false, `"inputs" is required`)
 	wantProblem(t, v.post(routeBatch, map[string]any{"scriptRef": ref, "inputs": map[string]int{"a": 1}}), http.StatusBadRequest, "invalid-request", false, `"inputs" must be an array`)
 	wantProblem(t, v.post(routeBatch, map[string]any{"scriptRef": ref, "input": 1, "inputs": []int{}}), http.StatusBadRequest, "unknown-field", false, `"input"`)
+	// an input at fault is named by its index, and nothing runs
+	p = wantProblem(t, v.post(routeBatch, `{"scriptRef":"`+ref+`","inputs":[1,2,{"a":}]}`), http.StatusBadRequest, "malformed-json", false,
+		"inputs[2] has unexpected '}'", "byte offset 106")
+	if p["field"] != "inputs[2]" || p["offset"] != float64(106) {
+		t.Errorf("problem %v", p)
+	}
+	p = wantProblem(t, v.post(routeBatch, `{"scriptRef":"`+ref+`","inputs":[1,2,{"a":1,"a":2}]}`), http.StatusBadRequest, "duplicate-key", false,
+		`inputs[2] has the key "a" twice`, "byte offset 108")
+	if p["field"] != "inputs[2].a" {
+		t.Errorf("problem %v", p)
+	}
+	if v.backend.runsBegun() != 3 {
+		t.Errorf("%d runs started, want the 3 of the one batch answered", v.backend.runsBegun())
+	}
 	big := fmt.Sprintf(`{"scriptRef":%q,"inputs":["%s"]}`, ref, strings.Repeat("x", int(testLimits.MaxRequestBytes)))
 	wantProblem(t, v.post(routeBatch, big), http.StatusRequestEntityTooLarge, "request-too-large", false, "maxRequestBytes")
 }

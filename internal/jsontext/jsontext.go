@@ -20,6 +20,7 @@ package jsontext
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func (p Path) Pointer() string {
 type Error struct {
 	Kind   Kind
 	Offset int  // byte offset in the text
-	Path   Path // the value at fault; for KindDuplicateKey, the second member
+	Path   Path // the value at fault; for KindDuplicateKey, the second member; for KindUTF8, the value the invalid byte is in, when known
 	Msg    string
 }
 
@@ -273,6 +274,7 @@ func (p *parser) top() error {
 			// so (WTF-8); as JSON text it must be an escape again.
 			msg += fmt.Sprintf(": it holds the lone surrogate U+%04X as a character; write it as the escape \\u%04x", r, r)
 		}
+		p.path = pathTo(p.data[:at])
 		return p.fail(KindUTF8, at, msg)
 	}
 	p.skipWS()
@@ -287,6 +289,20 @@ func (p *parser) top() error {
 		return p.syntax(p.pos, "has data after the JSON value: "+p.describe())
 	}
 	return nil
+}
+
+// pathTo is the path of the value that the end of prefix is inside, for a
+// fault found before the text is parsed (invalid UTF-8 just after prefix):
+// where reading prefix stops for want of more. It is nil when prefix stops
+// for a fault of its own before its last byte, so that no path is named
+// for a place the fault is not.
+func pathTo(prefix []byte) Path {
+	q := parser{data: prefix, sink: nopSink{}}
+	var e *Error
+	if err := q.top(); !errors.As(err, &e) || q.pos < len(prefix)-1 {
+		return nil
+	}
+	return e.Path
 }
 
 // validWTF8 is ValidWTF8 for bytes.

@@ -260,8 +260,10 @@ func TestErrorPositionAndPath(t *testing.T) {
 	}{
 		{`{"a":[1,{"b":tru}]}`, KindSyntax, 13, "/a/1/b", "has an invalid literal; expected true"},
 		{`{"a":1,"a":2}`, KindDuplicateKey, 7, "/a", `has the key "a" twice in one object`},
-		{"[\"x\xffy\"]", KindUTF8, 3, "", "is not valid UTF-8"},
-		{"[\"x\xed\xa0\x80\"]", KindUTF8, 3, "", `is not valid UTF-8: it holds the lone surrogate U+D800 as a character; write it as the escape \ud800`},
+		{"[\"x\xffy\"]", KindUTF8, 3, "/0", "is not valid UTF-8"},
+		{"{\"a\":[1,{\"b\":\"\xff\"}]}", KindUTF8, 14, "/a/1/b", "is not valid UTF-8"},
+		{"[tr\xff]", KindUTF8, 3, "", "is not valid UTF-8"}, // read up to the fault, the literal stops short of it: no path
+		{"[\"x\xed\xa0\x80\"]", KindUTF8, 3, "/0", `is not valid UTF-8: it holds the lone surrogate U+D800 as a character; write it as the escape \ud800`},
 		{`{"a/b~c":[01]}`, KindSyntax, 11, "/a~1b~0c", "has unexpected '1' where ',' or ']' was expected in an array"},
 		{`"a\qb"`, KindSyntax, 2, "", "has an invalid escape in a string"},
 		{`"a\u12x4"`, KindSyntax, 2, "", `has an invalid \u escape; expected four hex digits`},
