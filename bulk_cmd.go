@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -74,6 +75,10 @@ func bulkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return exitError{2, err}
 	}
+	scriptFrom := "-script"
+	if *script == "" {
+		scriptFrom = "BULK_SCRIPT"
+	}
 	for _, v := range []struct {
 		flag     *string
 		name, fb string
@@ -86,7 +91,7 @@ func bulkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if ev.ScriptRef, err = contentref.ParseRef(*script); err != nil {
-		return fs.usageError(stderr, "bulk: the script: %v", err)
+		return fs.usageError(stderr, "bulk: %s", notAReference(*script, scriptFrom, cfg.StoreURL, err))
 	}
 	if cfg.StoreURL == "none" {
 		return fs.usageError(stderr, "bulk: STORE_URL=none: no script store is configured to read %s from", *script)
@@ -122,4 +127,33 @@ func bulkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	_, err = fmt.Fprintf(stdout, "%s: %d inputs [%d, %d) of %d, %v\n", m.Results, m.Items, m.Start, m.End, m.TotalInputs, m.Outcomes)
 	return err
+}
+
+// notAReference says why the script named by from (-script or
+// BULK_SCRIPT) is refused, err being ParseRef's verdict. One that is not
+// written as a reference at all is most likely a file meant to run: bulk
+// runs a stored script by its reference only, which every task reads from
+// the store, so it says how to store the file and what to give instead.
+func notAReference(script, from, storeURL string, err error) string {
+	if strings.HasPrefix(script, "sha256:") {
+		return fmt.Sprintf("the script (%s): %v", from, err)
+	}
+	what := "is not a script reference"
+	if fi, statErr := os.Stat(script); statErr == nil && fi.Mode().IsRegular() {
+		what = "is a file, not a script reference"
+	}
+	store := "STORE_URL=" + shellQuote(storeURL)
+	if storeURL == "" || storeURL == "none" {
+		store = "STORE_URL=<the store the job reads>"
+	}
+	return fmt.Sprintf("the script (%s) %s %s: bulk runs a script stored in STORE_URL, by its reference sha256:<64 hex digits>, so that every task reads the same bytes; store it first with\n  %s sandbox-cloudrun put %s\nand give the reference it prints (the first field of its line) as %s",
+		from, shellQuote(script), what, store, shellQuote(script), from)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

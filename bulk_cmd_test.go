@@ -431,6 +431,10 @@ func TestBulkBadInputs(t *testing.T) {
 	b.put("in", "ok.ndjson", `{"n":0}`, `{"n":1}`)
 	dir := t.TempDir()
 	missing := "sha256:" + strings.Repeat("0", 64)
+	script := filepath.Join(dir, "s.js")
+	if err := os.WriteFile(script, []byte("input"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -454,7 +458,10 @@ func TestBulkBadInputs(t *testing.T) {
 		{"no results", []string{"-script", b.ref, "-inputs", "gs://in/ok.ndjson"}, 2,
 			[]string{"no results: give -results or set BULK_RESULTS"}},
 		{"a bad reference", []string{"-script", "sha256:xyz", "-inputs", "gs://in/ok.ndjson", "-results", "gs://out/r/"}, 2,
-			[]string{"the script"}},
+			[]string{"the script (-script)", "64 hex digits"}},
+		{"a file for the script", []string{"-script", script, "-inputs", "gs://in/ok.ndjson", "-results", "gs://out/r/"}, 2,
+			[]string{"the script (-script) " + script + " is a file, not a script reference",
+				"STORE_URL=" + os.Getenv("STORE_URL") + " sandbox-cloudrun put " + script + "\n", "the reference it prints"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := b.task(context.Background(), t, 0, 1, 0, nil, tc.args...)
