@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
@@ -370,17 +370,13 @@ func (r *runFlags) limits(cfg service.Config, verb string, w io.Writer) spi.Limi
 }
 
 // reportEngineFault says on w, when the run was an engine fault, what the
-// service's ERROR line says (handler.EngineFaultMessage): the script broke
+// service's ERROR line says (answer.EngineFaultMessage): the script broke
 // the engine from inside, which script, and the trap's text. The answer
 // itself is the infrastructure failure evalCmd reports after it.
 func reportEngineFault(w io.Writer, ev effect.Evaluation, res effect.Result) {
 	if res.EngineFault == "" {
 		return
 	}
-	ref := ev.ScriptRef
-	if ref.IsZero() {
-		ref = contentref.RefOf([]byte(ev.Script))
-	}
 	fmt.Fprintf(w, "eval: %s: the script %s broke the engine from inside: %s (docs/security.md, \"Engine faults\")\n",
-		handler.EngineFaultMessage, ref, res.EngineFault)
+		answer.EngineFaultMessage, answer.ScriptRef(ev), res.EngineFault)
 }

@@ -9,9 +9,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -72,9 +72,9 @@ func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev e
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
 	}
 	out := bufio.NewWriter(stdout)
-	sum, err := handler.BatchLines(ctx, eff, p, err, inputs, int(lim.MaxConcurrent), func(it effect.Item) api.BatchLine {
+	sum, err := answer.Batch(ctx, eff, p, err, inputs, int(lim.MaxConcurrent), func(it effect.Item) api.BatchLine {
 		reportEngineFault(stderr, ev, it.Result)
-		return handler.ItemLine(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
+		return answer.Item(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
 	}, func(line []byte, _ api.BatchLine) error {
 		if _, err := out.Write(line); err != nil {
 			return err

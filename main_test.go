@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -858,6 +859,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		// the HTTP layer knows the effect and the wire format, not the store
 		// or the engine the effect runs (telemetry's exporter links gRPC)
 		"./handler": {mod + "contentstore", "github.com/tetratelabs/wazero", mod + "quickjs", mod + "worker"},
+		// the answer to one input, which the handler, eval -inputs and
+		// bulk stand on, stands on none of them
+		"./answer": append([]string{mod + "service", mod + "bulk"}, spi...),
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
@@ -871,10 +875,22 @@ func TestDependenciesPointInward(t *testing.T) {
 			}
 		}
 	}
+	// only the composition root imports the HTTP layer: the verbs and bulk
+	// answer their inputs with package answer, below it
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if f[0] != mod+"service" && slices.Contains(f[1:], mod+"handler") {
+			t.Errorf("%s imports %s: only the composition root, %s, does", f[0], mod+"handler", mod+"service")
+		}
+	}
 	// internal/ holds leaves: a package every other may use imports nothing
 	// of this module outside internal/ (the composition root, which
 	// imports everything, is service/)
-	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}`, "./internal/...").Output()
+	out, err = exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}`, "./internal/...").Output()
 	if err != nil {
 		t.Fatalf("go list -deps ./internal/...: %v", err)
 	}

@@ -22,9 +22,9 @@ import (
 
 	"cloud.google.com/go/storage"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -60,7 +60,7 @@ func (t Task) Name() string {
 
 // Job is what one task runs.
 type Job struct {
-	// Effect runs the inputs; Limits are the service's (handler.ItemLine
+	// Effect runs the inputs; Limits are the service's (answer.Item
 	// answers an input's problem under them).
 	Effect *effect.Effect
 	Limits api.Limits
@@ -230,12 +230,12 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	defer results.abort()
 	digest := sha256.New()
 	w := &countingWriter{w: io.MultiWriter(results, digest)}
-	sum, err := handler.BatchLines(ctx, job.Effect, p, nil, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
+	sum, err := answer.Batch(ctx, job.Effect, p, nil, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
 		it.Index += int(start)
 		if it.Result.EngineFault != "" {
-			handler.LogEngineFault(ctx, log, "bulk", job.Evaluation, it.Result)
+			answer.LogEngineFault(ctx, log, "bulk", job.Evaluation, it.Result)
 		}
-		return handler.ItemLine(job.Limits, job.Evaluation, it, notRunDetail)
+		return answer.Item(job.Limits, job.Evaluation, it, notRunDetail)
 	}, func(line []byte, l api.BatchLine) error {
 		if l.Summary != nil {
 			return nil // the manifest counts the shard: the shards concatenated are the inputs' lines

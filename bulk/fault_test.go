@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -72,7 +72,7 @@ func TestBulkEngineFaultIsTheAlarm(t *testing.T) {
 		if err := json.Unmarshal(line, &l); err != nil {
 			t.Fatal(err)
 		}
-		if l["msg"] == handler.EngineFaultMessage {
+		if l["msg"] == answer.EngineFaultMessage {
 			faults++
 			if l["level"] != "ERROR" || l["route"] != "bulk" || l["scriptSha256"] != ref.String() || l["trap"] != "wasm error: unreachable" {
 				t.Errorf("engine fault line %v", l)

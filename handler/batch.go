@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
@@ -63,7 +63,7 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	_, err = BatchLines(ctx, s.cfg.Effect, p, err, inputs, parallel, func(it effect.Item) api.BatchLine {
+	_, err = answer.Batch(ctx, s.cfg.Effect, p, err, inputs, parallel, func(it effect.Item) api.BatchLine {
 		l := s.batchLine(ctx, ev, it)
 		s.logItem(ctx, ev, inputs[it.Index], it, l)
 		return l
@@ -82,49 +82,6 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 		}
 		panic(http.ErrAbortHandler)
 	}
-}
-
-// BatchLines runs a batch as POST /v1/evaluations:batch does and hands
-// write its lines, each encoded (with its newline) and as it is: each
-// input's, in the inputs' order, made by line from the input's Item, then
-// the summary of them all, which it returns. p is the script
-// Effect.Prepare read, run over the inputs at most parallel at once
-// (Effect.Batch); when Prepare answered a typed failure instead, prepErr
-// (the script is not stored), p is nil and that failure is each input's
-// answer, as it would be alone. An error of write ends the batch, its runs
-// stopped, and is returned. The route, eval -inputs and the bulk verb
-// write their lines with it.
-func BatchLines(ctx context.Context, eff *effect.Effect, p *effect.Prepared, prepErr error, inputs []jsontext.Text, parallel int,
-	line func(effect.Item) api.BatchLine, write func(encoded []byte, l api.BatchLine) error) (api.BatchSummary, error) {
-	var sum api.BatchSummary
-	var buf []byte
-	put := func(l api.BatchLine) error {
-		var err error
-		if buf, err = api.AppendBatchLine(buf[:0], l); err != nil {
-			return err
-		}
-		return write(buf, l)
-	}
-	emit := func(it effect.Item) error {
-		l := line(it)
-		sum.Add(l)
-		return put(l)
-	}
-	var err error
-	if p == nil {
-		for i := range inputs {
-			if err = emit(effect.Item{Index: i, Err: prepErr}); err != nil {
-				break
-			}
-		}
-	} else {
-		sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
-		err = eff.Batch(ctx, p, inputs, parallel, emit)
-	}
-	if err != nil {
-		return sum, err
-	}
-	return sum, put(api.BatchLine{Summary: &sum})
 }
 
 // freeSlots takes, without waiting, the concurrency gate's free slots for
@@ -149,38 +106,13 @@ func (s *server) freeSlots() (n int, release func()) {
 	}
 }
 
-// ItemLine is a batch input's line (docs/batch.md): its answer as POST
-// /v1/evaluations would give it alone, ev being the batch's evaluation and
-// lim the limits it was run under; the problem that route would answer it
-// with; or, for an input not run, notRun, which says why. The batch route
-// and the verbs that run batches (eval -inputs, bulk) write the same lines
-// with it.
-func ItemLine(lim api.Limits, ev effect.Evaluation, it effect.Item, notRun string) api.BatchLine {
-	l := api.BatchLine{Index: it.Index}
-	if it.NotRun {
-		l.NotRun = notRun
-		return l
-	}
-	var logs *string
-	if ev.CaptureLogs {
-		logs = &it.Result.Logs
-	}
-	answer, err := api.EvaluationResult(it.Result.Value, logs, it.Result.Usage, it.Err)
-	if err != nil {
-		l.Problem = problemFor(lim, err)
-		return l
-	}
-	l.Answer = &answer
-	return l
-}
-
 // batchLine is an input's line on the batch route.
 func (s *server) batchLine(ctx context.Context, ev effect.Evaluation, it effect.Item) api.BatchLine {
 	detail := ""
 	if it.NotRun {
 		detail = s.notRunDetail(ctx)
 	}
-	l := ItemLine(s.lim, ev, it, detail)
+	l := answer.Item(s.lim, ev, it, detail)
 	if l.Problem != nil {
 		l.Problem.Instance = telemetry.RequestIDFrom(ctx)
 	}

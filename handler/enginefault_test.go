@@ -10,6 +10,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
@@ -23,7 +24,7 @@ const faultMarker = "/* engine fault */"
 // the input whose run it broke): the answer stays
 // infrastructure (on /v1/evaluations the retryable problem of a backend
 // that failed), and the service logs one ERROR line with the stable message
-// handler.EngineFaultMessage, the request's id and trace, the route, the
+// answer.EngineFaultMessage, the request's id and trace, the route, the
 // script's hash and the trap's text, and counts it in
 // sandbox.engine.faults by route. An infrastructure outcome that is no
 // fault, and an ordinary run, raise neither.
@@ -60,7 +61,7 @@ func TestEngineFault(t *testing.T) {
 	wantBody(t, v.post("/v1/sandbox/evaluate", map[string]any{"script": scriptInfrastructure, "inputJson": "null"}), 200,
 		`{"ok":false,"kind":"infrastructure","message":"test: the machine room is on fire"}`)
 
-	lines := logs.lines(t, handler.EngineFaultMessage)
+	lines := logs.lines(t, answer.EngineFaultMessage)
 	if len(lines) != 3 {
 		t.Fatalf("%d engine fault lines, want 3:\n%s", len(lines), logs)
 	}

@@ -2,12 +2,11 @@ package handler
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // decoder reads a route's request body, with the server's limits, into the
@@ -59,7 +58,7 @@ func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 
 // evaluate serves an evaluation route: decode, run, encode. Every outcome of
 // the script is a 200, typed failures included; everything else is a problem
-// that says whether a retry can help (problemFor), and a request whose
+// that says whether a retry can help (answer.Problem), and a request whose
 // context ended gets what stopped says.
 func (s *server) evaluate(w http.ResponseWriter, r *http.Request, decode decoder, encode encoder) {
 	rec := s.startEval(r)
@@ -101,91 +100,5 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.stopped(w, r, ctx)
 		return
 	}
-	writeProblem(w, r, problemFor(s.lim, err))
-}
-
-// problemFor maps an error of a run, or of its answer, to a problem. The
-// detail is the effect's own bounded text, except where it would show the
-// store's internals or a panic's value (both are logged).
-func problemFor(lim api.Limits, err error) *api.Problem {
-	var nr *effect.NotRunError
-	if errors.As(err, &nr) {
-		return notRunProblem(lim, nr)
-	}
-	text := err.Error()
-	switch {
-	case errors.Is(err, spi.ErrValueNotJSON):
-		return api.NewProblem(api.ProblemMalformedOutcome,
-			"the engine returned an outcome outside the SPI's closed vocabulary: "+text).WithCause(err)
-	case errors.Is(err, effect.ErrInvalidInput):
-		return api.NewProblem(api.ProblemInvalidRequest, text)
-	case errors.Is(err, effect.ErrBackendDidNotSettle):
-		return api.NewProblem(api.ProblemBackendDidNotSettle, text+"; a retry may succeed").WithCause(err)
-	case errors.Is(err, effect.ErrBackendPanicked):
-		return api.NewProblem(api.ProblemInternal, "internal error").WithCause(err)
-	case errors.Is(err, effect.ErrMalformedOutcome):
-		return api.NewProblem(api.ProblemMalformedOutcome, text).WithCause(err)
-	case errors.Is(err, effect.ErrBackendFailed) && effect.Retryable(err):
-		return api.NewProblem(api.ProblemBackendUnavailable, text+"; a retry may succeed").WithCause(err)
-	case errors.Is(err, effect.ErrBackendFailed):
-		return api.NewProblem(api.ProblemBackendFailed, text).WithCause(err)
-	}
-	return api.NewProblem(api.ProblemInternal, "internal error").WithCause(err)
-}
-
-// notRunProblem maps each way a script never ran to its problem.
-func notRunProblem(lim api.Limits, nr *effect.NotRunError) *api.Problem {
-	ref := nr.ScriptRef
-	switch nr.Reason {
-	case effect.ScriptNotFound:
-		return api.NewProblem(api.ProblemScriptNotFound,
-			fmt.Sprintf("no script is stored under %s; store it first (the put command)", ref)).WithField("scriptRef").WithCause(nr)
-	case effect.NoScriptStore:
-		return api.NewProblem(api.ProblemNoScriptStore,
-			"no script store configured: this server runs scripts sent by value only (POST "+routeSandbox+` with "script")`)
-	case effect.StoreUnavailable:
-		return storeUnavailable(fmt.Sprintf("the script store did not answer for %s; a retry may succeed", ref)).WithCause(nr)
-	case effect.ScriptTooLarge:
-		return storedScriptTooLarge(lim, nr)
-	case effect.ScriptIntegrity:
-		return api.NewProblem(api.ProblemScriptIntegrity,
-			fmt.Sprintf("the bytes the store holds under %s do not hash to that reference; the script was not run, and a retry cannot help until the stored object is repaired", ref)).WithCause(nr)
-	case effect.StoreRefused:
-		return api.NewProblem(api.ProblemStoreFailed,
-			fmt.Sprintf("the script store refused access while reading %s (a configuration problem)", ref)).WithCause(nr)
-	case effect.StorePanicked:
-		// a bug in the store, logged with its stack where it was recovered;
-		// answered as a panic in the handler or the engine is
-		return api.NewProblem(api.ProblemInternal, "internal error").WithCause(nr)
-	case effect.StoreFailed:
-		return api.NewProblem(api.ProblemStoreFailed,
-			fmt.Sprintf("the script store failed while reading %s", ref)).WithCause(nr)
-	}
-	return api.NewProblem(api.ProblemInternal, "internal error").WithCause(nr)
-}
-
-// storedScriptTooLarge is the 413 for a stored script over a bound. It names
-// the server's maxScriptBytes (the limit member and the number) when that
-// bound applied: the store's own maximum is the same or larger (the service
-// opens the store with MAX_SCRIPT_BYTES), or is not known. A store whose
-// maximum is below the server's is named as such.
-func storedScriptTooLarge(lim api.Limits, nr *effect.NotRunError) *api.Problem {
-	head := fmt.Sprintf("the script stored under %s is", nr.ScriptRef)
-	if nr.Size >= 0 {
-		head = fmt.Sprintf("the script stored under %s is %d bytes,", nr.ScriptRef, nr.Size)
-	}
-	if nr.StoreLimit {
-		return api.NewProblem(api.ProblemScriptTooLarge,
-			fmt.Sprintf("%s over the store's maximum script size of %d bytes (below the server's maxScriptBytes of %d)",
-				head, nr.Limit, lim.MaxScriptBytes)).WithField("scriptRef").WithCause(nr)
-	}
-	return api.NewProblem(api.ProblemScriptTooLarge,
-		fmt.Sprintf("%s over the server's maxScriptBytes of %d", head, lim.MaxScriptBytes)).
-		WithLimit("maxScriptBytes", lim.MaxScriptBytes).WithField("scriptRef").WithCause(nr)
-}
-
-// storeUnavailable is the problem of a script the store did not deliver in
-// time.
-func storeUnavailable(detail string) *api.Problem {
-	return api.NewProblem(api.ProblemStoreUnavailable, detail)
+	writeProblem(w, r, answer.Problem(s.lim, err))
 }

@@ -4,10 +4,11 @@
 // the answer (api): POST /v1/evaluations answers with the effect's decision,
 // POST /v1/sandbox/evaluate (the backend SPI over HTTP) with the backend's
 // outcome. POST /v1/evaluations:batch is /v1/evaluations over many inputs
-// of one script, its answers streamed a line each (docs/batch.md). The
-// handler is the one place that maps errors to HTTP statuses and
-// problem documents (api/openapi.yaml is the contract; docs/problems.md lists
-// every problem type).
+// of one script, its answers streamed a line each (docs/batch.md), which
+// eval -inputs and the bulk verb write alike (package answer). Every error
+// is answered with a problem document (api/openapi.yaml is the contract;
+// docs/problems.md lists every problem type): a request's here, a run's by
+// answer.Problem, the one mapping of a run's errors, which the verbs share.
 //
 // Every size a client controls is bounded before anything else runs: the
 // request body (MaxRequestBytes, which holds any request whose script and

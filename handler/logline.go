@@ -24,19 +24,13 @@ const (
 	// RequestMessage is the message of the line of every other request
 	// (requestLine), at INFO; DEBUG for the platform's probes.
 	RequestMessage = "request"
-	// EngineFaultMessage is the message of the line the service logs at
-	// ERROR for each evaluation whose engine was broken from inside by its
-	// script (an engine fault: spi.Report.EngineFault), an operator's alarm
-	// (docs/security.md, "Engine faults").
-	EngineFaultMessage = "engine fault"
 )
 
 // The levels of the lines: a request's, raised for a 5xx answer and lowered
-// for a probe; an engine fault's.
+// for a probe. An engine fault's line is package answer's.
 const (
-	requestLevel     = slog.LevelInfo
-	probeLevel       = slog.LevelDebug
-	engineFaultLevel = slog.LevelError
+	requestLevel = slog.LevelInfo
+	probeLevel   = slog.LevelDebug
 )
 
 // LogLines describes the lines the handler writes for the readers of the
@@ -45,7 +39,6 @@ func LogLines() []logline.Line {
 	return []logline.Line{
 		logline.Describe(EvaluationMessage, requestLevel, evaluationLine{}),
 		logline.Describe(RequestMessage, probeLevel, requestLine{}),
-		logline.Describe(EngineFaultMessage, engineFaultLevel, engineFaultLine{}),
 	}
 }
 
@@ -139,16 +132,6 @@ func (phasesMs) LogFields() []string {
 		out = append(out, phaseField(ph.Name))
 	}
 	return out
-}
-
-// engineFaultLine is the line of an engine fault: the route, the script's
-// hash, by which an operator fetches the script from the store to
-// reproduce the fault, and the trap's text; the request's id and trace,
-// which every line of the request carries, tie it to its evaluation line.
-type engineFaultLine struct {
-	onRoute
-	logline.OfScript
-	Trap string `log:"trap"`
 }
 
 // label is what an evaluation request came to, the one label of it that its

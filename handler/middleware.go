@@ -410,7 +410,7 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 // the script never ran, and the wall clock is not to blame.
 func (s *server) stoppedFetching(w http.ResponseWriter, r *http.Request, ctx context.Context, script string) {
 	if errors.Is(context.Cause(ctx), errRequestTimeout) {
-		writeProblem(w, r, storeUnavailable(fmt.Sprintf(
+		writeProblem(w, r, api.NewProblem(api.ProblemStoreUnavailable, fmt.Sprintf(
 			"the script store did not answer for %s within the server's request timeout of %v; the script was not run, and a retry may succeed",
 			script, s.lim.RequestTimeout)))
 		return

@@ -16,6 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
@@ -267,7 +268,8 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// The handler's description of its lines (handler.LogLines, which the
+// The description of the handler's lines (handler.LogLines, and
+// answer.LogLines for those it writes with package answer, which the
 // Terraform module's filters are held to) is what it writes: every field of
 // every line it writes, as JSON in Cloud Logging's shape, is one its
 // description names, and every field the description names is written by
@@ -305,7 +307,7 @@ func TestLogLinesDescribeWhatTheHandlerWrites(t *testing.T) {
 	common := map[string]bool{"time": true, "severity": true, "message": true, "requestId": true,
 		"logging.googleapis.com/trace": true, "logging.googleapis.com/spanId": true, "logging.googleapis.com/trace_sampled": true}
 	severity := map[string]slog.Level{"DEBUG": slog.LevelDebug, "INFO": slog.LevelInfo, "WARNING": slog.LevelWarn, "ERROR": slog.LevelError}
-	for _, l := range handler.LogLines() {
+	for _, l := range append(handler.LogLines(), answer.LogLines()...) {
 		lines := logs.lines(t, l.Message)
 		if len(lines) == 0 {
 			t.Errorf("no %q line was written", l.Message)
@@ -316,16 +318,16 @@ func TestLogLinesDescribeWhatTheHandlerWrites(t *testing.T) {
 			for k := range line {
 				written[k] = true
 				if !common[k] && !slices.Contains(l.Fields, k) {
-					t.Errorf("a %q line writes %s, which handler.LogLines does not name: %v", l.Message, k, line)
+					t.Errorf("a %q line writes %s, which its description does not name: %v", l.Message, k, line)
 				}
 			}
 			if lv := severity[line["severity"].(string)]; lv < l.Level {
-				t.Errorf("a %q line is written at %s, below the level handler.LogLines gives it, %v", l.Message, line["severity"], l.Level)
+				t.Errorf("a %q line is written at %s, below the level its description gives it, %v", l.Message, line["severity"], l.Level)
 			}
 		}
 		for _, f := range l.Fields {
 			if !written[f] {
-				t.Errorf("handler.LogLines names the field %s of the %q line, which none of its lines wrote:\n%s", f, l.Message, logs)
+				t.Errorf("the description names the field %s of the %q line, which none of its lines wrote:\n%s", f, l.Message, logs)
 			}
 		}
 	}

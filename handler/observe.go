@@ -2,7 +2,6 @@ package handler
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -10,9 +9,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/logline"
 )
 
 // evalRecord is what one evaluation leaves for its log line, its metrics and
@@ -85,34 +83,13 @@ func scriptLabel(ev effect.Evaluation) (script, inlineSHA string) {
 	if !ev.ScriptRef.IsZero() {
 		return ev.ScriptRef.String(), ""
 	}
-	return "inline", scriptRef(ev).String()
-}
-
-// scriptRef is the content reference of the script an evaluation ran, sent
-// by reference or by value alike: the hash by which the store holds it.
-func scriptRef(ev effect.Evaluation) contentref.Ref {
-	if !ev.ScriptRef.IsZero() {
-		return ev.ScriptRef
-	}
-	return contentref.RefOf([]byte(ev.Script))
+	return "inline", answer.ScriptRef(ev).String()
 }
 
 // engineFault logs an engine fault and counts it, on the request's
 // context, whose id and trace the line then carries as every line of the
-// request does (engineFaultLine).
+// request does.
 func (s *server) engineFault(ctx context.Context, route string, rec *evalRecord) {
-	LogEngineFault(ctx, s.log, route, rec.ev, rec.res)
+	answer.LogEngineFault(ctx, s.log, route, rec.ev, rec.res)
 	s.metrics.engineFault(ctx, route)
-}
-
-// LogEngineFault writes the engine fault line of ev's run, whose result
-// res has an EngineFault, under where, the route (or, for a verb that
-// runs scripts outside the service, the verb's name): the operator's alarm
-// (docs/security.md, "Engine faults").
-func LogEngineFault(ctx context.Context, log *slog.Logger, where string, ev effect.Evaluation, res effect.Result) {
-	log.LogAttrs(ctx, engineFaultLevel, EngineFaultMessage, logline.Attrs(engineFaultLine{
-		onRoute:  onRoute{where},
-		OfScript: logline.OfScript{ScriptSHA256: scriptRef(ev).String()},
-		Trap:     res.EngineFault,
-	})...)
 }

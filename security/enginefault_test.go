@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
-	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	sandboxsvc "github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
@@ -125,9 +125,9 @@ func TestEngineFaultIsAnAlarm(t *testing.T) {
 		t.Errorf("the next run on %s: %d %s", spiRoute, r.Status, r.Body)
 	}
 
-	lines := logs.Lines(handler.EngineFaultMessage)
+	lines := logs.Lines(answer.EngineFaultMessage)
 	if len(lines) != 2 {
-		t.Fatalf("%d %q lines, want 2:\n%s", len(lines), handler.EngineFaultMessage, logs)
+		t.Fatalf("%d %q lines, want 2:\n%s", len(lines), answer.EngineFaultMessage, logs)
 	}
 	for i, route := range []route{evaluations, spiRoute} {
 		for k, want := range map[string]any{

@@ -270,9 +270,9 @@ type usage struct {
 	} `json:"phasesMs"`
 }
 
-// answer is what a route answered: the fields of either route's body and
+// routeAnswer is what a route answered: the fields of either route's body and
 // of a problem that the tests read.
-type answer struct {
+type routeAnswer struct {
 	status  int
 	body    []byte
 	OK      *bool `json:"ok"`
@@ -287,7 +287,7 @@ type answer struct {
 	Retryable *bool  `json:"retryable"`
 }
 
-func (s *erasureService) post(t *testing.T, route string, ref contentref.Ref) answer {
+func (s *erasureService) post(t *testing.T, route string, ref contentref.Ref) routeAnswer {
 	t.Helper()
 	body := fmt.Sprintf(`{"scriptRef":%q,"input":{"n":21}}`, ref)
 	if route == routeSandbox {
@@ -298,7 +298,7 @@ func (s *erasureService) post(t *testing.T, route string, ref contentref.Ref) an
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	a := answer{status: resp.StatusCode}
+	a := routeAnswer{status: resp.StatusCode}
 	if a.body, err = io.ReadAll(resp.Body); err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func (s *erasureService) wantMissing(t *testing.T, route string, ref contentref.
 
 // wantStoreUnavailable runs the script on route, which must answer the
 // retryable store failure.
-func (s *erasureService) wantStoreUnavailable(t *testing.T, route string, ref contentref.Ref) answer {
+func (s *erasureService) wantStoreUnavailable(t *testing.T, route string, ref contentref.Ref) routeAnswer {
 	t.Helper()
 	a := s.post(t, route, ref)
 	if a.status != http.StatusServiceUnavailable || !strings.HasSuffix(a.Type, "#store-unavailable") || a.Retryable == nil || !*a.Retryable {

@@ -2,7 +2,9 @@ package service
 
 import (
 	"log/slog"
+	"slices"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/handler"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/logline"
 	"github.com/loom-plugins/sandbox-cloudrun/worker"
@@ -24,7 +26,7 @@ const (
 // TestLogFiltersReadWhatTheServiceWrites holds the Terraform module to.
 // Each comes from the package that writes it.
 func LogLines() []logline.Line {
-	lines := append(handler.LogLines(), worker.LogLines()...)
+	lines := slices.Concat(handler.LogLines(), answer.LogLines(), worker.LogLines())
 	return append(lines,
 		logline.Describe(StartupFailedMessage, startupFailedLevel, nil),
 		logline.Describe(WorkersFailedMessage, startupFailedLevel, nil),

@@ -1,0 +1,74 @@
+package answer
+
+import (
+	"context"
+
+	"github.com/loom-plugins/sandbox-cloudrun/api"
+	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+)
+
+// Item is a batch input's line (docs/batch.md): its answer as POST
+// /v1/evaluations would give it alone, ev being the batch's evaluation and
+// lim the limits it was run under; the problem that route would answer it
+// with (Problem); or, for an input not run, notRun, which says why.
+func Item(lim api.Limits, ev effect.Evaluation, it effect.Item, notRun string) api.BatchLine {
+	l := api.BatchLine{Index: it.Index}
+	if it.NotRun {
+		l.NotRun = notRun
+		return l
+	}
+	var logs *string
+	if ev.CaptureLogs {
+		logs = &it.Result.Logs
+	}
+	a, err := api.EvaluationResult(it.Result.Value, logs, it.Result.Usage, it.Err)
+	if err != nil {
+		l.Problem = Problem(lim, err)
+		return l
+	}
+	l.Answer = &a
+	return l
+}
+
+// Batch runs a batch as POST /v1/evaluations:batch does and hands write
+// its lines, each encoded (with its newline) and as it is: each input's,
+// in the inputs' order, made by line from the input's Item, then the
+// summary of them all, which it returns. p is the script Effect.Prepare
+// read, run over the inputs at most parallel at once (Effect.Batch); when
+// Prepare answered a typed failure instead, prepErr (the script is not
+// stored), p is nil and that failure is each input's answer, as it would
+// be alone. An error of write ends the batch, its runs stopped, and is
+// returned.
+func Batch(ctx context.Context, eff *effect.Effect, p *effect.Prepared, prepErr error, inputs []jsontext.Text, parallel int,
+	line func(effect.Item) api.BatchLine, write func(encoded []byte, l api.BatchLine) error) (api.BatchSummary, error) {
+	var sum api.BatchSummary
+	var buf []byte
+	put := func(l api.BatchLine) error {
+		var err error
+		if buf, err = api.AppendBatchLine(buf[:0], l); err != nil {
+			return err
+		}
+		return write(buf, l)
+	}
+	emit := func(it effect.Item) error {
+		l := line(it)
+		sum.Add(l)
+		return put(l)
+	}
+	var err error
+	if p == nil {
+		for i := range inputs {
+			if err = emit(effect.Item{Index: i, Err: prepErr}); err != nil {
+				break
+			}
+		}
+	} else {
+		sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
+		err = eff.Batch(ctx, p, inputs, parallel, emit)
+	}
+	if err != nil {
+		return sum, err
+	}
+	return sum, put(api.BatchLine{Summary: &sum})
+}
