@@ -65,7 +65,11 @@ func Batch(ctx context.Context, eff *effect.Effect, p *effect.Prepared, prepErr 
 		}
 	} else {
 		sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
-		err = eff.Batch(ctx, p, inputs, parallel, emit)
+		for it := range eff.Batch(ctx, p, inputs, parallel) {
+			if err = emit(it); err != nil {
+				break
+			}
+		}
 	}
 	if err != nil {
 		return sum, err

@@ -3,6 +3,7 @@ package effect
 import (
 	"context"
 	"errors"
+	"iter"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -83,69 +84,69 @@ type Item struct {
 }
 
 // Batch runs the prepared evaluation over each input, each in a run of its
-// own (RunPrepared), at most parallel at once (at least one), and calls
-// emit with each input's Item in the inputs' order, from the calling
-// goroutine. A run that ends before an earlier one waits for it: with the
-// runs in progress, at most parallel answers are held at any time, so a
-// batch of any length holds a bounded window of them.
+// own (RunPrepared), at most parallel at once (at least one), and yields
+// each input's Item in the inputs' order. A run that ends before an
+// earlier one waits for it: with the runs in progress, at most parallel
+// answers are held at any time, so a batch of any length holds a bounded
+// window of them. Each iteration runs the batch anew.
 //
 // When ctx ends, the inputs not yet started are not run, and they and the
-// runs it stopped are emitted NotRun; an answer that ended before is
-// emitted as it is. When emit returns an error (the answers cannot be
-// delivered), nothing more is emitted, the runs in progress are stopped,
-// and Batch returns that error once they have; otherwise it returns nil,
-// once every input has been emitted.
-func (e *Effect) Batch(ctx context.Context, p *Prepared, inputs []jsontext.Text, parallel int, emit func(Item) error) error {
-	parallel = max(parallel, 1)
-	bctx, stop := context.WithCancel(ctx)
-	defer stop()
-	type answer struct {
-		Item
-		started bool // holds a slot until it is emitted
-	}
-	answers := make([]chan answer, len(inputs))
-	for i := range answers {
-		answers[i] = make(chan answer, 1)
-	}
-	slots := make(chan struct{}, parallel)
-	go func() {
-		for i, in := range inputs {
-			acquired := false
-			select {
-			case slots <- struct{}{}:
-				acquired = true
-			case <-bctx.Done():
-			}
-			if bctx.Err() != nil {
-				if acquired { // taken in the same moment: given back
-					<-slots
+// runs it stopped are yielded NotRun; an answer that ended before is
+// yielded as it is. When the loop stops early (the answers cannot be
+// delivered), nothing more is yielded, the runs in progress are stopped,
+// and the iteration returns once they have.
+func (e *Effect) Batch(ctx context.Context, p *Prepared, inputs []jsontext.Text, parallel int) iter.Seq[Item] {
+	return func(yield func(Item) bool) {
+		parallel := max(parallel, 1)
+		bctx, stop := context.WithCancel(ctx)
+		defer stop()
+		type answer struct {
+			Item
+			started bool // holds a slot until it is yielded
+		}
+		answers := make([]chan answer, len(inputs))
+		for i := range answers {
+			answers[i] = make(chan answer, 1)
+		}
+		slots := make(chan struct{}, parallel)
+		go func() {
+			for i, in := range inputs {
+				acquired := false
+				select {
+				case slots <- struct{}{}:
+					acquired = true
+				case <-bctx.Done():
 				}
-				for j := i; j < len(inputs); j++ {
-					answers[j] <- answer{Item: Item{Index: j, NotRun: true}}
+				if bctx.Err() != nil {
+					if acquired { // taken in the same moment: given back
+						<-slots
+					}
+					for j := i; j < len(inputs); j++ {
+						answers[j] <- answer{Item: Item{Index: j, NotRun: true}}
+					}
+					return
 				}
-				return
+				go func() {
+					res, err := e.RunPrepared(bctx, p, in)
+					answers[i] <- answer{Item: Item{Index: i, Result: res, Err: err, NotRun: stoppedBy(bctx, err)}, started: true}
+				}()
 			}
-			go func() {
-				res, err := e.RunPrepared(bctx, p, in)
-				answers[i] <- answer{Item: Item{Index: i, Result: res, Err: err, NotRun: stoppedBy(bctx, err)}, started: true}
-			}()
-		}
-	}()
-	var failed error
-	for i := range answers {
-		a := <-answers[i]
-		if a.started {
-			<-slots
-		}
-		if failed != nil {
-			continue // drained: every run has returned when Batch does
-		}
-		if err := emit(a.Item); err != nil {
-			failed = err
-			stop()
+		}()
+		done := false
+		for i := range answers {
+			a := <-answers[i]
+			if a.started {
+				<-slots
+			}
+			if done {
+				continue // drained: every run has returned when the iteration does
+			}
+			if !yield(a.Item) {
+				done = true
+				stop()
+			}
 		}
 	}
-	return failed
 }
 
 // stoppedBy reports whether err is a run's end by ctx: a cancellation,

@@ -86,12 +86,8 @@ func TestBatchAnswersInOrderFromOneFetch(t *testing.T) {
 	in := inputs(40)
 	in[13] = jsontext.Text(`{"x":-13}`)
 	var got []effect.Item
-	err := e.Batch(context.Background(), prepared(t, e), in, 4, func(it effect.Item) error {
+	for it := range e.Batch(context.Background(), prepared(t, e), in, 4) {
 		got = append(got, it)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(got) != len(in) {
 		t.Fatalf("%d answers for %d inputs", len(got), len(in))
@@ -138,13 +134,13 @@ func TestBatchHoldsABoundedWindow(t *testing.T) {
 		return nil
 	}}
 	e := mustNew(t, newReader(testScript), a, effect.Options{})
-	done := make(chan error, 1)
+	done := make(chan struct{})
 	var emitted atomic.Int32
 	go func() {
-		done <- e.Batch(context.Background(), prepared(t, e), inputs(100), 3, func(effect.Item) error {
+		defer close(done)
+		for range e.Batch(context.Background(), prepared(t, e), inputs(100), 3) {
 			emitted.Add(1)
-			return nil
-		})
+		}
 	}()
 	// the other two slots' runs end at once; nothing else may start
 	deadline := time.Now().Add(10 * time.Second)
@@ -156,9 +152,7 @@ func TestBatchHoldsABoundedWindow(t *testing.T) {
 		t.Fatalf("while the first run holds: %d runs started, %d answers emitted; want 3 and 0", n, m)
 	}
 	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	<-done
 	if n := emitted.Load(); n != 100 {
 		t.Fatalf("%d answers emitted", n)
 	}
@@ -179,15 +173,11 @@ func TestBatchStoppedReportsWhatDidNotRun(t *testing.T) {
 	}}
 	e := mustNew(t, newReader(testScript), a, effect.Options{})
 	var got []effect.Item
-	err := e.Batch(ctx, prepared(t, e), inputs(50), 2, func(it effect.Item) error {
+	for it := range e.Batch(ctx, prepared(t, e), inputs(50), 2) {
 		got = append(got, it)
 		if it.Index == 9 {
 			go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(got) != 50 {
 		t.Fatalf("%d answers for 50 inputs", len(got))
@@ -199,16 +189,17 @@ func TestBatchStoppedReportsWhatDidNotRun(t *testing.T) {
 		}
 	}
 	if n := a.running.Load(); n != 0 {
-		t.Errorf("%d runs still in progress after Batch returned", n)
+		t.Errorf("%d runs still in progress after the loop returned", n)
 	}
 	if n := a.calls.Load(); n > 12 {
 		t.Errorf("%d runs started; the batch went on after it stopped", n)
 	}
 }
 
-// When the answers cannot be delivered, the batch stops: nothing more is
-// emitted, no run is left going, and Batch says why.
-func TestBatchStopsWhenEmitFails(t *testing.T) {
+// When the answers cannot be delivered, the loop over them stops, and so
+// does the batch: nothing more is yielded, and no run is left going once
+// the loop has returned.
+func TestBatchStopsWhenTheLoopStops(t *testing.T) {
 	a := &adder{wait: func(ctx context.Context, n int) error {
 		select {
 		case <-time.After(time.Millisecond):
@@ -218,20 +209,18 @@ func TestBatchStopsWhenEmitFails(t *testing.T) {
 		}
 	}}
 	e := mustNew(t, newReader(testScript), a, effect.Options{})
-	gone := errors.New("the client left")
 	emitted := 0
-	err := e.Batch(context.Background(), prepared(t, e), inputs(200), 4, func(it effect.Item) error {
+	for it := range e.Batch(context.Background(), prepared(t, e), inputs(200), 4) {
 		emitted++
 		if it.Index == 5 {
-			return gone
+			break // the client left
 		}
-		return nil
-	})
-	if !errors.Is(err, gone) || emitted != 6 {
-		t.Fatalf("Batch: %v after %d answers; want the emit's error after 6", err, emitted)
+	}
+	if emitted != 6 {
+		t.Fatalf("%d answers yielded; want 6, the loop stopping at the sixth", emitted)
 	}
 	if n := a.running.Load(); n != 0 {
-		t.Errorf("%d runs still in progress after Batch returned", n)
+		t.Errorf("%d runs still in progress after the loop returned", n)
 	}
 	if n := a.calls.Load(); n > 6+4 {
 		t.Errorf("%d runs started for 6 answers delivered", n)
