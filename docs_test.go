@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -102,5 +103,40 @@ func TestSpiPointersNameSections(t *testing.T) {
 	}
 	if found == 0 {
 		t.Error("no comment points to a section of docs/spi.md: the pattern no longer matches how they are written")
+	}
+}
+
+// docs/reliability.md lists every fuzz target of the repository, as
+// pkg.FuzzName, and counts them in its table of contents: CI fuzzes every
+// one it finds, and the page is where a reader learns what each holds.
+func TestFuzzTargetsAreListed(t *testing.T) {
+	b, err := os.ReadFile("docs/reliability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	fuzz := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
+	var targets []string
+	for _, f := range codeFiles(t) {
+		if !strings.HasSuffix(f.path, "_test.go") {
+			continue
+		}
+		pkg := regexp.MustCompile(`(?m)^package (\w+)`).FindStringSubmatch(f.text)
+		for _, m := range fuzz.FindAllStringSubmatch(f.text, -1) {
+			name := strings.TrimSuffix(pkg[1], "_test") + "." + m[1]
+			targets = append(targets, name)
+			if !strings.Contains(doc, "| `"+name+"`") {
+				t.Errorf("%s (%s) is not in docs/reliability.md's \"Fuzz targets\" table", name, f.path)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		t.Fatal("found no fuzz target")
+	}
+	if want := fmt.Sprintf("the %d targets", len(targets)); !strings.Contains(doc, want) {
+		t.Errorf("docs/reliability.md does not say %q: %v", want, targets)
+	}
+	if listed := regexp.MustCompile("(?m)^\\| `\\w+\\.Fuzz\\w+`").FindAllString(doc, -1); len(listed) != len(targets) {
+		t.Errorf("docs/reliability.md lists %d targets, the code has %d: %v", len(listed), len(targets), targets)
 	}
 }
