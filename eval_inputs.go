@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
-	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // maxInputsFileBytes bounds what eval -inputs reads: a batch's body is
@@ -67,12 +65,11 @@ func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev e
 		return fmt.Errorf("eval: -inputs has %d inputs, more than MAX_BATCH_ITEMS of %d, which the route answers with 413 too-many-inputs", len(inputs), lim.MaxBatchItems)
 	}
 	p, err := eff.Prepare(ctx, ev)
-	var missing *spi.Failure // each input's answer, as on the route
-	if err != nil && !errors.As(err, &missing) {
+	if err != nil {
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
 	}
 	out := bufio.NewWriter(stdout)
-	sum, err := answer.Batch(ctx, eff, p, err, inputs, int(lim.MaxConcurrent), func(it effect.Item) api.BatchLine {
+	sum, err := answer.Batch(ctx, eff, p, inputs, int(lim.MaxConcurrent), func(it effect.Item) api.BatchLine {
 		reportEngineFault(stderr, ev, it.Result)
 		return answer.Item(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
 	}, func(line []byte, _ api.BatchLine) error {

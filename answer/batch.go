@@ -35,12 +35,11 @@ func Item(lim api.Limits, ev effect.Evaluation, it effect.Item, notRun string) a
 // its lines, each encoded (with its newline) and as it is: each input's,
 // in the inputs' order, made by line from the input's Item, then the
 // summary of them all, which it returns. p is the script Effect.Prepare
-// read, run over the inputs at most parallel at once (Effect.Batch); when
-// Prepare answered a typed failure instead, prepErr (the script is not
-// stored), p is nil and that failure is each input's answer, as it would
-// be alone. An error of write ends the batch, its runs stopped, and is
-// returned.
-func Batch(ctx context.Context, eff *effect.Effect, p *effect.Prepared, prepErr error, inputs []jsontext.Text, parallel int,
+// read (or found not stored: each input's answer is then its Failure, as
+// it would be alone), run over the inputs at most parallel at once
+// (Effect.Batch). An error of write ends the batch, its runs stopped, and
+// is returned.
+func Batch(ctx context.Context, eff *effect.Effect, p *effect.Prepared, inputs []jsontext.Text, parallel int,
 	line func(effect.Item) api.BatchLine, write func(encoded []byte, l api.BatchLine) error) (api.BatchSummary, error) {
 	var sum api.BatchSummary
 	var buf []byte
@@ -51,28 +50,15 @@ func Batch(ctx context.Context, eff *effect.Effect, p *effect.Prepared, prepErr 
 		}
 		return write(buf, l)
 	}
-	emit := func(it effect.Item) error {
+	for it := range eff.Batch(ctx, p, inputs, parallel) {
 		l := line(it)
 		sum.Add(l)
-		return put(l)
-	}
-	var err error
-	if p == nil {
-		for i := range inputs {
-			if err = emit(effect.Item{Index: i, Err: prepErr}); err != nil {
-				break
-			}
-		}
-	} else {
-		sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
-		for it := range eff.Batch(ctx, p, inputs, parallel) {
-			if err = emit(it); err != nil {
-				break
-			}
+		if err := put(l); err != nil {
+			return sum, err
 		}
 	}
-	if err != nil {
-		return sum, err
-	}
+	// the batch read the script once: a line of a script not stored says
+	// that read, as it would alone, and the summary says it once
+	sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
 	return sum, put(api.BatchLine{Summary: &sum})
 }

@@ -212,11 +212,10 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	began := time.Now()
 	p, err := job.Effect.Prepare(ctx, job.Evaluation)
 	if err != nil {
-		var f *spi.Failure
-		if errors.As(err, &f) { // every input's answer would be this
-			return Manifest{}, inputError("the script %s cannot be run, so no input was: %w", m.ScriptRef, err)
-		}
 		return Manifest{}, fmt.Errorf("reading the script %s (retryable: %v): %w", m.ScriptRef, effect.Retryable(err), err)
+	}
+	if err := p.Failure(); err != nil { // every input's answer would be this
+		return Manifest{}, inputError("the script %s cannot be run, so no input was: %w", m.ScriptRef, err)
 	}
 	if job.Warm != nil {
 		if err := job.Warm(ctx); err != nil {
@@ -230,7 +229,7 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	defer results.abort()
 	digest := sha256.New()
 	w := &countingWriter{w: io.MultiWriter(results, digest)}
-	sum, err := answer.Batch(ctx, job.Effect, p, nil, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
+	sum, err := answer.Batch(ctx, job.Effect, p, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
 		it.Index += int(start)
 		if it.Result.EngineFault != "" {
 			answer.LogEngineFault(ctx, log, "bulk", job.Evaluation, it.Result)

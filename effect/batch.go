@@ -13,9 +13,10 @@ import (
 // for runs over many inputs (RunPrepared, Batch): what every run of the
 // same script under the same limits shares.
 type Prepared struct {
-	ev     Evaluation // its limits clamped; its input is each run's own
-	script string
-	timing spi.Timing
+	ev      Evaluation // its limits clamped; its input is each run's own
+	script  string
+	timing  spi.Timing
+	failure error // the typed failure of a script not stored; see Failure
 	// Fetch and Verify are when the script was read from the store and
 	// checked against its reference: zero for a script sent by value.
 	Fetch, Verify Interval
@@ -23,12 +24,19 @@ type Prepared struct {
 	ScriptBytes int
 }
 
+// Failure is the typed failure (a *Failure, scriptMissing) that every run
+// of p answers without running, as Run would answer it: the store does not
+// have the script. It is nil when the script was read.
+func (p *Prepared) Failure() error { return p.failure }
+
 // Prepare does, once, what Run does before a run that does not depend on
 // the input: refuses what no run of ev can have, runs a limit above its
 // maximum at the maximum, and reads the script, fetched by its reference,
-// verified and bounded, or as it was sent. ev's Input is ignored. Its
-// errors are Run's for those steps: an error of the *NotRunError kinds for
-// a script that cannot be run (missing, too large, unreadable), and
+// verified and bounded, or as it was sent. ev's Input is ignored. A script
+// the store does not have is no error: it is each run's answer, a typed
+// failure as Run's is (Failure). Prepare's errors are Run's for those
+// steps, of a script that cannot be read: an error of the *NotRunError
+// kinds (too large, unreadable, the store unavailable), and
 // ErrInvalidInput for a field no run can have.
 func (e *Effect) Prepare(ctx context.Context, ev Evaluation) (*Prepared, error) {
 	if err := e.admit(ev); err != nil {
@@ -44,7 +52,11 @@ func (e *Effect) Prepare(ctx context.Context, ev Evaluation) (*Prepared, error) 
 		var res Result
 		b, err := e.fetch(ctx, ev.ScriptRef, p.timing, &res)
 		p.Fetch, p.Verify = res.Fetch, res.Verify
-		if err != nil {
+		var missing *Failure
+		switch {
+		case errors.As(err, &missing):
+			p.failure = err
+		case err != nil:
 			return nil, err
 		}
 		p.script, p.ScriptBytes = string(b), len(b)
@@ -56,7 +68,8 @@ func (e *Effect) Prepare(ctx context.Context, ev Evaluation) (*Prepared, error) 
 // a fresh run under its limits, answered as Run answers it (the answers no
 // retry can change included), except that the script is not read again:
 // its Result's Fetch, Verify and usage phases of them are zero (they are
-// the Prepared's).
+// the Prepared's), but for a script not stored, whose answer (Failure)
+// carries the one read that found so, as Run's carries its read.
 func (e *Effect) RunPrepared(ctx context.Context, p *Prepared, input jsontext.Text) (Result, error) {
 	ev := p.ev
 	ev.Input = input
@@ -66,6 +79,11 @@ func (e *Effect) RunPrepared(ctx context.Context, p *Prepared, input jsontext.Te
 		res.ScriptBytes = p.ScriptBytes
 		if settled, err := e.settle(ev, &res); settled {
 			return res, err
+		}
+		if p.failure != nil {
+			res.Fetch, res.Verify = p.Fetch, p.Verify
+			res.Usage.Fetch, res.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
+			return res, p.failure
 		}
 		return e.callAndDecide(ctx, ev, p.script, p.timing, r, res)
 	})

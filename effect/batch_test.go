@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -227,20 +228,46 @@ func TestBatchStopsWhenTheLoopStops(t *testing.T) {
 	}
 }
 
-// A script that cannot be read is the batch's answer before any run, as it
-// would be of a single evaluation; and each run answers what no retry can
-// change (an input over the maximum) as Run does.
+// A script the store does not have is each run's answer, as Run answers
+// it for that input alone (the same failure, the read that found so and
+// the memory limit in its usage, and an input over the maximum answered
+// first), with no run; one that cannot be read is the batch's answer
+// before any run, as it would be of a single evaluation. Each run answers
+// what no retry can change (an input over the maximum) as Run does.
 func TestPrepareAndTheAnswersOfOneInput(t *testing.T) {
 	a := &adder{}
-	e := mustNew(t, newReader(), a, effect.Options{})
-	_, err := e.Prepare(context.Background(), effect.Evaluation{ScriptRef: testRef, Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}})
+	e := mustNew(t, newReader(), a, effect.Options{MaxInputBytes: 16, MaxMemoryBytes: 32 << 20})
+	ev := effect.Evaluation{ScriptRef: testRef, Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}}
+	p, err := e.Prepare(context.Background(), ev)
+	if err != nil {
+		t.Fatalf("Prepare of a missing script: %v", err)
+	}
 	var nr *effect.NotRunError
-	if !errors.As(err, &nr) || nr.Reason != effect.ScriptNotFound || a.calls.Load() != 0 {
-		t.Fatalf("Prepare of a missing script: %v, %d runs", err, a.calls.Load())
+	if !errors.As(p.Failure(), &nr) || nr.Reason != effect.ScriptNotFound || a.calls.Load() != 0 {
+		t.Fatalf("Prepare of a missing script: %v, %d runs", p.Failure(), a.calls.Load())
+	}
+	for _, in := range []string{`{"x":1}`, `{"x":1,"pad":"0123456789"}`} {
+		res, err := e.RunPrepared(context.Background(), p, jsontext.Text(in))
+		ev.Input = jsontext.Text(in)
+		alone, aloneErr := e.Run(context.Background(), ev)
+		f, af := asFailure(t, err), asFailure(t, aloneErr)
+		if f.Channel != af.Channel || res.Usage.MemoryLimitBytes != alone.Usage.MemoryLimitBytes || res.Usage.MemoryLimitBytes != 32<<20 ||
+			(res.Usage.Fetch == 0) != (alone.Usage.Fetch == 0) || res.Fetch.Start.IsZero() != alone.Fetch.Start.IsZero() {
+			t.Errorf("input %s: a prepared run answers %+v with %+v; alone, %+v with %+v", in, f, res.Usage, af, alone.Usage)
+		}
+	}
+	if a.calls.Load() != 0 {
+		t.Errorf("%d runs of a script not stored", a.calls.Load())
+	}
+	down := newReader()
+	down.get = func(context.Context, contentref.Ref) ([]byte, error) { return nil, contentref.ErrUnavailable }
+	e = mustNew(t, down, a, effect.Options{})
+	if p, err := e.Prepare(context.Background(), ev); !errors.As(err, &nr) || nr.Reason != effect.StoreUnavailable || p != nil {
+		t.Errorf("Prepare of a script the store cannot give: %v, %v", p, err)
 	}
 
 	e = mustNew(t, newReader(testScript), a, effect.Options{MaxInputBytes: 16})
-	p := prepared(t, e)
+	p = prepared(t, e)
 	res, err := e.RunPrepared(context.Background(), p, jsontext.Text(`{"x":1}`))
 	if err != nil || string(res.Value) != "2" {
 		t.Fatalf("a run: %s, %v", res.Value, err)

@@ -45,13 +45,12 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	p, err := s.cfg.Effect.Prepare(ctx, ev)
-	var missing *spi.Failure // the script is not stored: each input's answer
-	if err != nil && !errors.As(err, &missing) {
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	parallel := 1
-	if p != nil {
+	if p.Failure() == nil { // else the script is not stored: each input's answer, and nothing runs
 		var release func()
 		parallel, release = s.freeSlots()
 		defer release()
@@ -63,7 +62,7 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	_, err = answer.Batch(ctx, s.cfg.Effect, p, err, inputs, parallel, func(it effect.Item) api.BatchLine {
+	_, err = answer.Batch(ctx, s.cfg.Effect, p, inputs, parallel, func(it effect.Item) api.BatchLine {
 		l := s.batchLine(ctx, ev, it)
 		s.logItem(ctx, ev, inputs[it.Index], it, l)
 		return l

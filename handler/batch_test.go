@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,20 +184,46 @@ func TestBatchBounds(t *testing.T) {
 }
 
 // A script the store does not have is each input's answer, as it would be
-// alone; one the store cannot give is the batch's problem, before any
-// line.
+// alone: the same line, usage included (the memory limit the run would
+// have had, the read that found the script missing), and an input over
+// maxInputBytes answered inputTooLarge, as alone, before any read; the
+// summary counts the batch's one read once. A script the store cannot give
+// is the batch's problem, before any line.
 func TestBatchScriptNotRun(t *testing.T) {
 	v := newEnv(t)
 	missing := contentref.RefOf([]byte("never stored")).String()
-	lines, raws := batchLines(t, v.post(routeBatch, map[string]any{"scriptRef": missing, "inputs": []int{1, 2}}))
-	sum := wantSummary(t, lines, 2)
-	if sum.Outcomes["scriptMissing"] != 2 {
+	const read = 2 * time.Millisecond // a read long enough to show in the usage
+	v.store.set(missing, func() ([]byte, error) { time.Sleep(read); return nil, contentref.ErrNotFound })
+	bigInput := json.RawMessage(`"` + strings.Repeat("x", int(testLimits.MaxInputBytes)) + `"`)
+	inputs := []json.RawMessage{json.RawMessage(`1`), bigInput, json.RawMessage(`{"a":2}`)}
+	limits := map[string]any{"memoryBytes": 2 * testLimits.MaxMemoryBytes} // run at the maximum
+	lines, raws := batchLines(t, v.post(routeBatch, map[string]any{"scriptRef": missing, "inputs": inputs, "limits": limits}))
+	sum := wantSummary(t, lines, len(inputs))
+	if sum.Outcomes["scriptMissing"] != 2 || sum.Outcomes["inputTooLarge"] != 1 {
 		t.Errorf("outcomes %v", sum.Outcomes)
 	}
-	alone := v.post("/v1/evaluations", map[string]any{"scriptRef": missing, "input": 1})
-	line, _, err := servicetest.SplitUsage("/v1/evaluations", raws[1])
-	if err != nil || string(line) != `{"index":1,`+strings.TrimPrefix(strings.TrimSpace(string(alone.body)), "{") {
-		t.Errorf("line %s (%v), alone %s", line, err, alone.body)
+	for i, in := range inputs {
+		alone := v.post("/v1/evaluations", map[string]any{"scriptRef": missing, "input": in, "limits": limits})
+		line, u, err := servicetest.SplitUsage("/v1/evaluations", raws[i])
+		if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		wantU := alone.usage
+		if w := `{"index":` + strconv.Itoa(i) + `,` + strings.TrimPrefix(strings.TrimSpace(string(alone.body)), "{"); string(line) != w {
+			t.Errorf("input %d: line %s\nalone it is %s", i, line, w)
+		}
+		// the same usage, but for how long its read took
+		if (u.Fetch >= read) != (wantU.Fetch >= read) || u.MemoryLimitBytes != testLimits.MaxMemoryBytes {
+			t.Errorf("input %d: usage %+v; alone %+v", i, *u, *wantU)
+		}
+		got, aloneU := *u, *wantU
+		got.Fetch, aloneU.Fetch = 0, 0
+		if got != aloneU {
+			t.Errorf("input %d: usage %+v; alone %+v", i, *u, *wantU)
+		}
+	}
+	if u := lines[0].Answer.Usage; sum.Usage.Fetch != u.Fetch || sum.Usage.Fetch < read || sum.Usage.MemoryLimitBytes != testLimits.MaxMemoryBytes {
+		t.Errorf("summary usage %+v; the one read of the script and the runs' memory limit are %+v's", sum.Usage, *u)
 	}
 
 	ref := v.put("1")
