@@ -76,7 +76,7 @@ func newBulkEnv(t *testing.T) *bulkEnv {
 			}
 			next.ServeHTTP(w, r)
 		})
-	}, "in", "out")
+	}, "inputs", "results")
 	store := t.TempDir()
 	ds, err := contentstore.NewDirStore(store, contentstore.Options{})
 	if err != nil {
@@ -236,25 +236,25 @@ func shardName(k, n int, ext string) string {
 func TestBulkShardedRun(t *testing.T) {
 	b := newBulkEnv(t)
 	inputs := bulkInputs()
-	b.put("in", "jobs/a/part-1.ndjson", inputs[:10]...)
-	b.put("in", "jobs/a/part-2.ndjson", inputs[10:]...)
-	b.put("in", "jobs/b/other.ndjson", `{"n":99}`) // another prefix: not an input
+	b.put("inputs", "jobs/a/part-1.ndjson", inputs[:10]...)
+	b.put("inputs", "jobs/a/part-2.ndjson", inputs[10:]...)
+	b.put("inputs", "jobs/b/other.ndjson", `{"n":99}`) // another prefix: not an input
 	want := routeLines(t, b.ref, inputs)
 
-	args := []string{"-script", b.ref, "-inputs", "gs://in/jobs/a/", "-results", "gs://out/res", "-logs"}
+	args := []string{"-script", b.ref, "-inputs", "gs://inputs/jobs/a/", "-results", "gs://results/res", "-logs"}
 	var got []string
 	outcomes := map[string]int{}
 	for k := range 3 {
 		if err := b.task(context.Background(), t, k, 3, 0, nil, args...); err != nil {
 			t.Fatalf("task %d: %v", k, err)
 		}
-		results := b.object("out", shardName(k, 3, "ndjson"))
-		m := manifestOf(t, b.object("out", shardName(k, 3, "json")), results)
+		results := b.object("results", shardName(k, 3, "ndjson"))
+		m := manifestOf(t, b.object("results", shardName(k, 3, "json")), results)
 		lines := linesWithoutUsage(t, results)
 		start, end := int64(k*25/3), int64((k+1)*25/3)
 		if m.Shard != k || m.Shards != 3 || m.Start != start || m.End != end || m.Items != len(lines) ||
 			m.Items != int(end-start) || m.TotalInputs != 25 || m.InputObjects != 2 || m.ScriptRef != b.ref ||
-			m.Problems != 0 || m.NotRun != 0 || m.Results != "gs://out/res/"+strings.TrimPrefix(shardName(k, 3, "ndjson"), "res/") {
+			m.Problems != 0 || m.NotRun != 0 || m.Results != "gs://results/res/"+strings.TrimPrefix(shardName(k, 3, "ndjson"), "res/") {
 			t.Errorf("task %d's manifest: %+v", k, m)
 		}
 		for o, n := range m.Outcomes {
@@ -284,16 +284,16 @@ func TestBulkShardedRun(t *testing.T) {
 func TestBulkTaskFailsMidwayAndIsRerun(t *testing.T) {
 	b := newBulkEnv(t)
 	inputs := bulkInputs()
-	b.put("in", "all.ndjson", inputs...)
-	args := []string{"-script", b.ref, "-inputs", "gs://in/all.ndjson", "-results", "gs://out/res/"}
+	b.put("inputs", "all.ndjson", inputs...)
+	args := []string{"-script", b.ref, "-inputs", "gs://inputs/all.ndjson", "-results", "gs://results/res/"}
 	const k, n = 2, 3 // [16, 25), whose 17 is slow
 	wantIndices := "16 17 18 19 20 21 22 23 24"
 
 	if err := b.task(context.Background(), t, k, n, 0, nil, args...); err != nil {
 		t.Fatal(err)
 	}
-	old := b.object("out", shardName(k, n, "ndjson"))
-	manifestOf(t, b.object("out", shardName(k, n, "json")), old)
+	old := b.object("results", shardName(k, n, "ndjson"))
+	manifestOf(t, b.object("results", shardName(k, n, "json")), old)
 
 	// the results writer fails: nothing committed
 	b.failUpload.Store(true)
@@ -302,10 +302,10 @@ func TestBulkTaskFailsMidwayAndIsRerun(t *testing.T) {
 	if exitCode(err) != 1 || !strings.Contains(fmt.Sprint(err), "nothing was written") {
 		t.Errorf("a task whose results cannot be written: %v (exit %d), want exit 1 saying nothing was written", err, exitCode(err))
 	}
-	if m := b.object("out", shardName(k, n, "json")); m != nil {
+	if m := b.object("results", shardName(k, n, "json")); m != nil {
 		t.Errorf("a manifest stands after a failed write: %s", m)
 	}
-	if got := b.object("out", shardName(k, n, "ndjson")); !bytes.Equal(got, old) {
+	if got := b.object("results", shardName(k, n, "ndjson")); !bytes.Equal(got, old) {
 		t.Errorf("the old results did not stand whole:\n%s\nwas\n%s", got, old)
 	}
 
@@ -324,8 +324,8 @@ func TestBulkTaskFailsMidwayAndIsRerun(t *testing.T) {
 	if exitCode(err) != 1 || !strings.Contains(fmt.Sprint(err), "not run") {
 		t.Errorf("a task stopped midway: %v (exit %d), want exit 1 naming the inputs not run", err, exitCode(err))
 	}
-	results := b.object("out", shardName(k, n, "ndjson"))
-	m := manifestOf(t, b.object("out", shardName(k, n, "json")), results)
+	results := b.object("results", shardName(k, n, "ndjson"))
+	m := manifestOf(t, b.object("results", shardName(k, n, "json")), results)
 	lines := linesWithoutUsage(t, results)
 	if got := strings.Trim(fmt.Sprint(indices(t, lines)), "[]"); got != wantIndices {
 		t.Errorf("the stopped task's lines have indices %s, want %s", got, wantIndices)
@@ -338,8 +338,8 @@ func TestBulkTaskFailsMidwayAndIsRerun(t *testing.T) {
 	if err := b.task(context.Background(), t, k, n, 3, nil, args...); err != nil {
 		t.Fatal(err)
 	}
-	results = b.object("out", shardName(k, n, "ndjson"))
-	m = manifestOf(t, b.object("out", shardName(k, n, "json")), results)
+	results = b.object("results", shardName(k, n, "ndjson"))
+	m = manifestOf(t, b.object("results", shardName(k, n, "json")), results)
 	lines = linesWithoutUsage(t, results)
 	if got := strings.Trim(fmt.Sprint(indices(t, lines)), "[]"); got != wantIndices {
 		t.Errorf("the re-run task's lines have indices %s, want %s", got, wantIndices)
@@ -426,9 +426,9 @@ func TestBulkDirectory(t *testing.T) {
 // task index out of range is a usage error, exit 2.
 func TestBulkBadInputs(t *testing.T) {
 	b := newBulkEnv(t)
-	b.put("in", "bad/a.ndjson", `{"n":0}`, `{"n":1}`, `{"n":2,`)
-	b.put("in", "blank/a.ndjson", `{"n":0}`, ``, `{"n":2}`)
-	b.put("in", "ok.ndjson", `{"n":0}`, `{"n":1}`)
+	b.put("inputs", "bad/a.ndjson", `{"n":0}`, `{"n":1}`, `{"n":2,`)
+	b.put("inputs", "blank/a.ndjson", `{"n":0}`, ``, `{"n":2}`)
+	b.put("inputs", "ok.ndjson", `{"n":0}`, `{"n":1}`)
 	dir := t.TempDir()
 	missing := "sha256:" + strings.Repeat("0", 64)
 	script := filepath.Join(dir, "s.js")
@@ -441,25 +441,25 @@ func TestBulkBadInputs(t *testing.T) {
 		exit int
 		want []string
 	}{
-		{"no object under the prefix", []string{"-script", b.ref, "-inputs", "gs://in/nothing/", "-results", "gs://out/r/"}, 3,
-			[]string{"no object or file at gs://in/nothing/"}},
-		{"no such bucket", []string{"-script", b.ref, "-inputs", "gs://nobucket/x.ndjson", "-results", "gs://out/r/"}, 3,
+		{"no object under the prefix", []string{"-script", b.ref, "-inputs", "gs://inputs/nothing/", "-results", "gs://results/r/"}, 3,
+			[]string{"no object or file at gs://inputs/nothing/"}},
+		{"no such bucket", []string{"-script", b.ref, "-inputs", "gs://nobucket/x.ndjson", "-results", "gs://results/r/"}, 3,
 			[]string{"gs://nobucket/x.ndjson"}},
 		{"no such directory", []string{"-script", b.ref, "-inputs", filepath.Join(dir, "nothing"), "-results", dir}, 3,
 			[]string{filepath.Join(dir, "nothing"), "no such file"}},
-		{"a line not JSON", []string{"-script", b.ref, "-inputs", "gs://in/bad/", "-results", "gs://out/r/"}, 3,
-			[]string{"gs://in/bad/a.ndjson:3 (input 2)", "not one JSON value"}},
-		{"a blank line", []string{"-script", b.ref, "-inputs", "gs://in/blank", "-results", "gs://out/r/"}, 3,
-			[]string{"gs://in/blank/a.ndjson:2 (input 1)", "blank"}},
-		{"the script not stored", []string{"-script", missing, "-inputs", "gs://in/ok.ndjson", "-results", "gs://out/r/"}, 3,
+		{"a line not JSON", []string{"-script", b.ref, "-inputs", "gs://inputs/bad/", "-results", "gs://results/r/"}, 3,
+			[]string{"gs://inputs/bad/a.ndjson:3 (input 2)", "not one JSON value"}},
+		{"a blank line", []string{"-script", b.ref, "-inputs", "gs://inputs/blank", "-results", "gs://results/r/"}, 3,
+			[]string{"gs://inputs/blank/a.ndjson:2 (input 1)", "blank"}},
+		{"the script not stored", []string{"-script", missing, "-inputs", "gs://inputs/ok.ndjson", "-results", "gs://results/r/"}, 3,
 			[]string{"the script " + missing + " cannot be run", "scriptMissing"}},
-		{"results under the inputs", []string{"-script", b.ref, "-inputs", "gs://in/bad/", "-results", "gs://in/bad/out/"}, 3,
-			[]string{"under the inputs gs://in/bad/"}},
-		{"no results", []string{"-script", b.ref, "-inputs", "gs://in/ok.ndjson"}, 2,
+		{"results under the inputs", []string{"-script", b.ref, "-inputs", "gs://inputs/bad/", "-results", "gs://inputs/bad/out/"}, 3,
+			[]string{"under the inputs gs://inputs/bad/"}},
+		{"no results", []string{"-script", b.ref, "-inputs", "gs://inputs/ok.ndjson"}, 2,
 			[]string{"no results: give -results or set BULK_RESULTS"}},
-		{"a bad reference", []string{"-script", "sha256:xyz", "-inputs", "gs://in/ok.ndjson", "-results", "gs://out/r/"}, 2,
+		{"a bad reference", []string{"-script", "sha256:xyz", "-inputs", "gs://inputs/ok.ndjson", "-results", "gs://results/r/"}, 2,
 			[]string{"the script (-script)", "64 hex digits"}},
-		{"a file for the script", []string{"-script", script, "-inputs", "gs://in/ok.ndjson", "-results", "gs://out/r/"}, 2,
+		{"a file for the script", []string{"-script", script, "-inputs", "gs://inputs/ok.ndjson", "-results", "gs://results/r/"}, 2,
 			[]string{"the script (-script) " + script + " is a file, not a script reference",
 				"STORE_URL=" + os.Getenv("STORE_URL") + " sandbox-cloudrun put " + script + "\n", "the reference it prints"}},
 	} {
@@ -473,15 +473,15 @@ func TestBulkBadInputs(t *testing.T) {
 					t.Errorf("%v does not say %q", err, w)
 				}
 			}
-			if o := b.object("out", "r/shard-00000-of-00001.ndjson"); o != nil {
+			if o := b.object("results", "r/shard-00000-of-00001.ndjson"); o != nil {
 				t.Errorf("results were written: %s", o)
 			}
 		})
 	}
 	// the task's place, from the platform's variables
 	t.Setenv("BULK_SCRIPT", b.ref)
-	t.Setenv("BULK_INPUTS", "gs://in/ok.ndjson")
-	t.Setenv("BULK_RESULTS", "gs://out/r/")
+	t.Setenv("BULK_INPUTS", "gs://inputs/ok.ndjson")
+	t.Setenv("BULK_RESULTS", "gs://results/r/")
 	err := b.task(context.Background(), t, 3, 3, 0, nil)
 	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "CLOUD_RUN_TASK_INDEX must be in [0, CLOUD_RUN_TASK_COUNT-1] = [0, 2], got 3") {
 		t.Errorf("task 3 of 3: %v (exit %d)", err, exitCode(err))
@@ -490,7 +490,7 @@ func TestBulkBadInputs(t *testing.T) {
 	if err := b.task(context.Background(), t, 1, 2, 0, nil); err != nil {
 		t.Fatalf("the BULK_ variables: %v", err)
 	}
-	if o := b.object("out", "r/shard-00001-of-00002.ndjson"); !strings.HasPrefix(string(o), `{"index":1,"ok":true,"value":{"n":1,"twice":2}`) {
+	if o := b.object("results", "r/shard-00001-of-00002.ndjson"); !strings.HasPrefix(string(o), `{"index":1,"ok":true,"value":{"n":1,"twice":2}`) {
 		t.Errorf("task 1 of 2 wrote %s", o)
 	}
 }

@@ -841,7 +841,7 @@ func TestWorkersLockDownAtAnyMemoryMaximum(t *testing.T) {
 // SPI, never the effect that decides what an outcome means.
 func TestDependenciesPointInward(t *testing.T) {
 	const mod = "github.com/loom-plugins/sandbox-cloudrun/"
-	gcs := []string{"cloud.google.com/", "google.golang.org/grpc", "google.golang.org/api", mod + "contentstore/gcsstore"}
+	gcs := []string{"cloud.google.com/", "google.golang.org/grpc", "google.golang.org/api", mod + "contentstore/gcsstore", mod + "objects/gcsobjects"}
 	engine := []string{"github.com/tetratelabs/wazero", mod + "handler", mod + "quickjs", mod + "worker"}
 	spi := append(append([]string{mod + "contentstore"}, gcs...), engine...)
 	// a client links the wire format and the SPI, never the package that
@@ -856,6 +856,7 @@ func TestDependenciesPointInward(t *testing.T) {
 		"./internal/jsontext": spi,
 		"./api":               wire,
 		"./contentstore":      append(gcs, engine...),
+		"./objects":           append(gcs, engine...),
 		// the HTTP layer knows the effect and the wire format, not the store
 		// or the engine the effect runs (telemetry's exporter links gRPC)
 		"./handler": {mod + "contentstore", "github.com/tetratelabs/wazero", mod + "quickjs", mod + "worker"},

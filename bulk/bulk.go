@@ -18,14 +18,16 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"path/filepath"
+	"strings"
 	"time"
-
-	"cloud.google.com/go/storage"
 
 	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/objects"
+	"github.com/loom-plugins/sandbox-cloudrun/objects/gcsobjects"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -163,29 +165,37 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	if job.Evaluation.ScriptRef.IsZero() {
 		return Manifest{}, errors.New("bulk: the script is by reference only")
 	}
-	in, err := openPlace(ctx, job.Inputs)
+	inURL, err := objects.Parse(job.Inputs)
+	if err != nil {
+		return Manifest{}, inputError("the inputs: %w", err)
+	}
+	outURL, err := objects.Parse(job.Results)
+	if err != nil {
+		return Manifest{}, inputError("the results: %w", err)
+	}
+	var places gcsobjects.Opener
+	defer places.Close()
+	in, err := places.Open(ctx, inURL)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("the inputs: %w", err)
 	}
-	defer in.close()
-	out, err := openPlace(ctx, job.Results)
+	out, err := places.Open(ctx, outURL)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("the results: %w", err)
 	}
-	defer out.close()
 
-	objs, err := in.inputs(ctx)
+	objs, err := inputObjects(ctx, in)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, storage.ErrBucketNotExist):
+	case errors.Is(err, fs.ErrNotExist):
 		return Manifest{}, inputError("the inputs cannot be listed: %w", err)
 	case err != nil: // perhaps a moment's: a retry may read them
 		return Manifest{}, fmt.Errorf("the inputs cannot be listed: %w", err)
 	}
 	if len(objs) == 0 {
-		return Manifest{}, inputError("the inputs: no object or file at %s", in.url(""))
+		return Manifest{}, inputError("the inputs: no object or file at %s", in.URL(""))
 	}
-	if inside(in, out, objs) {
-		return Manifest{}, inputError("the results %s are under the inputs %s: a later task would read the shards as inputs; write them elsewhere", out.url(""), in.url(""))
+	if inside(inURL, outURL, objs) {
+		return Manifest{}, inputError("the results %s are under the inputs %s: a later task would read the shards as inputs; write them elsewhere", out.URL(""), in.URL(""))
 	}
 	counts := make([]int64, len(objs))
 	var total int64
@@ -200,7 +210,7 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 		Shard: job.Task.Index, Shards: job.Task.Count, Attempt: job.Task.Attempt,
 		ScriptRef: job.Evaluation.ScriptRef.String(), Inputs: job.Inputs,
 		TotalInputs: total, InputObjects: len(objs), Start: start, End: end,
-		Results: out.url(job.Task.Name() + ".ndjson"),
+		Results: out.URL(job.Task.Name() + ".ndjson"),
 	}
 	log.Info("bulk shard", "task", job.Task.Index, "tasks", job.Task.Count, "attempt", job.Task.Attempt,
 		"inputs", job.Inputs, "totalInputs", total, "start", start, "end", end)
@@ -222,11 +232,11 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("starting the engine: %w", err)
 		}
 	}
-	results, err := out.create(ctx, job.Task.Name()+".ndjson")
+	results, err := out.Create(ctx, job.Task.Name()+".ndjson")
 	if err != nil {
 		return Manifest{}, fmt.Errorf("the results %s: %w", m.Results, err)
 	}
-	defer results.abort()
+	defer results.Abort()
 	digest := sha256.New()
 	w := &countingWriter{w: io.MultiWriter(results, digest)}
 	sum, err := answer.Batch(ctx, job.Effect, p, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
@@ -265,7 +275,7 @@ const notRunDetail = "the task stopped (SIGTERM: its timeout passed, or the exec
 
 // commit deletes the shard's old manifest, commits its results and writes
 // its manifest, within CommitGrace once ctx has ended.
-func commit(ctx context.Context, job Job, out place, results pending, m Manifest) error {
+func commit(ctx context.Context, job Job, out objects.Place, results objects.Writer, m Manifest) error {
 	cctx := context.WithoutCancel(ctx)
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
@@ -273,34 +283,69 @@ func commit(ctx context.Context, job Job, out place, results pending, m Manifest
 		defer cancel()
 	}
 	name := job.Task.Name() + ".json"
-	if err := out.remove(cctx, name); err != nil {
+	if err := out.Delete(cctx, name); err != nil {
 		return fmt.Errorf("the old manifest: %w", err)
 	}
-	if err := results.commit(cctx); err != nil {
+	if err := results.Commit(cctx); err != nil {
 		return fmt.Errorf("the results: %w", err)
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("the manifest: %w", err)
 	}
-	mw, err := out.create(cctx, name)
+	mw, err := out.Create(cctx, name)
 	if err != nil {
-		return fmt.Errorf("the manifest %s: %w", out.url(name), err)
+		return fmt.Errorf("the manifest %s: %w", out.URL(name), err)
 	}
-	defer mw.abort()
+	defer mw.Abort()
 	if _, err := mw.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("the manifest: %w", err)
 	}
-	if err := mw.commit(cctx); err != nil {
+	if err := mw.Commit(cctx); err != nil {
 		return fmt.Errorf("the manifest: %w", err)
 	}
 	return nil
 }
 
+// inputObjects are the inputs the place's URL names, in name order, each
+// at the generation found, so that reading one again reads the same bytes:
+// the one object or file the URL names, or else every object or file under
+// it.
+func inputObjects(ctx context.Context, in objects.Place) ([]objects.Object, error) {
+	o, err := in.Stat(ctx, "")
+	switch {
+	case err == nil:
+		return []objects.Object{o}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	return in.List(ctx)
+}
+
+// inside reports whether the results are within the inputs when these are
+// a prefix or a directory (objs, their listing, is more than the one
+// object the URL names): the tasks that ran later would read the shards of
+// those that ran before as inputs.
+func inside(inputs, results objects.URL, objs []objects.Object) bool {
+	switch {
+	case len(objs) == 1 && objs[0].Name == "":
+		return false
+	case inputs.GCS() || results.GCS():
+		return inputs.Bucket == results.Bucket && strings.HasPrefix(results.Prefix(), inputs.Prefix())
+	}
+	ia, err1 := filepath.Abs(inputs.Path)
+	ra, err2 := filepath.Abs(results.Path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(ia, ra)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // countLines counts o's lines: its newlines, and one more for a last line
 // without one. Its bytes are scanned, not parsed.
-func countLines(ctx context.Context, in place, o object) (int64, error) {
-	r, err := in.open(ctx, o)
+func countLines(ctx context.Context, in objects.Place, o objects.Object) (int64, error) {
+	r, err := in.Open(ctx, o)
 	if err != nil {
 		return 0, fmt.Errorf("the inputs: %w", err)
 	}
@@ -318,7 +363,7 @@ func countLines(ctx context.Context, in place, o object) (int64, error) {
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("reading %s: %w", in.url(o.name), err)
+			return 0, fmt.Errorf("reading %s: %w", in.URL(o.Name), err)
 		}
 	}
 	if last != '\n' {
@@ -331,7 +376,7 @@ func countLines(ctx context.Context, in place, o object) (int64, error) {
 // the objects that hold them, counts being each object's lines. Each must
 // be one JSON value: a blank line, a line that is not JSON, or one over
 // maxLine is an *InputError naming the object and the line.
-func readRange(ctx context.Context, in place, objs []object, counts []int64, start, end, maxLine int64) ([]jsontext.Text, error) {
+func readRange(ctx context.Context, in objects.Place, objs []objects.Object, counts []int64, start, end, maxLine int64) ([]jsontext.Text, error) {
 	inputs := make([]jsontext.Text, 0, end-start)
 	var first int64 // the global index of the object's first line
 	for i, o := range objs {
@@ -355,14 +400,14 @@ func readRange(ctx context.Context, in place, objs []object, counts []int64, sta
 
 // readObject appends to inputs the lines of o within [start, end), o's
 // first line being index first.
-func readObject(ctx context.Context, in place, o object, first, start, end, maxLine int64, inputs *[]jsontext.Text) error {
-	r, err := in.open(ctx, o)
+func readObject(ctx context.Context, in objects.Place, o objects.Object, first, start, end, maxLine int64, inputs *[]jsontext.Text) error {
+	r, err := in.Open(ctx, o)
 	if err != nil {
 		return fmt.Errorf("the inputs: %w", err)
 	}
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
-	where := func(line int64) string { return fmt.Sprintf("%s:%d", in.url(o.name), line) }
+	where := func(line int64) string { return fmt.Sprintf("%s:%d", in.URL(o.Name), line) }
 	for line, idx := int64(1), first; idx < end; line, idx = line+1, idx+1 {
 		text, err := readLine(br, idx >= start, maxLine)
 		switch {

@@ -2,11 +2,8 @@ package bulk
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,52 +29,6 @@ func TestBulkRangesPartition(t *testing.T) {
 				t.Errorf("total %d over %d tasks: covered [0, %d), sizes %d to %d", total, count, next, least, most)
 			}
 		}
-	}
-}
-
-// A file being written is never seen under its name until it is whole:
-// before commit the old file stands, abort leaves it and no temporary
-// file, commit replaces it.
-func TestBulkDirectoryWriteIsAtomic(t *testing.T) {
-	dir := t.TempDir()
-	d := &dirPlace{path: dir}
-	final := filepath.Join(dir, "shard.ndjson")
-	if err := os.WriteFile(final, []byte("old\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	read := func() string {
-		b, _ := os.ReadFile(final)
-		return string(b)
-	}
-	ctx := context.Background()
-	p, err := d.create(ctx, "shard.ndjson")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Write([]byte(strings.Repeat("new\n", 1<<18))) // past the buffer: some reaches the file
-	if got := read(); got != "old\n" {
-		t.Fatalf("while the new file is written, its name holds %d bytes, not the old file", len(got))
-	}
-	p.abort()
-	if got := read(); got != "old\n" {
-		t.Fatalf("after abort, %d bytes, not the old file", len(got))
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Fatalf("after abort the directory holds %v", entries)
-	}
-	p, err = d.create(ctx, "shard.ndjson")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Write([]byte("new\n"))
-	if err := p.commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := read(); got != "new\n" {
-		t.Fatalf("after commit: %q", got)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Fatalf("after commit the directory holds %v", entries)
 	}
 }
 

@@ -9,27 +9,23 @@ import (
 	"path/filepath"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/objects"
 )
 
 // DirStore keeps scripts in a local directory, as <dir>/sha256/<hex>: the
 // embedded default for running on a laptop.
 //
-// Put writes a temporary file in the same directory, syncs it, renames it to
-// its final name and syncs the directory, so a crash leaves either the whole
-// script under its name or nothing but a temporary file, whose name
-// (".tmp-…") never reads as a reference. Leftover temporary files are not
-// swept; they are harmless and can be deleted at any time.
+// Put writes the script whole, read-only, through objects.Dir: a crash
+// leaves either the whole script under its name or nothing but a
+// temporary file, whose name (a dot, the hex and digits) never reads as a
+// reference.
 type DirStore struct {
-	root string // absolute
-	opts Options
+	root  string // absolute
+	files *objects.Dir
+	opts  Options
 }
 
 var _ Store = (*DirStore)(nil)
-
-// tempPrefix starts every temporary file name. A leading dot keeps it out of
-// casual listings; a valid object name is 64 hex digits, so it never
-// collides.
-const tempPrefix = ".tmp-"
 
 // NewDirStore returns a store rooted at dir. It does not touch the file
 // system: Put creates the directory when needed, and Check reports whether
@@ -46,7 +42,8 @@ func NewDirStore(dir string, opts Options) (*DirStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contentstore: store directory %q: %w", dir, err)
 	}
-	return &DirStore{root: abs, opts: o}, nil
+	// read-only: a stored script is immutable
+	return &DirStore{root: abs, files: objects.NewDir(abs, 0o444), opts: o}, nil
 }
 
 // String returns the store's URL.
@@ -143,52 +140,23 @@ func (s *DirStore) Put(ctx context.Context, data []byte) (contentref.Ref, error)
 		return contentref.Ref{}, err
 	}
 	ref := contentref.RefOf(data)
-	final := s.path(ref)
-	if fi, err := os.Stat(final); err == nil && fi.Mode().IsRegular() {
+	if fi, err := os.Stat(s.path(ref)); err == nil && fi.Mode().IsRegular() {
 		return ref, nil
-	}
-	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
-		return contentref.Ref{}, s.putError(err)
-	}
-	tmp, err := s.createTemp(ref)
-	if err != nil {
-		return contentref.Ref{}, s.putError(err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return contentref.Ref{}, s.putError(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return contentref.Ref{}, s.putError(err)
-	}
-	// Read-only: a stored script is immutable.
-	if err := tmp.Chmod(0o444); err != nil {
-		return contentref.Ref{}, s.putError(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return contentref.Ref{}, s.putError(err)
 	}
 	// A concurrent Put of the same script renames identical bytes over
 	// these; either way the name holds a whole script.
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	w, err := s.files.Create(ctx, ref.ObjectName(""))
+	if err != nil {
 		return contentref.Ref{}, s.putError(err)
 	}
-	committed = true
-	if err := syncDir(s.objectDir()); err != nil {
+	defer w.Abort()
+	if _, err := w.Write(data); err != nil {
+		return contentref.Ref{}, s.putError(err)
+	}
+	if err := w.Commit(ctx); err != nil {
 		return contentref.Ref{}, s.putError(err)
 	}
 	return ref, nil
-}
-
-// createTemp creates the temporary file a Put of ref writes before renaming.
-func (s *DirStore) createTemp(ref contentref.Ref) (*os.File, error) {
-	return os.CreateTemp(s.objectDir(), tempPrefix+ref.Hex()[:12]+"-*")
 }
 
 func (s *DirStore) putError(err error) error {
@@ -196,19 +164,6 @@ func (s *DirStore) putError(err error) error {
 		return fmt.Errorf("%w: writing to %s: %w", contentref.ErrPermission, s.root, err)
 	}
 	return fmt.Errorf("contentstore: writing to %s: %w", s.root, err)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // Check implements Store: the directory must exist.

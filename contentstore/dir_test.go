@@ -154,22 +154,24 @@ func TestDirCrashLeavesOnlyTempFile(t *testing.T) {
 
 	// What a Put killed before its rename leaves: a temporary file, made by
 	// the store's own code, holding part of the script.
-	if err := os.MkdirAll(s.objectDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := s.createTemp(ref)
+	w, err := s.files.Create(ctx, ref.ObjectName(""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp.Write(script[:len(script)/2])
-	tmp.Close()
+	defer w.Abort()
+	w.Write(script[:len(script)/2])
+	entries, err := os.ReadDir(s.objectDir())
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("the store's directory holds %v, %v; want the temporary file", entries, err)
+	}
+	tmp := filepath.Join(s.objectDir(), entries[0].Name())
 
 	if _, err := s.Get(ctx, ref); !errors.Is(err, contentref.ErrNotFound) {
 		t.Fatalf("Get with only a temporary file = %v, want contentref.ErrNotFound", err)
 	}
 	// The temporary file's name is no reference.
-	if _, err := contentref.ParseRef("sha256:" + filepath.Base(tmp.Name())); err == nil {
-		t.Errorf("temporary name %q parses as a reference", filepath.Base(tmp.Name()))
+	if _, err := contentref.ParseRef("sha256:" + filepath.Base(tmp)); err == nil {
+		t.Errorf("temporary name %q parses as a reference", filepath.Base(tmp))
 	}
 	// A later Put completes the script despite the leftover.
 	if _, err := s.Put(ctx, script); err != nil {

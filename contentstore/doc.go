@@ -10,11 +10,13 @@
 // client and no gRPC:
 //
 //   - [DirStore], a local directory (file:///path or a plain path), the
-//     default on a laptop. Writes are atomic: a crash never leaves a partial
-//     script under a valid name.
+//     default on a laptop. Its writes go through the object layer's
+//     objects.Dir, whole: a crash never leaves a partial script under a
+//     valid name.
 //   - [MemStore], in memory, for tests and one-shot commands.
 //
-// [Open] picks one from a URL (gcsstore.Open also takes gs:// URLs). Every Get checks the object's size before
+// [Open] picks one from a URL, parsed by objects.Parse (gcsstore.Open also
+// takes gs:// URLs). Every Get checks the object's size before
 // reading it, reads through a limit, and verifies that the bytes hash to the
 // reference; bytes that do not are never returned. Failures are reported
 // with the sentinels in errors.go, tested with errors.Is: [ErrNotFound] is

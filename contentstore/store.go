@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/objects"
 )
 
 // Store reads and writes scripts by their content address.
@@ -238,135 +238,36 @@ func LocalDir(rawURL string) (dir string, ok bool) {
 }
 
 // parseStoreURL parses the URLs Open accepts, with a *URLError that says
-// what is wrong and what is expected.
+// what is wrong and what is expected: mem:, and objects.Parse's forms with
+// the store's own rule for a prefix's length.
 func parseStoreURL(raw string) (storeURL, error) {
-	fail := func(why string) (storeURL, error) {
-		return storeURL{}, &URLError{URL: raw, Reason: why}
-	}
-	if raw == "" {
-		return storeURL{}, &URLError{URL: raw, Reason: "empty", Want: URLForms}
-	}
-	if strings.TrimSpace(raw) != raw {
-		return fail("has leading or trailing white space")
-	}
-	scheme, rest, ok := splitScheme(raw)
-	if !ok {
-		// A plain path. filepath.Clean keeps it relative if it was.
-		return storeURL{kind: kindDir, path: filepath.Clean(raw)}, nil
-	}
-	switch scheme {
-	case "mem":
+	if scheme, rest, ok := objects.SplitScheme(raw); ok && scheme == "mem" && strings.TrimSpace(raw) == raw {
 		if rest != "" {
-			return fail(`the memory store takes no address: write "mem:"`)
+			return storeURL{}, &URLError{URL: raw, Reason: `the memory store takes no address: write "mem:"`}
 		}
 		return storeURL{kind: kindMem}, nil
-	case "file":
-		return parseFileURL(rest, fail)
-	case "gs":
-		return parseGSURL(rest, fail)
-	default:
-		return storeURL{}, &URLError{URL: raw, Reason: fmt.Sprintf("unsupported scheme %q", scheme), Want: URLForms}
 	}
-}
-
-// splitScheme splits "scheme:rest" when raw starts with an RFC 3986 scheme
-// of two characters or more (so that a Windows drive letter is a path), and
-// lower-cases it.
-func splitScheme(raw string) (scheme, rest string, ok bool) {
-	i := strings.IndexByte(raw, ':')
-	if i < 2 {
-		return "", "", false
-	}
-	for j := 0; j < i; j++ {
-		c := raw[j]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case j > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return "", "", false
+	u, err := objects.Parse(raw)
+	if err != nil {
+		var ue *objects.URLError
+		if !errors.As(err, &ue) {
+			return storeURL{}, &URLError{URL: raw, Reason: err.Error()}
 		}
-	}
-	return strings.ToLower(raw[:i]), raw[i+1:], true
-}
-
-func parseFileURL(rest string, fail func(string) (storeURL, error)) (storeURL, error) {
-	if !strings.HasPrefix(rest, "//") {
-		return fail("a file URL must be absolute: file:///path (or give a plain path)")
-	}
-	rest = rest[2:]
-	slash := strings.IndexByte(rest, '/')
-	if slash < 0 {
-		return fail("a file URL needs a path: file:///path")
-	}
-	if host := rest[:slash]; host != "" && host != "localhost" {
-		return fail(fmt.Sprintf("file URLs name a local path; host %q is not supported", host))
-	}
-	p := rest[slash:]
-	if strings.ContainsAny(p, "?#%") {
-		return fail("a file URL takes no query, fragment or percent-escapes; give a plain path instead")
-	}
-	return storeURL{kind: kindDir, path: filepath.Clean(p)}, nil
-}
-
-func parseGSURL(rest string, fail func(string) (storeURL, error)) (storeURL, error) {
-	if !strings.HasPrefix(rest, "//") {
-		return fail(`a gs URL is written gs://bucket or gs://bucket/prefix, with two slashes`)
-	}
-	rest = rest[2:]
-	if strings.ContainsAny(rest, "?#") {
-		return fail("a gs URL takes no query or fragment")
-	}
-	bucket, prefix, _ := strings.Cut(rest, "/")
-	if err := validBucketName(bucket); err != nil {
-		return fail(err.Error())
-	}
-	if prefix != "" {
-		if strings.Contains(prefix, "//") {
-			return fail("the prefix has an empty path segment (\"//\")")
+		e := &URLError{URL: raw, Reason: ue.Reason}
+		if ue.Want != "" {
+			e.Want = URLForms
 		}
-		if !strings.HasSuffix(prefix, "/") {
-			prefix += "/"
-		}
-		for _, seg := range strings.Split(strings.TrimSuffix(prefix, "/"), "/") {
-			if seg == "." || seg == ".." {
-				return fail(fmt.Sprintf("the prefix has a %q segment", seg))
-			}
-		}
-		// GCS object names are at most 1024 bytes; ours add sha256/<hex>.
-		if len(prefix)+len("sha256/")+64 > 1024 {
-			return fail("the prefix is too long for a GCS object name (1024 bytes)")
-		}
-		if strings.ContainsFunc(prefix, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return fail("the prefix has a control character")
-		}
+		return storeURL{}, e
 	}
-	return storeURL{kind: kindGCS, bucket: bucket, prefix: prefix}, nil
-}
-
-// validBucketName applies the GCS bucket naming rules that a typo is likely
-// to break.
-func validBucketName(b string) error {
-	if b == "" {
-		return errors.New("missing bucket name")
+	if !u.GCS() {
+		return storeURL{kind: kindDir, path: u.Path}, nil
 	}
-	maxLen := 63
-	if strings.Contains(b, ".") {
-		maxLen = 222
+	prefix := u.Prefix()
+	// GCS object names are at most 1024 bytes; ours add sha256/<hex>.
+	if len(prefix)+len("sha256/")+64 > 1024 {
+		return storeURL{}, &URLError{URL: raw, Reason: "the prefix is too long for a GCS object name (1024 bytes)"}
 	}
-	if len(b) < 3 || len(b) > maxLen {
-		return fmt.Errorf("bucket name %q must be 3 to %d characters", b, maxLen)
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !alnum && c != '-' && c != '_' && c != '.' {
-			return fmt.Errorf("bucket name %q has %q: only lowercase letters, digits, '-', '_' and '.' are allowed", b, c)
-		}
-		if (i == 0 || i == len(b)-1) && !alnum {
-			return fmt.Errorf("bucket name %q must start and end with a letter or digit", b)
-		}
-	}
-	return nil
+	return storeURL{kind: kindGCS, bucket: u.Bucket, prefix: prefix}, nil
 }
 
 // maxSizer is implemented by the stores (this package's and gcsstore's) so

@@ -69,9 +69,9 @@ func TestStoreStall(t *testing.T) {
 // bound, and the bucket's Retryer(storage.WithPolicy(storage.RetryNever)) in
 // contentstore/gcsstore/gcs.go covers each reopen request, not the loop: thousands
 // of GCS requests per second until REQUEST_TIMEOUT, then 504
-// request-timeout. contentstore/gcsstore/gcs.go now lets the reader make one request
-// for the bytes per attempt (oneBodyRequest), so the store's retry and its
-// backoff decide.
+// request-timeout. The store now lets the reader make one request for the
+// bytes per attempt (objects/gcsobjects.LimitBodyRequests), so the store's
+// retry and its backoff decide.
 func TestTruncatedBodyEveryTime(t *testing.T) {
 	t.Parallel()
 	f := newFakeGCS(t, faultBucket)

@@ -10,13 +10,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptrace"
-	"os"
-	"sync/atomic"
 	"syscall"
 
 	"cloud.google.com/go/storage"
@@ -25,6 +21,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
+	"github.com/loom-plugins/sandbox-cloudrun/objects/gcsobjects"
 )
 
 // GCSStore keeps scripts in a Google Cloud Storage bucket under
@@ -64,12 +61,12 @@ func Open(ctx context.Context, rawURL string, opts contentstore.Options) (conten
 	return s, nil
 }
 
-// openGCS creates a client from Application Default Credentials (the client
-// library honours STORAGE_EMULATOR_HOST) and a store that owns it.
+// openGCS creates a client (gcsobjects.NewClient) and a store that owns
+// it.
 func openGCS(ctx context.Context, bucket, prefix string, opts contentstore.Options) (*GCSStore, error) {
-	client, err := storage.NewClient(ctx)
+	client, err := gcsobjects.NewClient(ctx)
 	if err != nil {
-		return nil, credentialsError(os.Getenv(credentialsVariable), err)
+		return nil, err
 	}
 	s, err := NewGCSStore(client, bucket, prefix, opts)
 	if err != nil {
@@ -78,32 +75,6 @@ func openGCS(ctx context.Context, bucket, prefix string, opts contentstore.Optio
 	}
 	s.ownsClient = true
 	return s, nil
-}
-
-// credentialsVariable names the file of Application Default Credentials
-// when it is set.
-const credentialsVariable = "GOOGLE_APPLICATION_CREDENTIALS"
-
-// credentialsError says why the client could not be made in the terms of
-// what an operator sets: the variable that names the credentials, what it
-// must hold, and the cause at the bottom of the client library's chain (a
-// file that cannot be read, text that is not a credentials file), without
-// the library's own prefixes.
-func credentialsError(file string, err error) error {
-	cause := err
-	for u := errors.Unwrap(cause); u != nil; u = errors.Unwrap(cause) {
-		cause = u
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) { // the file named: what was done with it, and why it failed
-		cause = fmt.Errorf("cannot %s it: %w", pe.Op, pe.Err)
-	}
-	if file != "" {
-		return fmt.Errorf("%s=%s must name a readable Google credentials JSON file (a service account key, or the file gcloud auth application-default login writes), or be unset to use the metadata server's or gcloud's credentials: %w",
-			credentialsVariable, file, cause)
-	}
-	return fmt.Errorf("no Google credentials for the GCS client (on Cloud Run they come from the metadata server; elsewhere set %s to a credentials JSON file, or run gcloud auth application-default login): %w",
-		credentialsVariable, cause)
 }
 
 // NewGCSStore returns a store over bucket with a caller-owned client; Close
@@ -179,8 +150,11 @@ func (s *GCSStore) getOnce(ctx context.Context, ref contentref.Ref) ([]byte, err
 		return nil, contentstore.TooLarge(loc, attrs.Size, max)
 	}
 	// Read the generation whose size was checked, not whatever is there now,
-	// with one request for its bytes (see oneBodyRequest).
-	rctx, bodyCut, done := oneBodyRequest(ctx)
+	// with one request for its bytes: a body cut short is this attempt's
+	// transient failure, and Retry's bound and backoff decide whether to
+	// read again, where the client library's reader would reopen it without
+	// either (gcsobjects.LimitBodyRequests).
+	rctx, bodyCut, done := gcsobjects.LimitBodyRequests(ctx, 1)
 	defer done()
 	r, err := obj.Generation(attrs.Generation).NewReader(rctx)
 	if err != nil {
@@ -223,36 +197,6 @@ func (s *GCSStore) Exists(ctx context.Context, ref contentref.Ref) error {
 		}
 		return fmt.Errorf("reading the metadata of %s: %w", loc, err)
 	})
-}
-
-// errBodyRequests is the cause of a reader's context when the reader starts
-// a second request for the object's bytes.
-var errBodyRequests = errors.New("gcsstore: a second request for the object's bytes in one attempt")
-
-// oneBodyRequest returns the context for a storage.Reader that lets it make
-// one HTTP request: the first. The client library's reader reopens the object
-// at the offset reached after any read error other than EOF, at once and in
-// a loop without bound or pause (httpReader.Read); the bucket's RetryNever
-// policy governs each reopen request, not the loop. A body cut short on
-// every read would make thousands of requests per second until the
-// deadline. Here a second request (seen through net/http's client trace,
-// which every request made with the context reports) cancels the context
-// instead, so the read fails and bodyCut reports true: the attempt is then a
-// transient failure, and retry (with its bound and its backoff) decides
-// whether to read again. done releases the context.
-func oneBodyRequest(ctx context.Context) (rctx context.Context, bodyCut func() bool, done func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	var requests atomic.Int32
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GetConn: func(string) {
-			if requests.Add(1) > 1 {
-				cancel(errBodyRequests)
-			}
-		},
-	})
-	return ctx,
-		func() bool { return errors.Is(context.Cause(ctx), errBodyRequests) },
-		func() { cancel(nil) }
 }
 
 // readVerifiedGCS is readVerified that also treats a body shorter than the

@@ -17,6 +17,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/gcsfake"
+	"github.com/loom-plugins/sandbox-cloudrun/objects/gcsobjects"
 )
 
 // These tests run the real storage client, built by Open from
@@ -279,7 +280,7 @@ func TestGCSTruncatedBodyRetried(t *testing.T) {
 	}
 	// The truncated request and the retry's. The client library's reader
 	// reopens the object at once after the cut; the store cancels that
-	// reopen when it asks for a connection (oneBodyRequest), but a kept-alive
+	// reopen when it asks for a connection (gcsobjects.LimitBodyRequests), but a kept-alive
 	// connection can carry its request out before the cancellation is seen:
 	// then the server sees it too, and the reader still gets no answer.
 	if n, _ := f.mediaRequests(); n != 2 && n != 3 {
@@ -309,8 +310,11 @@ func TestGCSTruncatedBodyEveryTimeBounded(t *testing.T) {
 	if !errors.Is(err, contentref.ErrUnavailable) || !strings.Contains(err.Error(), "after 4 attempt") {
 		t.Fatalf("Get = %v, want contentref.ErrUnavailable after 4 attempts", err)
 	}
-	if n, _ := f.mediaRequests(); n != 4 {
-		t.Errorf("%d media requests in %v, want one per attempt (4)", n, time.Since(start))
+	// One per attempt; the reopen the guard cancels may still reach the
+	// server on a kept-alive connection before the cancellation is seen
+	// (as in TestGCSTruncatedBodyRetried), at most once per attempt.
+	if n, _ := f.mediaRequests(); n < 4 || n > 8 {
+		t.Errorf("%d media requests in %v, want one per attempt (4), and at most the cancelled reopen of each", n, time.Since(start))
 	}
 }
 
@@ -613,16 +617,16 @@ func TestOpenNamesTheCredentialsVariable(t *testing.T) {
 		filepath.Join(dir, "absent.json"): "cannot open it: no such file or directory",
 		notJSON:                           "invalid character 'b'",
 	} {
-		t.Setenv(credentialsVariable, file)
+		t.Setenv(gcsobjects.CredentialsVariable, file)
 		s, err := Open(context.Background(), "gs://scripts-bucket/p", contentstore.Options{})
 		if err == nil {
 			s.Close()
-			t.Fatalf("%s=%s: opened", credentialsVariable, file)
+			t.Fatalf("%s=%s: opened", gcsobjects.CredentialsVariable, file)
 		}
 		msg := err.Error()
 		want := "GOOGLE_APPLICATION_CREDENTIALS=" + file + " must name a readable Google credentials JSON file"
 		if !strings.HasPrefix(msg, want) || !strings.Contains(msg, why) || strings.Contains(msg, "gcsstore") || strings.Contains(msg, "dialing") {
-			t.Errorf("%s=%s: %q, want %q… and %q", credentialsVariable, file, msg, want, why)
+			t.Errorf("%s=%s: %q, want %q… and %q", gcsobjects.CredentialsVariable, file, msg, want, why)
 		}
 	}
 }
