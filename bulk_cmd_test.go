@@ -7,10 +7,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,13 +198,23 @@ func linesWithoutUsage(t *testing.T, body []byte) []string {
 	return out
 }
 
-// manifest reads and checks a shard's manifest: it describes the results
+// manifest reads and checks a shard's manifest: its members are
+// docs/batch.md's, flat, each named as there; it describes the results
 // object beside it (length and digest).
 func manifestOf(t *testing.T, manifest, results []byte) bulk.Manifest {
 	t.Helper()
 	var m bulk.Manifest
 	if err := json.Unmarshal(manifest, &m); err != nil {
 		t.Fatalf("manifest %s: %v", manifest, err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(manifest, &members); err != nil {
+		t.Fatalf("manifest %s: %v", manifest, err)
+	}
+	want := []string{"shard", "shards", "attempt", "scriptRef", "inputs", "totalInputs", "inputObjects", "start", "end",
+		"results", "resultsBytes", "resultsSha256", "items", "outcomes", "problems", "notRun", "usage", "seconds"}
+	if got := slices.Sorted(maps.Keys(members)); !slices.Equal(got, slices.Sorted(slices.Values(want))) || members["outcomes"][0] != '{' || members["usage"][0] != '{' {
+		t.Errorf("the manifest's members are %v, want %v, outcomes and usage objects: %s", got, want, manifest)
 	}
 	sum := sha256.Sum256(results)
 	if m.ResultsBytes != int64(len(results)) || m.ResultsSHA256 != hex.EncodeToString(sum[:]) {

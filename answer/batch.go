@@ -41,7 +41,7 @@ func Item(lim api.Limits, ev effect.Evaluation, it effect.Item, notRun string) a
 // is returned.
 func Batch(ctx context.Context, eff *effect.Effect, p *effect.Prepared, inputs []jsontext.Text, parallel int,
 	line func(effect.Item) api.BatchLine, write func(encoded []byte, l api.BatchLine) error) (api.BatchSummary, error) {
-	var sum api.BatchSummary
+	sum := api.BatchSummary{Outcomes: map[string]int{}}
 	var buf []byte
 	put := func(l api.BatchLine) error {
 		var err error

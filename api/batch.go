@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
@@ -104,19 +102,22 @@ type BatchLine struct {
 }
 
 // BatchSummary is a batch's last line: how many inputs came to what, and
-// what their runs used together.
+// what their runs used together. Its tags are its members' names, which a
+// struct that embeds it (a bulk shard's manifest) writes flat.
 type BatchSummary struct {
 	// Items is the number of inputs, each answered by one line.
-	Items int
+	Items int `json:"items"`
 	// Outcomes counts the answers by what they came to: "ok" or the typed
-	// failure's channel (docs/spi.md, "Channels").
-	Outcomes map[string]int
+	// failure's channel (docs/spi.md, "Channels"); a summary line writes
+	// {} for none.
+	Outcomes map[string]int `json:"outcomes"`
 	// Problems and NotRun count the lines of those kinds.
-	Problems, NotRun int
+	Problems int `json:"problems"`
+	NotRun   int `json:"notRun"`
 	// Usage is the sum of the runs' usages, with the batch's one fetch and
 	// verification of the script; its peakMemoryBytes is the most any one
 	// run held, and memoryLimitBytes each run's limit.
-	Usage spi.Usage
+	Usage spi.Usage `json:"usage"`
 }
 
 // Add counts one line in s (a summary line is not counted).
@@ -170,7 +171,9 @@ func AppendBatchLine(dst []byte, l BatchLine) ([]byte, error) {
 	var err error
 	switch {
 	case l.Summary != nil:
-		dst = appendSummary(append(dst, `{"summary":`...), *l.Summary)
+		if dst, err = appendSummary(append(dst, `{"summary":`...), *l.Summary); err != nil {
+			return dst[:start], err
+		}
 		dst = append(dst, '}')
 	case l.Answer != nil:
 		dst = strconv.AppendInt(append(dst, `{"index":`...), int64(l.Index), 10)
@@ -192,20 +195,17 @@ func AppendBatchLine(dst []byte, l BatchLine) ([]byte, error) {
 	return append(dst, '\n'), nil
 }
 
-// appendSummary writes the summary object.
-func appendSummary(dst []byte, s BatchSummary) []byte {
-	dst = strconv.AppendInt(append(dst, `{"items":`...), int64(s.Items), 10)
-	dst = append(dst, `,"outcomes":{`...)
-	for i, k := range slices.Sorted(maps.Keys(s.Outcomes)) {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = strconv.AppendInt(append(jsontext.AppendQuote(dst, k), ':'), int64(s.Outcomes[k]), 10)
+// appendSummary writes the summary object: its fields under their tags,
+// as a struct that embeds it writes them.
+func appendSummary(dst []byte, s BatchSummary) ([]byte, error) {
+	if s.Outcomes == nil {
+		s.Outcomes = map[string]int{}
 	}
-	dst = strconv.AppendInt(append(dst, `},"problems":`...), int64(s.Problems), 10)
-	dst = strconv.AppendInt(append(dst, `,"notRun":`...), int64(s.NotRun), 10)
-	dst = spi.AppendUsage(append(dst, `,"usage":`...), s.Usage)
-	return append(dst, '}')
+	b, err := json.Marshal(s)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
 }
 
 // DecodeBatchLine reads one line of a batch's answer (without its

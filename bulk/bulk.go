@@ -28,7 +28,6 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/objects"
 	"github.com/loom-plugins/sandbox-cloudrun/objects/gcsobjects"
-	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Task is one task's place in a job execution: shard Index of Count, on
@@ -113,12 +112,9 @@ type Manifest struct {
 	Results       string `json:"results"`
 	ResultsBytes  int64  `json:"resultsBytes"`
 	ResultsSHA256 string `json:"resultsSha256"`
-	// The counts of the shard's lines, as a batch's summary has them.
-	Items    int             `json:"items"`
-	Outcomes map[string]int  `json:"outcomes"`
-	Problems int             `json:"problems"`
-	NotRun   int             `json:"notRun"`
-	Usage    json.RawMessage `json:"usage"`
+	// BatchSummary counts the shard's lines and sums their usage, as a
+	// batch's summary line does, its members flat in the manifest's.
+	api.BatchSummary
 	// Seconds is how long the shard's runs took, from the script's read
 	// to the last line.
 	Seconds float64 `json:"seconds"`
@@ -256,11 +252,7 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("the results %s: %w", m.Results, err)
 	}
 	m.Seconds = time.Since(began).Seconds()
-	m.Items, m.Outcomes, m.Problems, m.NotRun = sum.Items, sum.Outcomes, sum.Problems, sum.NotRun
-	if m.Outcomes == nil {
-		m.Outcomes = map[string]int{}
-	}
-	m.Usage = spi.AppendUsage(nil, sum.Usage)
+	m.BatchSummary = sum
 	m.ResultsBytes, m.ResultsSHA256 = w.n, hex.EncodeToString(digest.Sum(nil))
 	if err := commit(ctx, job, out, results, m); err != nil {
 		return Manifest{}, err
