@@ -340,12 +340,13 @@ func Variables() []string {
 // "abc": invalid syntax) name Go functions, not the setting. Numbers are
 // read as Go writes them (0x100, 1_000), as the service always has.
 
-// anyText takes a value as it is; what it may be, Validate checks.
+// anyText takes a value as it is; what it may be, Validate checks. Without
+// a default there is nothing to say of its form.
 var anyText = kind[string]{
 	parse: func(value, _ string) (string, error) { return value, nil },
 	form: func(def string) string {
 		if def == "" {
-			return "text"
+			return ""
 		}
 		return "a value such as " + def
 	},

@@ -519,12 +519,14 @@ func TestLookalikesFindsOtherSpellings(t *testing.T) {
 			t.Errorf("%s: %v, want it taken for %s", name, got, known)
 		}
 	}
-	got := Lookalikes([]string{"MAX_WALL_CLOCK_MS=1000", "MAX_WALL_CLOCK=1s", "MAX_MEMORY=1", "LOGLEVEL=debug", "AUTH_CALLERS_ALLOWED=x"})
+	got := Lookalikes([]string{"MAX_WALL_CLOCK_MS=1000", "MAX_WALL_CLOCK=1s", "MAX_MEMORY=1", "LOGLEVEL=debug", "AUTH_CALLERS_ALLOWED=x", "BULK_INPUT=gs://b/in/"})
 	want := []string{
 		"the environment variable MAX_WALL_CLOCK_MS is not a setting of this service and is ignored: did you mean MAX_WALL_CLOCK, a duration with a unit (ms, s, m, h), such as 30s?",
 		"the environment variable MAX_MEMORY is not a setting of this service and is ignored: did you mean MAX_MEMORY_BYTES, a whole number of bytes, such as 268435456?",
 		"the environment variable LOGLEVEL is not a setting of this service and is ignored: did you mean LOG_LEVEL, a value such as info?",
 		"the environment variable AUTH_CALLERS_ALLOWED is not a setting of this service and is ignored: did you mean AUTH_ALLOWED_CALLERS, a comma-separated list?",
+		// any text without a default: its form says nothing, and is not said
+		"the environment variable BULK_INPUT is not a setting of this service and is ignored: did you mean BULK_INPUTS?",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v\nwant %q", got, want)

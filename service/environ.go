@@ -13,13 +13,17 @@ type Lookalike struct {
 	// Name is the variable as set; Known the variable it resembles most.
 	Name, Known string
 	// Form is what a value of Known is, with its default as the example:
-	// "a duration with a unit (ms, s, m, h), such as 30s".
+	// "a duration with a unit (ms, s, m, h), such as 30s"; empty for a
+	// setting of any text without a default (BULK_INPUTS).
 	Form string
 }
 
 func (l Lookalike) String() string {
-	return "the environment variable " + l.Name + " is not a setting of this service and is ignored: did you mean " +
-		l.Known + ", " + l.Form + "?"
+	s := "the environment variable " + l.Name + " is not a setting of this service and is ignored: did you mean " + l.Known
+	if l.Form != "" {
+		s += ", " + l.Form
+	}
+	return s + "?"
 }
 
 // Lookalikes finds, among environ's variables ("NAME=value", as
