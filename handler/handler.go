@@ -155,7 +155,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 
 	r := chi.NewRouter()
-	r.Use(s.traceContext, s.requestID, s.requestLog, s.recoverPanics)
+	r.Use(routeUnescaped, s.traceContext, s.requestID, s.requestLog, s.recoverPanics)
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 	// The probes answer HEAD too: uptime checkers use it.

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Every request problem, on both evaluation routes where it applies: status,
@@ -158,6 +160,23 @@ func TestRoutingProblems(t *testing.T) {
 		r := v.mustDo(http.MethodGet, "/v2/nothing", nil, nil)
 		wantProblem(t, r, 404, "not-found", false, `"/v2/nothing"`, "/v1/evaluations")
 	})
+	// A path is its unescaped self, which the 404 names: the batch route
+	// with its colon escaped, as url.PathEscape and encodeURIComponent
+	// write it, is the batch route, with the same answer, and the same 405
+	// for another method.
+	t.Run("escapes", func(t *testing.T) {
+		body := `{"scriptRef":"` + v.put("[input]") + `","inputs":[1,"x",null]}`
+		want := answerLines(t, v.mustDo(http.MethodPost, "/v1/evaluations:batch", body, nil))
+		for _, path := range []string{"/v1/evaluations%3Abatch", "/v1/evaluations%3abatch", "/v1%2Fevaluations%3Abatch"} {
+			if got := answerLines(t, v.mustDo(http.MethodPost, path, body, nil)); got != want {
+				t.Errorf("POST %s answered\n%s\nwant the batch route's\n%s", path, got, want)
+			}
+		}
+		r := v.mustDo(http.MethodGet, "/v1/evaluations%3Abatch", nil, nil)
+		wantProblem(t, r, 405, "method-not-allowed", false, "/v1/evaluations:batch", "POST")
+		r = v.mustDo(http.MethodPost, "/v1/evaluations%3Abatches", body, nil)
+		wantProblem(t, r, 404, "not-found", false, `no route "/v1/evaluations:batches"`, "POST /v1/evaluations:batch")
+	})
 	for _, tc := range []struct{ method, path, allow string }{
 		{http.MethodGet, "/v1/evaluations", "POST"},
 		{http.MethodPut, "/v1/sandbox/evaluate", "POST"},
@@ -173,4 +192,30 @@ func TestRoutingProblems(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answerLines is a 200 batch answer's lines, each read as a batch line and
+// written again without its usage, which varies from run to run.
+func answerLines(t *testing.T, r response) string {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d, want 200: %s", r.status, r)
+	}
+	var out []byte
+	for raw := range bytes.Lines(r.body) {
+		l, err := api.DecodeBatchLine(bytes.TrimSuffix(raw, []byte("\n")))
+		if err != nil {
+			t.Fatalf("line %s: %v", raw, err)
+		}
+		if l.Answer != nil {
+			l.Answer.Usage = nil
+		}
+		if l.Summary != nil {
+			l.Summary.Usage = spi.Usage{}
+		}
+		if out, err = api.AppendBatchLine(out, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return string(out)
 }
