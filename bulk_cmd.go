@@ -28,25 +28,31 @@ their indices, runs the script over each input as POST
 /v1/evaluations:batch runs it, MAX_CONCURRENT_EVALUATIONS at once, and
 writes the shard's lines to <results>/shard-KKKKK-of-NNNNN.ndjson and then
 its manifest, with the counts, to shard-KKKKK-of-NNNNN.json, each whole: a
-task run again replaces its shard. A URL is gs://bucket/path (an object, or
-every object under the prefix in name order) or a local file or directory.
-The script is read from STORE_URL; the other settings are serve's.
--wall-clock, -memory, -shape, -deterministic, -seed and -now are each
-run's, as the batch body's members; -logs puts each run's console output in
-its line (captureLogs).
+task run again replaces its shard. A results place holds one job's shards:
+a task refuses one that holds another run's (of another task count, or its
+shard of another script or inputs). A URL is gs://bucket/path (an object,
+or every object under the prefix in name order), file:///path, or a local
+file or directory. The script is read from STORE_URL; the other settings
+are serve's. -wall-clock, -memory, -shape, -deterministic, -seed and -now
+are each run's, as the batch body's members; -logs puts each run's console
+output in its line (captureLogs).
 
 exit status:
   0  the shard was written, and every input in it has its answer (a value
      or a typed failure)
   1  the shard was written with inputs not run (SIGTERM: the task's
      timeout) or answered with a problem (the engine or the store failed),
-     or it could not be written (an earlier run's results stand): a retry
-     of the task can help; standard error says which
-  3  the inputs cannot be run as given: no input at -inputs, a line that
-     is blank, not JSON or too long (named by its URL and line), results
-     under the inputs, or a script the store does not have or cannot run;
-     nothing was written, and a retry will not help
-  2  a usage error: a flag or a variable is wrong or missing; nothing ran`
+     or it could not be written (an earlier run's results stand), or the
+     inputs, the results or the store failed for a moment (a 5xx, a
+     timeout): a retry of the task can help; standard error says which
+  3  the job cannot run as given: no input at -inputs, a line that is
+     blank, not JSON or too long (named by its URL and line), results
+     under the inputs, results the task may not write (refused, no such
+     bucket, a path that is a file; tried before any input runs), results
+     that hold another run's shards, or a script the store does not have
+     or cannot run; nothing was written, and a retry will not help
+  2  a usage error: a flag or a variable is wrong or missing (STORE_URL
+     naming a directory that is not there among them); nothing ran`
 
 // bulkCmd runs this task's shard of a bulk run. Its exit statuses are
 // bulkUsage's.
@@ -74,6 +80,11 @@ func bulkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg, err := loadConfig("bulk", stderr)
 	if err != nil {
 		return exitError{2, err}
+	}
+	// what the configuration names on this host (the store's directory)
+	// is there or not whatever the number of tries
+	if probs := cfg.HostProblems(); len(probs) > 0 {
+		return exitError{2, fmt.Errorf("configuration:\n%w", errors.Join(probs...))}
 	}
 	scriptFrom := "-script"
 	if *script == "" {

@@ -55,13 +55,17 @@ func bulkInputs() []string {
 
 // bulkEnv is a bulk test's world: a script store in a directory with the
 // script in it, the real fake-gcs-server (the real GCS client reaches it
-// through STORAGE_EMULATOR_HOST), with a switch in front of it that fails
-// uploads, and the environment every task of the test shares.
+// through STORAGE_EMULATOR_HOST), with switches in front of it that fail
+// the uploads of a shard's objects (failUpload: not the probe a task
+// writes before it runs) or every request for the results bucket with a
+// status (failResults), and the environment every task of the test
+// shares.
 type bulkEnv struct {
-	ref        string
-	gcs        *gcsfake.Server
-	failUpload atomic.Bool
-	env        map[string]string
+	ref         string
+	gcs         *gcsfake.Server
+	failUpload  atomic.Bool
+	failResults atomic.Int32
+	env         map[string]string
 }
 
 func newBulkEnv(t *testing.T) *bulkEnv {
@@ -72,8 +76,14 @@ func newBulkEnv(t *testing.T) *bulkEnv {
 	b := &bulkEnv{}
 	b.gcs = gcsfake.Start(t, func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if b.failUpload.Load() && strings.HasPrefix(r.URL.Path, "/upload/") {
+			if b.failUpload.Load() && strings.HasPrefix(r.URL.Path, "/upload/") && !strings.HasSuffix(r.URL.Query().Get("name"), ".writable") {
 				http.Error(w, "refused by the test", http.StatusForbidden)
+				return
+			}
+			if code := int(b.failResults.Load()); code != 0 && strings.Contains(r.URL.Path, "/b/results/") {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(code)
+				fmt.Fprintf(w, `{"error":{"code":%d,"message":"refused by the test"}}`, code)
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -504,5 +514,149 @@ func TestBulkBadInputs(t *testing.T) {
 	}
 	if o := b.object("results", "r/shard-00001-of-00002.ndjson"); !strings.HasPrefix(string(o), `{"index":1,"ok":true,"value":{"n":1,"twice":2}`) {
 		t.Errorf("task 1 of 2 wrote %s", o)
+	}
+}
+
+// A re-run never leaves two answers for one input. Run into one results
+// directory with 2 tasks, then with 3: the tasks of 3 refuse, exit 3,
+// naming the shards of 2 and writing nothing, since beside them theirs
+// would answer every input twice; once those are deleted, the run of 3
+// gives one line per input. On GCS alike, and a task whose own shard is
+// another job's (another script, the same count) refuses too.
+func TestBulkRefusesAnotherRunsShards(t *testing.T) {
+	b := newBulkEnv(t)
+	inputs := bulkInputs()[:6]
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.ndjson"), filepath.Join(dir, "out")
+	if err := os.WriteFile(in, []byte(strings.Join(inputs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-script", b.ref, "-inputs", in, "-results", out}
+	for k := range 2 {
+		if err := b.task(context.Background(), t, k, 2, 0, nil, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func() string {
+		entries, _ := os.ReadDir(out)
+		var n []string
+		for _, e := range entries {
+			n = append(n, e.Name())
+		}
+		return strings.Join(n, " ")
+	}
+	ofTwo := "shard-00000-of-00002.json shard-00000-of-00002.ndjson shard-00001-of-00002.json shard-00001-of-00002.ndjson"
+	if got := names(); got != ofTwo {
+		t.Fatalf("the run of 2 left %s", got)
+	}
+	err := b.task(context.Background(), t, 1, 3, 0, nil, args...)
+	for _, want := range []string{"the results " + out + " hold the shards of a run of another task count", "shard-00000-of-00002.json", "this run has 3 tasks", "two answers", "a results prefix of its own", "shard-*-of-00002.*"} {
+		if exitCode(err) != 3 || !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("a task of 3 beside the shards of 2: %v (exit %d), want exit 3 saying %q", err, exitCode(err), want)
+		}
+	}
+	if got := names(); got != ofTwo {
+		t.Errorf("the refused task left %s", got)
+	}
+	for _, n := range strings.Fields(ofTwo) {
+		if err := os.Remove(filepath.Join(out, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var all []string
+	for k := range 3 {
+		if err := b.task(context.Background(), t, k, 3, 0, nil, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shards, _ := filepath.Glob(filepath.Join(out, "shard-*-of-*.ndjson")) // terraform/README.md's read
+	for _, s := range shards {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, linesWithoutUsage(t, b)...)
+	}
+	if got := strings.Trim(fmt.Sprint(indices(t, all)), "[]"); got != "0 1 2 3 4 5" {
+		t.Errorf("the shards of the run of 3 hold the indices %s, want each input's once", got)
+	}
+
+	// on GCS: the shards of a run of 2 beside a task of 3
+	b.put("inputs", "six.ndjson", inputs...)
+	b.put("results", "gcs/shard-00000-of-00002.ndjson", inputs[0])
+	b.put("results", "gcs/shard-00000-of-00002.json", `{}`)
+	b.put("results", "gcs/notes.txt", `not a shard`)
+	err = b.task(context.Background(), t, 0, 3, 0, nil, "-script", b.ref, "-inputs", "gs://inputs/six.ndjson", "-results", "gs://results/gcs/")
+	if exitCode(err) != 3 || !strings.Contains(fmt.Sprint(err), "gs://results/gcs/ hold the shards of a run of another task count (shard-00000-of-00002.json, shard-00000-of-00002.ndjson)") {
+		t.Errorf("a task of 3 beside the shards of 2 on GCS: %v (exit %d)", err, exitCode(err))
+	}
+	if o := b.object("results", "gcs/shard-00000-of-00003.ndjson"); o != nil {
+		t.Errorf("the refused task wrote %s", o)
+	}
+	// its own shard, another job's: another script over these inputs
+	other := "sha256:" + strings.Repeat("1", 64)
+	b.put("results", "own/shard-00000-of-00001.json", `{"shard":0,"shards":1,"scriptRef":"`+other+`","inputs":"gs://inputs/six.ndjson"}`)
+	err = b.task(context.Background(), t, 0, 1, 0, nil, "-script", b.ref, "-inputs", "gs://inputs/six.ndjson", "-results", "gs://results/own")
+	if exitCode(err) != 3 || !strings.Contains(fmt.Sprint(err), "hold shard 0 of another run: its manifest gs://results/own/shard-00000-of-00001.json says script "+other) {
+		t.Errorf("a task whose shard is another script's: %v (exit %d)", err, exitCode(err))
+	}
+	// the same job's: replaced
+	b.put("results", "own/shard-00000-of-00001.json", `{"shard":0,"shards":1,"scriptRef":"`+b.ref+`","inputs":"gs://inputs/six.ndjson"}`)
+	if err := b.task(context.Background(), t, 0, 1, 0, nil, "-script", b.ref, "-inputs", "gs://inputs/six.ndjson", "-results", "gs://results/own/"); err != nil {
+		t.Errorf("a re-run of the same job: %v", err)
+	}
+}
+
+// A results place the task may not write fails it before its shard runs,
+// exit 3 when no retry can mend it (a refusal, a path that is a file) and
+// exit 1 when one can (a 503); a STORE_URL directory that is not there is
+// the configuration's mistake, exit 2. Nothing runs: no engine starts.
+func TestBulkRefusesBeforeItRuns(t *testing.T) {
+	b := newBulkEnv(t)
+	b.put("inputs", "ok.ndjson", `{"n":0}`, `{"n":1}`)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LOG_LEVEL", "info")
+	run := func(t *testing.T, results string, exit int, want ...string) {
+		t.Helper()
+		stderr := &syncBuffer{}
+		err := b.task(context.Background(), t, 0, 1, 0, stderr, "-script", b.ref, "-inputs", "gs://inputs/ok.ndjson", "-results", results)
+		if exitCode(err) != exit {
+			t.Errorf("%v: exit %d, want %d", err, exitCode(err), exit)
+		}
+		for _, w := range want {
+			if !strings.Contains(fmt.Sprint(err), w) {
+				t.Errorf("%v does not say %q", err, w)
+			}
+		}
+		if strings.Contains(stderr.String(), `"message":"engine warm"`) || strings.Contains(stderr.String(), `"message":"bulk shard"`) {
+			t.Errorf("the task ran before it failed:\n%s", stderr)
+		}
+	}
+	t.Run("results a file", func(t *testing.T) {
+		run(t, filepath.Join(file, "out"), 3, "the results "+filepath.Join(file, "out")+" cannot be written", "not a directory")
+	})
+	t.Run("results refused", func(t *testing.T) {
+		b.failResults.Store(http.StatusForbidden)
+		defer b.failResults.Store(0)
+		run(t, "gs://results/refused/", 3, "the results gs://results/refused/ cannot be written", "403")
+	})
+	t.Run("results unavailable for a moment", func(t *testing.T) {
+		b.failResults.Store(http.StatusServiceUnavailable)
+		defer b.failResults.Store(0)
+		run(t, "gs://results/later/", 1, "the results gs://results/later/ cannot be written (perhaps for a moment)", "503")
+	})
+	t.Run("no bucket", func(t *testing.T) {
+		run(t, "gs://no-such-bucket/r/", 3, "the results gs://no-such-bucket/r/ cannot be written")
+	})
+	t.Run("store directory not there", func(t *testing.T) {
+		t.Setenv("STORE_URL", filepath.Join(dir, "no-store"))
+		run(t, "gs://results/r/", 2, "STORE_URL", filepath.Join(dir, "no-store")+" does not exist")
+	})
+	if o := b.object("results", "r/shard-00000-of-00001.writable"); o != nil {
+		t.Errorf("a probe was left: %s", o)
 	}
 }

@@ -185,7 +185,8 @@ exit status:
      service would answer it
   2  a usage error: a flag or an argument is wrong (-wall-clock not a
      positive whole number of milliseconds, -memory not a positive number
-     of bytes), or the script or input file cannot be read; nothing ran
+     of bytes), the script or input file cannot be read, or -inputs holds
+     more than MAX_BATCH_ITEMS inputs; nothing ran
   1  no answer: the script could not be run (the configuration, the store or
      the engine failed); standard error says why and whether a retry can
      help, and says "engine fault" when the script broke the engine from
@@ -245,6 +246,9 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	cfg, err := loadConfig("eval", stderr)
 	if err != nil {
 		return err
+	}
+	if max := cfg.Limits().MaxBatchItems; int64(len(inputs)) > max {
+		return exitError{2, fmt.Errorf("eval: -inputs has %d inputs, more than MAX_BATCH_ITEMS=%d, the most one batch holds (the route answers 413 too-many-inputs): raise MAX_BATCH_ITEMS for this run, or run them with the bulk verb, which takes any number (docs/batch.md, \"Bulk runs on Cloud Run Jobs\")", len(inputs), max)}
 	}
 	ev.Limits = rf.limits(cfg, fs.Name(), stderr)
 	if script := positional[0]; strings.HasPrefix(script, "sha256:") {

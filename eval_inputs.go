@@ -60,10 +60,7 @@ func readInputs(name string, stdin io.Reader) ([]jsontext.Text, error) {
 // /v1/evaluations:batch runs them, its lines written to stdout as each is
 // known. Its exit status is evalUsage's.
 func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev effect.Evaluation, inputs []jsontext.Text, stdout, stderr io.Writer) error {
-	lim := cfg.Limits()
-	if int64(len(inputs)) > lim.MaxBatchItems {
-		return fmt.Errorf("eval: -inputs has %d inputs, more than MAX_BATCH_ITEMS of %d, which the route answers with 413 too-many-inputs", len(inputs), lim.MaxBatchItems)
-	}
+	lim := cfg.Limits() // MAX_BATCH_ITEMS is evalCmd's to check, before anything runs
 	p, err := eff.Prepare(ctx, ev)
 	if err != nil {
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))

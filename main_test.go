@@ -1030,3 +1030,27 @@ func TestEvalInputsAnswersAsTheBatchRoute(t *testing.T) {
 		t.Errorf("-inputs with -input: status %d, %s", code, got)
 	}
 }
+
+// More inputs than one batch holds are refused before anything runs, as
+// a usage error that says the ways on: MAX_BATCH_ITEMS, or bulk.
+func TestEvalInputsOverMaxBatchItems(t *testing.T) {
+	bin := mustBinary(t)
+	file := filepath.Join(t.TempDir(), "s.js")
+	if err := os.WriteFile(file, []byte("input"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "eval", "-inputs", "-", file)
+	cmd.Env = append(os.Environ(), "MAX_BATCH_ITEMS=2", "LOG_LEVEL=info")
+	cmd.Stdin = strings.NewReader("1\n2\n3\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, _ := cmd.Output()
+	for _, want := range []string{"-inputs has 3 inputs, more than MAX_BATCH_ITEMS=2", "raise MAX_BATCH_ITEMS", "the bulk verb"} {
+		if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("3 inputs over MAX_BATCH_ITEMS=2: status %d, %s; want 2 saying %q", cmd.ProcessState.ExitCode(), stderr.String(), want)
+		}
+	}
+	if len(out) != 0 || strings.Contains(stderr.String(), "engine warm") {
+		t.Errorf("something ran: %s\n%s", out, stderr.String())
+	}
+}

@@ -125,7 +125,8 @@ type Manifest struct {
 func (m Manifest) Complete() bool { return m.Problems == 0 && m.NotRun == 0 }
 
 // InputError is a job that cannot run as it is given, whatever the number
-// of tries: a URL with no inputs, a line that is not one JSON value, a
+// of tries: a URL with no inputs, a line that is not one JSON value,
+// results the task may not write or that hold another run's shards, a
 // script that cannot be run. Nothing of the shard was written.
 type InputError struct{ Err error }
 
@@ -142,7 +143,10 @@ func inputError(format string, args ...any) error {
 // <results>/shard-KKKKK-of-NNNNN.ndjson and then its manifest to
 // shard-KKKKK-of-NNNNN.json, each whole: a manifest left by an earlier
 // run of the task is deleted first, so that a manifest is never beside
-// results it does not describe.
+// results it does not describe. Before any input runs, it makes sure that
+// the results can be written and hold no other run's shards
+// (checkResults), so that a re-run never leaves two answers for one
+// input.
 //
 // When ctx ends, the inputs whose runs had not ended are not-run lines and
 // the shard is still written, within CommitGrace. When the lines cannot be
@@ -192,6 +196,9 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	}
 	if inside(inURL, outURL, objs) {
 		return Manifest{}, inputError("the results %s are under the inputs %s: a later task would read the shards as inputs; write them elsewhere", out.URL(""), in.URL(""))
+	}
+	if err := checkResults(ctx, job, out); err != nil {
+		return Manifest{}, err
 	}
 	counts := make([]int64, len(objs))
 	var total int64
