@@ -3,9 +3,11 @@
 // the service's routes and of the verbs that run scripts), a batch
 // input's line (Item) and a batch's lines and summary (Batch), which POST
 // /v1/evaluations:batch, eval -inputs and the bulk verb write alike, and
-// the engine fault's log line (LogEngineFault). It knows the effect and the
-// wire format (api), not the HTTP server: the handler, eval and bulk
-// stand on it, and it on none of them.
+// the log lines an evaluation leaves: its evaluation line (Evaluation),
+// which each input of a batch has too, wherever it ran (LogItem), and its
+// engine fault's (LogEngineFault). It knows the effect and the wire format
+// (api), not the HTTP server: the handler, eval and bulk stand on it, and
+// it on none of them.
 package answer
 
 import (

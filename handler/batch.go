@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 
 	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
-	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
@@ -126,29 +124,10 @@ func (s *server) notRunDetail(ctx context.Context) string {
 	return "the batch stopped before this input's run ended; it was not answered, and sent again it runs as if for the first time"
 }
 
-// notRunLabel is the outcome label of a batch's input that was not run.
-const notRunLabel = "not-run"
-
 // logItem writes the evaluation line of one input of a batch, as the
 // request of that input alone would have (its route the batch's), with its
 // index; its engine fault and its metrics.
 func (s *server) logItem(ctx context.Context, ev effect.Evaluation, input []byte, it effect.Item, l api.BatchLine) {
-	ev.Input = input
-	rec := &evalRecord{ran: !it.NotRun, ev: ev, res: it.Result, err: it.Err}
-	req := requestFields{onRoute: onRoute{routeBatch}, Status: http.StatusOK, TotalMs: ms(it.Result.Call.Duration())}
-	level := requestLevel
-	if p := l.Problem; p != nil {
-		req.Status, req.Problem, req.Retryable = p.Status, string(p.ProblemType()), p.Retryable
-		if cause := errors.Unwrap(p); cause != nil {
-			req.Error = spi.BoundText(cause.Error(), spi.MaxMessageUnits)
-		}
-		if p.Status >= 500 {
-			level = slog.LevelError
-		}
-	}
-	line := evaluationLine{requestFields: req, label: labelOf(false, l.Problem, rec), Index: &it.Index}
-	if it.NotRun {
-		line.label = label{Outcome: notRunLabel}
-	}
+	line, rec, level := answer.ItemEvaluation(routeBatch, ev, input, it, l)
 	s.logEvaluation(ctx, level, line, rec, it.Result.Call.Duration())
 }

@@ -76,7 +76,7 @@ func (s *server) evaluate(w http.ResponseWriter, r *http.Request, decode decoder
 		return
 	}
 	res, runErr := s.cfg.Effect.Run(r.Context(), ev)
-	*rec = evalRecord{ran: true, ev: ev, res: res, err: runErr}
+	*rec = answer.Record{Ran: true, Evaluation: ev, Result: res, Err: runErr}
 	setServerTiming(w.Header(), res.Usage)
 	out, err := encode(make([]byte, 0, len(res.Value)+len(res.Outcome.Value)+128), ev, res, runErr)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/logline"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
@@ -75,9 +76,8 @@ func (l *headerLimitListener) answer() []byte {
 
 	// The request line is in the block the server refused: the line has
 	// no method, and its route is unmatched, as an unknown path's is.
-	line := requestLine{requestFields: requestFields{onRoute: onRoute{unmatchedRoute}, Status: p.Status,
-		Problem: string(p.ProblemType()), Retryable: p.Retryable}}
-	l.log.LogAttrs(telemetry.WithRequestID(context.Background(), id), requestLevel, RequestMessage, logline.Attrs(line)...)
+	req, level := answer.RequestOf(unmatchedRoute, p.Status, 0, p)
+	l.log.LogAttrs(telemetry.WithRequestID(context.Background(), id), level, RequestMessage, logline.Attrs(requestLine{Request: req})...)
 	return b.Bytes()
 }
 

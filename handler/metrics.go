@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -102,7 +103,7 @@ func newMetrics(mp metric.MeterProvider, cacheStats func() (hits, misses uint64)
 
 // evaluation counts an evaluation request under its label, with the time
 // it took to answer.
-func (m *metrics) evaluation(ctx context.Context, route string, l label, d time.Duration) {
+func (m *metrics) evaluation(ctx context.Context, route string, l answer.Label, d time.Duration) {
 	attrs := []attribute.KeyValue{attribute.String("route", route), attribute.String("outcome", l.Outcome)}
 	if l.Limit != "" {
 		attrs = append(attrs, attribute.String("limit", l.Limit))

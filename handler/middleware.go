@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"mime"
 	"net/http"
 	"runtime/debug"
@@ -18,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/logline"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -36,23 +36,13 @@ type reqRecord struct {
 	mu         sync.Mutex
 	problem    *api.Problem
 	principal  string
-	eval       *evalRecord
+	eval       *answer.Record
 	clientGone bool
 }
 
 func recordFrom(ctx context.Context) *reqRecord {
 	rec, _ := ctx.Value(recordKey{}).(*reqRecord)
 	return rec
-}
-
-// evaluation is the request's evaluation record (nil for none, or no rec).
-func (rec *reqRecord) evaluation() *evalRecord {
-	if rec == nil {
-		return nil
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return rec.eval
 }
 
 func (rec *reqRecord) setProblem(p *api.Problem) {
@@ -197,23 +187,14 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 	if gone {
 		status = 499 // the client closed the request; nothing was sent
 	}
-	req := requestFields{onRoute: onRoute{route}, Status: status, TotalMs: ms(total), Principal: principal}
-	level := requestLevel
-	if p != nil {
-		req.Problem, req.Retryable = string(p.ProblemType()), p.Retryable
-		if cause := errors.Unwrap(p); cause != nil {
-			req.Error = spi.BoundText(cause.Error(), spi.MaxMessageUnits)
-		}
-		if p.Status >= 500 {
-			level = slog.LevelError
-		}
-	}
+	req, level := answer.RequestOf(route, status, total, p)
+	req.Principal = principal
 
 	if (route != routeEvaluations && route != routeSandbox) || r.Method != http.MethodPost {
 		if route == routeHealthz || route == routeReadyz {
 			level = min(level, probeLevel)
 		}
-		line := requestLine{requestFields: req, Method: r.Method}
+		line := requestLine{Request: req, Method: r.Method}
 		if route == unmatchedRoute {
 			line.Path = quoteField(r.URL.Path)
 		}
@@ -221,32 +202,26 @@ func (s *server) logRequest(ctx context.Context, r *http.Request, sw *statusWrit
 		return
 	}
 
-	s.logEvaluation(ctx, level, evaluationLine{requestFields: req, label: labelOf(gone, p, ev)}, ev, total)
+	s.logEvaluation(ctx, level, answer.NewEvaluation(req, gone, p, ev), ev, total)
 }
 
-// logEvaluation writes an evaluation's line (with what ev says of itself,
-// when not nil), its engine fault's line, its spans and its metrics; total
-// is how long it took.
-func (s *server) logEvaluation(ctx context.Context, level slog.Level, line evaluationLine, ev *evalRecord, total time.Duration) {
+// logEvaluation writes an evaluation's line (answer.Log, with its engine
+// fault's line), and draws its spans and records its metrics, when rec
+// (what it ran) is not nil; total is how long it took.
+func (s *server) logEvaluation(ctx context.Context, level slog.Level, line answer.Evaluation, rec *answer.Record, total time.Duration) {
 	route := line.Route
-	if ev != nil {
-		ev.trace(ctx, s.tracer)
-		if ev.res.EngineFault != "" {
-			s.engineFault(ctx, route, ev)
+	if rec != nil {
+		traceEvaluation(ctx, s.tracer, rec)
+		if rec.Result.EngineFault != "" {
+			s.metrics.engineFault(ctx, route)
 		}
-		ev.line(&line)
-		if !ev.res.Call.Start.IsZero() {
-			s.metrics.usage(ctx, route, ev.res.Usage)
+		if !rec.Result.Call.Start.IsZero() {
+			s.metrics.usage(ctx, route, rec.Result.Usage)
 		}
 	}
-	s.log.LogAttrs(ctx, level, EvaluationMessage, logline.Attrs(line)...)
-	s.metrics.evaluation(ctx, route, line.label, total)
+	answer.Log(ctx, s.log, level, line, rec)
+	s.metrics.evaluation(ctx, route, line.Label, total)
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// fourDecimals rounds a fraction for the log line.
-func fourDecimals(f float64) float64 { return math.Round(f*1e4) / 1e4 }
 
 // recoverPanics turns a panic into a 500 problem that says nothing of the
 // panic, logs the panic with its stack, and lets the next request run.

@@ -326,6 +326,11 @@ func TestLogLinesDescribeWhatTheHandlerWrites(t *testing.T) {
 			}
 		}
 		for _, f := range l.Fields {
+			// where an input was read, which only the verbs that read
+			// inputs write (their tests hold it)
+			if f == "source" && l.Message == answer.EvaluationMessage {
+				continue
+			}
 			if !written[f] {
 				t.Errorf("the description names the field %s of the %q line, which none of its lines wrote:\n%s", f, l.Message, logs)
 			}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -44,7 +45,7 @@ func setServerTiming(h http.Header, u spi.Usage) {
 		if len(b) > 0 {
 			b = append(b, ", "...)
 		}
-		b = strconv.AppendFloat(append(append(b, name...), ";dur="...), ms(d), 'f', -1, 64)
+		b = strconv.AppendFloat(append(append(b, name...), ";dur="...), answer.Milliseconds(d), 'f', -1, 64)
 	}
 	for _, p := range u.Phases() {
 		metric(p.Name, *p.D)
