@@ -22,6 +22,7 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/bulk"
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
@@ -254,9 +255,11 @@ func shardName(k, n int, ext string) string {
 // A job of three tasks over 25 inputs in two objects: each task writes
 // its shard, and together the shards are one line per input, in index
 // order, each the line the batch route gives that input; each manifest
-// counts its shard.
+// counts its shard; and each input is an evaluation log line, as on the
+// route, with its global index and the object and line it was read from.
 func TestBulkShardedRun(t *testing.T) {
 	b := newBulkEnv(t)
+	t.Setenv("LOG_LEVEL", "info")
 	inputs := bulkInputs()
 	b.put("inputs", "jobs/a/part-1.ndjson", inputs[:10]...)
 	b.put("inputs", "jobs/a/part-2.ndjson", inputs[10:]...)
@@ -266,10 +269,13 @@ func TestBulkShardedRun(t *testing.T) {
 	args := []string{"-script", b.ref, "-inputs", "gs://inputs/jobs/a/", "-results", "gs://results/res", "-logs"}
 	var got []string
 	outcomes := map[string]int{}
+	var logged []map[string]any
 	for k := range 3 {
-		if err := b.task(context.Background(), t, k, 3, 0, nil, args...); err != nil {
+		var stderr syncBuffer
+		if err := b.task(context.Background(), t, k, 3, 0, &stderr, args...); err != nil {
 			t.Fatalf("task %d: %v", k, err)
 		}
+		logged = append(logged, evaluationLines(t, stderr.String())...)
 		results := b.object("results", shardName(k, 3, "ndjson"))
 		m := manifestOf(t, b.object("results", shardName(k, 3, "json")), results)
 		lines := linesWithoutUsage(t, results)
@@ -295,6 +301,38 @@ func TestBulkShardedRun(t *testing.T) {
 	if outcomes["ok"] != 24 || outcomes["scriptError"] != 1 || len(outcomes) != 2 {
 		t.Errorf("the manifests' outcomes: %v", outcomes)
 	}
+	if len(logged) != len(inputs) {
+		t.Fatalf("%d evaluation lines logged for %d inputs", len(logged), len(inputs))
+	}
+	for i, l := range logged {
+		src := fmt.Sprintf("gs://inputs/jobs/a/part-1.ndjson:%d", i+1)
+		if i >= 10 {
+			src = fmt.Sprintf("gs://inputs/jobs/a/part-2.ndjson:%d", i-10+1)
+		}
+		outcome := "ok"
+		if i == 7 {
+			outcome = "scriptError"
+		}
+		if l["index"] != float64(i) || l["source"] != src || l["route"] != "bulk" || l["script"] != b.ref || l["outcome"] != outcome || l["inputBytes"] != float64(len(inputs[i])) {
+			t.Errorf("input %d's evaluation line: %v; want index %d, source %s, outcome %s", i, l, i, src, outcome)
+		}
+	}
+}
+
+// evaluationLines are the evaluation lines of a verb's log, in order.
+func evaluationLines(t *testing.T, log string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for l := range strings.Lines(log) {
+		var line map[string]any
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			continue // a verb's plain words
+		}
+		if line["message"] == answer.EvaluationMessage {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // A task whose results cannot be written commits nothing: its old

@@ -174,9 +174,12 @@ With -inputs FILE, the script runs over each input of FILE (NDJSON: one
 JSON value a line), each in a fresh run, and eval prints the lines POST
 /v1/evaluations:batch answers for them (docs/batch.md): one per input in
 order, then the summary; -logs then puts each run's console output in its
-line. Its statuses are the worst of the lines': 0 when every input's value
-was printed, 3 when a typed failure was, 1 when an input had a problem or
-was not run (interrupted), or the batch could not begin.
+line. Each input's evaluation line, as the service logs it, with its
+index and its source (FILE:line, -:line for standard input), goes to
+standard error in the service's log format (LOG_LEVEL). Its statuses are
+the worst of the lines': 0 when every input's value was printed, 3 when a
+typed failure was, 1 when an input had a problem or was not run
+(interrupted), or the batch could not begin.
 
 exit status:
   0  the script's value was printed
@@ -274,7 +277,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return fmt.Errorf("eval: %w", err)
 	}
 	if *inputsFile != "" {
-		return evalBatch(ctx, svc.Effect, cfg, ev, inputs, stdout, stderr)
+		return evalBatch(ctx, svc.Effect, cfg, ev, *inputsFile, inputs, stdout, stderr)
 	}
 	res, runErr := svc.Effect.Run(ctx, ev)
 	if *logs && res.Logs != "" {

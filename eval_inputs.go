@@ -13,6 +13,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
+	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
 // maxInputsFileBytes bounds what eval -inputs reads: a batch's body is
@@ -56,19 +57,25 @@ func readInputs(name string, stdin io.Reader) ([]jsontext.Text, error) {
 	return inputs, nil
 }
 
-// evalBatch is eval -inputs: ev's script over each input, as POST
-// /v1/evaluations:batch runs them, its lines written to stdout as each is
-// known. Its exit status is evalUsage's.
-func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev effect.Evaluation, inputs []jsontext.Text, stdout, stderr io.Writer) error {
+// evalBatch is eval -inputs: ev's script over each input, read from name,
+// as POST /v1/evaluations:batch runs them, its lines written to stdout as
+// each is known, and each input's evaluation line, with where it was read,
+// logged to stderr in the service's format, as the route logs it. Its exit
+// status is evalUsage's.
+func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev effect.Evaluation, name string, inputs []jsontext.Text, stdout, stderr io.Writer) error {
 	lim := cfg.Limits() // MAX_BATCH_ITEMS is evalCmd's to check, before anything runs
 	p, err := eff.Prepare(ctx, ev)
 	if err != nil {
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
 	}
+	level, _ := cfg.Level()
+	log := telemetry.NewLogger(stderr, level, cfg.GoogleProject)
 	out := bufio.NewWriter(stdout)
 	sum, err := answer.Batch(ctx, eff, p, inputs, int(lim.MaxConcurrent), func(it effect.Item) api.BatchLine {
-		reportEngineFault(stderr, ev, it.Result)
-		return answer.Item(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
+		l := answer.Item(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
+		// each line of the file is one input (readInputs)
+		answer.LogItem(ctx, log, "eval", ev, inputs[it.Index], it, l, fmt.Sprintf("%s:%d", name, it.Index+1))
+		return l
 	}, func(line []byte, _ api.BatchLine) error {
 		if _, err := out.Write(line); err != nil {
 			return err

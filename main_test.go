@@ -1029,6 +1029,37 @@ func TestEvalInputsAnswersAsTheBatchRoute(t *testing.T) {
 	if got, code := run("1\n", "-inputs", "-", "-input", "2", ref); code != 2 || !strings.Contains(string(got), "without -input") {
 		t.Errorf("-inputs with -input: status %d, %s", code, got)
 	}
+
+	// each input is an evaluation line on standard error, as on the
+	// route, with its index and the file and line it was read from
+	inputsFile := filepath.Join(t.TempDir(), "in.ndjson")
+	if err := os.WriteFile(inputsFile, []byte(strings.Join(inputs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{inputsFile, "-"} {
+		cmd := exec.Command(bin, "eval", "-inputs", name, ref)
+		cmd.Env = append(os.Environ(), "STORE_URL="+store)
+		cmd.Stdin = strings.NewReader(strings.Join(inputs, "\n"))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, _ := cmd.Output()
+		if n := len(lines(stdout)); n != len(inputs)+1 {
+			t.Errorf("eval -inputs %s printed %d lines:\n%s", name, n, stdout)
+		}
+		logged := evaluationLines(t, stderr.String())
+		if len(logged) != len(inputs) {
+			t.Fatalf("eval -inputs %s logged %d evaluation lines for %d inputs:\n%s", name, len(logged), len(inputs), stderr.String())
+		}
+		for i, l := range logged {
+			outcome := "ok"
+			if i == 2 {
+				outcome = "scriptError"
+			}
+			if l["index"] != float64(i) || l["source"] != fmt.Sprintf("%s:%d", name, i+1) || l["route"] != "eval" || l["script"] != ref || l["outcome"] != outcome {
+				t.Errorf("eval -inputs %s: input %d's evaluation line: %v", name, i, l)
+			}
+		}
+	}
 }
 
 // More inputs than one batch holds are refused before anything runs, as

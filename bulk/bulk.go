@@ -217,7 +217,7 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	}
 	log.Info("bulk shard", "task", job.Task.Index, "tasks", job.Task.Count, "attempt", job.Task.Attempt,
 		"inputs", job.Inputs, "totalInputs", total, "start", start, "end", end)
-	inputs, err := readRange(ctx, in, objs, counts, start, end, job.MaxLineBytes)
+	inputs, sources, err := readRange(ctx, in, objs, counts, start, end, job.MaxLineBytes)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -243,11 +243,11 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	digest := sha256.New()
 	w := &countingWriter{w: io.MultiWriter(results, digest)}
 	sum, err := answer.Batch(ctx, job.Effect, p, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
-		it.Index += int(start)
-		if it.Result.EngineFault != "" {
-			answer.LogEngineFault(ctx, log, "bulk", job.Evaluation, it.Result)
-		}
-		return answer.Item(job.Limits, job.Evaluation, it, notRunDetail)
+		i := it.Index
+		it.Index += int(start) // the global index
+		l := answer.Item(job.Limits, job.Evaluation, it, notRunDetail)
+		answer.LogItem(ctx, log, "bulk", job.Evaluation, inputs[i], it, l, sources[i].String())
+		return l
 	}, func(line []byte, l api.BatchLine) error {
 		if l.Summary != nil {
 			return nil // the manifest counts the shard: the shards concatenated are the inputs' lines
@@ -371,12 +371,23 @@ func countLines(ctx context.Context, in objects.Place, o objects.Object) (int64,
 	return n, nil
 }
 
+// source is where an input was read: its object's URL and its line
+// there, from 1.
+type source struct {
+	object string
+	line   int64
+}
+
+func (s source) String() string { return fmt.Sprintf("%s:%d", s.object, s.line) }
+
 // readRange reads the inputs of global indices [start, end): the lines of
-// the objects that hold them, counts being each object's lines. Each must
-// be one JSON value: a blank line, a line that is not JSON, or one over
-// maxLine is an *InputError naming the object and the line.
-func readRange(ctx context.Context, in objects.Place, objs []objects.Object, counts []int64, start, end, maxLine int64) ([]jsontext.Text, error) {
+// the objects that hold them, counts being each object's lines, and where
+// each was read. Each must be one JSON value: a blank line, a line that is
+// not JSON, or one over maxLine is an *InputError naming the object and
+// the line.
+func readRange(ctx context.Context, in objects.Place, objs []objects.Object, counts []int64, start, end, maxLine int64) ([]jsontext.Text, []source, error) {
 	inputs := make([]jsontext.Text, 0, end-start)
+	sources := make([]source, 0, end-start)
 	var first int64 // the global index of the object's first line
 	for i, o := range objs {
 		if first >= end {
@@ -386,27 +397,28 @@ func readRange(ctx context.Context, in objects.Place, objs []objects.Object, cou
 			first += counts[i]
 			continue
 		}
-		if err := readObject(ctx, in, o, first, start, end, maxLine, &inputs); err != nil {
-			return nil, err
+		if err := readObject(ctx, in, o, first, start, end, maxLine, &inputs, &sources); err != nil {
+			return nil, nil, err
 		}
 		first += counts[i]
 	}
 	if int64(len(inputs)) != end-start {
-		return nil, fmt.Errorf("the inputs changed while they were read: %d of the shard's %d lines were there; run the execution again on inputs that do not change", len(inputs), end-start)
+		return nil, nil, fmt.Errorf("the inputs changed while they were read: %d of the shard's %d lines were there; run the execution again on inputs that do not change", len(inputs), end-start)
 	}
-	return inputs, nil
+	return inputs, sources, nil
 }
 
 // readObject appends to inputs the lines of o within [start, end), o's
-// first line being index first.
-func readObject(ctx context.Context, in objects.Place, o objects.Object, first, start, end, maxLine int64, inputs *[]jsontext.Text) error {
+// first line being index first, and to sources where each was read.
+func readObject(ctx context.Context, in objects.Place, o objects.Object, first, start, end, maxLine int64, inputs *[]jsontext.Text, sources *[]source) error {
 	r, err := in.Open(ctx, o)
 	if err != nil {
 		return fmt.Errorf("the inputs: %w", err)
 	}
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
-	where := func(line int64) string { return fmt.Sprintf("%s:%d", in.URL(o.Name), line) }
+	url := in.URL(o.Name)
+	where := func(line int64) string { return source{url, line}.String() }
 	for line, idx := int64(1), first; idx < end; line, idx = line+1, idx+1 {
 		text, err := readLine(br, idx >= start, maxLine)
 		switch {
@@ -427,6 +439,7 @@ func readObject(ctx context.Context, in objects.Place, o objects.Object, first, 
 			return inputError("%s (input %d): the line is not one JSON value: %v", where(line), idx, err)
 		}
 		*inputs = append(*inputs, jsontext.Text(text))
+		*sources = append(*sources, source{url, line})
 	}
 	return nil
 }
