@@ -7,21 +7,16 @@ export {
 } from "./spi.js";
 export {
   CloudRunSandboxBackend,
-  CloudRunSandboxError,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_GRACE_MS,
   responseBoundFor,
   type CloudRunSandboxBackendOptions,
-  type CloudRunSandboxErrorCode,
-  type FetchLike,
-  type FetchLikeBody,
-  type FetchLikeInit,
-  type FetchLikeResponse,
-  type IdTokenHook,
   type RequestIdHook,
   type RunHook,
   type RunReport,
 } from "./backend.js";
+export { CloudRunSandboxError, type CloudRunSandboxErrorCode } from "./error.js";
+export type { FetchLike, FetchLikeBody, FetchLikeInit, FetchLikeResponse, IdTokenHook } from "./transport.js";
 export type { SandboxUsage, ServiceEngine, ServiceLimits } from "./decode.js";
 export type { Determinism, DeterminismOptions } from "./determinism.js";
 export { boundText, MAX_MESSAGE_UNITS } from "./text.js";

@@ -409,7 +409,7 @@ async function recordingWaits<T>(log: (string | number)[], fn: () => Promise<T>,
   const real = globalThis.setTimeout;
   const patched = (cb: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
     const stack = new Error().stack ?? "";
-    if (ms !== undefined && /\bsleep\b[^\n]*\/dist\/backend\.js/.test(stack)) {
+    if (ms !== undefined && /\bsleep\b[^\n]*\/dist\/transport\.js/.test(stack)) {
       log.push(ms);
       return real(cb, quick ? 0 : ms, ...args);
     }
