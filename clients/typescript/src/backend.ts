@@ -14,6 +14,7 @@ import {
   decodeAnswer,
   decodeInfo,
   DecodeError,
+  type BatchLine,
   parseJson,
   semverMajor,
   type SandboxAnswer,
@@ -31,6 +32,7 @@ import {
 } from "./spi.js";
 import { resolveDeterminism, type Determinism, type DeterminismOptions } from "./determinism.js";
 import { boundText, isWellFormed, MAX_MESSAGE_UNITS, quote, utf8Length } from "./text.js";
+import { runBatch, type BatchRequest } from "./batch.js";
 import { CloudRunSandboxError } from "./error.js";
 import {
   CLIENT,
@@ -262,10 +264,9 @@ function configure(options: CloudRunSandboxBackendOptions): Config {
   };
 }
 
-
 function requireJson(op: string, a: { contentType: string | null; bytes: Uint8Array }): Failure | undefined {
   if (mediaType(a.contentType) !== "application/json") {
-    return new Failure(describe({ op, status: 200, reason: `response Content-Type is ${quote(a.contentType ?? "")}, want application/json` }), 200);
+    return new Failure(describe({ op, status: 200, reason: `response Content-Type is ${quote(a.contentType ?? "")}, want application/json` }), { status: 200 });
   }
   return undefined;
 }
@@ -362,19 +363,18 @@ export class CloudRunSandboxBackend implements SandboxBackend {
       const info = await t.run(op, options.signal, cfg.controlTimeoutMs, `timeoutGraceMs ${cfg.timeoutGraceMs}, at least ${MIN_CONTROL_TIMEOUT_MS}`, async (signal, deadline) => {
         const a = await t.exchange("GET", "/v1/capabilities", undefined, MAX_CAPABILITIES_BYTES, signal, deadline);
         const wrong = requireJson(op, a);
-        if (wrong) throw new Failure(`invalid capabilities document from ${cfg.base}: ${wrong.message}`, 200, "invalid-capabilities");
+        if (wrong) throw new Failure(`invalid capabilities document from ${cfg.base}: ${wrong.message}`, { status: 200, code: "invalid-capabilities" });
         let info: ServiceInfo;
         try {
           info = decodeInfo(parseJson(a.bytes));
         } catch (err) {
           if (!(err instanceof DecodeError)) throw err;
-          throw new Failure(`invalid capabilities document from ${cfg.base}: ${err.message}`, 200, "invalid-capabilities");
+          throw new Failure(`invalid capabilities document from ${cfg.base}: ${err.message}`, { status: 200, code: "invalid-capabilities" });
         }
         if (semverMajor(info.spiVersion) !== semverMajor(SANDBOX_BACKEND_SPI_VERSION)) {
           throw new Failure(
             `incompatible sandbox backend SPI: the service at ${cfg.base} implements ${quote(info.spiVersion)}, this client ${SANDBOX_BACKEND_SPI_VERSION}`,
-            200,
-            "incompatible-spi",
+            { status: 200, code: "incompatible-spi" },
           );
         }
         // A run the caller means to replay must not run otherwise, and the
@@ -382,8 +382,7 @@ export class CloudRunSandboxBackend implements SandboxBackend {
         if (cfg.determinism !== undefined && !info.determinism) {
           throw new Failure(
             `${CLIENT}: the options ask for replayable runs (determinism) and the service at ${cfg.base} does not make runs replayable: its capabilities do not say "determinism": true`,
-            200,
-            "not-replayable",
+            { status: 200, code: "not-replayable" },
           );
         }
         return info;
@@ -391,7 +390,7 @@ export class CloudRunSandboxBackend implements SandboxBackend {
       if (options.maxResponseBytes === undefined) cfg.maxResponseBytes = responseBoundFor(info.limits.maxMemoryBytes);
       return new CloudRunSandboxBackend(t, info);
     } catch (err) {
-      if (err instanceof Failure) throw new CloudRunSandboxError(err.message, err.code ?? "unavailable", err.status);
+      if (err instanceof Failure) throw err.toError();
       throw err;
     }
   }
@@ -444,7 +443,7 @@ export class CloudRunSandboxBackend implements SandboxBackend {
           return decodeAnswer(parseJson(a.bytes));
         } catch (err) {
           if (!(err instanceof DecodeError)) throw err;
-          throw new Failure(describe({ op, status: 200, reason: `malformed outcome: ${err.message}` }), 200);
+          throw new Failure(describe({ op, status: 200, reason: `malformed outcome: ${err.message}` }), { status: 200 });
         }
       });
       outcome = answer.outcome;
@@ -522,6 +521,30 @@ export class CloudRunSandboxBackend implements SandboxBackend {
   }
 
   /**
+   * Runs one stored script over many inputs (POST /v1/evaluations:batch):
+   * the script is fetched and verified once, each input runs in a fresh run
+   * of its own, as /v1/evaluations runs it alone, and the answer's lines are
+   * yielded as they arrive: one per input, in the inputs' order (index 0, 1,
+   * …), then the summary. The request is sent when the iteration begins.
+   * Leaving the iteration early (break, return, a throw in its body) aborts
+   * the request: the connection is closed, and the service stops the
+   * batch's runs. The backend's determinism option applies; onRun is not
+   * called (each answer carries its logs and usage).
+   *
+   * The iteration throws request.signal's reason when it aborts, or a
+   * CloudRunSandboxError: "invalid-request" for a request refused here and
+   * never sent; "unavailable" when the service refused the batch (its
+   * problem, status and retryable, as POST /v1/evaluations gets one) or
+   * could not be reached; "cut", retryable, when the answer ended before its
+   * summary (the inputs without a line were not answered, and sent again
+   * they run as if for the first time); "invalid-answer" when a line is
+   * malformed or out of order; "closed" after close().
+   */
+  batch(request: BatchRequest): AsyncGenerator<BatchLine, void, undefined> {
+    return runBatch(this.#t, this.limits, this.determinism, request);
+  }
+
+  /**
    * Asks the service whether it is ready (GET /readyz): an instance that
    * answers 200 has compiled and warmed its engine, so calling this ahead of
    * traffic wakes a Cloud Run instance. Rejects with a CloudRunSandboxError
@@ -535,7 +558,7 @@ export class CloudRunSandboxBackend implements SandboxBackend {
         t.exchange("GET", "/readyz", undefined, MAX_PROBLEM_BYTES, s, d),
       );
     } catch (err) {
-      if (err instanceof Failure) throw new CloudRunSandboxError(err.message, err.code ?? "unavailable", err.status);
+      if (err instanceof Failure) throw err.toError();
       throw err;
     }
   }

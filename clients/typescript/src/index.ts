@@ -15,8 +15,22 @@ export {
   type RunHook,
   type RunReport,
 } from "./backend.js";
-export { CloudRunSandboxError, type CloudRunSandboxErrorCode } from "./error.js";
+export { CloudRunSandboxError, type CloudRunSandboxErrorCode, type CloudRunSandboxErrorDetails } from "./error.js";
 export type { FetchLike, FetchLikeBody, FetchLikeInit, FetchLikeResponse, IdTokenHook } from "./transport.js";
-export type { SandboxUsage, ServiceEngine, ServiceLimits } from "./decode.js";
+export type {
+  BatchAnswerLine,
+  BatchLine,
+  BatchNotRunLine,
+  BatchProblemLine,
+  BatchSummary,
+  BatchSummaryLine,
+  EvaluationAnswer,
+  EvaluationFailure,
+  SandboxUsage,
+  ServiceEngine,
+  ServiceLimits,
+  ServiceProblem,
+} from "./decode.js";
+export type { BatchRequest } from "./batch.js";
 export type { Determinism, DeterminismOptions } from "./determinism.js";
 export { boundText, MAX_MESSAGE_UNITS } from "./text.js";

@@ -3,7 +3,7 @@
 // abort for each exchange, close(), and what a failed exchange says,
 // bounded and with the ID token blanked.
 
-import { parseJson } from "./decode.js";
+import { decodeProblem, parseJson, type ServiceProblem } from "./decode.js";
 import { CloudRunSandboxError, type CloudRunSandboxErrorCode } from "./error.js";
 import { boundText, MAX_MESSAGE_UNITS } from "./text.js";
 
@@ -53,13 +53,38 @@ export interface FetchLikeResponse {
 /** A fetch function: the global `fetch` is one. */
 export type FetchLike = (url: string, init: FetchLikeInit) => Promise<FetchLikeResponse>;
 
+/** What a Failure carries beside its message. */
+export interface FailureFacts {
+  /** The HTTP status, when a response arrived. */
+  status?: number;
+  code?: CloudRunSandboxErrorCode;
+  /** Whether the same request may succeed later (as the Go client's Error.Retryable). */
+  retryable?: boolean;
+  problem?: ServiceProblem;
+  /** The service's id for the request, when an answer named one. */
+  requestId?: string;
+}
+
 /** A failed exchange, already described (bounded, token redacted). Internal. */
 export class Failure {
   constructor(
     readonly message: string,
-    readonly status?: number,
-    readonly code?: CloudRunSandboxErrorCode,
+    readonly facts: FailureFacts = {},
   ) {}
+
+  get status(): number | undefined {
+    return this.facts.status;
+  }
+
+  get code(): CloudRunSandboxErrorCode | undefined {
+    return this.facts.code;
+  }
+
+  /** The error a caller gets for it: code "unavailable" unless the failure names another. */
+  toError(): CloudRunSandboxError {
+    const { code, status, ...rest } = this.facts;
+    return new CloudRunSandboxError(this.message, code ?? "unavailable", status, rest);
+  }
 }
 
 /** What the last attempt of an exchange got from the service, for the RunReport. */
@@ -72,25 +97,33 @@ export interface Seen {
 /** The X-Request-Id the service takes from a caller and gives back (api/openapi.yaml, RequestId). */
 export const REQUEST_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 
-interface Problem {
-  title?: string;
-  detail?: string;
-}
-
 /** What a failed attempt says, before a reason is added. */
 interface Said {
   op: string;
   status?: number;
-  problem?: Problem;
+  problem?: ServiceProblem;
   reason?: string;
 }
 
+/** Blanks the request's ID token in a text. */
+export type Redact = (s: string) => string;
+
 type Answer =
-  | { ok: true; contentType: string | null; bytes: Uint8Array }
-  | { ok: false; said: Said; redact: (s: string) => string; retryAfterMs?: number };
+  | ({ ok: true } & Opened)
+  | { ok: false; said: Said; redact: Redact; requestId: string; retryAfterMs?: number };
+
+/**
+ * Whether a non-200 answer may succeed later, as the Go client decides: the
+ * problem document's retryable when it has one; else true for a busy
+ * service and a gateway or availability status (502, 503, 504).
+ */
+function retryableStatus(status: number, problem: ServiceProblem | undefined): boolean {
+  if (problem?.retryable !== undefined) return problem.retryable;
+  return status === 429 || status === 502 || status === 503 || status === 504;
+}
 
 /** Composes a message as the Go client's Error.Error does: bounded, token redacted. */
-export function describe(s: Said, redact: (s: string) => string = (x) => x): string {
+export function describe(s: Said, redact: Redact = (x) => x): string {
   let m = `sandbox service: ${s.op}`;
   if (s.status !== undefined) m += `: HTTP ${s.status}`;
   for (const t of [s.problem?.title, s.problem?.detail]) if (t) m += `: ${t}`;
@@ -175,37 +208,70 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Reads at most limit bytes of body; "over" when it has more (the rest is cancelled). */
-async function readCapped(body: FetchLikeBody | null, limit: number, signal: AbortSignal): Promise<Uint8Array | "over"> {
-  if (body === null || body === undefined) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
+/** A response body's chunks, one at a time; cancel() releases the rest. */
+export interface BodyReader {
+  /** The next chunk, or undefined at the end; rejects with the signal's reason when it aborts first. */
+  read(signal: AbortSignal): Promise<Uint8Array | undefined>;
+  cancel(): void;
+}
+
+/** Reads a WHATWG ReadableStream (global fetch) or an async iterable of bytes. */
+export function bodyReader(body: FetchLikeBody | null): BodyReader {
+  if (body === null || body === undefined) return { read: async () => undefined, cancel: () => {} };
   if ("getReader" in body && typeof body.getReader === "function") {
     const reader = body.getReader();
+    return {
+      async read(signal) {
+        for (;;) {
+          const { done, value } = await race(reader.read(), signal);
+          if (done) return undefined;
+          if (value !== undefined) return value;
+        }
+      },
+      cancel() {
+        try {
+          reader.cancel().catch(() => {});
+        } catch {
+          // already released
+        }
+      },
+    };
+  }
+  const it = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  return {
+    async read(signal) {
+      const { done, value } = await race(it.next(), signal);
+      return done ? undefined : value;
+    },
+    cancel() {
+      try {
+        it.return?.()?.catch(() => {});
+      } catch {
+        // already released
+      }
+    },
+  };
+}
+
+/** Reads at most limit bytes of body; "over" when it has more (the rest is cancelled). */
+async function readCapped(body: FetchLikeBody | null, limit: number, signal: AbortSignal): Promise<Uint8Array | "over"> {
+  const r = bodyReader(body);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
     for (;;) {
-      const { done, value } = await race(reader.read(), signal);
-      if (done) break;
-      if (value === undefined) continue;
+      const value = await r.read(signal);
+      if (value === undefined) break;
       total += value.byteLength;
       if (total > limit) {
-        reader.cancel().catch(() => {});
+        r.cancel();
         return "over";
       }
       chunks.push(value);
     }
-  } else {
-    const it = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
-    try {
-      for (;;) {
-        const { done, value } = await race(it.next(), signal);
-        if (done) break;
-        total += value.byteLength;
-        if (total > limit) return "over";
-        chunks.push(value);
-      }
-    } finally {
-      if (total > limit || signal.aborted) it.return?.()?.catch(() => {});
-    }
+  } catch (err) {
+    r.cancel();
+    throw err;
   }
   const out = new Uint8Array(total);
   let off = 0;
@@ -217,7 +283,7 @@ async function readCapped(body: FetchLikeBody | null, limit: number, signal: Abo
 }
 
 /** Releases a body that will not be read. */
-function discard(body: FetchLikeBody | null): void {
+export function discard(body: FetchLikeBody | null): void {
   try {
     if (body && "getReader" in body && typeof body.getReader === "function") {
       body.getReader().cancel().catch(() => {});
@@ -259,6 +325,82 @@ export interface TransportConfig {
   maxResponseBytes: number;
 }
 
+/** The Accept of a request whose answer is JSON. */
+const ACCEPT_JSON = "application/json, application/problem+json";
+
+/** A 200 answer, its body still to be read. */
+export interface Opened {
+  readonly res: FetchLikeResponse;
+  /** Blanks the request's ID token in a text. */
+  readonly redact: Redact;
+  /** The service's id for the request (its X-Request-Id answer header, when well formed), else "". */
+  readonly requestId: string;
+}
+
+/**
+ * One exchange's life: its signal aborts on the caller's abort, on its
+ * timeout and on close(). end() releases it.
+ */
+export class Call {
+  readonly signal: AbortSignal;
+  /** When the timeout aborts the call, in ms since the epoch. */
+  readonly deadline: number;
+  readonly #ac = new AbortController();
+  readonly #timer: ReturnType<typeof setTimeout>;
+  readonly #onUser: () => void;
+  #timedOut = false;
+
+  constructor(
+    readonly op: string,
+    private readonly user: AbortSignal | undefined,
+    readonly timeoutMs: number,
+    /** What the timeout is made of, for its message. */
+    readonly why: string,
+    private readonly inflight: Set<AbortController>,
+  ) {
+    this.signal = this.#ac.signal;
+    this.deadline = Date.now() + timeoutMs;
+    this.#onUser = () => this.#ac.abort(user?.reason);
+    user?.addEventListener("abort", this.#onUser, { once: true });
+    this.#timer = setTimeout(
+      () => {
+        this.#timedOut = true;
+        this.#ac.abort(new Failure("timeout"));
+      },
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
+    inflight.add(this.#ac);
+  }
+
+  /** Whether the call's timeout has passed. */
+  get timedOut(): boolean {
+    return this.#timedOut;
+  }
+
+  /**
+   * What err, thrown during the call, is to its caller: the caller's abort
+   * reason (whatever else happened: cancellation wins), or a Failure.
+   */
+  error(err: unknown): unknown {
+    if (this.user?.aborted) return this.user.reason;
+    if (this.#timedOut) return new Failure(`sandbox service: ${this.op}: no answer within ${this.timeoutMs} ms (${this.why})`, { retryable: true });
+    if (this.#ac.signal.aborted) return new Failure(`${CLIENT}: ${this.op}: the backend was closed while the request was in flight`, { code: "closed" });
+    if (err instanceof Failure) return err;
+    return new Failure(`${CLIENT}: ${this.op}: ${errorText(err)}`);
+  }
+
+  /**
+   * Ends the call: its timer and listener released; with abort, the request
+   * aborted if it is still in flight, which closes its connection.
+   */
+  end(abort = false): void {
+    clearTimeout(this.#timer);
+    this.user?.removeEventListener("abort", this.#onUser);
+    this.inflight.delete(this.#ac);
+    if (abort) this.#ac.abort();
+  }
+}
+
 /** The HTTP side: attempts, busy retries, deadlines and close(). */
 export class Transport<C extends TransportConfig = TransportConfig> {
   readonly #inflight = new Set<AbortController>();
@@ -277,9 +419,19 @@ export class Transport<C extends TransportConfig = TransportConfig> {
   }
 
   /**
-   * Runs fn under a signal that aborts on the caller's abort, on timeoutMs
-   * and on close(). It returns fn's result, or throws the caller's abort
-   * reason (whatever else happened: cancellation wins), or a Failure.
+   * Starts a call of timeoutMs; throws the caller's abort reason when it has
+   * aborted already, or a Failure when the backend is closed.
+   */
+  begin(op: string, user: AbortSignal | undefined, timeoutMs: number, why: string): Call {
+    user?.throwIfAborted();
+    if (this.#closed) throw new Failure(`${CLIENT}: ${op}: the backend is closed`, { code: "closed" });
+    return new Call(op, user, timeoutMs, why, this.#inflight);
+  }
+
+  /**
+   * Runs fn under a call's signal (begin). It returns fn's result, or throws
+   * the caller's abort reason (whatever else happened: cancellation wins),
+   * or a Failure.
    */
   async run<T>(
     op: string,
@@ -288,42 +440,56 @@ export class Transport<C extends TransportConfig = TransportConfig> {
     why: string,
     fn: (signal: AbortSignal, deadline: number) => Promise<T>,
   ): Promise<T> {
-    user?.throwIfAborted();
-    if (this.#closed) throw new Failure(`${CLIENT}: ${op}: the backend is closed`, undefined, "closed");
-    const ac = new AbortController();
-    let timedOut = false;
-    const onUser = () => ac.abort(user?.reason);
-    user?.addEventListener("abort", onUser, { once: true });
-    const timer = setTimeout(
-      () => {
-        timedOut = true;
-        ac.abort(new Failure("timeout"));
-      },
-      Math.min(timeoutMs, MAX_TIMER_MS),
-    );
-    this.#inflight.add(ac);
+    const call = this.begin(op, user, timeoutMs, why);
     try {
-      const result = await fn(ac.signal, Date.now() + timeoutMs);
+      const result = await fn(call.signal, call.deadline);
       if (user?.aborted) throw user.reason;
       return result;
     } catch (err) {
-      if (user?.aborted) throw user.reason;
-      if (timedOut) throw new Failure(`sandbox service: ${op}: no answer within ${timeoutMs} ms (${why})`);
-      if (ac.signal.aborted) throw new Failure(`${CLIENT}: ${op}: the backend was closed while the request was in flight`, undefined, "closed");
-      if (err instanceof Failure) throw err;
-      throw new Failure(`${CLIENT}: ${op}: ${errorText(err)}`);
+      throw call.error(err);
     } finally {
-      clearTimeout(timer);
-      user?.removeEventListener("abort", onUser);
-      this.#inflight.delete(ac);
+      call.end();
     }
   }
 
   /**
    * Sends the request, retrying a 429 when configured to (with the back-off
-   * of FIRST_BUSY_WAIT_MS); returns a 200 answer or throws a Failure. seen,
-   * when given, says what the last attempt got from the service.
+   * of FIRST_BUSY_WAIT_MS); returns a 200 answer, its body unread, or throws
+   * a Failure. seen, when given, says what the last attempt got from the
+   * service.
    */
+  async open(
+    method: string,
+    path: string,
+    body: string | undefined,
+    signal: AbortSignal,
+    deadline: number,
+    extraHeaders: Record<string, string> = {},
+    seen: Seen = { answered: false, requestId: "" },
+    accept = ACCEPT_JSON,
+  ): Promise<Opened> {
+    let backoff = FIRST_BUSY_WAIT_MS + Math.floor(Math.random() * (BUSY_JITTER_MS + 1));
+    for (let attempts = 1; ; attempts++) {
+      const a = await this.#once(method, path, body, signal, { accept, ...extraHeaders }, seen);
+      if (a.ok) return a;
+      const status = a.said.status ?? 0;
+      const facts: FailureFacts = { status, retryable: retryableStatus(status, a.said.problem), requestId: a.requestId };
+      if (a.said.problem) facts.problem = a.said.problem;
+      if (status !== 429 || !this.cfg.retryBusy) throw new Failure(describe(a.said, a.redact), facts);
+      // A Retry-After of 0 still leaves FIRST_BUSY_WAIT_MS between attempts,
+      // so that a server that says so cannot make this a busy loop.
+      const wait = Math.min(backoff, Math.max(a.retryAfterMs ?? DEFAULT_BUSY_WAIT_MS, FIRST_BUSY_WAIT_MS));
+      const left = deadline - Date.now();
+      if (wait >= left) {
+        const reason = `busy after ${attempts} attempt${attempts === 1 ? "" : "s"}: the next, in ${wait} ms, would pass the request's deadline (${Math.max(left, 0)} ms left)`;
+        throw new Failure(describe({ ...a.said, reason }, a.redact), facts);
+      }
+      await sleep(wait, signal);
+      backoff = Math.min(backoff * 2, MAX_TIMER_MS);
+    }
+  }
+
+  /** open, then the whole body, at most limit bytes; or a Failure. */
   async exchange(
     method: string,
     path: string,
@@ -334,38 +500,36 @@ export class Transport<C extends TransportConfig = TransportConfig> {
     extraHeaders: Record<string, string> = {},
     seen: Seen = { answered: false, requestId: "" },
   ): Promise<{ contentType: string | null; bytes: Uint8Array }> {
-    let backoff = FIRST_BUSY_WAIT_MS + Math.floor(Math.random() * (BUSY_JITTER_MS + 1));
-    for (let attempts = 1; ; attempts++) {
-      const a = await this.#once(method, path, body, limit, signal, extraHeaders, seen);
-      if (a.ok) return a;
-      if (a.said.status !== 429 || !this.cfg.retryBusy) throw new Failure(describe(a.said, a.redact), a.said.status);
-      // A Retry-After of 0 still leaves FIRST_BUSY_WAIT_MS between attempts,
-      // so that a server that says so cannot make this a busy loop.
-      const wait = Math.min(backoff, Math.max(a.retryAfterMs ?? DEFAULT_BUSY_WAIT_MS, FIRST_BUSY_WAIT_MS));
-      const left = deadline - Date.now();
-      if (wait >= left) {
-        const reason = `busy after ${attempts} attempt${attempts === 1 ? "" : "s"}: the next, in ${wait} ms, would pass the request's deadline (${Math.max(left, 0)} ms left)`;
-        throw new Failure(describe({ ...a.said, reason }, a.redact), 429);
-      }
-      await sleep(wait, signal);
-      backoff = Math.min(backoff * 2, MAX_TIMER_MS);
+    const { res, redact, requestId } = await this.open(method, path, body, signal, deadline, extraHeaders, seen);
+    const op = `${method} ${path}`;
+    const status = res.status;
+    const declared = res.headers.get("content-length");
+    if (declared !== null && /^[0-9]+$/.test(declared.trim()) && Number(declared) > limit) {
+      discard(res.body);
+      throw new Failure(describe({ op, status, reason: `response body of ${declared.trim()} bytes exceeds the client's limit of ${limit} bytes` }, redact), {
+        status,
+        requestId,
+      });
     }
+    let bytes: Uint8Array | "over";
+    try {
+      bytes = await readCapped(res.body, limit, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new Failure(describe({ op, status, reason: `reading the response: ${errorText(err)}` }, redact), { status, retryable: true, requestId });
+    }
+    if (bytes === "over") {
+      throw new Failure(describe({ op, status, reason: `response body exceeds the client's limit of ${limit} bytes` }, redact), { status, requestId });
+    }
+    return { contentType: res.headers.get("content-type"), bytes };
   }
 
-  /** One attempt: a 200 answer, a failed one, or a Failure thrown (or the signal's reason). */
-  async #once(
-    method: string,
-    path: string,
-    body: string | undefined,
-    limit: number,
-    signal: AbortSignal,
-    extraHeaders: Record<string, string>,
-    seen: Seen,
-  ): Promise<Answer> {
+  /** One attempt: a 200 answer (its body unread), a failed one, or a Failure thrown (or the signal's reason). */
+  async #once(method: string, path: string, body: string | undefined, signal: AbortSignal, extraHeaders: Record<string, string>, seen: Seen): Promise<Answer> {
     seen.answered = false;
     seen.requestId = "";
     const op = `${method} ${path}`;
-    const headers: Record<string, string> = { accept: "application/json, application/problem+json", ...extraHeaders };
+    const headers: Record<string, string> = { ...extraHeaders };
     if (body !== undefined) headers["content-type"] = "application/json";
     let token = "";
     if (this.cfg.idToken) {
@@ -378,7 +542,7 @@ export class Transport<C extends TransportConfig = TransportConfig> {
         );
       } catch (err) {
         if (signal.aborted) throw err;
-        throw new Failure(describe({ op, reason: `ID token: ${errorText(err)}` }));
+        throw new Failure(describe({ op, reason: `ID token: ${errorText(err)}` }), { retryable: true });
       }
       if (!validToken(t)) throw new Failure(describe({ op, reason: "ID token: the hook returned an empty or malformed token" }));
       token = t;
@@ -393,58 +557,43 @@ export class Transport<C extends TransportConfig = TransportConfig> {
       res = await race(this.cfg.fetch(this.cfg.base + path, init), signal);
     } catch (err) {
       if (signal.aborted) throw err;
-      throw new Failure(describe({ op, reason: errorText(err) }, redact));
+      throw new Failure(describe({ op, reason: errorText(err) }, redact), { retryable: true });
     }
 
     let status: number;
+    let requestId: string;
     try {
       status = res.status;
       const id = res.headers.get("x-request-id");
-      seen.requestId = id !== null && REQUEST_ID.test(id) ? id : (extraHeaders["x-request-id"] ?? "");
+      requestId = id !== null && REQUEST_ID.test(id) ? id : "";
+      seen.requestId = requestId || (extraHeaders["x-request-id"] ?? "");
     } catch (err) {
       throw new Failure(describe({ op, reason: `unreadable response: ${errorText(err)}` }, redact));
     }
     seen.answered = true;
-    if (status !== 200) {
-      const said: Said = { op, status };
-      if (res.type === "opaqueredirect" || (status >= 300 && status < 400)) {
-        said.reason = "redirects are not followed";
-        discard(res.body);
-      } else {
-        const p = await this.#problem(res, signal, redact);
-        if (p) said.problem = p;
-      }
-      const answer: Answer = { ok: false, said, redact };
-      if (status === 429) {
-        const ra = retryAfter(res.headers.get("retry-after"));
-        if (ra !== undefined) answer.retryAfterMs = ra;
-      }
-      return answer;
-    }
-
-    const declared = res.headers.get("content-length");
-    if (declared !== null && /^[0-9]+$/.test(declared.trim()) && Number(declared) > limit) {
+    if (status === 200) return { ok: true, res, redact, requestId };
+    const said: Said = { op, status };
+    if (res.type === "opaqueredirect" || (status >= 300 && status < 400)) {
+      said.reason = "redirects are not followed";
       discard(res.body);
-      throw new Failure(
-        describe({ op, status, reason: `response body of ${declared.trim()} bytes exceeds the client's limit of ${limit} bytes` }, redact),
-        status,
-      );
+    } else {
+      const p = await this.#problem(res, signal, redact);
+      if (p) said.problem = p;
     }
-    let bytes: Uint8Array | "over";
-    try {
-      bytes = await readCapped(res.body, limit, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      throw new Failure(describe({ op, status, reason: `reading the response: ${errorText(err)}` }, redact), status);
+    const answer: Answer = { ok: false, said, redact, requestId };
+    if (status === 429) {
+      const ra = retryAfter(res.headers.get("retry-after"));
+      if (ra !== undefined) answer.retryAfterMs = ra;
     }
-    if (bytes === "over") {
-      throw new Failure(describe({ op, status, reason: `response body exceeds the client's limit of ${limit} bytes` }, redact), status);
-    }
-    return { ok: true, contentType: res.headers.get("content-type"), bytes };
+    return answer;
   }
 
-  /** The problem document (RFC 9457) of a non-200 answer, or undefined when the body is not one. */
-  async #problem(res: FetchLikeResponse, signal: AbortSignal, redact: (s: string) => string): Promise<Problem | undefined> {
+  /**
+   * The problem document (RFC 9457) of a non-200 answer, read as the Go
+   * client reads it (decodeProblem), its text redacted and bounded; or
+   * undefined when the body is not one.
+   */
+  async #problem(res: FetchLikeResponse, signal: AbortSignal, redact: Redact): Promise<ServiceProblem | undefined> {
     const mt = mediaType(res.headers.get("content-type"));
     if (mt !== "application/problem+json" && mt !== "application/json") {
       discard(res.body);
@@ -458,26 +607,13 @@ export class Transport<C extends TransportConfig = TransportConfig> {
       return undefined;
     }
     if (bytes === "over") return undefined;
-    let doc: unknown;
+    let p: Record<string, unknown>;
     try {
-      doc = parseJson(bytes);
+      p = { ...decodeProblem(parseJson(bytes)) };
     } catch {
       return undefined;
     }
-    if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return undefined;
-    // The members api/testdata/problem defines, each of its type, as the Go
-    // client reads them; others are allowed (a proxy may add some).
-    const r = doc as Record<string, unknown>;
-    for (const k of ["type", "title", "detail", "limit", "field"]) if (r[k] !== undefined && typeof r[k] !== "string") return undefined;
-    for (const k of ["status", "limitValue", "offset", "line", "column"]) if (r[k] !== undefined && !(Number.isSafeInteger(r[k]) && (r[k] as number) >= 0)) return undefined;
-    if (r.retryable !== undefined && typeof r.retryable !== "boolean") return undefined;
-    const p: Problem = {};
-    for (const k of ["title", "detail"] as const) {
-      const v = (doc as Record<string, unknown>)[k];
-      if (v === undefined || v === null) continue;
-      if (typeof v !== "string") return undefined;
-      p[k] = boundText(redact(v), MAX_MESSAGE_UNITS);
-    }
-    return p;
+    for (const k of ["type", "title", "detail"] as const) if (typeof p[k] === "string") p[k] = boundText(redact(p[k] as string), MAX_MESSAGE_UNITS);
+    return p as ServiceProblem;
   }
 }

@@ -4,11 +4,21 @@
 // outcome, every answer as its outcome alone with its logs and usage handed
 // to onRun (an answer of a later version as what this client knows of it),
 // every malformed one as infrastructure saying so, and the
-// capabilities document is accepted as the service writes it.
+// capabilities document is accepted as the service writes it; and every
+// line of a batch's answer, with the answers of POST /v1/evaluations and
+// the problem documents in them, comes back as what this client knows of
+// it, every malformed one refused.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { CloudRunSandboxBackend, type FetchLike, type FetchLikeResponse, type RunReport } from "@loom-plugins/sandbox-cloudrun";
+import {
+  CloudRunSandboxBackend,
+  CloudRunSandboxError,
+  type BatchLine,
+  type FetchLike,
+  type FetchLikeResponse,
+  type RunReport,
+} from "@loom-plugins/sandbox-cloudrun";
 import { assertInfrastructure, assertOutcome } from "./vocabulary.js";
 
 const testdata = new URL("../../../api/testdata/", import.meta.url);
@@ -170,5 +180,95 @@ describe("api/testdata", () => {
       const fetch: FetchLike = async () => answer(doc);
       await assert.rejects(CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch }), /invalid capabilities document/);
     });
+  }
+
+  // A batch's lines (docs/batch.md). Each golden line is read where it
+  // belongs: at its index, after the lines of the inputs before it, and a
+  // summary at the end.
+  const usage = JSON.parse(golden("batch").find(([n]) => n === "ok.json")![1]).usage;
+  const filler = (i: number) => JSON.stringify({ index: i, ok: true, value: i });
+  const summary = (n: number) => JSON.stringify({ summary: { items: n, outcomes: { ok: n }, problems: 0, notRun: 0, usage } });
+
+  /** The lines a batch of n inputs yields when the service answers lines, and the error that ended them. */
+  async function batchOf(n: number, lines: string[]): Promise<{ lines: BatchLine[]; err?: unknown }> {
+    const fetch: FetchLike = async (url) =>
+      url.endsWith("/v1/capabilities") ? answer(capabilities) : answer(lines.map((l) => `${l}\n`).join(""), 200, "application/x-ndjson");
+    const b = await CloudRunSandboxBackend.create({ url: "http://golden.invalid", fetch });
+    const got: BatchLine[] = [];
+    try {
+      for await (const l of b.batch({ scriptRef: "sha256:" + "0".repeat(64), inputsJson: Array(n).fill("null") })) got.push(l);
+    } catch (err) {
+      return { lines: got, err };
+    }
+    return { lines: got };
+  }
+
+  /** A golden line read where it belongs; what it was read as. */
+  async function readLine(doc: string): Promise<BatchLine> {
+    const w = JSON.parse(doc) as { index?: number; summary?: { items: number } };
+    const at = w.summary ? w.summary.items : w.index!;
+    const before = Array.from({ length: at }, (_, i) => filler(i));
+    const got = await batchOf(w.summary ? at : at + 1, w.summary ? [...before, doc] : [...before, doc, summary(at + 1)]);
+    assert.equal(got.err, undefined);
+    return got.lines[at]!;
+  }
+
+  /** What this client reads a line of the wire as: the test's own mapping of docs/batch.md onto the package's types. */
+  function expected(doc: string): unknown {
+    const { index, ...rest } = JSON.parse(doc) as Record<string, unknown>;
+    if ("summary" in rest) return { summary: rest.summary };
+    if ("problem" in rest) return { index, problem: rest.problem };
+    if ("notRun" in rest) return { index, notRun: rest.detail };
+    return { index, answer: rest };
+  }
+
+  /** A malformed line, first: the batch ends there, an error of the protocol. */
+  async function assertRefused(doc: string): Promise<void> {
+    const got = await batchOf(1, [doc, summary(1)]);
+    assert.deepEqual(got.lines, []);
+    assert.ok(got.err instanceof CloudRunSandboxError, `accepted, or ${String(got.err)}`);
+    assert.equal(got.err.code, "invalid-answer");
+    assert.equal(got.err.retryable, false);
+    assert.match(got.err.message, /: HTTP 200: malformed line 1: /);
+  }
+
+  const batchReadings = new Map(golden("batch/read"));
+  for (const [name, doc] of golden("batch")) {
+    test(`batch line ${name} is read as written`, async () => {
+      assert.deepEqual(await readLine(doc), expected(batchReadings.get(name) ?? doc));
+    });
+  }
+
+  test("every reading in batch/read reads a line", () => {
+    const lines = new Set(golden("batch").map(([n]) => n));
+    for (const name of batchReadings.keys()) assert.ok(lines.has(name), `batch/read/${name} reads no line`);
+  });
+
+  for (const [name, doc] of golden("batch/invalid")) {
+    test(`batch line invalid/${name} is refused`, () => assertRefused(doc));
+  }
+
+  // An input's answer is POST /v1/evaluations' for it alone: every golden
+  // answer of that route, given an index, is such a line.
+  const evaluationReadings = new Map(golden("evaluation/read"));
+  const indexed = (doc: string) => `{"index":0,${doc.slice(1)}`;
+  for (const [name, doc] of golden("evaluation")) {
+    test(`evaluation ${name} is an input's answer, read as written`, async () => {
+      assert.deepEqual(await readLine(indexed(doc)), { index: 0, answer: JSON.parse(evaluationReadings.get(name) ?? doc) });
+    });
+  }
+
+  for (const [name, doc] of golden("evaluation/invalid")) {
+    test(`evaluation invalid/${name} is refused as an input's answer`, () => assertRefused(indexed(doc)));
+  }
+
+  for (const [name, doc] of golden("problem")) {
+    test(`problem ${name} is an input's problem, read as written`, async () => {
+      assert.deepEqual(await readLine(`{"index":0,"problem":${doc}}`), { index: 0, problem: JSON.parse(doc) });
+    });
+  }
+
+  for (const [name, doc] of golden("problem/invalid")) {
+    test(`problem invalid/${name} is refused as an input's problem`, () => assertRefused(`{"index":0,"problem":${doc}}`));
   }
 });

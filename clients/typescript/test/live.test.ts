@@ -548,6 +548,7 @@ describe("against the real service", () => {
     await assert.rejects(CloudRunSandboxBackend.create({ url: `http://127.0.0.1:${port}` }), (e) => {
       assert.ok(e instanceof CloudRunSandboxError);
       assert.equal(e.code, "unavailable");
+      assert.equal(e.retryable, true, "no answer: a retry may reach it");
       assert.match(e.message, /GET \/v1\/capabilities/);
       assert.match(e.message, /ECONNREFUSED/);
       return true;

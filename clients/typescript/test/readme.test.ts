@@ -1,9 +1,12 @@
 // ADR 0144 D6: a remote backend's package carries the remote-backend
 // checklist in its README, and says plainly what memory: false / cpu: false
 // mean. This keeps the section there, whole, and keeps the tests it names
-// real: each must exist in the service's Go sources.
+// real: each must exist in the service's Go sources. And the README's batch
+// example compiles.
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -51,5 +54,28 @@ test("every test the checklist names exists in the service's sources", () => {
   const sources = goSources(repo).join("\n");
   for (const name of named) {
     assert.ok(sources.includes(`func ${name}(`), `${name} is named in the README but defined nowhere`);
+  }
+});
+
+// The README's batch example, as printed, type-checked against the package
+// as built (dist/), as a reader's project compiles it (`tsc --strict
+// --module nodenext`): an example that no longer fits the package's types
+// fails here.
+test("the README's batch example compiles against the package", () => {
+  const marker = "<!-- npm test compiles this block: batch.ts -->\n";
+  const at = readme.indexOf(marker);
+  assert.ok(at >= 0, `README.md has no block marked "${marker.trim()}"`);
+  const m = /^```ts\n([^]*?)^```$/m.exec(readme.slice(at + marker.length));
+  assert.ok(m && m.index === 0, "the marker is not followed by a ts block");
+  // inside the package, whose name the file imports (a self-reference)
+  const dir = mkdtempSync(join(pkg, "dist-test", "readme-"));
+  try {
+    const file = join(dir, "batch.ts");
+    writeFileSync(file, m[1]!);
+    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+    const r = spawnSync(process.execPath, [tsc, "--noEmit", "--strict", "--module", "nodenext", "--types", "node", file], { encoding: "utf8" });
+    assert.equal(r.status, 0, `tsc failed on the README's batch example:\n${r.stdout}${r.stderr}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,7 +1,7 @@
 // Builds the real Go service from the repository root and runs it on a free
 // port, as the tests' set-up.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -16,7 +16,7 @@ export const repoRoot = resolve(packageDir, "..", "..");
 const SERVICE_VARIABLES = [
   "PORT", "STORE_URL", "MAX_SCRIPT_BYTES", "SCRIPT_CACHE_BYTES", "SCRIPT_CONFIRM_AFTER", "DEFAULT_WALL_CLOCK", "MAX_WALL_CLOCK",
   "DEFAULT_MEMORY_BYTES", "MAX_MEMORY_BYTES", "MAX_INPUT_BYTES", "MAX_OUTPUT_BYTES", "MAX_REQUEST_BYTES",
-  "MAX_CONCURRENT_EVALUATIONS", "REQUEST_TIMEOUT", "HARD_KILL_GRACE", "PROCESS_KILL", "CPU_BUDGET", "POOL_SIZE",
+  "MAX_CONCURRENT_EVALUATIONS", "MAX_BATCH_ITEMS", "REQUEST_TIMEOUT", "HARD_KILL_GRACE", "PROCESS_KILL", "CPU_BUDGET", "POOL_SIZE",
   "COMPILATION_CACHE_DIR", "AUTH_AUDIENCE", "AUTH_ALLOWED_CALLERS", "OTEL_EXPORTER", "LOG_LEVEL",
   "SHUTDOWN_TIMEOUT", "GOOGLE_CLOUD_PROJECT", "STORAGE_EMULATOR_HOST",
 ];
@@ -115,4 +115,22 @@ export async function startService(bin: string, env: Record<string, string> = {}
     await new Promise((r) => setTimeout(r, 50));
   }
   return { url, stop, log: () => tail };
+}
+
+/**
+ * Stores source in the directory store with the service's own verb
+ * (`<bin> put FILE`, STORE_URL=store) and returns its content reference.
+ */
+export async function putScript(bin: string, store: string, source: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "sandbox-cloudrun-script-"));
+  try {
+    const file = join(dir, "script.js");
+    await writeFile(file, source);
+    const { stdout } = await promisify(execFile)(bin, ["put", file], { env: { ...process.env, STORE_URL: store } });
+    const ref = stdout.split(/\s+/)[0] ?? "";
+    if (!/^sha256:[0-9a-f]{64}$/.test(ref)) throw new Error(`put printed ${JSON.stringify(stdout)}, not a reference`);
+    return ref;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
