@@ -489,6 +489,7 @@ func TestBulkBadInputs(t *testing.T) {
 	b.put("inputs", "bad/a.ndjson", `{"n":0}`, `{"n":1}`, `{"n":2,`)
 	b.put("inputs", "blank/a.ndjson", `{"n":0}`, ``, `{"n":2}`)
 	b.put("inputs", "ok.ndjson", `{"n":0}`, `{"n":1}`)
+	b.put("inputs", "array.json", `[`, `  {"n": 0},`, `  {"n": 1}`, `]`)
 	dir := t.TempDir()
 	missing := "sha256:" + strings.Repeat("0", 64)
 	script := filepath.Join(dir, "s.js")
@@ -509,6 +510,8 @@ func TestBulkBadInputs(t *testing.T) {
 			[]string{filepath.Join(dir, "nothing"), "no such file"}},
 		{"a line not JSON", []string{"-script", b.ref, "-inputs", "gs://inputs/bad/", "-results", "gs://results/r/"}, 3,
 			[]string{"gs://inputs/bad/a.ndjson:3 (input 2)", "not one JSON value"}},
+		{"one JSON array", []string{"-script", b.ref, "-inputs", "gs://inputs/array.json", "-results", "gs://results/r/"}, 3,
+			[]string{"gs://inputs/array.json:1 (input 0): the line is not one JSON value", "one JSON value a line (NDJSON)", "jq -c '.[]' file.json > file.ndjson"}},
 		{"a blank line", []string{"-script", b.ref, "-inputs", "gs://inputs/blank", "-results", "gs://results/r/"}, 3,
 			[]string{"gs://inputs/blank/a.ndjson:2 (input 1)", "blank"}},
 		{"the script not stored", []string{"-script", missing, "-inputs", "gs://inputs/ok.ndjson", "-results", "gs://results/r/"}, 3,

@@ -16,6 +16,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentstore"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/ndjson"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -215,14 +216,14 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := rf.check(fs, stderr); err != nil {
 		return err
 	}
-	var inputs []jsontext.Text
+	var inputs []ndjson.Input
 	if *inputsFile != "" {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if set["input"] || set["input-file"] {
 			return fs.usageError(stderr, "eval: -inputs runs a batch: give it without -input and -input-file")
 		}
-		if inputs, err = readInputs(*inputsFile, stdin); err != nil {
+		if inputs, err = readInputs(*inputsFile, stdin, stderr); err != nil {
 			return exitError{2, fmt.Errorf("eval: -inputs: %w", err)}
 		}
 	}
@@ -277,7 +278,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return fmt.Errorf("eval: %w", err)
 	}
 	if *inputsFile != "" {
-		return evalBatch(ctx, svc.Effect, cfg, ev, *inputsFile, inputs, stdout, stderr)
+		return evalBatch(ctx, svc.Effect, cfg, ev, inputs, stdout, stderr)
 	}
 	res, runErr := svc.Effect.Run(ctx, ev)
 	if *logs && res.Logs != "" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,58 +11,72 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/ndjson"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
 // maxInputsFileBytes bounds what eval -inputs reads: a batch's body is
-// bounded by MAX_REQUEST_BYTES on the route, and a file of inputs is read
+// bounded by MAX_REQUEST_BYTES on the route, and a file of inputs is held
 // whole before anything runs.
 const maxInputsFileBytes = 1 << 30
 
-// readInputs reads an NDJSON file of inputs ("-" is stdin): one JSON value
-// a line, a final newline optional. A line that is empty or not one JSON
-// value is an error naming it.
-func readInputs(name string, stdin io.Reader) ([]jsontext.Text, error) {
-	r := stdin
+// readInputs reads an NDJSON file of inputs ("-" is stdin), as bulk reads
+// its objects (package ndjson): one JSON value a line, each named by its
+// source. A file of one line that is one array is one input, as NDJSON has
+// it, but more likely an array of the inputs meant: stderr says so.
+func readInputs(name string, stdin io.Reader, stderr io.Writer) ([]ndjson.Input, error) {
+	r, shown := stdin, "standard input" // its inputs' source is "-"
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		r = f
+		r, shown = f, name
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxInputsFileBytes+1))
+	over := fmt.Errorf("%s is over %d bytes, the most eval -inputs reads (bulk reads more)", shown, maxInputsFileBytes)
+	inputs, err := ndjson.ReadAll(&cappedReader{r: r, n: maxInputsFileBytes, over: over}, name, ndjson.Limit{Bytes: maxInputsFileBytes})
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > maxInputsFileBytes {
-		return nil, fmt.Errorf("%s is over %d bytes", name, maxInputsFileBytes)
-	}
-	var inputs []jsontext.Text
-	n := 0
-	for line := range bytes.Lines(data) {
-		n++
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			return nil, fmt.Errorf("%s, line %d: an empty line; each line is one input, a JSON value", name, n)
-		}
-		if err := jsontext.Validate(line); err != nil {
-			return nil, fmt.Errorf("%s, line %d: not one JSON value: %w", name, n, err)
-		}
-		inputs = append(inputs, jsontext.Text(line))
+	if len(inputs) == 1 && inputs[0].Text[0] == '[' {
+		fmt.Fprintf(stderr, "eval: note: %s is one line, one JSON array, so it is one input; if its elements are the inputs, jq -c '.[]' file.json > file.ndjson writes them one a line\n", shown)
 	}
 	return inputs, nil
 }
 
-// evalBatch is eval -inputs: ev's script over each input, read from name,
-// as POST /v1/evaluations:batch runs them, its lines written to stdout as
-// each is known, and each input's evaluation line, with where it was read,
-// logged to stderr in the service's format, as the route logs it. Its exit
-// status is evalUsage's.
-func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev effect.Evaluation, name string, inputs []jsontext.Text, stdout, stderr io.Writer) error {
+// cappedReader reads r, and fails with over once more than n bytes were
+// read.
+type cappedReader struct {
+	r    io.Reader
+	n    int64
+	over error
+}
+
+func (c *cappedReader) Read(b []byte) (int, error) {
+	if c.n < 0 {
+		return 0, c.over
+	}
+	k, err := c.r.Read(b[:min(int64(len(b)), c.n+1)])
+	c.n -= int64(k)
+	if c.n < 0 {
+		return 0, c.over
+	}
+	return k, err
+}
+
+// evalBatch is eval -inputs: ev's script over each input, as POST
+// /v1/evaluations:batch runs them, its lines written to stdout as each is
+// known, and each input's evaluation line, with where it was read, logged
+// to stderr in the service's format, as the route logs it. Its exit status
+// is evalUsage's.
+func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev effect.Evaluation, lines []ndjson.Input, stdout, stderr io.Writer) error {
 	lim := cfg.Limits() // MAX_BATCH_ITEMS is evalCmd's to check, before anything runs
+	inputs := make([]jsontext.Text, len(lines))
+	for i, l := range lines {
+		inputs[i] = l.Text
+	}
 	p, err := eff.Prepare(ctx, ev)
 	if err != nil {
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
@@ -73,8 +86,7 @@ func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev e
 	out := bufio.NewWriter(stdout)
 	sum, err := answer.Batch(ctx, eff, p, inputs, int(lim.MaxConcurrent), func(it effect.Item) api.BatchLine {
 		l := answer.Item(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
-		// each line of the file is one input (readInputs)
-		answer.LogItem(ctx, log, "eval", ev, inputs[it.Index], it, l, fmt.Sprintf("%s:%d", name, it.Index+1))
+		answer.LogItem(ctx, log, "eval", ev, inputs[it.Index], it, l, lines[it.Index].Source.String())
 		return l
 	}, func(line []byte, _ api.BatchLine) error {
 		if _, err := out.Write(line); err != nil {

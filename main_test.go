@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
@@ -25,6 +26,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance"
 	"github.com/loom-plugins/sandbox-cloudrun/effect/conformance/conformancetest"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/ndjson"
 	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -1021,10 +1023,24 @@ func TestEvalInputsAnswersAsTheBatchRoute(t *testing.T) {
 	if got, code := run("1\n2", "-inputs", "-", ref); code != 0 || len(lines(got)) != 3 {
 		t.Errorf("two inputs without a final newline: status %d\n%s", code, got)
 	}
-	for stdin, want := range map[string]string{"1\n\n2\n": "line 2: an empty line", "1\n{\n": "line 2: not one JSON value"} {
+	for stdin, want := range map[string]string{
+		"1\n\n2\n": "-:2 (input 1): the line is blank",
+		"1\n{\n":   "-:2 (input 1): the line is not one JSON value",
+		// a file that is one JSON array, the likeliest mistake
+		"[\n  {\"x\": 1},\n  {\"x\": 2}\n]\n": "-:1 (input 0): the line is not one JSON value: it ends early; expected a value at byte 1; the inputs are one JSON value a line (NDJSON), and this looks like a part of one JSON array: if the file is one array of inputs, jq -c '.[]' file.json > file.ndjson writes its elements one a line",
+	} {
 		if got, code := run(stdin, "-inputs", "-", ref); code != 2 || !strings.Contains(string(got), want) {
 			t.Errorf("inputs %q: status %d, %s", stdin, code, got)
 		}
+	}
+	// an array on one line is one input, as NDJSON has it, with a note
+	cmd := exec.Command(bin, "eval", "-inputs", "-", ref)
+	cmd.Env = append(os.Environ(), "STORE_URL="+store)
+	cmd.Stdin = strings.NewReader(`[{"x":1},{"x":2}]`)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if out, err := cmd.Output(); err != nil || len(lines(out)) != 2 || !strings.Contains(stderr.String(), "standard input is one line, one JSON array, so it is one input; if its elements are the inputs, jq -c '.[]'") {
+		t.Errorf("a one-line array: %v, printed\n%s%s", err, out, &stderr)
 	}
 	if got, code := run("1\n", "-inputs", "-", "-input", "2", ref); code != 2 || !strings.Contains(string(got), "without -input") {
 		t.Errorf("-inputs with -input: status %d, %s", code, got)
@@ -1083,5 +1099,29 @@ func TestEvalInputsOverMaxBatchItems(t *testing.T) {
 	}
 	if len(out) != 0 || strings.Contains(stderr.String(), "engine warm") {
 		t.Errorf("something ran: %s\n%s", out, stderr.String())
+	}
+}
+
+// eval -inputs reads no more than its bound: the byte past it is an error
+// saying so, naming the line it was in, and nothing before it is kept.
+func TestEvalInputsBound(t *testing.T) {
+	over := errors.New("over the bound")
+	for _, tc := range []struct {
+		data string
+		n    int64
+		want int // inputs read, or -1 for the error
+	}{
+		{"1\n2\n3\n", 6, 3},
+		{"1\n2\n3", 5, 3},
+		{"1\n2\n3\n", 5, -1},
+		{"1\n22\n3\n", 3, -1},
+	} {
+		got, err := ndjson.ReadAll(&cappedReader{r: iotest.OneByteReader(strings.NewReader(tc.data)), n: tc.n, over: over}, "f", ndjson.Limit{})
+		switch {
+		case tc.want < 0 && (!errors.Is(err, over) || !strings.Contains(err.Error(), "reading f:")):
+			t.Errorf("%q within %d bytes: %v, want the bound's error naming the line", tc.data, tc.n, err)
+		case tc.want >= 0 && (err != nil || len(got) != tc.want):
+			t.Errorf("%q within %d bytes: %d inputs, %v", tc.data, tc.n, len(got), err)
+		}
 	}
 }

@@ -7,8 +7,6 @@
 package bulk
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,6 +24,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/ndjson"
 	"github.com/loom-plugins/sandbox-cloudrun/objects"
 	"github.com/loom-plugins/sandbox-cloudrun/objects/gcsobjects"
 )
@@ -200,13 +199,14 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	if err := checkResults(ctx, job, out); err != nil {
 		return Manifest{}, err
 	}
-	counts := make([]int64, len(objs))
+	parts := make([]ndjson.Part, len(objs))
 	var total int64
 	for i, o := range objs {
-		if counts[i], err = countLines(ctx, in, o); err != nil {
+		parts[i] = ndjson.Part{Name: in.URL(o.Name), Open: func() (io.ReadCloser, error) { return in.Open(ctx, o) }}
+		if parts[i].Lines, err = countLines(parts[i]); err != nil {
 			return Manifest{}, err
 		}
-		total += counts[i]
+		total += parts[i].Lines
 	}
 	start, end := job.Task.Range(total)
 	m := Manifest{
@@ -217,9 +217,19 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	}
 	log.Info("bulk shard", "task", job.Task.Index, "tasks", job.Task.Count, "attempt", job.Task.Attempt,
 		"inputs", job.Inputs, "totalInputs", total, "start", start, "end", end)
-	inputs, sources, err := readRange(ctx, in, objs, counts, start, end, job.MaxLineBytes)
-	if err != nil {
-		return Manifest{}, err
+	lines, err := ndjson.ReadRange(parts, start, end, ndjson.Limit{Bytes: job.MaxLineBytes, Name: "MAX_REQUEST_BYTES"})
+	var bad *ndjson.LineError
+	switch {
+	case errors.As(err, &bad):
+		return Manifest{}, &InputError{err}
+	case errors.Is(err, ndjson.ErrChanged):
+		return Manifest{}, fmt.Errorf("%w; run the execution again on inputs that do not change", err)
+	case err != nil:
+		return Manifest{}, fmt.Errorf("the inputs: %w", err)
+	}
+	inputs := make([]jsontext.Text, len(lines))
+	for i, l := range lines {
+		inputs[i] = l.Text
 	}
 
 	began := time.Now()
@@ -246,7 +256,7 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 		i := it.Index
 		it.Index += int(start) // the global index
 		l := answer.Item(job.Limits, job.Evaluation, it, notRunDetail)
-		answer.LogItem(ctx, log, "bulk", job.Evaluation, inputs[i], it, l, sources[i].String())
+		answer.LogItem(ctx, log, "bulk", job.Evaluation, inputs[i], it, l, lines[i].Source.String())
 		return l
 	}, func(line []byte, l api.BatchLine) error {
 		if l.Summary != nil {
@@ -341,142 +351,18 @@ func inside(inputs, results objects.URL, objs []objects.Object) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// countLines counts o's lines: its newlines, and one more for a last line
-// without one. Its bytes are scanned, not parsed.
-func countLines(ctx context.Context, in objects.Place, o objects.Object) (int64, error) {
-	r, err := in.Open(ctx, o)
+// countLines counts p's lines, scanning its bytes without parsing them.
+func countLines(p ndjson.Part) (int64, error) {
+	r, err := p.Open()
 	if err != nil {
 		return 0, fmt.Errorf("the inputs: %w", err)
 	}
 	defer r.Close()
-	buf := make([]byte, 256<<10)
-	var n int64
-	last := byte('\n')
-	for {
-		k, err := r.Read(buf)
-		if k > 0 {
-			n += int64(bytes.Count(buf[:k], []byte{'\n'}))
-			last = buf[k-1]
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, fmt.Errorf("reading %s: %w", in.URL(o.Name), err)
-		}
-	}
-	if last != '\n' {
-		n++
+	n, err := ndjson.Count(r)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", p.Name, err)
 	}
 	return n, nil
-}
-
-// source is where an input was read: its object's URL and its line
-// there, from 1.
-type source struct {
-	object string
-	line   int64
-}
-
-func (s source) String() string { return fmt.Sprintf("%s:%d", s.object, s.line) }
-
-// readRange reads the inputs of global indices [start, end): the lines of
-// the objects that hold them, counts being each object's lines, and where
-// each was read. Each must be one JSON value: a blank line, a line that is
-// not JSON, or one over maxLine is an *InputError naming the object and
-// the line.
-func readRange(ctx context.Context, in objects.Place, objs []objects.Object, counts []int64, start, end, maxLine int64) ([]jsontext.Text, []source, error) {
-	inputs := make([]jsontext.Text, 0, end-start)
-	sources := make([]source, 0, end-start)
-	var first int64 // the global index of the object's first line
-	for i, o := range objs {
-		if first >= end {
-			break
-		}
-		if first+counts[i] <= start {
-			first += counts[i]
-			continue
-		}
-		if err := readObject(ctx, in, o, first, start, end, maxLine, &inputs, &sources); err != nil {
-			return nil, nil, err
-		}
-		first += counts[i]
-	}
-	if int64(len(inputs)) != end-start {
-		return nil, nil, fmt.Errorf("the inputs changed while they were read: %d of the shard's %d lines were there; run the execution again on inputs that do not change", len(inputs), end-start)
-	}
-	return inputs, sources, nil
-}
-
-// readObject appends to inputs the lines of o within [start, end), o's
-// first line being index first, and to sources where each was read.
-func readObject(ctx context.Context, in objects.Place, o objects.Object, first, start, end, maxLine int64, inputs *[]jsontext.Text, sources *[]source) error {
-	r, err := in.Open(ctx, o)
-	if err != nil {
-		return fmt.Errorf("the inputs: %w", err)
-	}
-	defer r.Close()
-	br := bufio.NewReaderSize(r, 64<<10)
-	url := in.URL(o.Name)
-	where := func(line int64) string { return source{url, line}.String() }
-	for line, idx := int64(1), first; idx < end; line, idx = line+1, idx+1 {
-		text, err := readLine(br, idx >= start, maxLine)
-		switch {
-		case errors.Is(err, io.EOF):
-			return nil // fewer lines than counted: readRange says so
-		case errors.Is(err, errLineTooLong):
-			return inputError("%s (input %d): the line is over %d bytes, the most an input may take (MAX_REQUEST_BYTES)", where(line), idx, maxLine)
-		case err != nil:
-			return fmt.Errorf("reading %s: %w", where(line), err)
-		}
-		if idx < start {
-			continue
-		}
-		if len(bytes.TrimSpace(text)) == 0 {
-			return inputError("%s (input %d): the line is blank; NDJSON has one JSON value a line, and a blank line would shift every index after it", where(line), idx)
-		}
-		if err := jsontext.Validate(text); err != nil {
-			return inputError("%s (input %d): the line is not one JSON value: %v", where(line), idx, err)
-		}
-		*inputs = append(*inputs, jsontext.Text(text))
-		*sources = append(*sources, source{url, line})
-	}
-	return nil
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine reads one line without its newline (and \r before it); keep
-// false skips it without holding it. It returns io.EOF at the end, and
-// errLineTooLong for a kept line over max bytes.
-func readLine(br *bufio.Reader, keep bool, max int64) ([]byte, error) {
-	var line []byte
-	var n int64
-	for {
-		chunk, err := br.ReadSlice('\n')
-		n += int64(len(chunk))
-		if keep {
-			if max > 0 && n > max+2 { // its \r\n aside
-				return nil, errLineTooLong
-			}
-			line = append(line, chunk...)
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF):
-			if n == 0 {
-				return nil, io.EOF
-			}
-		case err != nil:
-			return nil, err
-		}
-		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
-		if keep && max > 0 && int64(len(line)) > max {
-			return nil, errLineTooLong
-		}
-		return line, nil
-	}
 }
 
 // countingWriter counts what it writes.

@@ -121,6 +121,30 @@ func TestReadFailure(t *testing.T) {
 	}
 }
 
+// A line is read whole however long, within the bound; a line skipped is
+// neither held nor bounded.
+func TestLongLines(t *testing.T) {
+	long := `"` + strings.Repeat("a", 100<<10) + `"` // over the reader's buffer
+	data := "{\"a\":1}\r\n" + strings.Repeat("x", 200<<10) + "\n" + long + "\r\n" + long + "x\n"
+	r := NewReader(strings.NewReader(data), "in", 0, Limit{Bytes: int64(len(long)), Name: "MAX"})
+	if in, err := r.Next(); err != nil || string(in.Text) != `{"a":1}` {
+		t.Fatalf("line 1: %+v, %v", in, err)
+	}
+	if err := r.Skip(1); err != nil {
+		t.Fatalf("skipping line 2, over the bound: %v", err)
+	}
+	if in, err := r.Next(); err != nil || string(in.Text) != long || in.Source.Line != 3 {
+		t.Fatalf("line 3, at the bound: %d bytes, line %d, %v", len(in.Text), in.Source.Line, err)
+	}
+	var le *LineError
+	if _, err := r.Next(); !errors.As(err, &le) || le.Source.Line != 4 || !strings.Contains(err.Error(), fmt.Sprintf("over %d bytes", len(long))) {
+		t.Fatalf("line 4, a byte over the bound: %v", err)
+	}
+	if err := NewReader(strings.NewReader("1\n"), "in", 0, Limit{}).Skip(2); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("skipping past the end: %v", err)
+	}
+}
+
 // parts splits data into parts at each of cuts (byte offsets), each
 // counted.
 func parts(t testing.TB, name string, data []byte, cuts ...int) []Part {
