@@ -25,6 +25,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/ndjson"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/progress"
 	"github.com/loom-plugins/sandbox-cloudrun/objects"
 	"github.com/loom-plugins/sandbox-cloudrun/objects/gcsobjects"
 )
@@ -86,7 +87,16 @@ type Job struct {
 	Warm func(context.Context) error
 	// Logger receives the task's log lines; nil discards.
 	Logger *slog.Logger
+	// ProgressEvery is how often, while the shard's inputs run, a
+	// "bulk progress" line says how far they are (DefaultProgressEvery
+	// when zero).
+	ProgressEvery time.Duration
 }
+
+// DefaultProgressEvery is how often a task logs its progress: often
+// enough that a person watching a job's log sees each task go on (or
+// stall), a line that a task's own evaluation lines far outnumber.
+const DefaultProgressEvery = 10 * time.Second
 
 // Manifest is a shard's manifest, written after its results: its presence
 // means the results object beside it is whole and is the one it
@@ -252,6 +262,13 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	defer results.Abort()
 	digest := sha256.New()
 	w := &countingWriter{w: io.MultiWriter(results, digest)}
+	done := progress.NewMeter(len(inputs))
+	every := job.ProgressEvery
+	if every <= 0 {
+		every = DefaultProgressEvery
+	}
+	stopProgress := done.LogEvery(ctx, log, every, "bulk progress", slog.Int("task", job.Task.Index))
+	defer stopProgress()
 	sum, err := answer.Batch(ctx, job.Effect, p, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
 		i := it.Index
 		it.Index += int(start) // the global index
@@ -263,8 +280,10 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 			return nil // the manifest counts the shard: the shards concatenated are the inputs' lines
 		}
 		_, err := w.Write(line)
+		done.Add(1)
 		return err
 	})
+	stopProgress()
 	if err != nil {
 		return Manifest{}, fmt.Errorf("the results %s: %w", m.Results, err)
 	}
