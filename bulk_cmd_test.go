@@ -222,10 +222,11 @@ func manifestOf(t *testing.T, manifest, results []byte) bulk.Manifest {
 	if err := json.Unmarshal(manifest, &members); err != nil {
 		t.Fatalf("manifest %s: %v", manifest, err)
 	}
-	want := []string{"shard", "shards", "attempt", "scriptRef", "inputs", "totalInputs", "inputObjects", "start", "end",
+	want := []string{"shard", "shards", "attempt", "scriptRef", "inputs", "inputsSha256", "totalInputs", "inputObjects", "evaluation", "start", "end",
 		"results", "resultsBytes", "resultsSha256", "items", "outcomes", "problems", "notRun", "usage", "seconds"}
-	if got := slices.Sorted(maps.Keys(members)); !slices.Equal(got, slices.Sorted(slices.Values(want))) || members["outcomes"][0] != '{' || members["usage"][0] != '{' {
-		t.Errorf("the manifest's members are %v, want %v, outcomes and usage objects: %s", got, want, manifest)
+	if got := slices.Sorted(maps.Keys(members)); !slices.Equal(got, slices.Sorted(slices.Values(want))) ||
+		members["outcomes"][0] != '{' || members["usage"][0] != '{' || members["evaluation"][0] != '{' {
+		t.Errorf("the manifest's members are %v, want %v, outcomes, usage and evaluation objects: %s", got, want, manifest)
 	}
 	sum := sha256.Sum256(results)
 	if m.ResultsBytes != int64(len(results)) || m.ResultsSHA256 != hex.EncodeToString(sum[:]) {
@@ -266,7 +267,10 @@ func TestBulkShardedRun(t *testing.T) {
 	b.put("inputs", "jobs/b/other.ndjson", `{"n":99}`) // another prefix: not an input
 	want := routeLines(t, b.ref, inputs)
 
-	args := []string{"-script", b.ref, "-inputs", "gs://inputs/jobs/a/", "-results", "gs://results/res", "-logs"}
+	args := []string{"-script", b.ref, "-inputs", "gs://inputs/jobs/a/", "-results", "gs://results/res", "-logs", "-wall-clock", "4s"}
+	// the inputs' digest: of the objects' digests, in their order
+	d1, d2 := sha256.Sum256(b.object("inputs", "jobs/a/part-1.ndjson")), sha256.Sum256(b.object("inputs", "jobs/a/part-2.ndjson"))
+	inputsDigest := sha256.Sum256(append(d1[:], d2[:]...))
 	var got []string
 	outcomes := map[string]int{}
 	var logged []map[string]any
@@ -282,8 +286,13 @@ func TestBulkShardedRun(t *testing.T) {
 		start, end := int64(k*25/3), int64((k+1)*25/3)
 		if m.Shard != k || m.Shards != 3 || m.Start != start || m.End != end || m.Items != len(lines) ||
 			m.Items != int(end-start) || m.TotalInputs != 25 || m.InputObjects != 2 || m.ScriptRef != b.ref ||
-			m.Problems != 0 || m.NotRun != 0 || m.Results != "gs://results/res/"+strings.TrimPrefix(shardName(k, 3, "ndjson"), "res/") {
+			m.Problems != 0 || m.NotRun != 0 || m.Results != "gs://results/res/"+strings.TrimPrefix(shardName(k, 3, "ndjson"), "res/") ||
+			m.InputsSHA256 != hex.EncodeToString(inputsDigest[:]) {
 			t.Errorf("task %d's manifest: %+v", k, m)
+		}
+		// what each input ran under, as the batch body says it
+		if ev := string(m.Evaluation); !strings.HasPrefix(ev, `{"limits":{"wallClockMs":4000,"memoryBytes":`) || !strings.HasSuffix(ev, `},"captureLogs":true}`) {
+			t.Errorf("task %d's manifest's evaluation: %s", k, ev)
 		}
 		for o, n := range m.Outcomes {
 			outcomes[o] += n

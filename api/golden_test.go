@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -284,5 +285,28 @@ func TestGoldenBatchLines(t *testing.T) {
 		if l, err := api.DecodeBatchLine(doc); err == nil {
 			t.Errorf("%s: accepted as %+v", name, l)
 		}
+	}
+}
+
+// AppendOptions writes the members a batch's inputs share as the request
+// writes them, after its input, as one object; none is {}.
+func TestAppendOptions(t *testing.T) {
+	const ref = "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+	for _, r := range []api.Request{
+		{ScriptRef: ref, Limits: spi.Limits{WallClock: 250 * time.Millisecond, MemoryBytes: 1 << 20}, ExpectedOutputShapeHash: ref, CaptureLogs: true},
+		{ScriptRef: ref, Limits: spi.Limits{WallClock: time.Second}, Replay: &spi.Replay{Seed: "s", Now: time.Date(2026, 12, 2, 8, 16, 17, 0, time.UTC)}},
+		{ScriptRef: ref, Replay: &spi.Replay{}},
+	} {
+		req, err := api.AppendEvaluationRequest(nil, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := api.AppendOptions(nil, r)
+		if !json.Valid(opts) || !bytes.HasSuffix(req, append([]byte(`"input":null,`), opts[1:]...)) {
+			t.Errorf("the options %s are not the request's members after its input: %s", opts, req)
+		}
+	}
+	if got := api.AppendOptions(nil, api.Request{ScriptRef: "sha256:x"}); string(got) != "{}" {
+		t.Errorf("no options: %s, want {}", got)
 	}
 }

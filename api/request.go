@@ -167,6 +167,16 @@ func AppendEvaluationRequest(dst []byte, r Request) ([]byte, error) {
 	return append(w.b, '}'), nil
 }
 
+// AppendOptions writes, as one JSON object, the members of r that every
+// input of a batch shares but the script: its limits, the shape check,
+// captureLogs and determinism, each as a request writes it ({} for none).
+// A bulk shard's manifest records with it what each input was run under.
+func AppendOptions(dst []byte, r Request) []byte {
+	w := requestWriter{append(dst, '{')}
+	w.options(r)
+	return append(w.b, '}')
+}
+
 // options writes the members of r that /v1/evaluations and its batch
 // share after the input: the limits, the shape check, captureLogs and
 // determinism.

@@ -102,16 +102,11 @@ const DefaultProgressEvery = 10 * time.Second
 // means the results object beside it is whole and is the one it
 // describes.
 type Manifest struct {
-	Shard     int    `json:"shard"`
-	Shards    int    `json:"shards"`
-	Attempt   int    `json:"attempt"`
-	ScriptRef string `json:"scriptRef"`
-	Inputs    string `json:"inputs"`
-	// TotalInputs is the number of inputs across all objects, which every
-	// shard's manifest of one execution says alike; InputObjects, of the
-	// objects they were read from.
-	TotalInputs  int64 `json:"totalInputs"`
-	InputObjects int   `json:"inputObjects"`
+	Shard int `json:"shard"`
+	// Identity is the run's, which every shard's manifest of it says
+	// alike.
+	Identity
+	Attempt int `json:"attempt"`
 	// Start and End are the shard's global indices, [Start, End).
 	Start int64 `json:"start"`
 	End   int64 `json:"end"`
@@ -211,18 +206,24 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	}
 	parts := make([]ndjson.Part, len(objs))
 	var total int64
+	digest := sha256.New() // of the objects' digests
 	for i, o := range objs {
 		parts[i] = ndjson.Part{Name: in.URL(o.Name), Open: func() (io.ReadCloser, error) { return in.Open(ctx, o) }}
-		if parts[i].Lines, err = countLines(parts[i]); err != nil {
+		var sum []byte
+		if parts[i].Lines, sum, err = countLines(parts[i]); err != nil {
 			return Manifest{}, err
 		}
 		total += parts[i].Lines
+		digest.Write(sum)
 	}
 	start, end := job.Task.Range(total)
 	m := Manifest{
-		Shard: job.Task.Index, Shards: job.Task.Count, Attempt: job.Task.Attempt,
-		ScriptRef: job.Evaluation.ScriptRef.String(), Inputs: job.Inputs,
-		TotalInputs: total, InputObjects: len(objs), Start: start, End: end,
+		Shard: job.Task.Index, Attempt: job.Task.Attempt,
+		Identity: Identity{
+			Shards: job.Task.Count, ScriptRef: job.Evaluation.ScriptRef.String(), Inputs: job.Inputs,
+			InputsSHA256: hex.EncodeToString(digest.Sum(nil)), TotalInputs: total, InputObjects: len(objs),
+		},
+		Start: start, End: end,
 		Results: out.URL(job.Task.Name() + ".ndjson"),
 	}
 	log.Info("bulk shard", "task", job.Task.Index, "tasks", job.Task.Count, "attempt", job.Task.Attempt,
@@ -250,6 +251,7 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	if err := p.Failure(); err != nil { // every input's answer would be this
 		return Manifest{}, inputError("the script %s cannot be run, so no input was: %w", m.ScriptRef, err)
 	}
+	m.Evaluation = evaluation(job.Evaluation, p)
 	if job.Warm != nil {
 		if err := job.Warm(ctx); err != nil {
 			return Manifest{}, fmt.Errorf("starting the engine: %w", err)
@@ -260,7 +262,7 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("the results %s: %w", m.Results, err)
 	}
 	defer results.Abort()
-	digest := sha256.New()
+	digest = sha256.New()
 	w := &countingWriter{w: io.MultiWriter(results, digest)}
 	done := progress.NewMeter(len(inputs))
 	every := job.ProgressEvery
@@ -370,18 +372,20 @@ func inside(inputs, results objects.URL, objs []objects.Object) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// countLines counts p's lines, scanning its bytes without parsing them.
-func countLines(p ndjson.Part) (int64, error) {
+// countLines counts p's lines, scanning its bytes without parsing them,
+// and digests them (SHA-256).
+func countLines(p ndjson.Part) (int64, []byte, error) {
 	r, err := p.Open()
 	if err != nil {
-		return 0, fmt.Errorf("the inputs: %w", err)
+		return 0, nil, fmt.Errorf("the inputs: %w", err)
 	}
 	defer r.Close()
-	n, err := ndjson.Count(r)
+	digest := sha256.New()
+	n, err := ndjson.Count(io.TeeReader(r, digest))
 	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", p.Name, err)
+		return 0, nil, fmt.Errorf("reading %s: %w", p.Name, err)
 	}
-	return n, nil
+	return n, digest.Sum(nil), nil
 }
 
 // countingWriter counts what it writes.

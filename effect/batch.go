@@ -29,6 +29,10 @@ type Prepared struct {
 // have the script. It is nil when the script was read.
 func (p *Prepared) Failure() error { return p.failure }
 
+// Limits are the limits every run of p is run under: its evaluation's, a
+// limit above the effect's maximum at the maximum.
+func (p *Prepared) Limits() spi.Limits { return p.ev.Limits }
+
 // Prepare does, once, what Run does before a run that does not depend on
 // the input: refuses what no run of ev can have, runs a limit above its
 // maximum at the maximum, and reads the script, fetched by its reference,
