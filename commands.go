@@ -177,7 +177,9 @@ JSON value a line), each in a fresh run, and eval prints the lines POST
 order, then the summary; -logs then puts each run's console output in its
 line. Each input's evaluation line, as the service logs it, with its
 index and its source (FILE:line, -:line for standard input), goes to
-standard error in the service's log format (LOG_LEVEL). Its statuses are
+standard error in the service's log format (LOG_LEVEL). When standard
+error is a terminal, a bar on its last line says how many inputs are done,
+the rate and the time left; piped, it has none. Its statuses are
 the worst of the lines': 0 when every input's value was printed, 3 when a
 typed failure was, 1 when an input had a problem or was not run
 (interrupted), or the batch could not begin.

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/ndjson"
+	"github.com/loom-plugins/sandbox-cloudrun/internal/progress"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
@@ -66,6 +68,10 @@ func (c *cappedReader) Read(b []byte) (int, error) {
 	return k, err
 }
 
+// barInterval is how often eval -inputs' bar is redrawn on a terminal,
+// its rate and time left with it.
+const barInterval = 200 * time.Millisecond
+
 // evalBatch is eval -inputs: ev's script over each input, as POST
 // /v1/evaluations:batch runs them, its lines written to stdout as each is
 // known, and each input's evaluation line, with where it was read, logged
@@ -81,6 +87,17 @@ func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev e
 	if err != nil {
 		return fmt.Errorf("eval: %w (retryable: %v)", err, effect.Retryable(err))
 	}
+	done := progress.NewMeter(len(inputs))
+	if width, ok := progress.Terminal(stderr); ok {
+		// a person watching: a bar on stderr says how far the inputs are;
+		// every other line bound for the terminal clears it first
+		bar := progress.NewBar(stderr, done, width, barInterval)
+		defer bar.Close()
+		stderr = bar.Writer(stderr)
+		if _, ok := progress.Terminal(stdout); ok {
+			stdout = bar.Writer(stdout)
+		}
+	}
 	level, _ := cfg.Level()
 	log := telemetry.NewLogger(stderr, level, cfg.GoogleProject)
 	out := bufio.NewWriter(stdout)
@@ -88,9 +105,12 @@ func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev e
 		l := answer.Item(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
 		answer.LogItem(ctx, log, "eval", ev, inputs[it.Index], it, l, lines[it.Index].Source.String())
 		return l
-	}, func(line []byte, _ api.BatchLine) error {
+	}, func(line []byte, l api.BatchLine) error {
 		if _, err := out.Write(line); err != nil {
 			return err
+		}
+		if l.Summary == nil {
+			done.Add(1)
 		}
 		return out.Flush()
 	})
