@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,8 +138,26 @@ func bulkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		log.Warn("bulk shard incomplete", slog.Int("problems", m.Problems), slog.Int("notRun", m.NotRun))
 		return fmt.Errorf("bulk: task %d of %d wrote %s with %d inputs not run and %d answered with a problem: run the task again", cfg.TaskIndex, cfg.TaskCount, m.Results, m.NotRun, m.Problems)
 	}
-	_, err = fmt.Fprintf(stdout, "%s: %d inputs [%d, %d) of %d, %v\n", m.Results, m.Items, m.Start, m.End, m.TotalInputs, m.Outcomes)
+	_, err = fmt.Fprintf(stdout, "%s: %d inputs [%d, %d) of %d: %s\n", m.Results, m.Items, m.Start, m.End, m.TotalInputs, outcomesText(m.Outcomes))
 	return err
+}
+
+// outcomesText is a summary's outcomes as a person reads them: "ok 8,
+// scriptError 1", ok first, the others by name; "none" for none.
+func outcomesText(outcomes map[string]int) string {
+	var parts []string
+	if n, ok := outcomes["ok"]; ok {
+		parts = append(parts, fmt.Sprintf("ok %d", n))
+	}
+	for _, name := range slices.Sorted(maps.Keys(outcomes)) {
+		if name != "ok" {
+			parts = append(parts, fmt.Sprintf("%s %d", name, outcomes[name]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // notAReference says why the script named by from (-script or

@@ -710,3 +710,20 @@ func TestBulkRefusesBeforeItRuns(t *testing.T) {
 		t.Errorf("a probe was left: %s", o)
 	}
 }
+
+// bulk's line on stdout counts the outcomes as a person reads them, not
+// as Go prints a map.
+func TestBulkOutcomesText(t *testing.T) {
+	for _, tc := range []struct {
+		outcomes map[string]int
+		want     string
+	}{
+		{map[string]int{"scriptError": 1, "ok": 8, "limitExceeded": 2}, "ok 8, limitExceeded 2, scriptError 1"},
+		{map[string]int{"scriptError": 3}, "scriptError 3"},
+		{map[string]int{}, "none"},
+	} {
+		if got := outcomesText(tc.outcomes); got != tc.want {
+			t.Errorf("outcomesText(%v) = %q, want %q", tc.outcomes, got, tc.want)
+		}
+	}
+}
