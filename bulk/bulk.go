@@ -16,8 +16,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/answer"
@@ -274,7 +276,7 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	sum, err := answer.Batch(ctx, job.Effect, p, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
 		i := it.Index
 		it.Index += int(start) // the global index
-		l := answer.Item(job.Limits, job.Evaluation, it, notRunDetail)
+		l := answer.Item(job.Limits, job.Evaluation, it, notRunDetail(ctx))
 		answer.LogItem(ctx, log, "bulk", job.Evaluation, inputs[i], it, l, lines[i].Source.String())
 		return l
 	}, func(line []byte, l api.BatchLine) error {
@@ -300,8 +302,27 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	return m, nil
 }
 
-// notRunDetail says why an input of a shard was not run.
-const notRunDetail = "the task stopped (SIGTERM: its timeout passed, or the execution was cancelled) before this input's run ended; it was not answered, and the task run again runs it as if for the first time"
+// notRunDetail says why an input of a shard was not run: what ended the
+// task's ctx, as its cause says (signal.NotifyContext's names the signal
+// received).
+func notRunDetail(ctx context.Context) string {
+	why := "the task was stopped"
+	switch cause := context.Cause(ctx); {
+	case cause == nil || cause == context.Canceled:
+	case isSignal(cause, syscall.SIGTERM):
+		why = "the task received SIGTERM (its timeout passed, or the execution was cancelled)"
+	case isSignal(cause, os.Interrupt):
+		why = "the task was interrupted (SIGINT)"
+	case errors.Is(cause, context.DeadlineExceeded):
+		why = "the task's deadline passed"
+	default:
+		why += " (" + cause.Error() + ")"
+	}
+	return why + " before this input's run ended; it was not answered, and the task run again runs it as if for the first time"
+}
+
+// isSignal reports whether cause is signal.NotifyContext's for s.
+func isSignal(cause error, s os.Signal) bool { return cause.Error() == s.String()+" signal received" }
 
 // commit deletes the shard's old manifest, commits its results and writes
 // its manifest, within CommitGrace once ctx has ended.
