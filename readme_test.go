@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -103,5 +104,42 @@ func TestReadmeLayoutImports(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Errorf("checked %d packages of README.md's layout table; its rows: %d", checked, len(rows))
+	}
+}
+
+// The files README.md's commands name are there: a reader pastes a
+// command of a sh block, or of a console block (its lines that begin with
+// "$ "), and it finds its script and its inputs in a fresh clone.
+func TestReadmeCommandsNameFilesThatExist(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commands []string
+	for l := range shLines(t) {
+		commands = append(commands, l)
+	}
+	for _, m := range regexp.MustCompile("(?s)```console\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+		for _, l := range strings.Split(m[1], "\n") {
+			if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "    ") { // a command, or its continuation
+				commands = append(commands, l)
+			}
+		}
+	}
+	file := regexp.MustCompile(`[A-Za-z0-9_./*-]+\.(?:js|json|ndjson)\b`)
+	checked := 0
+	for _, c := range commands {
+		for _, name := range file.FindAllString(c, -1) {
+			if strings.HasPrefix(name, "/") {
+				continue // a place the command makes, not one of the repository's
+			}
+			checked++
+			if got, _ := filepath.Glob(name); len(got) == 0 {
+				t.Errorf("README.md's command %q names %s, which is not in the repository", strings.TrimSpace(c), name)
+			}
+		}
+	}
+	if checked < 5 {
+		t.Errorf("only %d files named by README.md's commands: is the pattern still theirs?", checked)
 	}
 }
