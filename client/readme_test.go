@@ -14,10 +14,15 @@ import (
 )
 
 // readmeBlock returns the fenced block of README.md right after
-// `<!-- readme_test.go runs this block: NAME -->`, without its fences.
+// `<!-- readme_test.go runs this block: NAME -->` (or "compiles", for a
+// file of the program that it builds and does not call), without its
+// fences.
 func readmeBlock(t *testing.T, readme, name string) string {
 	t.Helper()
 	marker := "<!-- readme_test.go runs this block: " + name + " -->\n"
+	if !strings.Contains(readme, marker) {
+		marker = "<!-- readme_test.go compiles this block: " + name + " -->\n"
+	}
 	at := strings.Index(readme, marker)
 	if at < 0 {
 		t.Fatalf("README.md has no block marked %q", strings.TrimSpace(marker))
@@ -33,8 +38,9 @@ func readmeBlock(t *testing.T, readme, name string) string {
 }
 
 // The README's module set-up and program, as printed: its marked blocks run
-// in a scratch directory against the service's binary, and the program's
-// output must be the README's, byte for byte. The one thing the test changes
+// in a scratch directory against the service's binary (the Batch example
+// built into the program beside its main.go), and the program's output
+// must be the README's, byte for byte. The one thing the test changes
 // in a block is the README's placeholder for the clone's path, which becomes
 // this repository. The go commands work from the module cache alone
 // (GOPROXY=off), as this module's own build does.
@@ -52,6 +58,7 @@ func TestReadmeProgram(t *testing.T) {
 	readme := string(b)
 	module, program, run, output := readmeBlock(t, readme, "module"), readmeBlock(t, readme, "main.go"),
 		readmeBlock(t, readme, "run"), readmeBlock(t, readme, "output")
+	batch := readmeBlock(t, readme, "batch.go") // built with the program, as the README says
 
 	const placeholder = "/path/to/sandbox-cloudrun"
 	if !strings.Contains(module, placeholder) {
@@ -96,8 +103,10 @@ func TestReadmeProgram(t *testing.T) {
 
 	sh("module", strings.ReplaceAll(module, placeholder, repo), scratch)
 	project := filepath.Join(scratch, dir[1])
-	if err := os.WriteFile(filepath.Join(project, "main.go"), []byte(program), 0o644); err != nil {
-		t.Fatal(err)
+	for name, text := range map[string]string{"main.go": program, "batch.go": batch} {
+		if err := os.WriteFile(filepath.Join(project, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := sh("run", run, project); got != output {
 		t.Errorf("the program printed\n%s\nthe README shows\n%s", got, output)
