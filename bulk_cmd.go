@@ -29,8 +29,12 @@ CLOUD_RUN_TASK_COUNT (0 of 1 when unset) of them, a contiguous range of
 their indices, runs the script over each input as POST
 /v1/evaluations:batch runs it, MAX_CONCURRENT_EVALUATIONS at once, and
 writes the shard's lines to <results>/shard-KKKKK-of-NNNNN.ndjson and then
-its manifest, with the counts, to shard-KKKKK-of-NNNNN.json, each whole: a
-task run again replaces its shard. A results place holds one job's shards:
+its manifest, with the counts, to shard-KKKKK-of-NNNNN.json, each whole,
+never appended to. A task run again in the same run (the same script,
+inputs, task count and run flags; a Cloud Run retry) resumes its shard: it
+keeps each line an earlier attempt answered, runs only the inputs left
+not run or answered with a problem, and writes the whole shard again;
+-redo runs every input. A results place holds one job's shards:
 a task refuses one that holds another run's (of another task count, or its
 shard of another script or inputs). A URL is gs://bucket/path (an object,
 or every object under the prefix in name order), file:///path, or a local
@@ -41,12 +45,14 @@ output in its line (captureLogs).
 
 exit status:
   0  the shard was written, and every input in it has its answer (a value
-     or a typed failure)
+     or a typed failure), or an earlier attempt's shard of the same run
+     already had them all and stands
   1  the shard was written with inputs not run (SIGTERM: the task's
      timeout) or answered with a problem (the engine or the store failed),
      or it could not be written (an earlier run's results stand), or the
      inputs, the results or the store failed for a moment (a 5xx, a
-     timeout): a retry of the task can help; standard error says which
+     timeout): a retry of the task can help, and it runs only those
+     inputs; standard error says which
   3  the job cannot run as given: no input at -inputs, a line that is
      blank, not JSON or too long (named by its URL and line), results
      under the inputs, results the task may not write (refused, no such
@@ -65,6 +71,7 @@ func bulkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	results := fs.String("results", "", "where the shard's results and manifest go: gs://bucket/prefix/ or a directory (default $BULK_RESULTS)")
 	rf := fs.runFlags("each input")
 	logs := fs.Bool("logs", false, "each input's console output in its line, as captureLogs")
+	redo := fs.Bool("redo", false, "run every input of the shard, resuming nothing an earlier attempt of the same run left")
 	positional, err := fs.parse(args, stdout, stderr)
 	if err != nil {
 		return err
@@ -126,6 +133,7 @@ func bulkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		MaxLineBytes: cfg.MaxRequestBytes,
 		CommitGrace:  5 * time.Second,
 		Warm:         svc.Warm,
+		Redo:         *redo,
 		Logger:       log,
 	})
 	var bad *bulk.InputError

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -222,7 +223,7 @@ func manifestOf(t *testing.T, manifest, results []byte) bulk.Manifest {
 	if err := json.Unmarshal(manifest, &members); err != nil {
 		t.Fatalf("manifest %s: %v", manifest, err)
 	}
-	want := []string{"shard", "shards", "attempt", "scriptRef", "inputs", "inputsSha256", "totalInputs", "inputObjects", "evaluation", "start", "end",
+	want := []string{"shard", "shards", "attempt", "scriptRef", "inputs", "inputsSha256", "totalInputs", "inputObjects", "evaluation", "start", "end", "kept",
 		"results", "resultsBytes", "resultsSha256", "items", "outcomes", "problems", "notRun", "usage", "seconds"}
 	if got := slices.Sorted(maps.Keys(members)); !slices.Equal(got, slices.Sorted(slices.Values(want))) ||
 		members["outcomes"][0] != '{' || members["usage"][0] != '{' || members["evaluation"][0] != '{' {
@@ -364,9 +365,10 @@ func TestBulkTaskFailsMidwayAndIsRerun(t *testing.T) {
 	old := b.object("results", shardName(k, n, "ndjson"))
 	manifestOf(t, b.object("results", shardName(k, n, "json")), old)
 
-	// the results writer fails: nothing committed
+	// the results writer fails: nothing committed (-redo: the shard above
+	// is whole, and a task would resume it with nothing to run)
 	b.failUpload.Store(true)
-	err := b.task(context.Background(), t, k, n, 1, nil, args...)
+	err := b.task(context.Background(), t, k, n, 1, nil, append(args, "-redo")...)
 	b.failUpload.Store(false)
 	if exitCode(err) != 1 || !strings.Contains(fmt.Sprint(err), "nothing was written") {
 		t.Errorf("a task whose results cannot be written: %v (exit %d), want exit 1 saying nothing was written", err, exitCode(err))
@@ -388,7 +390,7 @@ func TestBulkTaskFailsMidwayAndIsRerun(t *testing.T) {
 		}
 	}}
 	t.Setenv("LOG_LEVEL", "info")
-	err = b.task(ctx, t, k, n, 2, stderr, args...)
+	err = b.task(ctx, t, k, n, 2, stderr, append(args, "-redo")...)
 	t.Setenv("LOG_LEVEL", "warn")
 	if exitCode(err) != 1 || !strings.Contains(fmt.Sprint(err), "not run") {
 		t.Errorf("a task stopped midway: %v (exit %d), want exit 1 naming the inputs not run", err, exitCode(err))
@@ -725,5 +727,240 @@ func TestBulkOutcomesText(t *testing.T) {
 		if got := outcomesText(tc.outcomes); got != tc.want {
 			t.Errorf("outcomesText(%v) = %q, want %q", tc.outcomes, got, tc.want)
 		}
+	}
+}
+
+// shardLines are a shard's lines, each with its newline, by index.
+func shardLines(t *testing.T, results []byte) map[int]string {
+	t.Helper()
+	out := map[int]string{}
+	for l := range strings.Lines(string(results)) {
+		bl, err := api.DecodeBatchLine([]byte(strings.TrimSuffix(l, "\n")))
+		if err != nil || bl.Summary != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		out[bl.Index] = l
+	}
+	return out
+}
+
+// evaluated are the indices of the inputs a task's log says it ran (their
+// evaluation lines), in order.
+func evaluated(t *testing.T, log string) []int {
+	t.Helper()
+	var out []int
+	for _, l := range evaluationLines(t, log) {
+		i, ok := l["index"].(float64)
+		if !ok {
+			t.Fatalf("an evaluation line without its index: %v", l)
+		}
+		out = append(out, int(i))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A task run again in the same run resumes its shard. Stopped the moment
+// its first run ends (every clock frozen by -deterministic, 17 never ends
+// by itself before its wall clock, and the inputs after it wait for a
+// slot), a task leaves answered lines and not-run ones; run again, it runs
+// only the not-run ones (their evaluation lines are the only ones it
+// logs), keeps the others byte for byte, usage and all, and writes the
+// whole shard with a manifest counting all of it. Run once more, it has
+// nothing to run and the shard stands as it is; with -redo it runs every
+// input, and the answers are the resumed shard's but for their usage.
+func TestBulkTaskResumes(t *testing.T) {
+	b := newBulkEnv(t)
+	b.put("inputs", "all.ndjson", bulkInputs()...)
+	args := []string{"-script", b.ref, "-inputs", "gs://inputs/all.ndjson", "-results", "gs://results/resume/", "-deterministic", "-wall-clock", "2s"}
+	const k, n = 2, 3 // [16, 25), whose 17 is slow
+	shard := func() (results, manifest []byte) {
+		return b.object("results", "resume/shard-00002-of-00003.ndjson"), b.object("results", "resume/shard-00002-of-00003.json")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &syncBuffer{onWrite: func(s string) {
+		if strings.Contains(s, `"message":"sandbox evaluation"`) { // a run's end, before it returns
+			cancel()
+		}
+	}}
+	t.Setenv("LOG_LEVEL", "debug")
+	err := b.task(ctx, t, k, n, 0, stderr, args...)
+	t.Setenv("LOG_LEVEL", "info")
+	if exitCode(err) != 1 || !strings.Contains(fmt.Sprint(err), "not run") {
+		t.Fatalf("a task stopped midway: %v (exit %d), want exit 1 naming the inputs not run", err, exitCode(err))
+	}
+	res0, man0 := shard()
+	m0 := manifestOf(t, man0, res0)
+	lines0 := shardLines(t, res0)
+	var answered, notRun []int
+	for i := 16; i < 25; i++ {
+		if strings.Contains(lines0[i], `"notRun":true`) {
+			notRun = append(notRun, i)
+		} else {
+			answered = append(answered, i)
+		}
+	}
+	if len(answered) == 0 || len(notRun) == 0 || m0.NotRun != len(notRun) || m0.Kept != 0 {
+		t.Fatalf("the stopped task answered %v and left %v not run, manifest %+v: want both", answered, notRun, m0)
+	}
+
+	stderr = &syncBuffer{}
+	if err := b.task(context.Background(), t, k, n, 1, stderr, args...); err != nil {
+		t.Fatal(err)
+	}
+	res1, man1 := shard()
+	m1 := manifestOf(t, man1, res1)
+	if got := evaluated(t, stderr.String()); !slices.Equal(got, notRun) {
+		t.Errorf("the resumed task ran %v, want the inputs left not run, %v", got, notRun)
+	}
+	if !strings.Contains(stderr.String(), `"message":"bulk shard resumed"`) {
+		t.Errorf("the resumed task does not say so:\n%s", stderr)
+	}
+	lines1 := shardLines(t, res1)
+	for _, i := range answered {
+		if lines1[i] != lines0[i] {
+			t.Errorf("input %d's answer was not kept as it was:\n got %s\nwant %s", i, lines1[i], lines0[i])
+		}
+	}
+	if m1.Kept != len(answered) || m1.Attempt != 1 || m1.Items != 9 || m1.NotRun != 0 || m1.Problems != 0 ||
+		m1.Outcomes["ok"]+m1.Outcomes["limitExceeded"] != 9 || len(lines1) != 9 || !reflect.DeepEqual(m1.Identity, m0.Identity) {
+		t.Errorf("the resumed shard's manifest: %+v", m1)
+	}
+
+	stderr = &syncBuffer{}
+	if err := b.task(context.Background(), t, k, n, 2, stderr, args...); err != nil {
+		t.Fatal(err)
+	}
+	if res2, man2 := shard(); !bytes.Equal(res2, res1) || !bytes.Equal(man2, man1) {
+		t.Errorf("a task with nothing left to run rewrote its shard:\n%s\n%s", man2, man1)
+	}
+	if got := evaluated(t, stderr.String()); len(got) != 0 {
+		t.Errorf("a task with nothing left to run ran %v", got)
+	}
+
+	stderr = &syncBuffer{}
+	if err := b.task(context.Background(), t, k, n, 3, stderr, append(args, "-redo")...); err != nil {
+		t.Fatal(err)
+	}
+	res3, man3 := shard()
+	m3 := manifestOf(t, man3, res3)
+	if got := evaluated(t, stderr.String()); len(got) != 9 || m3.Kept != 0 || m3.Attempt != 3 {
+		t.Errorf("-redo ran %v, kept %d", got, m3.Kept)
+	}
+	if got, want := linesWithoutUsage(t, res3), linesWithoutUsage(t, res1); !slices.Equal(got, want) {
+		t.Errorf("the resumed shard's answers are not a whole run's:\n%s\nwant\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+	}
+}
+
+// A resumed shard's kept lines and new ones go in index order, wherever
+// the inputs to run again are: an earlier attempt whose lines 0 and 4 are
+// not run and 2 a problem (the service failed to answer it) has those
+// three run and 1 and 3 kept. A task runs its shard whole, saying why,
+// when the earlier attempt's shard is not one it can trust or is another
+// run's: results whose bytes are not the manifest's, results not there, a
+// manifest of another evaluation; and with no manifest, or with -redo.
+func TestBulkResumeKeepsWhatItCanTrust(t *testing.T) {
+	b := newBulkEnv(t)
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.ndjson"), filepath.Join(dir, "out")
+	if err := os.WriteFile(in, []byte(`{"n":0}`+"\n"+`{"n":1}`+"\n"+`{"n":2}`+"\n"+`{"n":3}`+"\n"+`{"n":4}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results, manifest := filepath.Join(out, "shard-00000-of-00001.ndjson"), filepath.Join(out, "shard-00000-of-00001.json")
+	args := []string{"-script", b.ref, "-inputs", in, "-results", out}
+	attempt := 0
+	// runs the task, and says what it ran and what it wrote
+	task := func(extra ...string) (ran []int, m bulk.Manifest, lines map[int]string, log string) {
+		t.Helper()
+		stderr := &syncBuffer{}
+		if err := b.task(context.Background(), t, 0, 1, attempt, stderr, append(args, extra...)...); err != nil {
+			t.Fatal(err)
+		}
+		attempt++
+		res, err := os.ReadFile(results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		man, err := os.ReadFile(manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evaluated(t, stderr.String()), manifestOf(t, man, res), shardLines(t, res), stderr.String()
+	}
+	t.Setenv("LOG_LEVEL", "info")
+	_, m, whole, _ := task()
+
+	// the earlier attempt as a stopped task with a failing backend leaves it
+	var forged []byte
+	for i := range 5 {
+		switch i {
+		case 0, 4:
+			forged, _ = api.AppendBatchLine(forged, api.BatchLine{Index: i, NotRun: "the task stopped"})
+		case 2:
+			forged, _ = api.AppendBatchLine(forged, api.BatchLine{Index: i, Problem: api.NewProblem(api.ProblemBackendUnavailable, "the engine did not answer")})
+		default:
+			forged = append(forged, whole[i]...)
+		}
+	}
+	sum := sha256.Sum256(forged)
+	m.ResultsBytes, m.ResultsSHA256 = int64(len(forged)), hex.EncodeToString(sum[:])
+	write := func(res []byte, m bulk.Manifest) {
+		t.Helper()
+		man, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(results, res, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(manifest, man, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(forged, m)
+	ran, m2, lines, _ := task()
+	if !slices.Equal(ran, []int{0, 2, 4}) || m2.Kept != 2 || m2.Outcomes["ok"] != 5 || m2.Problems != 0 || m2.NotRun != 0 || m2.Items != 5 {
+		t.Errorf("resumed from lines 0, 2 and 4 without an answer: ran %v, manifest %+v", ran, m2)
+	}
+	for i := range 5 {
+		if (i == 1 || i == 3) && lines[i] != whole[i] || !strings.HasPrefix(lines[i], fmt.Sprintf(`{"index":%d,"ok":true,`, i)) {
+			t.Errorf("line %d: %s", i, lines[i])
+		}
+	}
+
+	for _, tc := range []struct {
+		name   string
+		damage func()
+		extra  []string
+		why    string
+	}{
+		{"results not the manifest's", func() {
+			res, _ := os.ReadFile(results)
+			write(bytes.Replace(res, []byte(`"n":1`), []byte(`"n":7`), 1), m2) // the same length
+		}, nil, "its results object's SHA-256 is "},
+		{"results not there", func() { os.Remove(results) }, nil, "its results object is not there"},
+		{"another evaluation", func() {}, []string{"-wall-clock", "4s"}, `its manifest is of another run: it says evaluation {"limits":{"wallClockMs":5000,"memoryBytes":67108864}}, and this run's is {"limits":{"wallClockMs":4000,`},
+		{"no manifest", func() { os.Remove(manifest) }, nil, ""},
+		{"-redo", func() {}, []string{"-redo"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.damage()
+			ran, m, _, log := task(tc.extra...)
+			if len(ran) != 5 || m.Kept != 0 || m.Outcomes["ok"] != 5 {
+				t.Errorf("ran %v, manifest %+v: want the shard run whole", ran, m)
+			}
+			var why []string
+			for l := range strings.Lines(log) {
+				var line struct{ Message, Why string }
+				if json.Unmarshal([]byte(l), &line) == nil && line.Message == "bulk shard run whole" {
+					why = append(why, line.Why)
+				}
+			}
+			if tc.why != "" && (len(why) != 1 || !strings.Contains(why[0], tc.why)) || tc.why == "" && len(why) != 0 {
+				t.Errorf("the task's log says it ran whole because %q, want %q:\n%s", why, tc.why, log)
+			}
+		})
 	}
 }

@@ -87,6 +87,9 @@ type Job struct {
 	// read and the script is, so that a job that cannot run fails before
 	// any worker starts.
 	Warm func(context.Context) error
+	// Redo runs every input of the shard, resuming nothing of an
+	// earlier attempt's (Run).
+	Redo bool
 	// Logger receives the task's log lines; nil discards.
 	Logger *slog.Logger
 	// ProgressEvery is how often, while the shard's inputs run, a
@@ -112,6 +115,10 @@ type Manifest struct {
 	// Start and End are the shard's global indices, [Start, End).
 	Start int64 `json:"start"`
 	End   int64 `json:"end"`
+	// Kept is how many of the shard's lines this attempt kept, as they
+	// were, from the earlier attempt's shard it resumed; the others it
+	// ran. 0 when it ran every input.
+	Kept int `json:"kept"`
 	// Results is the results object's URL; ResultsBytes and ResultsSHA256
 	// its length and digest, for a reader to check that it is the one
 	// described.
@@ -153,6 +160,12 @@ func inputError(format string, args ...any) error {
 // the results can be written and hold no other run's shards
 // (checkResults), so that a re-run never leaves two answers for one
 // input.
+//
+// A task whose earlier attempt of the same run left its shard resumes it
+// (resume), unless job.Redo: it runs only the inputs whose lines were
+// notRun or a problem, and writes the whole shard again, the other lines
+// kept as they were, the manifest counting them all. A shard with nothing
+// left to run stands as it is, and Run returns its manifest.
 //
 // When ctx ends, the inputs whose runs had not ended are not-run lines and
 // the shard is still written, within CommitGrace. When the lines cannot be
@@ -203,7 +216,8 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	if inside(inURL, outURL, objs) {
 		return Manifest{}, inputError("the results %s are under the inputs %s: a later task would read the shards as inputs; write them elsewhere", out.URL(""), in.URL(""))
 	}
-	if err := checkResults(ctx, job, out); err != nil {
+	was, err := checkResults(ctx, job, out)
+	if err != nil {
 		return Manifest{}, err
 	}
 	parts := make([]ndjson.Part, len(objs))
@@ -254,6 +268,34 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 		return Manifest{}, inputError("the script %s cannot be run, so no input was: %w", m.ScriptRef, err)
 	}
 	m.Evaluation = evaluation(job.Evaluation, p)
+	// the inputs to run: the shard's, or those an earlier attempt of this
+	// very run left without an answer
+	var res *resumed
+	if was != nil && !job.Redo {
+		var why string
+		if res, why, err = resume(ctx, out, was, m); err != nil {
+			return Manifest{}, err
+		}
+		if why != "" {
+			log.Warn("bulk shard run whole", "task", job.Task.Index, "why", "an earlier attempt's shard is there, but "+why)
+		}
+	}
+	run := make([]int, len(inputs)) // each input to run, by its index in the shard
+	for i := range run {
+		run[i] = i
+	}
+	if res != nil {
+		run = res.toRun()
+		m.Kept = res.kept.Items
+		log.Info("bulk shard resumed", "task", job.Task.Index, "earlierAttempt", res.from.Attempt, "kept", m.Kept, "toRun", len(run))
+		if len(run) == 0 { // every input has its answer: the shard stands
+			return res.from, nil
+		}
+	}
+	todo := make([]jsontext.Text, len(run))
+	for k, i := range run {
+		todo[k] = inputs[i]
+	}
 	if job.Warm != nil {
 		if err := job.Warm(ctx); err != nil {
 			return Manifest{}, fmt.Errorf("starting the engine: %w", err)
@@ -266,16 +308,22 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 	defer results.Abort()
 	digest = sha256.New()
 	w := &countingWriter{w: io.MultiWriter(results, digest)}
-	done := progress.NewMeter(len(inputs))
+	lineOf := func(i int, line []byte) error { _, err := w.Write(line); return err }
+	var merge *merger
+	if res != nil {
+		merge = &merger{keep: res.keep, w: w}
+		lineOf = merge.line
+	}
+	done := progress.NewMeter(len(todo))
 	every := job.ProgressEvery
 	if every <= 0 {
 		every = DefaultProgressEvery
 	}
 	stopProgress := done.LogEvery(ctx, log, every, "bulk progress", slog.Int("task", job.Task.Index))
 	defer stopProgress()
-	sum, err := answer.Batch(ctx, job.Effect, p, inputs, job.Parallel, func(it effect.Item) api.BatchLine {
-		i := it.Index
-		it.Index += int(start) // the global index
+	sum, err := answer.Batch(ctx, job.Effect, p, todo, job.Parallel, func(it effect.Item) api.BatchLine {
+		i := run[it.Index]        // its index in the shard
+		it.Index = int(start) + i // the global index
 		l := answer.Item(job.Limits, job.Evaluation, it, notRunDetail(ctx))
 		answer.LogItem(ctx, log, "bulk", job.Evaluation, inputs[i], it, l, lines[i].Source.String())
 		return l
@@ -283,21 +331,27 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 		if l.Summary != nil {
 			return nil // the manifest counts the shard: the shards concatenated are the inputs' lines
 		}
-		_, err := w.Write(line)
+		err := lineOf(l.Index-int(start), line)
 		done.Add(1)
 		return err
 	})
 	stopProgress()
+	if err == nil && merge != nil {
+		err = merge.keptUpTo(len(inputs))
+	}
 	if err != nil {
 		return Manifest{}, fmt.Errorf("the results %s: %w", m.Results, err)
 	}
 	m.Seconds = time.Since(began).Seconds()
 	m.BatchSummary = sum
+	if res != nil {
+		addSummary(&m.BatchSummary, res.kept)
+	}
 	m.ResultsBytes, m.ResultsSHA256 = w.n, hex.EncodeToString(digest.Sum(nil))
 	if err := commit(ctx, job, out, results, m); err != nil {
 		return Manifest{}, err
 	}
-	log.Info("bulk shard written", "task", job.Task.Index, "results", m.Results, "items", m.Items,
+	log.Info("bulk shard written", "task", job.Task.Index, "results", m.Results, "items", m.Items, "ran", len(todo), "kept", m.Kept,
 		"outcomes", m.Outcomes, "problems", m.Problems, "notRun", m.NotRun, "seconds", m.Seconds)
 	return m, nil
 }

@@ -43,28 +43,28 @@ func evaluation(ev effect.Evaluation, p *effect.Prepared) json.RawMessage {
 	})
 }
 
-// differs names the first member of id that is not other's, with both
-// values, "" when none: two URLs of one place are the same however
-// written.
-func (id Identity) differs(other Identity) string {
-	d := func(member string, a, b any) string { return fmt.Sprintf("%s %v, not %v", member, a, b) }
+// differs names the first member of the identity in which id and other
+// differ, with id's value and other's, member "" when none: two URLs of
+// one place are the same however written.
+func (id Identity) differs(other Identity) (member, mine, theirs string) {
+	v := func(m string, a, b any) (string, string, string) { return m, fmt.Sprint(a), fmt.Sprint(b) }
 	switch {
 	case id.Shards != other.Shards:
-		return d("shards", id.Shards, other.Shards)
+		return v("shards", id.Shards, other.Shards)
 	case id.ScriptRef != other.ScriptRef:
-		return d("scriptRef", id.ScriptRef, other.ScriptRef)
+		return v("scriptRef", id.ScriptRef, other.ScriptRef)
 	case !sameURL(id.Inputs, other.Inputs):
-		return d("inputs", id.Inputs, other.Inputs)
+		return v("inputs", id.Inputs, other.Inputs)
 	case id.TotalInputs != other.TotalInputs:
-		return d("totalInputs", id.TotalInputs, other.TotalInputs)
+		return v("totalInputs", id.TotalInputs, other.TotalInputs)
 	case id.InputObjects != other.InputObjects:
-		return d("inputObjects", id.InputObjects, other.InputObjects)
+		return v("inputObjects", id.InputObjects, other.InputObjects)
 	case id.InputsSHA256 != other.InputsSHA256:
-		return d("inputsSha256", id.InputsSHA256, other.InputsSHA256)
+		return v("inputsSha256", id.InputsSHA256, other.InputsSHA256)
 	case !sameJSON(id.Evaluation, other.Evaluation):
-		return d("evaluation", string(id.Evaluation), string(other.Evaluation))
+		return v("evaluation", string(id.Evaluation), string(other.Evaluation))
 	}
-	return ""
+	return "", "", ""
 }
 
 // sameJSON reports whether a and b are the same JSON text but for

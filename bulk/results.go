@@ -35,24 +35,26 @@ import (
 //     of the two a reader wants.
 //
 // An earlier attempt or run of this very job (the same count, script and
-// inputs) is what a re-run replaces.
-func checkResults(ctx context.Context, job Job, out objects.Place) error {
+// inputs) is what a re-run resumes or replaces: checkResults returns what
+// it left of the task's shard, its manifest and its results object, nil
+// when it left no manifest.
+func checkResults(ctx context.Context, job Job, out objects.Place) (*earlier, error) {
 	if err := probe(ctx, out, job.Task.Name()+".writable"); err != nil {
 		if permanent(err) {
-			return inputError("the results %s cannot be written: %w", out.URL(""), err)
+			return nil, inputError("the results %s cannot be written: %w", out.URL(""), err)
 		}
-		return fmt.Errorf("the results %s cannot be written (perhaps for a moment): %w", out.URL(""), err)
+		return nil, fmt.Errorf("the results %s cannot be written (perhaps for a moment): %w", out.URL(""), err)
 	}
 	objs, err := out.List(ctx)
 	switch {
 	case err != nil && permanent(err):
-		return inputError("the results %s cannot be listed: %w", out.URL(""), err)
+		return nil, inputError("the results %s cannot be listed: %w", out.URL(""), err)
 	case err != nil:
-		return fmt.Errorf("the results %s cannot be listed: %w", out.URL(""), err)
+		return nil, fmt.Errorf("the results %s cannot be listed: %w", out.URL(""), err)
 	}
 	var foreign []string
 	counts := map[int]bool{}
-	var own *objects.Object
+	var own, results *objects.Object
 	for i, o := range objs {
 		_, count, ok := parseShardName(o.Name)
 		switch {
@@ -62,6 +64,8 @@ func checkResults(ctx context.Context, job Job, out objects.Place) error {
 			counts[count] = true
 		case o.Name == job.Task.Name()+".json":
 			own = &objs[i]
+		case o.Name == job.Task.Name()+".ndjson":
+			results = &objs[i]
 		}
 	}
 	if len(foreign) > 0 {
@@ -73,43 +77,46 @@ func checkResults(ctx context.Context, job Job, out objects.Place) error {
 		if len(shown) > 4 {
 			shown = append(slices.Clip(shown[:4]), fmt.Sprintf("and %d more", len(foreign)-4))
 		}
-		return inputError("the results %s hold the shards of a run of another task count (%s), and this run has %d tasks: beside them, its shards would give some inputs two answers; give this run a results prefix of its own, or delete those (%s)",
+		return nil, inputError("the results %s hold the shards of a run of another task count (%s), and this run has %d tasks: beside them, its shards would give some inputs two answers; give this run a results prefix of its own, or delete those (%s)",
 			out.URL(""), strings.Join(shown, ", "), job.Task.Count, strings.Join(others, ", "))
 	}
-	if own != nil {
-		return checkOwnManifest(ctx, job, out, *own)
+	if own == nil {
+		return nil, nil
 	}
-	return nil
+	m, err := checkOwnManifest(ctx, job, out, *own)
+	if m == nil || err != nil {
+		return nil, err
+	}
+	return &earlier{manifest: *m, results: results}, nil
 }
 
-// checkOwnManifest refuses to replace a shard that an earlier run of
-// another job wrote: its manifest names another script or other inputs.
-func checkOwnManifest(ctx context.Context, job Job, out objects.Place, o objects.Object) error {
+// checkOwnManifest reads the task's manifest o, left by an earlier run,
+// and refuses to replace a shard that an earlier run of another job
+// wrote: its manifest names another script or other inputs. It is nil
+// when o was deleted since it was listed.
+func checkOwnManifest(ctx context.Context, job Job, out objects.Place, o objects.Object) (*Manifest, error) {
 	r, err := out.Open(ctx, o)
 	if errors.Is(err, objects.ErrChanged) || errors.Is(err, fs.ErrNotExist) {
-		return nil // deleted since the listing: this task's own earlier attempt, cut short
+		return nil, nil // deleted since the listing: this task's own earlier attempt, cut short
 	}
 	if err != nil {
-		return fmt.Errorf("the results %s: reading %s: %w", out.URL(""), out.URL(o.Name), err)
+		return nil, fmt.Errorf("the results %s: reading %s: %w", out.URL(""), out.URL(o.Name), err)
 	}
 	defer r.Close()
-	var earlier struct {
-		ScriptRef string `json:"scriptRef"`
-		Inputs    string `json:"inputs"`
-	}
+	var m Manifest
 	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err == nil {
-		err = json.Unmarshal(b, &earlier)
+		err = json.Unmarshal(b, &m)
 	}
 	if err != nil {
-		return fmt.Errorf("the results %s: reading %s: %w", out.URL(""), out.URL(o.Name), err)
+		return nil, fmt.Errorf("the results %s: reading %s: %w", out.URL(""), out.URL(o.Name), err)
 	}
 	script := job.Evaluation.ScriptRef.String()
-	if earlier.ScriptRef != script || !sameURL(earlier.Inputs, job.Inputs) {
-		return inputError("the results %s hold shard %d of another run: its manifest %s says script %s over the inputs %s, and this run is script %s over %s; a results prefix holds one job's shards: give this run a results prefix of its own, or delete the other's",
-			out.URL(""), job.Task.Index, out.URL(o.Name), earlier.ScriptRef, earlier.Inputs, script, job.Inputs)
+	if m.ScriptRef != script || !sameURL(m.Inputs, job.Inputs) {
+		return nil, inputError("the results %s hold shard %d of another run: its manifest %s says script %s over the inputs %s, and this run is script %s over %s; a results prefix holds one job's shards: give this run a results prefix of its own, or delete the other's",
+			out.URL(""), job.Task.Index, out.URL(o.Name), m.ScriptRef, m.Inputs, script, job.Inputs)
 	}
-	return nil
+	return &m, nil
 }
 
 // sameURL reports whether two URLs name one place, however written (a
