@@ -143,3 +143,56 @@ func TestReadmeCommandsNameFilesThatExist(t *testing.T) {
 		t.Errorf("only %d files named by README.md's commands: is the pattern still theirs?", checked)
 	}
 }
+
+// README.md's problem documents are what the service answers: each curl
+// of its console blocks whose answer it shows as a problem is sent to the
+// service as `go run .` starts it (STORE_URL=examples/store), and the
+// answer must be the README's byte for byte, but for its instance (a
+// request's id).
+func TestReadmeProblemExamples(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type example struct{ path, body, answer string }
+	var examples []example
+	curl := regexp.MustCompile(`curl -s localhost:8080(\S+)`)
+	body := regexp.MustCompile(`-d '([^']*)'`)
+	for _, m := range regexp.MustCompile("(?s)```console\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+		lines := strings.Split(m[1], "\n")
+		for i := 0; i < len(lines); i++ {
+			if !strings.HasPrefix(lines[i], "$ ") {
+				continue
+			}
+			cmd := lines[i]
+			for strings.HasSuffix(lines[i], `\`) && i+1 < len(lines) {
+				i++
+				cmd += "\n" + lines[i]
+			}
+			if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], `{"type":"https://`) {
+				continue
+			}
+			p, d := curl.FindStringSubmatch(cmd), body.FindStringSubmatch(cmd)
+			if p == nil || d == nil {
+				t.Errorf("README.md shows a problem for %q, which is not a curl -s localhost:8080… -d '…' this test can send", cmd)
+				continue
+			}
+			examples = append(examples, example{p[1], d[1], lines[i+1]})
+		}
+	}
+	if len(examples) == 0 {
+		t.Fatal("README.md shows no problem document: is the pattern still its?")
+	}
+	store, err := filepath.Abs("examples/store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startService(t, "STORE_URL="+store)
+	instance := regexp.MustCompile(`"instance":"[^"]*"`)
+	for _, ex := range examples {
+		_, got := postRaw(t, s.URL+ex.path, ex.body)
+		if g, w := instance.ReplaceAllString(strings.TrimSuffix(string(got), "\n"), `"instance":"…"`), instance.ReplaceAllString(ex.answer, `"instance":"…"`); g != w {
+			t.Errorf("README.md shows, for POST %s %s,\n%s\nthe service answers\n%s", ex.path, ex.body, ex.answer, got)
+		}
+	}
+}
