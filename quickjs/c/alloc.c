@@ -16,7 +16,11 @@
  * The checked build (build.sh CHECKED=1, SANDBOX_CHECKED_HEAP) takes every
  * block, small ones too (patches/0005), from the red-zone allocator below:
  * an out-of-bounds write that does not leave linear memory, which wasm
- * cannot see, is seen there.
+ * cannot see, is seen there, and so is a use of a block after its free.
+ * There, too, a test can have the Nth allocation that the limit could
+ * refuse (a new block, or a block grown) refused as the limit refuses one
+ * (heap_refuse, redzone.c), to reach the engine's out-of-memory paths one
+ * by one.
  */
 
 #include "sandbox.h"
@@ -28,7 +32,8 @@
 #define heap_realloc rz_realloc
 #define heap_usable rz_usable
 #define heap_counted rz_counted
-#define heap_check rz_sweep
+#define heap_check rz_check
+#define heap_refuse rz_refuse
 #define HEAP_BLOCK_OVERHEAD 0
 #else
 #define heap_malloc malloc
@@ -37,6 +42,7 @@
 #define heap_usable(p) malloc_usable_size((void *)(p))
 #define heap_counted heap_usable
 #define heap_check() ((void)0)
+#define heap_refuse() 0
 /* what the host heap adds to each block: dlmalloc's chunk header */
 #define HEAP_BLOCK_OVERHEAD 8
 #endif
@@ -62,7 +68,7 @@ static void *sb_js_malloc(JSMallocState *s, size_t size)
     void *p;
     if (size == 0)
         return NULL;
-    if (over_limit(s, size)) {
+    if (over_limit(s, size) || heap_refuse()) {
         sb.oom = 1;
         return NULL;
     }
@@ -100,7 +106,7 @@ static void *sb_js_realloc(JSMallocState *s, void *p, size_t size)
         sb_js_free(s, p);
         return NULL;
     }
-    if (size > old && over_limit(s, size - old)) {
+    if (size > old && (over_limit(s, size - old) || heap_refuse())) {
         sb.oom = 1;
         return NULL;
     }

@@ -161,8 +161,9 @@ static int32_t run(const char *script, uint32_t script_len, const char *input,
     return SB_OK;
 }
 
-/* sb_run is the run; in the checked build, every block's red zones are
- * verified once it has ended, however it ended (alloc.c). */
+/* sb_run is the run; in the checked build, every live block's red zones
+ * and every freed block's poison are verified once it has ended, however
+ * it ended (alloc.c, redzone.c). */
 EXPORT(sb_run)
 int32_t sb_run(const char *script, uint32_t script_len, const char *input,
                uint32_t input_len, uint64_t mem_limit, uint64_t cpu_budget, uint64_t seed)

@@ -24,8 +24,8 @@
  * and sandbox.mark, which sb_run calls where one phase of the run ends and
  * the next begins, so that the host can say where a run's time went. The
  * checked build (build.sh CHECKED=1) adds a third, checked.fault, through
- * which its red-zone heap reports a damaged zone (redzone.c), and an export
- * for tests, sb_checked_selftest.
+ * which its heap reports a damaged red zone or a use after free
+ * (redzone.c), and exports for tests only (sb_checked_*).
  *
  * The shim is one translation unit split into files by concern, as
  * go-sqlite3 splits its own: the parts share static state, and the compiler
