@@ -15,6 +15,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/bulk"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/objects"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
@@ -195,4 +196,72 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// bulkCheckUsage is the bulk-check verb's synopsis, with its exit
+// statuses.
+const bulkCheckUsage = `usage: sandbox-cloudrun bulk-check -results URL
+
+Checks that a bulk run's results place holds one whole run's shards, and
+prints their lines, one per input in index order, to standard output
+(docs/batch.md, "Checking a job's results"): every manifest
+shard-KKKKK-of-NNNNN.json, K from 0 to N-1, is there beside its results
+object; no shard is of another task count; every manifest names the same
+run (task count, script, inputs and their digest, total, what each input
+ran under); their ranges cover the inputs once, with no gap and no
+overlap; and each results object is the one its manifest describes (its
+length, its lines' indices and its SHA-256, checked as it is read). The
+results objects are then printed in shard order, and a line on standard
+error counts the job's outcomes. URL is gs://bucket/prefix/ or a
+directory, as bulk's -results.
+
+exit status:
+  0  the results are one whole run's, and every input has its answer (a
+     value or a typed failure)
+  4  the results are one whole run's, and some inputs are notRun or
+     problem lines (counted on standard error): executing the job again
+     with the same variables resumes each shard and runs only those
+  3  the results are not one whole run's: standard error names each shard
+     and what is wrong (no manifest: its task has not written its shard;
+     shards of another task count; a manifest of another run; inputs with
+     no line or two; a results object that is not its manifest's).
+     Nothing was printed, unless the damage was found as a results object
+     was read: then the lines before it were, and are not the job's
+  1  the results could not be read for a moment (a 5xx, a timeout), or an
+     object changed while they were read (a task still writing): run the
+     check again
+  2  a usage error: -results is missing or not a URL; nothing was read`
+
+// bulkCheckCmd checks a bulk run's results and prints them. Its exit
+// statuses are bulkCheckUsage's.
+func bulkCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bulk-check", bulkCheckUsage)
+	results := fs.String("results", "", "the job's results: gs://bucket/prefix/ or a directory, as bulk's -results")
+	positional, err := fs.parse(args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(positional) != 0:
+		return fs.usageError(stderr, "bulk-check: takes no arguments (the results are -results), got %d", len(positional))
+	case *results == "":
+		return fs.usageError(stderr, "bulk-check: no results: give -results, the job's BULK_RESULTS")
+	}
+	if _, err := objects.Parse(*results); err != nil {
+		return fs.usageError(stderr, "bulk-check: -results: %v", err)
+	}
+	c, err := bulk.Check(ctx, *results, stdout)
+	var notWhole *bulk.NotWhole
+	switch {
+	case errors.As(err, &notWhole):
+		return exitError{3, fmt.Errorf("bulk-check: %w", err)}
+	case err != nil:
+		return fmt.Errorf("bulk-check: %w (a retry can help)", err)
+	}
+	fmt.Fprintf(stderr, "bulk-check: %s: one run of %d shards, %d inputs of script %s: %s; %d problems, %d not run\n",
+		*results, c.Shards, c.TotalInputs, c.ScriptRef, outcomesText(c.Outcomes), c.Problems, c.NotRun)
+	if !c.Complete() {
+		return exitError{4, fmt.Errorf("bulk-check: %d inputs are not run and %d answered with a problem: execute the job again with the same variables, which runs only those", c.NotRun, c.Problems)}
+	}
+	return nil
 }

@@ -67,6 +67,7 @@ type bulkEnv struct {
 	gcs         *gcsfake.Server
 	failUpload  atomic.Bool
 	failResults atomic.Int32
+	failed      atomic.Int32 // the requests failResults failed
 	env         map[string]string
 }
 
@@ -83,6 +84,7 @@ func newBulkEnv(t *testing.T) *bulkEnv {
 				return
 			}
 			if code := int(b.failResults.Load()); code != 0 && strings.Contains(r.URL.Path, "/b/results/") {
+				b.failed.Add(1)
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(code)
 				fmt.Fprintf(w, `{"error":{"code":%d,"message":"refused by the test"}}`, code)
@@ -962,5 +964,199 @@ func TestBulkResumeKeepsWhatItCanTrust(t *testing.T) {
 				t.Errorf("the task's log says it ran whole because %q, want %q:\n%s", why, tc.why, log)
 			}
 		})
+	}
+}
+
+// check runs bulk-check on results, and says what it printed.
+func check(t *testing.T, results string) (stdout, stderr string, exit int) {
+	t.Helper()
+	// long enough for its few tries of a failing request, and a bound on
+	// a check that would try forever
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	err := run(ctx, []string{"bulk-check", "-results", results}, nil, &out, &errOut)
+	return out.String(), errOut.String() + fmt.Sprint(err), exitCode(err)
+}
+
+// bulk-check passes a whole job, printing every input's line once, in
+// index order, the shards concatenated as they are; it exits 4 for a
+// whole job with inputs not run, and 3, printing nothing, for each kind
+// of damage, naming the shard and what is wrong: a manifest missing,
+// shards of another task count, a manifest of another run, a gap or an
+// overlap, a results object of another length, and results whose bytes
+// or lines are not the manifest's (found as they are read, after the
+// shards before them were printed). On GCS alike, and a results bucket
+// that fails for a moment is exit 1.
+func TestBulkCheck(t *testing.T) {
+	b := newBulkEnv(t)
+	inputs := bulkInputs()[:12]
+	dir := t.TempDir()
+	in, good := filepath.Join(dir, "in.ndjson"), filepath.Join(dir, "good")
+	if err := os.WriteFile(in, []byte(strings.Join(inputs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var whole []byte
+	for k := range 3 {
+		if err := b.task(context.Background(), t, k, 3, 0, nil, "-script", b.ref, "-inputs", in, "-results", good); err != nil {
+			t.Fatal(err)
+		}
+		res, err := os.ReadFile(filepath.Join(good, fmt.Sprintf("shard-%05d-of-00003.ndjson", k)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole = append(whole, res...)
+	}
+	stdout, stderr, exit := check(t, good)
+	if exit != 0 || stdout != string(whole) || !strings.Contains(stderr, "one run of 3 shards, 12 inputs of script "+b.ref+": ok 11, scriptError 1; 0 problems, 0 not run") {
+		t.Fatalf("a whole job: exit %d, stderr %s, stdout\n%s", exit, stderr, stdout)
+	}
+	if got := strings.Trim(fmt.Sprint(indices(t, strings.Split(strings.TrimSuffix(stdout, "\n"), "\n"))), "[]"); got != "0 1 2 3 4 5 6 7 8 9 10 11" {
+		t.Errorf("the lines printed have the indices %s", got)
+	}
+
+	name := func(k int, ext string) string { return fmt.Sprintf("shard-%05d-of-00003.%s", k, ext) }
+	// edit rewrites shard k's manifest through change
+	edit := func(t *testing.T, place string, k int, change func(*bulk.Manifest)) {
+		t.Helper()
+		p := filepath.Join(place, name(k, "json"))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m bulk.Manifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		change(&m)
+		if b, err = json.Marshal(m); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// results rewrites shard k's results object through change, and its
+	// manifest to describe the new bytes
+	results := func(t *testing.T, place string, k int, change func([]byte) []byte) {
+		t.Helper()
+		p := filepath.Join(place, name(k, "ndjson"))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = change(b)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		edit(t, place, k, func(m *bulk.Manifest) { m.ResultsBytes, m.ResultsSHA256 = int64(len(b)), hex.EncodeToString(sum[:]) })
+	}
+	other := "sha256:" + strings.Repeat("1", 64)
+	for _, tc := range []struct {
+		name    string
+		damage  func(t *testing.T, place string)
+		exit    int
+		want    []string
+		printed string // what is printed before the damage is found
+	}{
+		{"a manifest missing", func(t *testing.T, place string) { os.Remove(filepath.Join(place, name(1, "json"))) }, 3,
+			[]string{"not one whole run's", "shard 1 (shard-00001-of-00003): no manifest: its task has not written its shard"}, ""},
+		{"a results object missing", func(t *testing.T, place string) { os.Remove(filepath.Join(place, name(2, "ndjson"))) }, 3,
+			[]string{"shard 2 (shard-00002-of-00003): its results object shard-00002-of-00003.ndjson is not there"}, ""},
+		{"a shard of another task count", func(t *testing.T, place string) {
+			os.WriteFile(filepath.Join(place, "shard-00001-of-00002.ndjson"), []byte(inputs[0]+"\n"), 0o644)
+		}, 3, []string{"the shards of runs of several task counts: 1 shards of 2 tasks (shard-*-of-00002.*), 3 shards of 3 tasks (shard-*-of-00003.*)"}, ""},
+		{"a manifest of another script", func(t *testing.T, place string) {
+			edit(t, place, 2, func(m *bulk.Manifest) { m.ScriptRef = other })
+		}, 3, []string{"shard 2 (shard-00002-of-00003): its manifest is of another run than shard 0's: it says scriptRef " + other + ", and shard 0's " + b.ref}, ""},
+		{"a manifest of other inputs", func(t *testing.T, place string) {
+			edit(t, place, 0, func(m *bulk.Manifest) { m.InputsSHA256 = strings.Repeat("0", 64) })
+		}, 3, []string{"shard 1 (shard-00001-of-00003): its manifest is of another run than shard 0's: it says inputsSha256 ", "shard 2 (shard-00002-of-00003): its manifest"}, ""},
+		{"a gap", func(t *testing.T, place string) {
+			results(t, place, 1, func(b []byte) []byte { _, rest, _ := bytes.Cut(b, []byte("\n")); return rest })
+			edit(t, place, 1, func(m *bulk.Manifest) { m.Start++; m.Items-- })
+		}, 3, []string{"shard 1 (shard-00001-of-00003): it begins at input 5 where the shards before end at 4: inputs [4, 5) have no line"}, ""},
+		{"an overlap", func(t *testing.T, place string) {
+			edit(t, place, 0, func(m *bulk.Manifest) { m.End++; m.Items++ })
+		}, 3, []string{"shard 1 (shard-00001-of-00003): it begins at input 4 where the shards before end at 5: inputs [4, 5) have two lines"}, ""},
+		{"a results object of another length", func(t *testing.T, place string) {
+			p := filepath.Join(place, name(1, "ndjson"))
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, append(b, b[:20]...), 0o644)
+		}, 3, []string{"shard 1 (shard-00001-of-00003): its results object is "}, ""},
+		{"results not the manifest's bytes", func(t *testing.T, place string) {
+			p := filepath.Join(place, name(1, "ndjson"))
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(b, []byte(`"n":5`), []byte(`"n":9`), 1), 0o644) // the same length
+		}, 3, []string{"shard 1: its results object's SHA-256 is ", "not the object the manifest describes", "the lines written before this was found are not the job's results"}, "0 1 2 3 4 5 6 7"},
+		{"lines out of order", func(t *testing.T, place string) {
+			results(t, place, 2, func(b []byte) []byte {
+				l := strings.SplitAfter(string(b), "\n")
+				l[0], l[1] = l[1], l[0]
+				return []byte(strings.Join(l, ""))
+			})
+		}, 3, []string{"shard 2: its results object's line 1 is not input 8's"}, "0 1 2 3 4 5 6 7"},
+		{"inputs not run", func(t *testing.T, place string) {
+			results(t, place, 0, func(b []byte) []byte {
+				nr, _ := api.AppendBatchLine(nil, api.BatchLine{Index: 0, NotRun: "the task stopped"})
+				_, rest, _ := bytes.Cut(b, []byte("\n"))
+				return append(nr, rest...)
+			})
+			edit(t, place, 0, func(m *bulk.Manifest) { m.NotRun, m.Outcomes["ok"] = 1, m.Outcomes["ok"]-1 })
+		}, 4, []string{"ok 10, scriptError 1; 0 problems, 1 not run", "1 inputs are not run and 0 answered with a problem: execute the job again"}, "0 1 2 3 4 5 6 7 8 9 10 11"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			place := filepath.Join(t.TempDir(), "results")
+			if err := os.CopyFS(place, os.DirFS(good)); err != nil {
+				t.Fatal(err)
+			}
+			tc.damage(t, place)
+			stdout, stderr, exit := check(t, place)
+			if exit != tc.exit {
+				t.Errorf("exit %d, want %d: %s", exit, tc.exit, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("standard error does not say %q:\n%s", w, stderr)
+				}
+			}
+			var printed []string
+			if stdout != "" {
+				printed = strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+			}
+			if got := strings.Trim(fmt.Sprint(indices(t, printed)), "[]"); got != tc.printed {
+				t.Errorf("printed the lines of %q, want %q", got, tc.printed)
+			}
+		})
+	}
+
+	// on GCS: a whole job, then a shard of another count beside it, and
+	// the bucket failing for a moment
+	b.put("inputs", "twelve.ndjson", inputs...)
+	whole = nil
+	for k := range 2 {
+		if err := b.task(context.Background(), t, k, 2, 0, nil, "-script", b.ref, "-inputs", "gs://inputs/twelve.ndjson", "-results", "gs://results/checked/"); err != nil {
+			t.Fatal(err)
+		}
+		whole = append(whole, b.object("results", fmt.Sprintf("checked/shard-%05d-of-00002.ndjson", k))...)
+	}
+	if stdout, stderr, exit := check(t, "gs://results/checked/"); exit != 0 || stdout != string(whole) {
+		t.Errorf("a whole job on GCS: exit %d, %s, stdout\n%s", exit, stderr, stdout)
+	}
+	b.failResults.Store(http.StatusServiceUnavailable)
+	if stdout, stderr, exit := check(t, "gs://results/checked/"); exit != 1 || stdout != "" || !strings.Contains(stderr, "a retry can help") || b.failed.Load() != 4 {
+		t.Errorf("a bucket that fails for a moment: exit %d after %d requests, want 1 after 4: %s, stdout\n%s", exit, b.failed.Load(), stderr, stdout)
+	}
+	b.failResults.Store(0)
+	b.put("results", "checked/shard-00002-of-00003.json", `{}`)
+	if stdout, stderr, exit := check(t, "gs://results/checked/"); exit != 3 || stdout != "" || !strings.Contains(stderr, "the results gs://results/checked/ are not one whole run's") || !strings.Contains(stderr, "several task counts") {
+		t.Errorf("a shard of another count on GCS: exit %d, %s, stdout\n%s", exit, stderr, stdout)
+	}
+	if _, stderr, exit := check(t, "gs://results/nothing/"); exit != 3 || !strings.Contains(stderr, "no shard-KKKKK-of-NNNNN.json or .ndjson is there") {
+		t.Errorf("no job: exit %d, %s", exit, stderr)
+	}
+	if _, stderr, exit := check(t, ""); exit != 2 || !strings.Contains(stderr, "no results: give -results") {
+		t.Errorf("no -results: exit %d, %s", exit, stderr)
 	}
 }

@@ -12,7 +12,8 @@ import (
 
 // docs/batch.md's job on one machine is what the commands it shows print:
 // two tasks of bulk over the committed example inputs and script, their
-// lines on standard output, the shards' lines and the manifests' counts.
+// lines on standard output, the job's lines as bulk-check prints them and
+// the manifests' counts.
 func TestDocsBulkLocalRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
@@ -49,15 +50,15 @@ func TestDocsBulkLocalRun(t *testing.T) {
 		want.WriteString("$ CLOUD_RUN_TASK_INDEX=" + k + " CLOUD_RUN_TASK_COUNT=2 " + command + "\n")
 		want.WriteString(strings.ReplaceAll(stdout.String(), results, shown))
 	}
-	want.WriteString("$ cat " + shown + "/shard-*-of-00002.ndjson | jq -c 'del(.usage)'\n")
-	for _, k := range []string{"0", "1"} {
-		b, err := os.ReadFile(filepath.Join(results, "shard-0000"+k+"-of-00002.ndjson"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range linesWithoutUsage(t, b) {
-			want.WriteString(l + "\n")
-		}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"bulk-check", "-results", results}, nil, &stdout, &stderr); err != nil {
+		t.Fatalf("bulk-check: %v\n%s", err, stderr.String())
+	}
+	want.WriteString("$ go run . bulk-check -results " + shown + " > /tmp/orders.ndjson\n")
+	want.WriteString(strings.ReplaceAll(stderr.String(), results, shown))
+	want.WriteString("$ jq -c 'del(.usage)' /tmp/orders.ndjson\n")
+	for _, l := range linesWithoutUsage(t, stdout.Bytes()) {
+		want.WriteString(l + "\n")
 	}
 	want.WriteString("$ jq -c '{shard, start, end, items, outcomes, problems, notRun}' " + shown + "/shard-*-of-00002.json\n")
 	for _, k := range []string{"0", "1"} {

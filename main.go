@@ -1,7 +1,7 @@
 // Command sandbox-cloudrun is the sandbox service: it runs untrusted,
 // model-written JavaScript in QuickJS-on-wasm behind loom's effect, over
 // HTTP, on Cloud Run. Subcommands: serve (the default), put, eval, bulk,
-// conformance, compile-cache and version.
+// bulk-check, conformance, compile-cache and version.
 package main
 
 import (
@@ -74,6 +74,7 @@ commands:
   put FILE...                store scripts under their content address in STORE_URL; "-" reads standard input
   eval [flags] SCRIPT        evaluate a script file or a sha256: reference once and print the outcome
   bulk [flags]               run a Cloud Run job task's shard of NDJSON inputs and write its results and manifest
+  bulk-check -results URL    check that a bulk run's results are one whole run's, and print their lines in index order
   conformance --url URL      run the backend conformance kit against a running service: a line per case, exit 1 on any failure
   compile-cache DIR          compile the engine into wazero's compilation cache in DIR
   version                    print the version and the engine's identity
@@ -102,6 +103,8 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return evalCmd(ctx, args, stdin, stdout, stderr)
 	case "bulk":
 		return bulkCmd(ctx, args, stdout, stderr)
+	case "bulk-check":
+		return bulkCheckCmd(ctx, args, stdout, stderr)
 	case "conformance":
 		return conformanceCmd(ctx, args, stdout, stderr)
 	case "compile-cache":

@@ -674,8 +674,8 @@ func TestVerbFlags(t *testing.T) {
 // flag, anywhere, is a usage error (status 2) that says which flag, after
 // the synopsis on standard error.
 func TestVerbHelpAndUsageErrors(t *testing.T) {
-	withFlags := map[string]bool{"eval": true, "conformance": true, "bulk": true}
-	for _, verb := range []string{"eval", "bulk", "conformance", "serve", "put", "compile-cache", "version"} {
+	withFlags := map[string]bool{"eval": true, "conformance": true, "bulk": true, "bulk-check": true}
+	for _, verb := range []string{"eval", "bulk", "bulk-check", "conformance", "serve", "put", "compile-cache", "version"} {
 		for _, help := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"x.js", "--help"}} {
 			var stdout, stderr bytes.Buffer
 			args := append([]string{verb}, help...)

@@ -331,6 +331,11 @@ type Opener struct {
 	// Perm is the permission of the files a local place writes, less the
 	// umask (0: 0o644).
 	Perm fs.FileMode
+	// Attempts, when positive, is how many times a request of a GCS
+	// place is made before its error is returned, with the client
+	// library's backoff between; 0 is the library's default, until the
+	// context ends (a Cloud Run task's timeout).
+	Attempts int
 
 	mu     sync.Mutex
 	client *storage.Client
@@ -350,7 +355,11 @@ func (o *Opener) Open(ctx context.Context, u objects.URL) (objects.Place, error)
 		}
 		o.client = client
 	}
-	return New(o.client, u), nil
+	p := New(o.client, u)
+	if o.Attempts > 0 {
+		p.bucket = p.bucket.Retryer(storage.WithMaxAttempts(o.Attempts))
+	}
+	return p, nil
 }
 
 // Close closes the client, if one was made.
