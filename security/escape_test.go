@@ -131,7 +131,7 @@ func TestEscapeFamily(t *testing.T) {
 			for _, rt := range []route{spiRoute, evaluations} {
 				q := req{script: tc.script, wall: tc.wall}
 				if q.wall == 0 {
-					q.wall = 2 * time.Second
+					q.wall = generous
 				}
 				check(t, q, s.do(t, rt, q), tc.want)
 			}
@@ -160,7 +160,7 @@ func TestNothingOfTheHostInGuestText(t *testing.T) {
 	  add(() => "".__quote());
 	  out.join("\n")`
 	for _, rt := range []route{spiRoute, evaluations} {
-		q := req{script: script, wall: 2 * time.Second}
+		q := req{script: script, wall: generous}
 		r := s.do(t, rt, q)
 		check(t, q, r, want{class: "ok"})
 		for _, bad := range []string{"/work", "/tmp", "/home", "/usr", "/root", ".go", ".c:", "quickjs.c", "sandbox.c", "wazero", "GOPATH", "PATH=", "HOME", "K_SERVICE", "metadata", "127.0.0.1"} {

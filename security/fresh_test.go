@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // pollute changes everything a script can change in its realm, with the
@@ -66,14 +65,14 @@ func TestPollutionInvisibleInTheNextRun(t *testing.T) {
 		if i%2 == 1 {
 			rt = evaluations
 		}
-		q := req{script: pollute, input: fmt.Sprintf(`"secret-%d"`, i), wall: 2 * time.Second}
+		q := req{script: pollute, input: fmt.Sprintf(`"secret-%d"`, i), wall: generous}
 		check(t, q, s.do(t, rt, q), want{class: "ok", value: fmt.Sprintf(`"polluted secret-%d"`, i)})
 		// the probe on the other route, then on the same one
 		for _, prt := range []route{evaluations, spiRoute} {
 			if i%2 == 1 {
 				prt = map[route]route{spiRoute: evaluations, evaluations: spiRoute}[prt]
 			}
-			q := req{script: probe, wall: 2 * time.Second}
+			q := req{script: probe, wall: generous}
 			check(t, q, s.do(t, prt, q), want{class: "ok", value: `[[],null]`})
 		}
 	}
@@ -86,13 +85,13 @@ func TestInputAndLogsDoNotCarryOver(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		secret := fmt.Sprintf("secret-input-%d", i)
 		q := req{script: `console.log("printed " + input.s); for (let i = 0; i < 5000; i++) console.log("x".repeat(20)); input.s`,
-			input: fmt.Sprintf(`{"s":%q}`, secret), logs: true, wall: 2 * time.Second}
+			input: fmt.Sprintf(`{"s":%q}`, secret), logs: true, wall: generous}
 		r := s.do(t, evaluations, q)
 		check(t, q, r, want{class: "ok", value: fmt.Sprintf("%q", secret)})
 		if r.logs == nil || !strings.HasPrefix(*r.logs, "printed "+secret) || !strings.HasSuffix(*r.logs, "[console output truncated at 64 KiB]\n") {
 			t.Fatalf("logs of the printing run: %v", r)
 		}
-		q = req{script: `console.log("only this"); [input, typeof __mark]`, logs: true, wall: 2 * time.Second}
+		q = req{script: `console.log("only this"); [input, typeof __mark]`, logs: true, wall: generous}
 		r = s.do(t, evaluations, q)
 		check(t, q, r, want{class: "ok", value: `[null,"undefined"]`})
 		if r.logs == nil || *r.logs != "only this\n" {

@@ -12,7 +12,6 @@ import (
 // must not be the wall clock have a generous one.
 func TestPromiseJobsThroughTheService(t *testing.T) {
 	s := shared(t)
-	const generous = 20 * time.Second
 	neverSettled := want{class: "threw", name: "-", message: "the result is a promise that never settled"}
 	cases := []struct {
 		name, script, input string
@@ -52,7 +51,7 @@ func TestUnhandledRejectionInCaptureLogs(t *testing.T) {
 		Promise.reject(new TypeError("lost"));
 		Promise.reject(new Error("handled")).catch(() => {});
 		Promise.resolve().then(() => console.log("in a job"));
-		({ done: true })`, wall: 20 * time.Second, logs: true}
+		({ done: true })`, wall: generous, logs: true}
 	r := s.do(t, evaluations, q)
 	check(t, q, r, want{class: "ok", value: `{"done":true}`})
 	const logs = "start\nin a job\n[error] unhandled promise rejection: TypeError: lost\n"

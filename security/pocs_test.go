@@ -153,7 +153,7 @@ func TestQuickJSPoCs(t *testing.T) {
 			for _, rt := range []route{spiRoute, evaluations} {
 				q := req{script: p.script, wall: p.wall, memory: p.memory}
 				if q.wall == 0 {
-					q.wall = 5 * time.Second
+					q.wall = generous
 				}
 				check(t, q, s.do(t, rt, q), p.want)
 			}

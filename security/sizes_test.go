@@ -50,7 +50,7 @@ func TestSizeProbes(t *testing.T) {
 			for _, rt := range []route{spiRoute, evaluations} {
 				q := req{script: p.script, wall: p.wall, memory: p.memory}
 				if q.wall == 0 {
-					q.wall = 20 * time.Second
+					q.wall = generous
 				}
 				check(t, q, s.do(t, rt, q), p.want)
 				next := req{script: "input + 1", input: "41"}
