@@ -111,17 +111,17 @@ func (c *stuckChild) kills() int { return strings.Count(c.Logs.String(), `"event
 // the same route served. It returns how long that next evaluation took from
 // the stuck run's answer.
 //
-// A run answered before deadline + grace was stopped by the interrupt
-// handler, which polls in script code: on a busy machine, the script's own
-// code before the native call can outlast a short deadline. Such a run is
-// slow, not stuck, and is sent again with twice the wall clock, up to
+// A run whose interrupt handler stopped it polled: on a busy machine, the
+// script's own code before the native call can outlast a short deadline,
+// and its answer can come after deadline + grace all the same. Such a run
+// is slow, not stuck, and is sent again with twice the wall clock, up to
 // maxStuckWall: a script that still stops by itself then is not stuck.
 func (c *stuckChild) stuck(t *testing.T, rt route, q req) time.Duration {
 	t.Helper()
 	before, unsettled := c.kills(), c.unsettled
 	r := c.post(t, rt, q)
-	for r.status == http.StatusOK && r.class == "limit:wallClock" && r.took < q.wall+c.grace && q.wall < maxStuckWall {
-		t.Logf("answered after %v, before deadline + grace: stopped in script code before its native call; again with a wall clock of %v",
+	for r.status == http.StatusOK && r.class == "limit:wallClock" && !killed(t, rt, r) && q.wall < maxStuckWall {
+		t.Logf("answered after %v having polled its interrupt handler: stopped in script code before its native call; again with a wall clock of %v",
 			r.took.Round(time.Millisecond), min(2*q.wall, maxStuckWall))
 		q.wall = min(2*q.wall, maxStuckWall)
 		r = c.post(t, rt, q)
@@ -130,8 +130,11 @@ func (c *stuckChild) stuck(t *testing.T, rt route, q req) time.Duration {
 	if r.status != http.StatusOK || r.class != "limit:wallClock" {
 		t.Fatalf("want the wall-clock limit, got %v", r)
 	}
+	if !killed(t, rt, r) {
+		t.Fatalf("answered %v with a wall clock of %v having polled its interrupt handler: the run stopped by itself, it is not stuck", r, q.wall)
+	}
 	if r.took < q.wall+c.grace {
-		t.Fatalf("answered after %v, before deadline + grace with a wall clock of %v: the run stopped by itself, it is not stuck", r.took, q.wall)
+		t.Fatalf("answered after %v, before deadline + grace with a wall clock of %v: not the hard kill", r.took, q.wall)
 	}
 	n := c.post(t, rt, req{script: `1 + 1`, wall: 20 * time.Second})
 	after := time.Since(answered)
@@ -139,8 +142,9 @@ func (c *stuckChild) stuck(t *testing.T, rt route, q req) time.Duration {
 		t.Fatalf("the evaluation after a stuck run: %v", n)
 	}
 	// the log reaches the test through a pipe, behind every line a flood
-	// wrote before it: wait for it rather than count at once
-	for deadline := time.Now().Add(30 * time.Second); c.kills() < before+1 && time.Now().Before(deadline); {
+	// wrote before it, on a busy machine long after: the answer says the
+	// kill happened, so wait for its line rather than count at once
+	for deadline := time.Now().Add(2 * time.Minute); c.kills() < before+1 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// a try post retried may have had its worker killed too
@@ -151,6 +155,19 @@ func (c *stuckChild) stuck(t *testing.T, rt route, q req) time.Duration {
 		t.Fatalf("the server process ended (%s)", c.State())
 	}
 	return after
+}
+
+// killed says whether r, a wall-clock answer on rt, is the hard kill's. A
+// run that its interrupt handler stopped polled it at least once and
+// reports its polls (usage.cpuBudgetUsed); a killed run's worker, which
+// counted them, died with it, and its answer reports none.
+func killed(t *testing.T, rt route, r result) bool {
+	t.Helper()
+	_, u, err := servicetest.SplitUsage(string(rt), []byte(r.body))
+	if err != nil {
+		t.Fatalf("the wall-clock answer: %v", err)
+	}
+	return u.CPUBudgetUsed == 0
 }
 
 // post is the package's post, retried as a client would while the answer is
