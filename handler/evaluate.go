@@ -47,11 +47,12 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 }
 
 // sandboxEvaluate serves POST /v1/sandbox/evaluate: the backend SPI over HTTP
-// (docs/spi.md, "The backend"), for loom's effect using this service as its backend. The
-// answer is the engine's outcome object (D2), exactly, from the same run as
-// /v1/evaluations'; its value is returned whole (MaxOutputBytes bounds
-// /v1/evaluations only: here the caller's effect bounds the output), up to
-// what a run within the memory maximum can make.
+// (docs/spi.md, "The backend"), for loom's effect using this service as its
+// backend. The answer is the engine's outcome object (docs/spi.md,
+// "Outcomes"), exactly, from the same run as /v1/evaluations'; its value is
+// returned whole (MaxOutputBytes bounds /v1/evaluations only: here the
+// caller's effect bounds the output), up to what a run within the memory
+// maximum can make.
 func (s *server) sandboxEvaluate(w http.ResponseWriter, r *http.Request) {
 	s.evaluate(w, r, api.DecodeSandboxRequest, appendOutcome)
 }
