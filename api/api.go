@@ -3,13 +3,16 @@
 // It sits beside api/openapi.yaml, the contract, and holds, each with its
 // encoder and its decoder:
 //
-//   - the request bodies of both POST routes: the server's decoders read a
-//     body into the spi.Evaluation it asks for, or refuse it with the
-//     Problem the service answers, naming the member and the byte offset at
-//     fault; the clients write a Request;
+//   - the request bodies of the three POST routes: the server's decoders
+//     read a body into the spi.Evaluation it asks for (with a batch's
+//     inputs), or refuse it with the Problem the service answers, naming
+//     the member and the byte offset at fault; the clients write a Request
+//     (and a batch's);
 //   - the answers: POST /v1/sandbox/evaluate's outcome (docs/spi.md,
-//     "Outcomes") and POST /v1/evaluations' value or typed failure (which
-//     the eval verb prints too), each with its report members; the JSON of
+//     "Outcomes"), POST /v1/evaluations' value or typed failure (which the
+//     eval verb prints too), each with its report members, and POST
+//     /v1/evaluations:batch's lines, an input's answer each, and its
+//     summary (docs/batch.md); the JSON of
 //     an outcome, of a usage and of a typed failure is package spi's own
 //     (its MarshalJSON), since engines, the effect and callers write, log
 //     and store those values too;

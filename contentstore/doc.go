@@ -2,9 +2,9 @@
 // (docs/spi.md, "Scripts"): a script is named by the SHA-256 of its bytes, so
 // a repaired script is a new reference, never a mutation.
 //
-// A [Ref] is the parsed form of "sha256:<64 lowercase hex digits>"; every
-// store keeps the bytes of a reference under the object name
-// <prefix>sha256/<hex> ([Ref.ObjectName]). Two stores here implement
+// A [contentref.Ref] is the parsed form of "sha256:<64 lowercase hex
+// digits>"; every store keeps the bytes of a reference under the object name
+// <prefix>sha256/<hex> ([contentref.Ref.ObjectName]). Two stores here implement
 // [Store], and package gcsstore a third (Google Cloud Storage,
 // gs://bucket/optional/prefix), kept apart so that this package links no GCS
 // client and no gRPC:
@@ -19,8 +19,9 @@
 // takes gs:// URLs). Every Get checks the object's size before
 // reading it, reads through a limit, and verifies that the bytes hash to the
 // reference; bytes that do not are never returned. Failures are reported
-// with the sentinels in errors.go, tested with errors.Is: [ErrNotFound] is
-// the effect's scriptMissing, everything else is infrastructure.
+// with contentref's sentinels, tested with errors.Is:
+// [contentref.ErrNotFound] is the effect's scriptMissing, everything else is
+// infrastructure.
 //
 // [Cache] wraps any Store with a bounded LRU of verified bytes, shares one
 // fetch among concurrent readers of the same reference, and runs no script
