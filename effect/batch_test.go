@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
@@ -121,42 +122,43 @@ func TestBatchAnswersInOrderFromOneFetch(t *testing.T) {
 
 // A slow first input holds the window: while its answer is awaited, no
 // more runs start than the batch's parallelism, so the answers held stay
-// bounded however long the batch is.
+// bounded however long the batch is. In a synctest bubble the check waits
+// until every goroutine of the batch is blocked, so a wrong start has
+// happened by then however slow the machine.
 func TestBatchHoldsABoundedWindow(t *testing.T) {
-	release := make(chan struct{})
-	a := &adder{wait: func(ctx context.Context, n int) error {
-		if n == 0 {
-			select {
-			case <-release:
-			case <-ctx.Done():
-				return ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		a := &adder{wait: func(ctx context.Context, n int) error {
+			if n == 0 {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 			}
+			return nil
+		}}
+		e := mustNew(t, newReader(testScript), a, effect.Options{})
+		p := prepared(t, e)
+		done := make(chan struct{})
+		var emitted atomic.Int32
+		go func() {
+			defer close(done)
+			for range e.Batch(context.Background(), p, inputs(100), 3) {
+				emitted.Add(1)
+			}
+		}()
+		// the other two slots' runs end at once; nothing else may start
+		synctest.Wait()
+		if n, m := a.calls.Load(), emitted.Load(); n != 3 || m != 0 {
+			t.Errorf("while the first run holds: %d runs started, %d answers emitted; want 3 and 0", n, m)
 		}
-		return nil
-	}}
-	e := mustNew(t, newReader(testScript), a, effect.Options{})
-	done := make(chan struct{})
-	var emitted atomic.Int32
-	go func() {
-		defer close(done)
-		for range e.Batch(context.Background(), prepared(t, e), inputs(100), 3) {
-			emitted.Add(1)
+		close(release)
+		<-done
+		if n := emitted.Load(); n != 100 {
+			t.Fatalf("%d answers emitted", n)
 		}
-	}()
-	// the other two slots' runs end at once; nothing else may start
-	deadline := time.Now().Add(10 * time.Second)
-	for a.calls.Load() < 3 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // room for a wrong start to show
-	if n, m := a.calls.Load(), emitted.Load(); n != 3 || m != 0 {
-		t.Fatalf("while the first run holds: %d runs started, %d answers emitted; want 3 and 0", n, m)
-	}
-	close(release)
-	<-done
-	if n := emitted.Load(); n != 100 {
-		t.Fatalf("%d answers emitted", n)
-	}
+	})
 }
 
 // When the batch's context ends, nothing is lost: every input is answered
