@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,6 +194,84 @@ func TestReadmeProblemExamples(t *testing.T) {
 		_, got := postRaw(t, s.URL+ex.path, ex.body)
 		if g, w := instance.ReplaceAllString(strings.TrimSuffix(string(got), "\n"), `"instance":"…"`), instance.ReplaceAllString(ex.answer, `"instance":"…"`); g != w {
 			t.Errorf("README.md shows, for POST %s %s,\n%s\nthe service answers\n%s", ex.path, ex.body, ex.answer, got)
+		}
+	}
+}
+
+// README.md's first section is the map of the documents: every document of
+// the repository (docs/*.md, RATIONALE.md, the packages' READMEs) is a row
+// of it with a line on what it is for, and every row names a file that is
+// there. Its last section says where to read next, naming documents that
+// are there too.
+func TestReadmeMapsEveryDocument(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	sections := regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatchIndex(readme, -1)
+	if len(sections) < 2 {
+		t.Fatal("README.md has fewer than two ## sections")
+	}
+	section := func(i int) (string, string) {
+		end := len(readme)
+		if i+1 < len(sections) {
+			end = sections[i+1][0]
+		}
+		return readme[sections[i][2]:sections[i][3]], readme[sections[i][1]:end]
+	}
+	title, mapText := section(0)
+	if title != "The documents" {
+		t.Fatalf("README.md's first section is %q; the map of the documents, \"The documents\", comes first", title)
+	}
+	rows := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| \\[`([^`]+)`\\]\\(([^)]+)\\) \\| (.*) \\|$").FindAllStringSubmatch(mapText, -1) {
+		if m[1] != m[2] {
+			t.Errorf("README.md's map names %s but links %s", m[1], m[2])
+		}
+		if len(strings.Fields(m[3])) < 5 {
+			t.Errorf("README.md's map says of %s only %q: a line on what it is for", m[1], m[3])
+		}
+		if _, err := os.Stat(m[2]); err != nil {
+			t.Errorf("README.md's map names %s, which is not there", m[2])
+		}
+		rows[m[1]] = m[3]
+	}
+	var docs []string
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") && path != "README.md" {
+			docs = append(docs, filepath.ToSlash(path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) < 10 {
+		t.Fatalf("found %d documents: %v", len(docs), docs)
+	}
+	for _, d := range docs {
+		if _, ok := rows[d]; !ok {
+			t.Errorf("README.md's map of the documents has no row for %s", d)
+		}
+	}
+	title, next := section(len(sections) - 1)
+	if title != "Where to read next" {
+		t.Fatalf("README.md's last section is %q, not \"Where to read next\"", title)
+	}
+	named := regexp.MustCompile("`([A-Za-z/_.-]+\\.md)`").FindAllStringSubmatch(next, -1)
+	if len(named) < 5 {
+		t.Errorf("README.md's \"Where to read next\" names %d documents", len(named))
+	}
+	for _, m := range named {
+		if _, ok := rows[m[1]]; !ok {
+			t.Errorf("README.md's \"Where to read next\" names %s, which the map does not", m[1])
 		}
 	}
 }
