@@ -24,6 +24,11 @@
 #   5xx ratio    answers the service (or Cloud Run) could not give
 #   429 ratio    requests refused because every instance was busy
 #   p99 latency  slow answers, from scripts or from queueing
+#   bulk job     with bulk_job.enabled, the job's tasks on the same
+#                dashboard: their inputs by outcome, from the evaluation line
+#                each task writes for each input, their task attempts by
+#                result and running, from Cloud Run's job metrics, and their
+#                engine faults, which the engine-fault alert also watches
 #
 # The messages and the jsonPayload fields the log filters below read are the
 # service's log interface: deploy's TestLogFiltersReadWhatTheServiceWrites
@@ -82,6 +87,60 @@ locals {
   ])
   bulk_engine_faults  = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.bulk_engine_faults[*].name)}\" AND resource.type=\"cloud_run_job\""
   bulk_fault_logs_url = "https://console.cloud.google.com/logs/query;query=${urlencode(local.bulk_engine_fault_log_filter)}?project=${var.project_id}"
+
+  # The evaluation line a task writes for each input it runs, as the service
+  # writes one for each input of a batch, with its outcome; and the job's
+  # series of Cloud Run's own job metrics.
+  bulk_evaluation_log_filter = join(" AND ", [
+    "resource.type=\"cloud_run_job\"",
+    "resource.labels.job_name=\"${var.name}-bulk\"",
+    "jsonPayload.message=\"evaluation\"",
+  ])
+  bulk_evaluations   = "metric.type=\"logging.googleapis.com/user/${join("", google_logging_metric.bulk_evaluations[*].name)}\" AND resource.type=\"cloud_run_job\""
+  bulk_job_series    = "resource.type=\"cloud_run_job\" AND resource.labels.job_name=\"${var.name}-bulk\""
+  bulk_task_attempts = "metric.type=\"run.googleapis.com/job/completed_task_attempt_count\" AND ${local.bulk_job_series}"
+  bulk_running_tasks = "metric.type=\"run.googleapis.com/job/running_task_attempts\" AND ${local.bulk_job_series}"
+
+  # The bulk job's charts, below what runs used, with the job only: its
+  # inputs by outcome, its task attempts by result (a task that exits
+  # non-zero, as one whose shard has inputs not run or answered with a
+  # problem does, fails its attempt, retried up to bulk_job.max_retries),
+  # the tasks running, and its engine faults.
+  bulk_charts_y = 48 + ceil(length(local.usage_metrics) / 2) * 16
+  bulk_charts = [for c in [
+    {
+      title       = "Bulk job: inputs run per minute, by outcome"
+      plot        = "STACKED_BAR"
+      legend      = "$${metric.labels.outcome}"
+      unit        = "inputs"
+      filter      = local.bulk_evaluations
+      aggregation = { alignmentPeriod = "60s", perSeriesAligner = "ALIGN_SUM", crossSeriesReducer = "REDUCE_SUM", groupByFields = ["metric.label.outcome"] }
+    },
+    {
+      title       = "Bulk job: task attempts ended per 5 minutes, by result"
+      plot        = "STACKED_BAR"
+      legend      = "$${metric.labels.result}"
+      unit        = "attempts"
+      filter      = local.bulk_task_attempts
+      aggregation = { alignmentPeriod = "300s", perSeriesAligner = "ALIGN_SUM", crossSeriesReducer = "REDUCE_SUM", groupByFields = ["metric.label.result"] }
+    },
+    {
+      title       = "Bulk job: tasks running (parallelism: ${var.bulk_job.parallelism})"
+      plot        = "LINE"
+      legend      = "tasks"
+      unit        = "tasks"
+      filter      = local.bulk_running_tasks
+      aggregation = { alignmentPeriod = "60s", perSeriesAligner = "ALIGN_MAX", crossSeriesReducer = "REDUCE_SUM" }
+    },
+    {
+      title       = "Bulk job: engine faults, per 5 minutes"
+      plot        = "STACKED_BAR"
+      legend      = "engine faults"
+      unit        = "runs"
+      filter      = local.bulk_engine_faults
+      aggregation = { alignmentPeriod = "300s", perSeriesAligner = "ALIGN_SUM", crossSeriesReducer = "REDUCE_SUM" }
+    },
+  ] : c if local.bulk_monitoring == 1]
 
   # The line the service logs for each evaluation (at INFO, ERROR for a 5xx),
   # with its outcome.
@@ -303,6 +362,32 @@ resource "google_logging_metric" "bulk_engine_faults" {
     value_type   = "INT64"
     unit         = "1"
     display_name = "${var.name}-bulk engine faults"
+  }
+}
+
+resource "google_logging_metric" "bulk_evaluations" {
+  count = local.bulk_monitoring
+
+  project     = var.project_id
+  name        = "${var.name}-bulk-evaluations"
+  description = "Inputs run by the ${var.name}-bulk job's tasks, by outcome (ok, the limit a run reached, the problem type of the answer, or not-run), from the evaluation line each task writes for each input (log_level info or debug)."
+  filter      = local.bulk_evaluation_log_filter
+
+  label_extractors = {
+    outcome = "EXTRACT(jsonPayload.outcome)"
+  }
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "${var.name}-bulk evaluations"
+
+    labels {
+      key         = "outcome"
+      value_type  = "STRING"
+      description = "ok, the limit the run reached, the problem type of the answer, or not-run"
+    }
   }
 }
 
@@ -808,8 +893,28 @@ resource "google_monitoring_dashboard" "sandbox" {
           }
         }
         ], [
+        for i, c in local.bulk_charts : {
+          xPos = (i % 2) * 24, yPos = local.bulk_charts_y + floor(i / 2) * 16, width = 24, height = 16
+          widget = {
+            title = c.title
+            xyChart = {
+              dataSets = [{
+                plotType       = c.plot
+                legendTemplate = c.legend
+                timeSeriesQuery = {
+                  timeSeriesFilter = {
+                    filter      = c.filter
+                    aggregation = c.aggregation
+                  }
+                }
+              }]
+              yAxis = { label = c.unit, scale = "LINEAR" }
+            }
+          }
+        }
+        ], [
         {
-          xPos = 0, yPos = 48 + ceil(length(local.usage_metrics) / 2) * 16, width = 48, height = 12
+          xPos = 0, yPos = local.bulk_charts_y + ceil(length(local.bulk_charts) / 2) * 16, width = 48, height = 12
           widget = {
             title = "Incidents of the service's alert policies"
             incidentList = {
@@ -827,6 +932,7 @@ resource "google_monitoring_dashboard" "sandbox" {
       ])
     }
   })
-  # the usage metrics must exist before a chart names them
-  depends_on = [google_logging_metric.usage]
+  # the log-based metrics must exist before a chart names them
+  depends_on = [google_logging_metric.usage, google_logging_metric.bulk_evaluations]
 }
+

@@ -155,8 +155,53 @@ run "engine_faults_of_the_job_without_monitoring" {
   }
 
   assert {
-    condition     = length(google_logging_metric.bulk_engine_faults) == 0 && length(google_monitoring_alert_policy.engine_faults) == 0
-    error_message = "monitoring_enabled = false creates no metric for the job either."
+    condition     = length(google_logging_metric.bulk_engine_faults) + length(google_logging_metric.bulk_evaluations) + length(google_monitoring_alert_policy.engine_faults) + length(google_monitoring_dashboard.sandbox) == 0
+    error_message = "monitoring_enabled = false creates no metric and no dashboard for the job either."
+  }
+}
+
+run "the_job_on_the_dashboard" {
+  variables {
+    bulk_job = { enabled = true, bucket = "my-bulk", parallelism = 4 }
+  }
+
+  assert {
+    condition = (length(google_logging_metric.bulk_evaluations) == 1 &&
+      google_logging_metric.bulk_evaluations[0].name == "sandbox-cloudrun-bulk-evaluations" &&
+      google_logging_metric.bulk_evaluations[0].filter == "resource.type=\"cloud_run_job\" AND resource.labels.job_name=\"sandbox-cloudrun-bulk\" AND jsonPayload.message=\"evaluation\"" &&
+      google_logging_metric.bulk_evaluations[0].label_extractors == tomap({ outcome = "EXTRACT(jsonPayload.outcome)" }) &&
+    google_logging_metric.bulk_evaluations[0].metric_descriptor[0].metric_kind == "DELTA" && google_logging_metric.bulk_evaluations[0].metric_descriptor[0].value_type == "INT64")
+    error_message = "The job's tasks' evaluation lines, one for each input, of this job only, are counted by outcome."
+  }
+  assert {
+    condition = { for t in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles :
+      t.widget.title => one(t.widget.xyChart.dataSets).timeSeriesQuery.timeSeriesFilter.filter if startswith(t.widget.title, "Bulk job: ")
+      } == {
+      "Bulk job: inputs run per minute, by outcome"            = "metric.type=\"logging.googleapis.com/user/sandbox-cloudrun-bulk-evaluations\" AND resource.type=\"cloud_run_job\""
+      "Bulk job: task attempts ended per 5 minutes, by result" = "metric.type=\"run.googleapis.com/job/completed_task_attempt_count\" AND resource.type=\"cloud_run_job\" AND resource.labels.job_name=\"sandbox-cloudrun-bulk\""
+      "Bulk job: tasks running (parallelism: 4)"               = "metric.type=\"run.googleapis.com/job/running_task_attempts\" AND resource.type=\"cloud_run_job\" AND resource.labels.job_name=\"sandbox-cloudrun-bulk\""
+      "Bulk job: engine faults, per 5 minutes"                 = "metric.type=\"logging.googleapis.com/user/sandbox-cloudrun-bulk-engine-faults\" AND resource.type=\"cloud_run_job\""
+    }
+    error_message = "The dashboard charts the job: its inputs by outcome, its task attempts, its running tasks and its engine faults, each from the job's series."
+  }
+  assert {
+    # the tiles tile: none overlaps another, all within the 48 columns
+    condition = alltrue(flatten([
+      for i, a in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles : concat([a.xPos + a.width <= 48], [
+        for j, b in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles :
+        i == j || a.xPos + a.width <= b.xPos || b.xPos + b.width <= a.xPos || a.yPos + a.height <= b.yPos || b.yPos + b.height <= a.yPos
+      ])
+    ])) && length(jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles) == 17
+    error_message = "The job's four charts join the dashboard's thirteen tiles, none over another."
+  }
+}
+
+run "the_dashboard_without_the_job" {
+  assert {
+    condition = length(google_logging_metric.bulk_evaluations) == 0 && length([
+      for t in jsondecode(google_monitoring_dashboard.sandbox[0].dashboard_json).mosaicLayout.tiles : t if strcontains(t.widget.title, "Bulk")
+    ]) == 0
+    error_message = "Without the job, the dashboard has no chart of it, and no metric counts its lines."
   }
 }
 
