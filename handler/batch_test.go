@@ -87,18 +87,19 @@ globalThis.runs = (globalThis.runs || 0) + 1;
 console.log("input", JSON.stringify(input));
 if (input && input.throw) throw new TypeError(input.throw);
 if (input && input.spin) { while (true) {} }
-if (input && input.big) 'x'.repeat(100000); else ({runs: globalThis.runs, input})`
+if (input && input.none) null; else if (input && input.big) 'x'.repeat(100000); else ({runs: globalThis.runs, input})`
 	ref := v.put(script)
 	bigInput := json.RawMessage(`"` + strings.Repeat("x", int(testLimits.MaxInputBytes)) + `"`)
 	inputs := []json.RawMessage{
 		json.RawMessage(`{"a":1}`), json.RawMessage(`{"throw":"bad"}`), json.RawMessage(`null`),
 		json.RawMessage(`{"spin":true}`), json.RawMessage(`{"big":true}`), bigInput, json.RawMessage(`[1, "\ud800"]`),
+		json.RawMessage(`{"none":true}`), // a null value, which the document's line must accept
 	}
 	limits := map[string]any{"wallClockMs": 300}
 	r := v.post(routeBatch, map[string]any{"scriptRef": ref, "inputs": inputs, "captureLogs": true, "limits": limits})
 	lines, raws := batchLines(t, r)
 	sum := wantSummary(t, lines, len(inputs))
-	if sum.Outcomes["ok"] != 3 || sum.Outcomes["scriptError"] != 1 || sum.Outcomes["limitExceeded"] != 2 || sum.Outcomes["inputTooLarge"] != 1 {
+	if sum.Outcomes["ok"] != 4 || sum.Outcomes["scriptError"] != 1 || sum.Outcomes["limitExceeded"] != 2 || sum.Outcomes["inputTooLarge"] != 1 {
 		t.Errorf("outcomes %v", sum.Outcomes)
 	}
 	for i, in := range inputs {
