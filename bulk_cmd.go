@@ -14,9 +14,9 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/bulk"
 	"github.com/loom-plugins/sandbox-cloudrun/contentref"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/objects"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
@@ -83,7 +83,7 @@ func bulkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := rf.check(fs, stderr); err != nil {
 		return err
 	}
-	ev := effect.Evaluation{ExpectedOutputShapeHash: *rf.shape, CaptureLogs: *logs}
+	ev := spi.Evaluation{ExpectedOutputShapeHash: *rf.shape, CaptureLogs: *logs}
 	if ev.Replay, err = rf.replay(fs, stderr); err != nil {
 		return err
 	}

@@ -244,7 +244,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := jsontext.Validate(in); err != nil {
 		return exitError{2, fmt.Errorf("eval: the input is not valid JSON: %w", err)}
 	}
-	ev := effect.Evaluation{Input: jsontext.Text(in), ExpectedOutputShapeHash: *rf.shape, CaptureLogs: *logs}
+	ev := spi.Evaluation{Input: jsontext.Text(in), ExpectedOutputShapeHash: *rf.shape, CaptureLogs: *logs}
 	if ev.Replay, err = rf.replay(fs, stderr); err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func evalCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if _, err := stdout.Write(append(out, '\n')); err != nil {
 		return err
 	}
-	var f *effect.Failure
+	var f *spi.Failure
 	if errors.As(runErr, &f) {
 		return exitError{3, errSilent} // a typed failure, answered above
 	}
@@ -383,7 +383,7 @@ func (r *runFlags) limits(cfg service.Config, verb string, w io.Writer) spi.Limi
 // service's ERROR line says (answer.EngineFaultMessage): the script broke
 // the engine from inside, which script, and the trap's text. The answer
 // itself is the infrastructure failure evalCmd reports after it.
-func reportEngineFault(w io.Writer, ev effect.Evaluation, res effect.Result) {
+func reportEngineFault(w io.Writer, ev spi.Evaluation, res effect.Result) {
 	if res.EngineFault == "" {
 		return
 	}

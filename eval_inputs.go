@@ -15,6 +15,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/ndjson"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/progress"
 	"github.com/loom-plugins/sandbox-cloudrun/service"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
@@ -77,7 +78,7 @@ const barInterval = 200 * time.Millisecond
 // known, and each input's evaluation line, with where it was read, logged
 // to stderr in the service's format, as the route logs it. Its exit status
 // is evalUsage's.
-func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev effect.Evaluation, lines []ndjson.Input, stdout, stderr io.Writer) error {
+func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev spi.Evaluation, lines []ndjson.Input, stdout, stderr io.Writer) error {
 	lim := cfg.Limits() // MAX_BATCH_ITEMS is evalCmd's to check, before anything runs
 	inputs := make([]jsontext.Text, len(lines))
 	for i, l := range lines {

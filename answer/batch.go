@@ -6,13 +6,14 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/internal/jsontext"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Item is a batch input's line (docs/batch.md): its answer as POST
 // /v1/evaluations would give it alone, ev being the batch's evaluation and
 // lim the limits it was run under; the problem that route would answer it
 // with (Problem); or, for an input not run, notRun, which says why.
-func Item(lim api.Limits, ev effect.Evaluation, it effect.Item, notRun string) api.BatchLine {
+func Item(lim api.Limits, ev spi.Evaluation, it effect.Item, notRun string) api.BatchLine {
 	l := api.BatchLine{Index: it.Index}
 	if it.NotRun {
 		l.NotRun = notRun

@@ -170,7 +170,7 @@ const notRunOutcome = "not-run"
 // nothing that answers reads it.
 type Record struct {
 	Ran        bool // the evaluation was decoded and run
-	Evaluation effect.Evaluation
+	Evaluation spi.Evaluation
 	Result     effect.Result
 	Err        error
 }
@@ -189,7 +189,7 @@ func NewEvaluation(req Request, gone bool, p *api.Problem, rec *Record) Evaluati
 // be, with its index: ev is the batch's evaluation, input the input's
 // text, it its Item and l its line in the answer (Item). It returns the
 // Record of the input's run and the line's level.
-func ItemEvaluation(where string, ev effect.Evaluation, input jsontext.Text, it effect.Item, l api.BatchLine) (Evaluation, *Record, slog.Level) {
+func ItemEvaluation(where string, ev spi.Evaluation, input jsontext.Text, it effect.Item, l api.BatchLine) (Evaluation, *Record, slog.Level) {
 	ev.Input = input
 	rec := &Record{Ran: !it.NotRun, Evaluation: ev, Result: it.Result, Err: it.Err}
 	status := 200
@@ -208,7 +208,7 @@ func ItemEvaluation(where string, ev effect.Evaluation, input jsontext.Text, it 
 // LogItem writes the lines of a batch's input that a verb ran outside the
 // service, as the batch route writes them (ItemEvaluation), under the
 // verb's name, with source, where the input was read.
-func LogItem(ctx context.Context, log *slog.Logger, verb string, ev effect.Evaluation, input jsontext.Text, it effect.Item, l api.BatchLine, source string) {
+func LogItem(ctx context.Context, log *slog.Logger, verb string, ev spi.Evaluation, input jsontext.Text, it effect.Item, l api.BatchLine, source string) {
 	line, rec, level := ItemEvaluation(verb, ev, input, it, l)
 	line.Source = source
 	Log(ctx, log, level, line, rec)
@@ -235,13 +235,13 @@ func labelOf(gone bool, p *api.Problem, rec *Record) Label {
 	case rec == nil || !rec.Ran:
 		return Label{Outcome: "unknown"}
 	}
-	var f *effect.Failure
+	var f *spi.Failure
 	switch o := rec.Result.Outcome; {
 	case errors.As(rec.Err, &f):
 		return Label{Outcome: string(f.Channel), Limit: string(f.Kind)}
 	case rec.Err != nil: // an error that no problem answered
 		return Label{Outcome: "unknown"}
-	case rec.Evaluation.Answer == effect.AnswerOutcome && !o.OK:
+	case rec.Evaluation.Answer == spi.AnswerOutcome && !o.OK:
 		return Label{Outcome: string(o.Kind), Limit: string(o.Limit)}
 	}
 	return Label{Outcome: "ok"}
@@ -263,9 +263,9 @@ func (l *Evaluation) fill(rec *Record) {
 	res := rec.Result
 	switch {
 	case rec.Err != nil:
-	case rec.Evaluation.Answer == effect.AnswerOutcome && res.Outcome.OK:
+	case rec.Evaluation.Answer == spi.AnswerOutcome && res.Outcome.OK:
 		out = len(res.Outcome.Value)
-	case rec.Evaluation.Answer != effect.AnswerOutcome:
+	case rec.Evaluation.Answer != spi.AnswerOutcome:
 		out = len(res.Value)
 	}
 	u := res.Usage
@@ -284,7 +284,7 @@ func (l *Evaluation) fill(rec *Record) {
 
 // scriptLabel names an evaluation's script in its line: its reference, or
 // "inline" and the reference of the bytes that ran.
-func scriptLabel(ev effect.Evaluation) (script, inlineSHA string) {
+func scriptLabel(ev spi.Evaluation) (script, inlineSHA string) {
 	if !ev.ScriptRef.IsZero() {
 		return ev.ScriptRef.String(), ""
 	}
@@ -305,7 +305,7 @@ type engineFaultLine struct {
 // LogEngineFault writes the engine fault line of ev's run, whose result
 // res has an EngineFault, under where: the route, or, for a verb that
 // runs scripts outside the service, the verb's name.
-func LogEngineFault(ctx context.Context, log *slog.Logger, where string, ev effect.Evaluation, res effect.Result) {
+func LogEngineFault(ctx context.Context, log *slog.Logger, where string, ev spi.Evaluation, res effect.Result) {
 	log.LogAttrs(ctx, engineFaultLevel, EngineFaultMessage, logline.Attrs(engineFaultLine{
 		Route:    where,
 		OfScript: logline.OfScript{ScriptSHA256: ScriptRef(ev).String()},
@@ -316,7 +316,7 @@ func LogEngineFault(ctx context.Context, log *slog.Logger, where string, ev effe
 // ScriptRef is the content reference of the script an evaluation ran,
 // sent by reference or by value alike: the hash by which the store holds
 // it.
-func ScriptRef(ev effect.Evaluation) contentref.Ref {
+func ScriptRef(ev spi.Evaluation) contentref.Ref {
 	if !ev.ScriptRef.IsZero() {
 		return ev.ScriptRef
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/internal/progress"
 	"github.com/loom-plugins/sandbox-cloudrun/objects"
 	"github.com/loom-plugins/sandbox-cloudrun/objects/gcsobjects"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Task is one task's place in a job execution: shard Index of Count, on
@@ -69,7 +70,7 @@ type Job struct {
 	Limits api.Limits
 	// Evaluation is each input's run but its input: the script by
 	// reference, the limits, captureLogs, the expected shape and replay.
-	Evaluation effect.Evaluation
+	Evaluation spi.Evaluation
 	// Parallel is how many runs go at once (MAX_CONCURRENT_EVALUATIONS).
 	Parallel int
 	// Inputs and Results are URLs: gs://bucket/path or a local path.

@@ -55,7 +55,7 @@ func TestBulkEngineFaultIsTheAlarm(t *testing.T) {
 	var logs bytes.Buffer
 	m, err := Run(context.Background(), Job{
 		Effect: eff, Limits: api.Limits{MaxScriptBytes: 1 << 20},
-		Evaluation: effect.Evaluation{ScriptRef: ref, Answer: effect.AnswerChannel, Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}},
+		Evaluation: spi.Evaluation{ScriptRef: ref, Answer: spi.AnswerChannel, Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}},
 		Parallel:   1, Inputs: filepath.Join(dir, "in.ndjson"), Results: filepath.Join(dir, "out"),
 		Task: Task{Count: 1}, MaxLineBytes: 1 << 20, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // Identity is what the shards of one run share, which every shard's
@@ -36,7 +37,7 @@ type Identity struct {
 
 // evaluation is the Evaluation member of ev's runs, p being its script as
 // read.
-func evaluation(ev effect.Evaluation, p *effect.Prepared) json.RawMessage {
+func evaluation(ev spi.Evaluation, p *effect.Prepared) json.RawMessage {
 	return api.AppendOptions(nil, api.Request{
 		Limits: p.Limits(), ExpectedOutputShapeHash: ev.ExpectedOutputShapeHash,
 		CaptureLogs: ev.CaptureLogs, Replay: ev.Replay,

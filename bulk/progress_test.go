@@ -76,7 +76,7 @@ func TestBulkLogsProgress(t *testing.T) {
 	var logs lockedBuffer
 	m, err := Run(context.Background(), Job{
 		Effect: eff, Limits: api.Limits{MaxScriptBytes: 1 << 20},
-		Evaluation: effect.Evaluation{ScriptRef: ref, Answer: effect.AnswerChannel, Limits: spi.Limits{WallClock: 30 * time.Second, MemoryBytes: 32 << 20}},
+		Evaluation: spi.Evaluation{ScriptRef: ref, Answer: spi.AnswerChannel, Limits: spi.Limits{WallClock: 30 * time.Second, MemoryBytes: 32 << 20}},
 		Parallel:   2, Inputs: filepath.Join(dir, "in.ndjson"), Results: filepath.Join(dir, "out"),
 		Task: Task{Index: 1, Count: 2}, MaxLineBytes: 1 << 20, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 		ProgressEvery: 20 * time.Millisecond, Warm: engine.Warm,

@@ -13,7 +13,7 @@ import (
 // for runs over many inputs (RunPrepared, Batch): what every run of the
 // same script under the same limits shares.
 type Prepared struct {
-	ev      Evaluation // its limits clamped; its input is each run's own
+	ev      spi.Evaluation // its limits clamped; its input is each run's own
 	script  string
 	timing  spi.Timing
 	failure error // the typed failure of a script not stored; see Failure
@@ -24,7 +24,7 @@ type Prepared struct {
 	ScriptBytes int
 }
 
-// Failure is the typed failure (a *Failure, scriptMissing) that every run
+// Failure is the typed failure (a *spi.Failure, scriptMissing) that every run
 // of p answers without running, as Run would answer it: the store does not
 // have the script. It is nil when the script was read.
 func (p *Prepared) Failure() error { return p.failure }
@@ -42,7 +42,7 @@ func (p *Prepared) Limits() spi.Limits { return p.ev.Limits }
 // steps, of a script that cannot be read: an error of the *NotRunError
 // kinds (too large, unreadable, the store unavailable), and
 // ErrInvalidInput for a field no run can have.
-func (e *Effect) Prepare(ctx context.Context, ev Evaluation) (*Prepared, error) {
+func (e *Effect) Prepare(ctx context.Context, ev spi.Evaluation) (*Prepared, error) {
 	if err := e.admit(ev); err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (e *Effect) Prepare(ctx context.Context, ev Evaluation) (*Prepared, error) 
 		var res Result
 		b, err := e.fetch(ctx, ev.ScriptRef, p.timing, &res)
 		p.Fetch, p.Verify = res.Fetch, res.Verify
-		var missing *Failure
+		var missing *spi.Failure
 		switch {
 		case errors.As(err, &missing):
 			p.failure = err

@@ -67,7 +67,7 @@ func inputs(n int) []jsontext.Text {
 
 func prepared(t *testing.T, e *effect.Effect) *effect.Prepared {
 	t.Helper()
-	p, err := e.Prepare(context.Background(), effect.Evaluation{ScriptRef: testRef, Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 64 << 20}})
+	p, err := e.Prepare(context.Background(), spi.Evaluation{ScriptRef: testRef, Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 64 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestBatchAnswersInOrderFromOneFetch(t *testing.T) {
 		case it.Index != i || it.NotRun:
 			t.Errorf("answer %d: index %d, not run %v", i, it.Index, it.NotRun)
 		case i == 13:
-			if f := asFailure(t, it.Err); f.Channel != effect.ChannelScriptError || f.Message != "negative -13" {
+			if f := asFailure(t, it.Err); f.Channel != spi.ChannelScriptError || f.Message != "negative -13" {
 				t.Errorf("answer 13: %+v", f)
 			}
 		case it.Err != nil || string(it.Result.Value) != strconv.Itoa(i+1):
@@ -239,7 +239,7 @@ func TestBatchStopsWhenTheLoopStops(t *testing.T) {
 func TestPrepareAndTheAnswersOfOneInput(t *testing.T) {
 	a := &adder{}
 	e := mustNew(t, newReader(), a, effect.Options{MaxInputBytes: 16, MaxMemoryBytes: 32 << 20})
-	ev := effect.Evaluation{ScriptRef: testRef, Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}}
+	ev := spi.Evaluation{ScriptRef: testRef, Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}}
 	p, err := e.Prepare(context.Background(), ev)
 	if err != nil {
 		t.Fatalf("Prepare of a missing script: %v", err)
@@ -278,7 +278,7 @@ func TestPrepareAndTheAnswersOfOneInput(t *testing.T) {
 		t.Errorf("the read is the prepared script's, not the run's: run %+v, prepared %+v", res.Usage, p)
 	}
 	_, err = e.RunPrepared(context.Background(), p, jsontext.Text(`{"x":1,"pad":"0123456789"}`))
-	if f := asFailure(t, err); f.Channel != effect.ChannelInputTooLarge {
+	if f := asFailure(t, err); f.Channel != spi.ChannelInputTooLarge {
 		t.Errorf("an input over the maximum: %+v", f)
 	}
 	if n := a.calls.Load(); n != 1 {

@@ -59,11 +59,11 @@ func TestRunAnswersWhatNoRetryCanChange(t *testing.T) {
 			continue // by reference the fetch bounds it (TestRunNotRunReasons); the decoders fill in the default memory
 		}
 		want, settled := c.want(t)
-		for _, answer := range []effect.Answer{effect.AnswerOutcome, effect.AnswerChannel} {
+		for _, answer := range []spi.Answer{spi.AnswerOutcome, spi.AnswerChannel} {
 			b := returning(spi.OK([]byte("1")), nil)
 			e := mustNew(t, effect.NoStore, b, effect.Options{MaxScriptBytes: c.Bounds.MaxScriptBytes,
 				MinMemoryBytes: c.Bounds.MinMemoryBytes, MaxInputBytes: int(c.Bounds.MaxInputBytes)})
-			ev := effect.Evaluation{Script: "1;" + strings.Repeat(" ", int(c.ScriptBytes)-2),
+			ev := spi.Evaluation{Script: "1;" + strings.Repeat(" ", int(c.ScriptBytes)-2),
 				Input:  []byte(`"` + strings.Repeat("i", int(c.InputBytes)-2) + `"`),
 				Limits: spi.Limits{WallClock: time.Second, MemoryBytes: c.MemoryBytes}, Answer: answer}
 			res, err := e.Run(context.Background(), ev)
@@ -79,21 +79,21 @@ func TestRunAnswersWhatNoRetryCanChange(t *testing.T) {
 			if !reflect.DeepEqual(res.Outcome, want) || res.Usage.MemoryLimitBytes != c.MemoryBytes {
 				t.Errorf("%s: outcome %+v, usage %+v; want %+v", c.Name, res.Outcome, res.Usage, want)
 			}
-			if answer == effect.AnswerOutcome {
+			if answer == spi.AnswerOutcome {
 				if err != nil {
 					t.Errorf("%s: %v", c.Name, err)
 				}
 				continue
 			}
 			f := asFailure(t, err)
-			var channel effect.Failure
+			var channel spi.Failure
 			switch want.Kind {
 			case spi.KindThrew:
-				channel = effect.Failure{Channel: effect.ChannelScriptError, Name: want.Name, Message: want.Message}
+				channel = spi.Failure{Channel: spi.ChannelScriptError, Name: want.Name, Message: want.Message}
 			case spi.KindLimit:
-				channel = effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: want.Limit}
+				channel = spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: want.Limit}
 			case spi.KindInputTooLarge:
-				channel = effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: int(c.Bounds.MaxInputBytes)}
+				channel = spi.Failure{Channel: spi.ChannelInputTooLarge, LimitBytes: int(c.Bounds.MaxInputBytes)}
 			}
 			if !reflect.DeepEqual(*f, channel) {
 				t.Errorf("%s: channel %+v, want %+v", c.Name, *f, channel)
@@ -118,7 +118,7 @@ func TestRunRunsLimitsAboveTheMaximaAtTheMaxima(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := returning(spi.OK([]byte("1")), nil)
 			e := mustNew(t, effect.NoStore, b, opts)
-			res, err := e.Run(context.Background(), effect.Evaluation{Script: "1", Limits: tc.asked, Answer: effect.AnswerOutcome})
+			res, err := e.Run(context.Background(), spi.Evaluation{Script: "1", Limits: tc.asked, Answer: spi.AnswerOutcome})
 			if err != nil || !res.Outcome.OK {
 				t.Fatalf("Run = %+v, %v", res.Outcome, err)
 			}

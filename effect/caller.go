@@ -228,7 +228,7 @@ func (c *caller) call(ctx context.Context, req spi.RunRequest, t spi.Timing, lab
 		// The backend stopped because the deadline told it to.
 		return spi.Report{}, didNotSettle(t, r.err)
 	case r.err != nil:
-		var f *Failure
+		var f *spi.Failure
 		if errors.As(r.err, &f) {
 			c.log.WarnContext(ctx, "sandbox backend returned a typed failure as an error", "scriptRef", label)
 			return spi.Report{}, newUntyped(ErrBackendFailed, "returned a typed failure as an error (only the effect maps outcomes to channels)", r.err, false)

@@ -32,8 +32,8 @@ func TestRunRacesABackendThatIgnoresItsContext(t *testing.T) {
 		release := make(chan struct{})
 		e := mustNew(t, effect.NoStore, ignoresContext(release), effect.Options{BackendGrace: time.Second, StopGrace: time.Nanosecond})
 		start := time.Now()
-		res, err := e.Run(context.Background(), effect.Evaluation{Script: "1", Input: []byte("null"),
-			Limits: spi.Limits{WallClock: 2 * time.Second, MemoryBytes: 1 << 20}, Answer: effect.AnswerOutcome})
+		res, err := e.Run(context.Background(), spi.Evaluation{Script: "1", Input: []byte("null"),
+			Limits: spi.Limits{WallClock: 2 * time.Second, MemoryBytes: 1 << 20}, Answer: spi.AnswerOutcome})
 		if took := time.Since(start); took != 3*time.Second+time.Nanosecond {
 			t.Errorf("answered after %v, want the deadline of wall clock + grace (3s) and the stop grace", took)
 		}
@@ -50,7 +50,7 @@ func TestRunRacesABackendThatIgnoresItsContext(t *testing.T) {
 // on has returned, or StopGrace after it gave up.
 func TestRunWaitsForAnAbandonedBackend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		in := effect.Evaluation{ScriptRef: testRef, Input: []byte("null"), Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}
+		in := spi.Evaluation{ScriptRef: testRef, Input: []byte("null"), Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}
 
 		// the backend returns 400 ms after the caller left, within the grace
 		release := make(chan struct{})

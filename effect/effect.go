@@ -8,7 +8,7 @@
 // against the caller and the run's deadline (spi.Timing), waits for the
 // engine to stop, validates the outcome, captures the console, and answers
 // with the backend's outcome or with the effect's decision: the typed
-// channel (Failure), the bounded output, the shape check. Each way a script
+// channel (spi.Failure), the bounded output, the shape check. Each way a script
 // never ran is a NotRunError; every other failure is untyped, with bounded
 // text, and Retryable says whether running it again can help. The rules are
 // those of docs/spi.md; the vocabulary the backend speaks is package spi.
@@ -226,7 +226,7 @@ func (e *Effect) Idempotent() bool {
 func (e *Effect) ScriptStore() bool { return e.scripts != NoStore }
 
 // Replayable reports whether the effect can make a run replayable
-// (Evaluation.Replay): whether its backend reports its runs whole.
+// (spi.Evaluation.Replay): whether its backend reports its runs whole.
 func (e *Effect) Replayable() bool {
 	_, ok := e.caller.backend.(spi.Reporter)
 	return ok
@@ -252,7 +252,7 @@ func (e *Effect) Close(ctx context.Context) error {
 
 // InputText is the adapter for a caller that holds the input as a Go value
 // (loom's SandboxEvalInput) rather than as JSON text: it returns the
-// Evaluation's Input, or the typed inputNotSerializable for what JSON cannot
+// spi.Evaluation's Input, or the typed inputNotSerializable for what JSON cannot
 // carry. A json.RawMessage is taken as JSON text and validated; a
 // jsontext.Text is JSON text already validated; any other value is
 // marshalled with encoding/json, and nil is JSON null.
@@ -264,7 +264,7 @@ func InputText(v any) (jsontext.Text, error) {
 		return checked, nil // accepted by this module's JSON reader already
 	case raw != nil:
 		if err := jsontext.Validate(raw); err != nil {
-			return nil, &Failure{Channel: ChannelInputNotSerializable,
+			return nil, &spi.Failure{Channel: spi.ChannelInputNotSerializable,
 				Message: spi.BoundText("input is not valid JSON text: "+err.Error(), spi.MaxMessageUnits)}
 		}
 		return jsontext.Text(raw), nil
@@ -273,13 +273,13 @@ func InputText(v any) (jsontext.Text, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, &Failure{Channel: ChannelInputNotSerializable, Message: spi.BoundText(err.Error(), spi.MaxMessageUnits)}
+		return nil, &spi.Failure{Channel: spi.ChannelInputNotSerializable, Message: spi.BoundText(err.Error(), spi.MaxMessageUnits)}
 	}
 	text := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	// encoding/json passes nested RawMessage through without checking
 	// UTF-8 or duplicate keys; the backend gets only strict JSON.
 	if err := jsontext.Validate(text); err != nil {
-		return nil, &Failure{Channel: ChannelInputNotSerializable,
+		return nil, &spi.Failure{Channel: spi.ChannelInputNotSerializable,
 			Message: spi.BoundText("input marshals to invalid JSON text: "+err.Error(), spi.MaxMessageUnits)}
 	}
 	return jsontext.Text(text), nil

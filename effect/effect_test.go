@@ -159,7 +159,7 @@ func TestOutcomeMapping(t *testing.T) {
 		t.Run("limit "+string(l), func(t *testing.T) {
 			_, err := evalWith(t, returning(spi.LimitHit(l), nil), effect.Options{})
 			f := asFailure(t, err)
-			if f.Channel != effect.ChannelLimitExceeded || f.Kind != l {
+			if f.Channel != spi.ChannelLimitExceeded || f.Kind != l {
 				t.Errorf("got %+v", f)
 			}
 			if effect.Retryable(err) {
@@ -170,7 +170,7 @@ func TestOutcomeMapping(t *testing.T) {
 	t.Run("threw with a name", func(t *testing.T) {
 		_, err := evalWith(t, returning(spi.Threw(ptr("TypeError"), "x is not a function"), nil), effect.Options{})
 		f := asFailure(t, err)
-		if f.Channel != effect.ChannelScriptError || f.Name == nil || *f.Name != "TypeError" || f.Message != "x is not a function" {
+		if f.Channel != spi.ChannelScriptError || f.Name == nil || *f.Name != "TypeError" || f.Message != "x is not a function" {
 			t.Errorf("got %+v", f)
 		}
 		if err.Error() != "sandbox: scriptError: TypeError: x is not a function" {
@@ -180,7 +180,7 @@ func TestOutcomeMapping(t *testing.T) {
 	t.Run("threw without a name", func(t *testing.T) {
 		_, err := evalWith(t, returning(spi.Threw(nil, "42"), nil), effect.Options{})
 		f := asFailure(t, err)
-		if f.Channel != effect.ChannelScriptError || f.Name != nil || f.Message != "42" {
+		if f.Channel != spi.ChannelScriptError || f.Name != nil || f.Message != "42" {
 			t.Errorf("got %+v", f)
 		}
 	})
@@ -191,18 +191,18 @@ func TestOutcomeMapping(t *testing.T) {
 	t.Run("threw with an empty message", func(t *testing.T) {
 		_, err := evalWith(t, returning(spi.Threw(ptr("Error"), ""), nil), effect.Options{})
 		f := asFailure(t, err)
-		if f.Channel != effect.ChannelScriptError || f.Name == nil || *f.Name != "Error" || f.Message != "" {
+		if f.Channel != spi.ChannelScriptError || f.Name == nil || *f.Name != "Error" || f.Message != "" {
 			t.Errorf("got %+v", f)
 		}
 		_, err = evalWith(t, returning(spi.Threw(nil, ""), nil), effect.Options{})
-		if f := asFailure(t, err); f.Channel != effect.ChannelScriptError || f.Name != nil || f.Message != "" {
+		if f := asFailure(t, err); f.Channel != spi.ChannelScriptError || f.Name != nil || f.Message != "" {
 			t.Errorf("got %+v", f)
 		}
 	})
 	t.Run("inputTooLarge", func(t *testing.T) {
 		_, err := evalWith(t, returning(spi.InputTooLarge(), nil), effect.Options{MaxInputBytes: 4096})
 		f := asFailure(t, err)
-		if f.Channel != effect.ChannelInputTooLarge || f.LimitBytes != 4096 {
+		if f.Channel != spi.ChannelInputTooLarge || f.LimitBytes != 4096 {
 			t.Errorf("got %+v", f)
 		}
 	})
@@ -273,9 +273,9 @@ func TestBackendErrors(t *testing.T) {
 		assertUntyped(t, err, effect.ErrBackendFailed, true)
 	})
 	t.Run("typed failure returned as an error is rewrapped untyped", func(t *testing.T) {
-		typed := &effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitCPU}
+		typed := &spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: spi.LimitCPU}
 		_, err := evalWith(t, returning(spi.Outcome{}, typed), effect.Options{})
-		assertUntyped(t, err, effect.ErrBackendFailed, false) // includes: errors.As finds no *Failure
+		assertUntyped(t, err, effect.ErrBackendFailed, false) // includes: errors.As finds no *spi.Failure
 		if !strings.Contains(err.Error(), "limitExceeded") {
 			t.Errorf("text of the typed failure lost: %q", err)
 		}
@@ -338,23 +338,23 @@ func TestBoundedScriptError(t *testing.T) {
 
 func TestFailureJSON(t *testing.T) {
 	for _, tc := range []struct {
-		f    effect.Failure
+		f    spi.Failure
 		want string
 	}{
-		{effect.Failure{Channel: effect.ChannelLimitExceeded, Kind: spi.LimitOutput}, `{"channel":"limitExceeded","kind":"output"}`},
-		{effect.Failure{Channel: effect.ChannelScriptError, Message: "42"}, `{"channel":"scriptError","message":"42"}`},
-		{effect.Failure{Channel: effect.ChannelScriptError, Name: ptr("E"), Message: "m"}, `{"channel":"scriptError","name":"E","message":"m"}`},
-		{effect.Failure{Channel: effect.ChannelShapeMismatch, Expected: "sha256:a", Observed: "sha256:b"}, `{"channel":"shapeMismatch","expected":"sha256:a","observed":"sha256:b"}`},
-		{effect.Failure{Channel: effect.ChannelScriptMissing, ScriptRef: testRef.String()}, `{"channel":"scriptMissing","scriptRef":"` + testRef.String() + `"}`},
-		{effect.Failure{Channel: effect.ChannelInputTooLarge, LimitBytes: 10}, `{"channel":"inputTooLarge","limitBytes":10}`},
-		{effect.Failure{Channel: effect.ChannelInputNotSerializable, Message: "m"}, `{"channel":"inputNotSerializable","message":"m"}`},
+		{spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: spi.LimitOutput}, `{"channel":"limitExceeded","kind":"output"}`},
+		{spi.Failure{Channel: spi.ChannelScriptError, Message: "42"}, `{"channel":"scriptError","message":"42"}`},
+		{spi.Failure{Channel: spi.ChannelScriptError, Name: ptr("E"), Message: "m"}, `{"channel":"scriptError","name":"E","message":"m"}`},
+		{spi.Failure{Channel: spi.ChannelShapeMismatch, Expected: "sha256:a", Observed: "sha256:b"}, `{"channel":"shapeMismatch","expected":"sha256:a","observed":"sha256:b"}`},
+		{spi.Failure{Channel: spi.ChannelScriptMissing, ScriptRef: testRef.String()}, `{"channel":"scriptMissing","scriptRef":"` + testRef.String() + `"}`},
+		{spi.Failure{Channel: spi.ChannelInputTooLarge, LimitBytes: 10}, `{"channel":"inputTooLarge","limitBytes":10}`},
+		{spi.Failure{Channel: spi.ChannelInputNotSerializable, Message: "m"}, `{"channel":"inputNotSerializable","message":"m"}`},
 	} {
 		j, err := json.Marshal(&tc.f)
 		if err != nil || string(j) != tc.want {
 			t.Errorf("got %s, %v; want %s", j, err, tc.want)
 		}
 	}
-	if _, err := json.Marshal(&effect.Failure{Channel: "made-up"}); err == nil {
+	if _, err := json.Marshal(&spi.Failure{Channel: "made-up"}); err == nil {
 		t.Error("unknown channel marshalled")
 	}
 }
@@ -386,7 +386,7 @@ func TestOrderOfChecks(t *testing.T) {
 			in.Input = map[string]any{"x": json.RawMessage("\"\xff\"")}
 		}, notSerializable},
 		{"too large", func(in *input) { in.Input = strings.Repeat("x", 100) }, func(t *testing.T, err error) {
-			if f := asFailure(t, err); f.Channel != effect.ChannelInputTooLarge || f.LimitBytes != 64 {
+			if f := asFailure(t, err); f.Channel != spi.ChannelInputTooLarge || f.LimitBytes != 64 {
 				t.Errorf("got %+v", f)
 			}
 		}},
@@ -421,7 +421,7 @@ func invalidInput(mentions ...string) func(*testing.T, error) {
 func notSerializable(t *testing.T, err error) {
 	t.Helper()
 	f := asFailure(t, err)
-	if f.Channel != effect.ChannelInputNotSerializable || f.Message == "" {
+	if f.Channel != spi.ChannelInputNotSerializable || f.Message == "" {
 		t.Errorf("got %+v", f)
 	}
 	assertStorable(t, f.Message, spi.MaxMessageUnits)
@@ -461,7 +461,7 @@ func TestScriptMissing(t *testing.T) {
 	e := mustNew(t, newReader(), b, effect.Options{})
 	_, err := evaluate(context.Background(), e, validInput())
 	f := asFailure(t, err)
-	if f.Channel != effect.ChannelScriptMissing || f.ScriptRef != testRef.String() {
+	if f.Channel != spi.ChannelScriptMissing || f.ScriptRef != testRef.String() {
 		t.Errorf("got %+v", f)
 	}
 	if b.evalCalls.Load() != 0 {
@@ -527,7 +527,7 @@ func TestOutputBound(t *testing.T) {
 	} {
 		out, err := evalWith(t, returning(spi.OK([]byte(tc.value)), nil), effect.Options{MaxOutputBytes: 11})
 		if tc.over {
-			if f := asFailure(t, err); f.Channel != effect.ChannelLimitExceeded || f.Kind != spi.LimitOutput {
+			if f := asFailure(t, err); f.Channel != spi.ChannelLimitExceeded || f.Kind != spi.LimitOutput {
 				t.Errorf("%s: got %+v", tc.value, f)
 			}
 		} else if err != nil {
@@ -551,7 +551,7 @@ func TestShapeCheck(t *testing.T) {
 	}
 	other := "sha256:60c16c8f12cea8d002ab014292d7676112a471b84c356b7c3b499283282130b4"
 	_, err := run(other)
-	if f := asFailure(t, err); f.Channel != effect.ChannelShapeMismatch || f.Expected != other || f.Observed != want {
+	if f := asFailure(t, err); f.Channel != spi.ChannelShapeMismatch || f.Expected != other || f.Observed != want {
 		t.Errorf("got %+v", f)
 	}
 }
@@ -563,7 +563,7 @@ func TestOutputBoundBeforeShape(t *testing.T) {
 	in := validInput()
 	in.ExpectedOutputShapeHash = "sha256:" + strings.Repeat("0", 64)
 	_, err := evaluate(context.Background(), e, in)
-	if f := asFailure(t, err); f.Channel != effect.ChannelLimitExceeded || f.Kind != spi.LimitOutput {
+	if f := asFailure(t, err); f.Channel != spi.ChannelLimitExceeded || f.Kind != spi.LimitOutput {
 		t.Errorf("got %+v", f)
 	}
 }
@@ -600,7 +600,7 @@ func TestWarmAndClosePassThrough(t *testing.T) {
 }
 
 func TestRetryableOnOtherErrors(t *testing.T) {
-	for _, err := range []error{nil, errors.New("x"), context.Canceled, &effect.Failure{Channel: effect.ChannelScriptError, Message: "m"}} {
+	for _, err := range []error{nil, errors.New("x"), context.Canceled, &spi.Failure{Channel: spi.ChannelScriptError, Message: "m"}} {
 		if effect.Retryable(err) {
 			t.Errorf("Retryable(%v) = true", err)
 		}

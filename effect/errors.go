@@ -8,29 +8,6 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// The typed failures and their channels are the SPI's vocabulary
-// (spi.Failure; docs/spi.md, "Channels"), so that the wire format and its
-// clients read and write them without linking the effect; the effect
-// decides them, under these names.
-type (
-	// Channel names a typed failure (spi.Channel).
-	Channel = spi.Channel
-	// Failure is a typed failure, the one error type whose Channel a
-	// caller may act on (spi.Failure). Test for it with errors.As.
-	Failure = spi.Failure
-)
-
-// The typed channels (spi's). Everything else the effect returns is
-// untyped.
-const (
-	ChannelLimitExceeded        = spi.ChannelLimitExceeded
-	ChannelScriptError          = spi.ChannelScriptError
-	ChannelShapeMismatch        = spi.ChannelShapeMismatch
-	ChannelScriptMissing        = spi.ChannelScriptMissing
-	ChannelInputTooLarge        = spi.ChannelInputTooLarge
-	ChannelInputNotSerializable = spi.ChannelInputNotSerializable
-)
-
 // Sentinels for untyped failures, tested with errors.Is. An untyped failure
 // is infrastructure or a bug, never a statement about the script; use
 // Retryable to decide whether to run the evaluation again.
@@ -70,7 +47,7 @@ type NotRunReason string
 // The ways a script never runs.
 const (
 	// ScriptNotFound: the store has no script under the reference. The
-	// error is also the typed scriptMissing (errors.As *Failure).
+	// error is also the typed scriptMissing (errors.As *spi.Failure).
 	ScriptNotFound NotRunReason = "scriptNotFound"
 	// NoScriptStore: a script by reference, and the effect has no store.
 	NoScriptStore NotRunReason = "noScriptStore"
@@ -141,7 +118,7 @@ func (e *untypedError) Unwrap() []error {
 
 // newUntyped builds an untyped failure of the given kind.
 //
-// A cause that wraps a *Failure, context.Canceled or context.DeadlineExceeded
+// A cause that wraps a *spi.Failure, context.Canceled or context.DeadlineExceeded
 // is flattened to its text: otherwise errors.As or errors.Is on the result
 // would report a channel the effect did not decide, or a cancellation that the
 // caller did not ask for.
@@ -158,7 +135,7 @@ func newUntypedText(kind error, text string, cause error, retryable bool) error 
 	if cause != nil {
 		causeText := cause.Error()
 		text += ": " + causeText
-		var f *Failure
+		var f *spi.Failure
 		if errors.As(cause, &f) || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
 			cause = errors.New(spi.BoundText(causeText, spi.MaxMessageUnits))
 		}

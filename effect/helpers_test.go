@@ -106,7 +106,7 @@ func mustNew(t *testing.T, r effect.ScriptReader, b spi.Backend, opts effect.Opt
 }
 
 // input is an evaluation of a caller that holds its input as a Go value:
-// evaluate turns it into an effect.Evaluation with effect.InputText.
+// evaluate turns it into a spi.Evaluation with effect.InputText.
 type input struct {
 	ScriptRef               contentref.Ref
 	Input                   any
@@ -123,13 +123,13 @@ func validInput() input {
 }
 
 // evaluate runs in through e.Run, answering with the effect's decision: the
-// value, or the error (a typed *Failure among them).
+// value, or the error (a typed *spi.Failure among them).
 func evaluate(ctx context.Context, e *effect.Effect, in input) (json.RawMessage, error) {
 	text, err := effect.InputText(in.Input)
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.Run(ctx, effect.Evaluation{ScriptRef: in.ScriptRef, Input: text, Limits: in.Limits,
+	res, err := e.Run(ctx, spi.Evaluation{ScriptRef: in.ScriptRef, Input: text, Limits: in.Limits,
 		ExpectedOutputShapeHash: in.ExpectedOutputShapeHash})
 	return res.Value, err
 }
@@ -142,9 +142,9 @@ func evalWith(t *testing.T, b spi.Backend, opts effect.Options) (string, error) 
 	return string(out), err
 }
 
-func asFailure(t *testing.T, err error) *effect.Failure {
+func asFailure(t *testing.T, err error) *spi.Failure {
 	t.Helper()
-	var f *effect.Failure
+	var f *spi.Failure
 	if !errors.As(err, &f) {
 		t.Fatalf("error %v (%T) is not a *Failure", err, err)
 	}
@@ -156,7 +156,7 @@ func assertUntyped(t *testing.T, err error, kind error, retryable bool) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	var f *effect.Failure
+	var f *spi.Failure
 	if errors.As(err, &f) {
 		t.Fatalf("error %v is typed (%s); want untyped", err, f.Channel)
 	}

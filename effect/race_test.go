@@ -42,7 +42,7 @@ func TestCancelledBeforeTheCall(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, cause) {
 		t.Fatalf("got %v", err)
 	}
-	var f *effect.Failure
+	var f *spi.Failure
 	if errors.As(err, &f) || effect.Retryable(err) {
 		t.Errorf("cancellation is typed or retryable: %v", err)
 	}

@@ -14,24 +14,8 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-// Evaluation is one run as a caller of Run asks for it (spi.Evaluation,
-// which the request decoders of package api read a body into).
-type Evaluation = spi.Evaluation
-
-// Answer is what Run answers with (spi.Answer).
-type Answer = spi.Answer
-
-const (
-	// AnswerChannel is the effect's decision: the value, or a typed
-	// *Failure as the error (spi.AnswerChannel).
-	AnswerChannel = spi.AnswerChannel
-	// AnswerOutcome is the backend's outcome as it is, validated
-	// (spi.AnswerOutcome).
-	AnswerOutcome = spi.AnswerOutcome
-)
-
 // label names the script of ev in log lines.
-func label(ev Evaluation) string {
+func label(ev spi.Evaluation) string {
 	if ev.ScriptRef.IsZero() {
 		return "inline"
 	}
@@ -39,7 +23,7 @@ func label(ev Evaluation) string {
 }
 
 // problems names every field of ev that no run can have.
-func problems(ev Evaluation) []string {
+func problems(ev spi.Evaluation) []string {
 	var problems []string
 	if ev.Limits.WallClock <= 0 {
 		problems = append(problems, fmt.Sprintf("limits.wallClock must be > 0, got %v", ev.Limits.WallClock))
@@ -64,10 +48,10 @@ func problems(ev Evaluation) []string {
 // step ran. Run returns it with its error too, with what the evaluation
 // reached.
 type Result struct {
-	// Value is the value's canonical JSON text (AnswerChannel, no error).
+	// Value is the value's canonical JSON text (spi.AnswerChannel, no error).
 	Value json.RawMessage
 	// Outcome is the backend's outcome, validated, once the backend
-	// answered (AnswerOutcome's answer).
+	// answered (spi.AnswerOutcome's answer).
 	Outcome spi.Outcome
 	// Logs is the run's console output when the evaluation asked for it;
 	// empty when the script never ran.
@@ -114,15 +98,15 @@ func (i Interval) Duration() time.Duration {
 // asked, and the answer ev asks for (see Answer). Run returns only once the
 // backend's call has returned, or StopGrace after Run gave up on it.
 //
-// Its errors: a typed *Failure (AnswerChannel); a *NotRunError for each way
+// Its errors: a typed *spi.Failure (spi.AnswerChannel); a *NotRunError for each way
 // the script never ran; a cancellation matching ctx.Err() once ctx is done,
 // whatever else happened; and the untyped failures of Retryable.
-func (e *Effect) Run(ctx context.Context, ev Evaluation) (Result, error) {
+func (e *Effect) Run(ctx context.Context, ev spi.Evaluation) (Result, error) {
 	return e.runWith(ctx, ev, func(r *running) (Result, error) { return e.evaluate(ctx, ev, r) })
 }
 
 // runWith is Run with evaluate, the steps of the evaluation, given.
-func (e *Effect) runWith(ctx context.Context, ev Evaluation, evaluate func(*running) (Result, error)) (Result, error) {
+func (e *Effect) runWith(ctx context.Context, ev spi.Evaluation, evaluate func(*running) (Result, error)) (Result, error) {
 	stopped := make(chan struct{})
 	r := newRunning(func() { close(stopped) })
 	res, err := e.run(ctx, ev, r, evaluate)
@@ -150,7 +134,7 @@ func (e *Effect) awaitStop(ctx context.Context, stopped <-chan struct{}, label s
 }
 
 // run is Run's evaluation, without the wait for the backend to stop.
-func (e *Effect) run(ctx context.Context, ev Evaluation, r *running, evaluate func(*running) (Result, error)) (res Result, err error) {
+func (e *Effect) run(ctx context.Context, ev spi.Evaluation, r *running, evaluate func(*running) (Result, error)) (res Result, err error) {
 	defer r.done()
 	if ctx.Err() != nil {
 		return res, notRun(Stopped, ev.ScriptRef, cancelled(ctx, true))
@@ -171,7 +155,7 @@ func (e *Effect) run(ctx context.Context, ev Evaluation, r *running, evaluate fu
 }
 
 func resultLabel(err error) string {
-	var f *Failure
+	var f *spi.Failure
 	switch {
 	case err == nil:
 		return "ok"
@@ -182,7 +166,7 @@ func resultLabel(err error) string {
 	}
 }
 
-func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Result, error) {
+func (e *Effect) evaluate(ctx context.Context, ev spi.Evaluation, r *running) (Result, error) {
 	var res Result
 	// 1. Refuse what no run can have.
 	if err := e.admit(ev); err != nil {
@@ -210,7 +194,7 @@ func (e *Effect) evaluate(ctx context.Context, ev Evaluation, r *running) (Resul
 }
 
 // admit refuses what no run of ev can have: step 1.
-func (e *Effect) admit(ev Evaluation) error {
+func (e *Effect) admit(ev spi.Evaluation) error {
 	if problems := problems(ev); len(problems) > 0 {
 		return newUntyped(ErrInvalidInput, strings.Join(problems, "; "), nil, false)
 	}
@@ -225,7 +209,7 @@ func (e *Effect) admit(ev Evaluation) error {
 }
 
 // input is ev's input text, null when it has none.
-func input(ev Evaluation) jsontext.Text {
+func input(ev spi.Evaluation) jsontext.Text {
 	if len(ev.Input) == 0 {
 		return jsontext.Text("null")
 	}
@@ -236,7 +220,7 @@ func input(ev Evaluation) jsontext.Text {
 // clamped), when the backend's vocabulary has the answer without a run:
 // step 2. A script sent by value is bounded here; one by reference, by its
 // fetch.
-func (e *Effect) settle(ev Evaluation, res *Result) (bool, error) {
+func (e *Effect) settle(ev spi.Evaluation, res *Result) (bool, error) {
 	scriptBytes := int64(-1) // by reference: the fetch bounds it
 	if ev.ScriptRef.IsZero() {
 		scriptBytes = int64(len(ev.Script))
@@ -247,7 +231,7 @@ func (e *Effect) settle(ev Evaluation, res *Result) (bool, error) {
 	}
 	// the caller, not a retry, is what can change it
 	res.Outcome = o
-	if ev.Answer == AnswerOutcome {
+	if ev.Answer == spi.AnswerOutcome {
 		return true, nil
 	}
 	_, err := e.interpret(o)
@@ -258,7 +242,7 @@ func (e *Effect) settle(ev Evaluation, res *Result) (bool, error) {
 // caller and the deadline, validates its outcome (steps 4, 5) and answers
 // as ev asks (6 to 9), adding to res, which holds what the evaluation
 // reached before.
-func (e *Effect) callAndDecide(ctx context.Context, ev Evaluation, script string, timing spi.Timing, r *running, res Result) (Result, error) {
+func (e *Effect) callAndDecide(ctx context.Context, ev spi.Evaluation, script string, timing spi.Timing, r *running, res Result) (Result, error) {
 	req := spi.RunRequest{Request: spi.Request{Script: script, InputJSON: string(input(ev)), Limits: ev.Limits}, CaptureLogs: ev.CaptureLogs, Replay: ev.Replay}
 	rep, err := e.caller.call(ctx, req, timing, label(ev), r)
 	res.Logs = rep.Logs
@@ -268,7 +252,7 @@ func (e *Effect) callAndDecide(ctx context.Context, ev Evaluation, script string
 	}
 	out := rep.Outcome
 	res.Outcome, res.EngineFault = out, rep.EngineFault
-	if ev.Answer == AnswerOutcome {
+	if ev.Answer == spi.AnswerOutcome {
 		return res, e.boundValue(ctx, ev, out)
 	}
 	// 6 to 9: the effect's decision.
@@ -299,7 +283,7 @@ func (e *Effect) clamp(l spi.Limits) spi.Limits {
 // maximum can make: the only bound on an outcome answered as it is (the
 // caller's effect bounds the output; docs/spi.md, "Bounds"), which an engine
 // within its memory cannot reach.
-func (e *Effect) boundValue(ctx context.Context, ev Evaluation, o spi.Outcome) error {
+func (e *Effect) boundValue(ctx context.Context, ev spi.Evaluation, o spi.Outcome) error {
 	if e.maxMemory == 0 || !o.OK {
 		return nil
 	}
@@ -313,7 +297,7 @@ func (e *Effect) boundValue(ctx context.Context, ev Evaluation, o spi.Outcome) e
 
 // decide maps a validated outcome to the effect's answer: its channel, the
 // output bound, the shape check, and the value as its JSON round-trip.
-func (e *Effect) decide(ctx context.Context, ev Evaluation, o spi.Outcome) (json.RawMessage, error) {
+func (e *Effect) decide(ctx context.Context, ev spi.Evaluation, o spi.Outcome) (json.RawMessage, error) {
 	// 6. Map the outcome to a channel.
 	value, err := e.interpret(o)
 	if err != nil {
@@ -326,7 +310,7 @@ func (e *Effect) decide(ctx context.Context, ev Evaluation, o spi.Outcome) (json
 		return nil, newUntyped(ErrMalformedOutcome, "ok value is not JSON text", err, false)
 	}
 	if over {
-		return nil, &Failure{Channel: ChannelLimitExceeded, Kind: spi.LimitOutput}
+		return nil, &spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: spi.LimitOutput}
 	}
 	// 8. Check the shape.
 	if ev.ExpectedOutputShapeHash != "" {
@@ -336,7 +320,7 @@ func (e *Effect) decide(ctx context.Context, ev Evaluation, o spi.Outcome) (json
 			return nil, newUntyped(ErrMalformedOutcome, "shape hash of the canonical value", err, false)
 		}
 		if observed != ev.ExpectedOutputShapeHash {
-			return nil, &Failure{Channel: ChannelShapeMismatch, Expected: ev.ExpectedOutputShapeHash, Observed: observed}
+			return nil, &spi.Failure{Channel: spi.ChannelShapeMismatch, Expected: ev.ExpectedOutputShapeHash, Observed: observed}
 		}
 	}
 	// 9. The value as its JSON round-trip.
@@ -347,16 +331,16 @@ func (e *Effect) decide(ctx context.Context, ev Evaluation, o spi.Outcome) (json
 func (e *Effect) interpret(o spi.Outcome) ([]byte, error) {
 	switch o.Kind {
 	case spi.KindLimit:
-		return nil, &Failure{Channel: ChannelLimitExceeded, Kind: o.Limit}
+		return nil, &spi.Failure{Channel: spi.ChannelLimitExceeded, Kind: o.Limit}
 	case spi.KindThrew:
-		f := &Failure{Channel: ChannelScriptError, Message: spi.BoundText(o.Message, spi.MaxMessageUnits)}
+		f := &spi.Failure{Channel: spi.ChannelScriptError, Message: spi.BoundText(o.Message, spi.MaxMessageUnits)}
 		if o.Name != nil {
 			n := spi.BoundText(*o.Name, spi.MaxNameUnits)
 			f.Name = &n
 		}
 		return nil, f
 	case spi.KindInputTooLarge:
-		return nil, &Failure{Channel: ChannelInputTooLarge, LimitBytes: e.maxInput}
+		return nil, &spi.Failure{Channel: spi.ChannelInputTooLarge, LimitBytes: e.maxInput}
 	case spi.KindInfrastructure:
 		return nil, newUntyped(ErrBackendFailed, o.Message, nil, true)
 	}
@@ -442,7 +426,7 @@ func (e *Effect) storeFailure(ctx context.Context, ref contentref.Ref, err error
 	case ScriptNotFound:
 		// the typed failure, and the reader's error that says why (for a
 		// log line)
-		return notRun(ScriptNotFound, ref, &missingError{&Failure{Channel: ChannelScriptMissing, ScriptRef: ref.String()}, err})
+		return notRun(ScriptNotFound, ref, &missingError{&spi.Failure{Channel: spi.ChannelScriptMissing, ScriptRef: ref.String()}, err})
 	case ScriptIntegrity:
 		e.log.ErrorContext(ctx, "sandbox script store reported an integrity mismatch", "scriptRef", ref.String(), "error", err)
 		return notRun(ScriptIntegrity, ref, untyped(false))
@@ -467,7 +451,7 @@ func (e *Effect) storeFailure(ctx context.Context, ref contentref.Ref, err error
 // missingError is the error of a script the store does not have: the typed
 // scriptMissing, and the reader's error that says why (for a log line).
 type missingError struct {
-	failure *Failure
+	failure *spi.Failure
 	cause   error
 }
 

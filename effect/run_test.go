@@ -14,8 +14,8 @@ import (
 )
 
 // byRef is an evaluation of testScript by its reference.
-func byRef(answer effect.Answer) effect.Evaluation {
-	return effect.Evaluation{ScriptRef: testRef, Input: []byte(`{"x":1}`),
+func byRef(answer spi.Answer) spi.Evaluation {
+	return spi.Evaluation{ScriptRef: testRef, Input: []byte(`{"x":1}`),
 		Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 64 << 20}, Answer: answer}
 }
 
@@ -31,7 +31,7 @@ func TestRunNotRunReasons(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		reader    effect.ScriptReader
-		ev        effect.Evaluation
+		ev        spi.Evaluation
 		reason    effect.NotRunReason
 		kind      error // what the error also matches
 		retryable bool
@@ -68,7 +68,7 @@ func TestRunNotRunReasons(t *testing.T) {
 					t.Errorf("size %d, limit %d, store's %v", nr.Size, nr.Limit, nr.StoreLimit)
 				}
 			}},
-		{name: "delivered over MaxScriptBytes", reader: newReader(huge), ev: effect.Evaluation{ScriptRef: contentref.RefOf([]byte(huge))}, reason: effect.ScriptTooLarge, kind: effect.ErrScriptFetch,
+		{name: "delivered over MaxScriptBytes", reader: newReader(huge), ev: spi.Evaluation{ScriptRef: contentref.RefOf([]byte(huge))}, reason: effect.ScriptTooLarge, kind: effect.ErrScriptFetch,
 			check: func(t *testing.T, nr *effect.NotRunError) {
 				if nr.Size != int64(len(huge)) || nr.Limit != 1000 || nr.StoreLimit {
 					t.Errorf("size %d, limit %d, store's %v", nr.Size, nr.Limit, nr.StoreLimit)
@@ -78,7 +78,7 @@ func TestRunNotRunReasons(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := returning(spi.OK([]byte("1")), nil)
 			e := mustNew(t, tc.reader, b, effect.Options{MaxScriptBytes: 1000})
-			ev := byRef(effect.AnswerOutcome)
+			ev := byRef(spi.AnswerOutcome)
 			if !tc.ev.ScriptRef.IsZero() {
 				ev.ScriptRef = tc.ev.ScriptRef
 			}
@@ -90,7 +90,7 @@ func TestRunNotRunReasons(t *testing.T) {
 			if !errors.Is(err, tc.kind) || effect.Retryable(err) != tc.retryable {
 				t.Errorf("%v: matches %v %v, retryable %v, want %v", err, tc.kind, errors.Is(err, tc.kind), effect.Retryable(err), tc.retryable)
 			}
-			var f *effect.Failure
+			var f *spi.Failure
 			if isFailure := errors.As(err, &f); isFailure != (tc.reason == effect.ScriptNotFound) {
 				t.Errorf("typed %v, want the typed scriptMissing only for a missing script", f)
 			}
@@ -109,7 +109,7 @@ func TestRunNotRunReasons(t *testing.T) {
 	t.Run("stopped", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := mustNew(t, newReader(testScript), returning(spi.OK([]byte("1")), nil), effect.Options{}).Run(ctx, byRef(effect.AnswerChannel))
+		_, err := mustNew(t, newReader(testScript), returning(spi.OK([]byte("1")), nil), effect.Options{}).Run(ctx, byRef(spi.AnswerChannel))
 		var nr *effect.NotRunError
 		if !errors.As(err, &nr) || nr.Reason != effect.Stopped || !errors.Is(err, context.Canceled) || !errors.Is(err, effect.ErrNotRun) {
 			t.Fatalf("got %v", err)
@@ -117,21 +117,21 @@ func TestRunNotRunReasons(t *testing.T) {
 	})
 }
 
-// AnswerOutcome answers with the backend's outcome as it is (its text not
-// bounded: the caller's effect does that), and AnswerChannel with the
+// spi.AnswerOutcome answers with the backend's outcome as it is (its text not
+// bounded: the caller's effect does that), and spi.AnswerChannel with the
 // effect's decision, on the same run.
 func TestRunAnswers(t *testing.T) {
 	long := strings.Repeat("m", 3*spi.MaxMessageUnits)
 	name := "TypeError"
 	b := returning(spi.Threw(&name, long), nil)
 	e := mustNew(t, newReader(testScript), b, effect.Options{})
-	res, err := e.Run(context.Background(), byRef(effect.AnswerOutcome))
+	res, err := e.Run(context.Background(), byRef(spi.AnswerOutcome))
 	if err != nil || res.Outcome.Kind != spi.KindThrew || res.Outcome.Message != long || res.Value != nil {
 		t.Fatalf("outcome answer: %+v, %v", res, err)
 	}
-	res, err = e.Run(context.Background(), byRef(effect.AnswerChannel))
+	res, err = e.Run(context.Background(), byRef(spi.AnswerChannel))
 	f := asFailure(t, err)
-	if f.Channel != effect.ChannelScriptError || len(f.Message) != spi.MaxMessageUnits {
+	if f.Channel != spi.ChannelScriptError || len(f.Message) != spi.MaxMessageUnits {
 		t.Fatalf("channel answer: %+v", f)
 	}
 	if res.Outcome.Kind != spi.KindThrew {
@@ -139,11 +139,11 @@ func TestRunAnswers(t *testing.T) {
 	}
 
 	ok := mustNew(t, newReader(testScript), returning(spi.OK([]byte(`{ "b" : 1, "a" : 2 }`)), nil), effect.Options{})
-	res, err = ok.Run(context.Background(), byRef(effect.AnswerChannel))
+	res, err = ok.Run(context.Background(), byRef(spi.AnswerChannel))
 	if err != nil || string(res.Value) != `{"b":1,"a":2}` {
 		t.Fatalf("the value is %s (%v), want its JSON round-trip", res.Value, err)
 	}
-	res, err = ok.Run(context.Background(), byRef(effect.AnswerOutcome))
+	res, err = ok.Run(context.Background(), byRef(spi.AnswerOutcome))
 	if err != nil || string(res.Outcome.Value) != `{ "b" : 1, "a" : 2 }` || res.Value != nil {
 		t.Fatalf("the outcome's value is %s (%v), want the backend's text", res.Outcome.Value, err)
 	}
@@ -163,7 +163,7 @@ func TestRunBoundsAnOutcomesValue(t *testing.T) {
 		ok bool
 	}{{max, true}, {max + 1, false}} {
 		e := mustNew(t, effect.NoStore, returning(spi.OK(value(tc.n)), nil), effect.Options{MaxMemoryBytes: 1 << 20})
-		_, err := e.Run(context.Background(), effect.Evaluation{Script: "s", Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}, Answer: effect.AnswerOutcome})
+		_, err := e.Run(context.Background(), spi.Evaluation{Script: "s", Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}, Answer: spi.AnswerOutcome})
 		if tc.ok && err != nil {
 			t.Errorf("%d bytes: %v", tc.n, err)
 		}
@@ -210,7 +210,7 @@ func TestRunCapturesTheConsole(t *testing.T) {
 		{"a backend without a console", returning(spi.OK([]byte("1")), nil), true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := byRef(effect.AnswerChannel)
+			ev := byRef(spi.AnswerChannel)
 			ev.CaptureLogs = tc.capture
 			res, _ := mustNew(t, newReader(testScript), tc.backend, effect.Options{}).Run(context.Background(), ev)
 			if res.Logs != tc.want {
@@ -228,7 +228,7 @@ func TestRunCapturesTheConsole(t *testing.T) {
 func TestRunRefusesAnImpossibleEvaluation(t *testing.T) {
 	reader := newReader(testScript)
 	b := returning(spi.OK([]byte("1")), nil)
-	ev := byRef(effect.AnswerChannel)
+	ev := byRef(spi.AnswerChannel)
 	ev.Limits = spi.Limits{}
 	ev.ExpectedOutputShapeHash = "md5:x"
 	_, err := mustNew(t, reader, b, effect.Options{}).Run(context.Background(), ev)
@@ -247,7 +247,7 @@ func TestRunReportsUsage(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 		return []byte(testScript), nil
 	}
-	byReference := effect.Evaluation{ScriptRef: testRef, Input: []byte("null"), Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}
+	byReference := spi.Evaluation{ScriptRef: testRef, Input: []byte("null"), Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}
 
 	plain := &fakeBackend{eval: func(context.Context, spi.Request) (spi.Outcome, error) {
 		time.Sleep(3 * time.Millisecond)
@@ -272,7 +272,7 @@ func TestRunReportsUsage(t *testing.T) {
 	}
 
 	// by value: nothing fetched, nothing verified
-	res, _ = mustNew(t, effect.NoStore, plain, effect.Options{}).Run(context.Background(), effect.Evaluation{Script: "1", Input: []byte("null"), Limits: byReference.Limits})
+	res, _ = mustNew(t, effect.NoStore, plain, effect.Options{}).Run(context.Background(), spi.Evaluation{Script: "1", Input: []byte("null"), Limits: byReference.Limits})
 	if res.Usage.Fetch != 0 || res.Usage.Verify != 0 || res.Usage.Run <= 0 {
 		t.Errorf("a script by value: %+v", res.Usage)
 	}
@@ -302,41 +302,41 @@ func (b faultBackend) Run(ctx context.Context, req spi.RunRequest) (spi.Report, 
 }
 
 // An engine fault reaches the caller of Run beside the answer, which stays
-// infrastructure (untyped and retryable on AnswerChannel, the outcome
-// itself on AnswerOutcome); its text bounded as a message is. A backend
+// infrastructure (untyped and retryable on spi.AnswerChannel, the outcome
+// itself on spi.AnswerOutcome); its text bounded as a message is. A backend
 // that reports a fault beside any other outcome contradicts itself: the
 // run is a malformed outcome, neither the script's answer nor a fault.
 func TestRunReportsAnEngineFault(t *testing.T) {
 	infra := spi.Infrastructure("quickjs: engine failed: wasm error: unreachable")
-	for _, answer := range []effect.Answer{effect.AnswerOutcome, effect.AnswerChannel} {
+	for _, answer := range []spi.Answer{spi.AnswerOutcome, spi.AnswerChannel} {
 		b := faultBackend{returning(infra, nil), "wasm error: unreachable"}
 		res, err := mustNew(t, newReader(testScript), b, effect.Options{}).Run(context.Background(), byRef(answer))
 		if res.EngineFault != "wasm error: unreachable" || res.Outcome.Kind != spi.KindInfrastructure {
 			t.Errorf("answer %d: engine fault %q, outcome %+v", answer, res.EngineFault, res.Outcome)
 		}
-		if answer == effect.AnswerOutcome && err != nil {
+		if answer == spi.AnswerOutcome && err != nil {
 			t.Errorf("the outcome answered with %v", err)
 		}
-		if answer == effect.AnswerChannel {
+		if answer == spi.AnswerChannel {
 			assertUntyped(t, err, effect.ErrBackendFailed, true)
 		}
 	}
 
 	long := faultBackend{returning(infra, nil), strings.Repeat("\x00trap ", 2000)}
-	res, _ := mustNew(t, newReader(testScript), long, effect.Options{}).Run(context.Background(), byRef(effect.AnswerOutcome))
+	res, _ := mustNew(t, newReader(testScript), long, effect.Options{}).Run(context.Background(), byRef(spi.AnswerOutcome))
 	if res.EngineFault == "" {
 		t.Fatal("a long engine fault was dropped")
 	}
 	assertStorable(t, res.EngineFault, spi.MaxMessageUnits)
 
-	res, _ = mustNew(t, newReader(testScript), returning(infra, nil), effect.Options{}).Run(context.Background(), byRef(effect.AnswerOutcome))
+	res, _ = mustNew(t, newReader(testScript), returning(infra, nil), effect.Options{}).Run(context.Background(), byRef(spi.AnswerOutcome))
 	if res.EngineFault != "" {
 		t.Errorf("an infrastructure outcome without a fault reported %q", res.EngineFault)
 	}
 
 	name := "Error"
 	for _, o := range []spi.Outcome{spi.OK([]byte("1")), spi.Threw(&name, "wasm error: unreachable"), spi.LimitHit(spi.LimitWallClock), spi.InputTooLarge()} {
-		for _, answer := range []effect.Answer{effect.AnswerOutcome, effect.AnswerChannel} {
+		for _, answer := range []spi.Answer{spi.AnswerOutcome, spi.AnswerChannel} {
 			b := faultBackend{returning(o, nil), "wasm error: unreachable"}
 			res, err := mustNew(t, newReader(testScript), b, effect.Options{}).Run(context.Background(), byRef(answer))
 			assertUntyped(t, err, effect.ErrMalformedOutcome, false)

@@ -9,6 +9,7 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 	"github.com/loom-plugins/sandbox-cloudrun/telemetry"
 )
 
@@ -104,7 +105,7 @@ func (s *server) freeSlots() (n int, release func()) {
 }
 
 // batchLine is an input's line on the batch route.
-func (s *server) batchLine(ctx context.Context, ev effect.Evaluation, it effect.Item) api.BatchLine {
+func (s *server) batchLine(ctx context.Context, ev spi.Evaluation, it effect.Item) api.BatchLine {
 	detail := ""
 	if it.NotRun {
 		detail = s.notRunDetail(ctx)
@@ -127,7 +128,7 @@ func (s *server) notRunDetail(ctx context.Context) string {
 // logItem writes the evaluation line of one input of a batch, as the
 // request of that input alone would have (its route the batch's), with its
 // index; its engine fault and its metrics.
-func (s *server) logItem(ctx context.Context, ev effect.Evaluation, input []byte, it effect.Item, l api.BatchLine) {
+func (s *server) logItem(ctx context.Context, ev spi.Evaluation, input []byte, it effect.Item, l api.BatchLine) {
 	line, rec, level := answer.ItemEvaluation(routeBatch, ev, input, it, l)
 	s.logEvaluation(ctx, level, line, rec, it.Result.Call.Duration())
 }

@@ -7,19 +7,20 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/answer"
 	"github.com/loom-plugins/sandbox-cloudrun/api"
 	"github.com/loom-plugins/sandbox-cloudrun/effect"
+	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // decoder reads a route's request body, with the server's limits, into the
 // evaluation it asks for, or refuses it with the *api.Problem to answer.
-type decoder func(body []byte, l api.Limits) (effect.Evaluation, error)
+type decoder func(body []byte, l api.Limits) (spi.Evaluation, error)
 
 // encoder writes a route's 200 answer for what Effect.Run returned, or
 // returns the error that is no answer of the route.
-type encoder func(dst []byte, ev effect.Evaluation, res effect.Result, err error) ([]byte, error)
+type encoder func(dst []byte, ev spi.Evaluation, res effect.Result, err error) ([]byte, error)
 
 // appendEvaluation is POST /v1/evaluations' answer: the effect's decision,
 // with the logs when the request asked for them.
-func appendEvaluation(dst []byte, ev effect.Evaluation, res effect.Result, err error) ([]byte, error) {
+func appendEvaluation(dst []byte, ev spi.Evaluation, res effect.Result, err error) ([]byte, error) {
 	var logs *string
 	if ev.CaptureLogs {
 		logs = &res.Logs
@@ -29,7 +30,7 @@ func appendEvaluation(dst []byte, ev effect.Evaluation, res effect.Result, err e
 
 // appendOutcome is POST /v1/sandbox/evaluate's answer: the outcome
 // object, exactly, for the caller's effect to decide on.
-func appendOutcome(dst []byte, ev effect.Evaluation, res effect.Result, err error) ([]byte, error) {
+func appendOutcome(dst []byte, ev spi.Evaluation, res effect.Result, err error) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/api"
-	"github.com/loom-plugins/sandbox-cloudrun/effect"
 	"github.com/loom-plugins/sandbox-cloudrun/service/servicetest"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
@@ -628,9 +627,9 @@ func outcome(route, body string) (spi.Outcome, string, error) {
 		switch f := a.Failure; {
 		case a.OK:
 			o = spi.OK(a.Value)
-		case f.Channel == effect.ChannelLimitExceeded:
+		case f.Channel == spi.ChannelLimitExceeded:
 			o = spi.LimitHit(f.Kind)
-		case f.Channel == effect.ChannelScriptError:
+		case f.Channel == spi.ChannelScriptError:
 			o = spi.Threw(f.Name, f.Message)
 		default:
 			return o, "", fmt.Errorf("the failure %s, which no probe gives", f.Channel)

@@ -268,7 +268,7 @@ func run(ctx context.Context, eff *effect.Effect, script, input string, limits s
 	if err != nil {
 		return nil, err
 	}
-	res, err := eff.Run(ctx, effect.Evaluation{ScriptRef: contentref.RefOf([]byte(script)), Input: in, Limits: limits})
+	res, err := eff.Run(ctx, spi.Evaluation{ScriptRef: contentref.RefOf([]byte(script)), Input: in, Limits: limits})
 	return res.Value, err
 }
 
@@ -283,7 +283,7 @@ func caseEcho(t T, e *env) {
 
 func caseThrow(t T, e *env) {
 	_, err := e.evaluate(e.fx.Throw, "null", defaultLimits)
-	f := wantFailure(t, "throw", err, effect.ChannelScriptError)
+	f := wantFailure(t, "throw", err, spi.ChannelScriptError)
 	if f.Message != ThrowMessage {
 		t.Errorf("throw: message %q, want %q", f.Message, ThrowMessage)
 	}
@@ -294,13 +294,13 @@ func caseThrow(t T, e *env) {
 
 func caseSyntaxError(t T, e *env) {
 	_, err := e.evaluate(e.fx.SyntaxError, "null", defaultLimits)
-	wantFailure(t, "syntax error", err, effect.ChannelScriptError)
+	wantFailure(t, "syntax error", err, spi.ChannelScriptError)
 }
 
 func caseRunawayLoop(t T, e *env) {
 	start := time.Now()
 	_, err := e.evaluate(e.fx.RunawayLoop, "null", runawayLimits)
-	f := wantFailure(t, "runaway loop", err, effect.ChannelLimitExceeded)
+	f := wantFailure(t, "runaway loop", err, spi.ChannelLimitExceeded)
 	if f.Kind != spi.LimitCPU && f.Kind != spi.LimitWallClock {
 		t.Errorf("runaway loop: limit %q, want cpu or wallClock", f.Kind)
 	}
@@ -318,7 +318,7 @@ func caseNoValueAfterDeadline(t T, e *env) {
 		t.Fatalf("no value after the deadline: the run overran its wall clock of %v and answered its value %s after %v, want limitExceeded wallClock",
 			overrunLimits.WallClock, clip(out), took)
 	}
-	f := wantFailure(t, "no value after the deadline", err, effect.ChannelLimitExceeded)
+	f := wantFailure(t, "no value after the deadline", err, spi.ChannelLimitExceeded)
 	if f.Kind != spi.LimitWallClock {
 		t.Errorf("no value after the deadline: limit %q, want wallClock", f.Kind)
 	}
@@ -327,7 +327,7 @@ func caseNoValueAfterDeadline(t T, e *env) {
 
 func caseAllocationBomb(t T, e *env) {
 	_, err := e.evaluate(e.fx.AllocationBomb, "null", bombLimits)
-	f := wantFailure(t, "allocation bomb", err, effect.ChannelLimitExceeded)
+	f := wantFailure(t, "allocation bomb", err, spi.ChannelLimitExceeded)
 	if f.Kind != spi.LimitMemory {
 		t.Errorf("allocation bomb: limit %q, want memory (the backend declares memory: true)", f.Kind)
 	}
@@ -377,9 +377,9 @@ func caseNoNetworkNoEscape(t T, e *env) {
 		}
 	}
 	out, err := e.evaluate(e.fx.ImportProbe, "null", defaultLimits)
-	var f *effect.Failure
+	var f *spi.Failure
 	switch {
-	case errors.As(err, &f) && f.Channel == effect.ChannelScriptError:
+	case errors.As(err, &f) && f.Channel == spi.ChannelScriptError:
 		// import() is not available at all: it fails.
 	case err != nil:
 		t.Errorf("import probe: %v", err)
@@ -441,7 +441,7 @@ func caseAbortBeforeCall(t T, e *env) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancel()
 	_, err := run(ctx, e.eff, e.fx.Echo, `"x"`, defaultLimits)
-	var f *effect.Failure
+	var f *spi.Failure
 	if errors.As(err, &f) || !errors.Is(err, context.Canceled) {
 		t.Errorf("abort before the call: the effect returned %v, want the cancellation", errText(err))
 	}
@@ -541,7 +541,7 @@ func caseAbortMidRun(t T, e *env) {
 	aborted := time.Now()
 	select {
 	case r := <-done:
-		var f *effect.Failure
+		var f *spi.Failure
 		if errors.As(r.err, &f) || !errors.Is(r.err, context.Canceled) {
 			t.Errorf("abort mid-run: the effect returned %v, want the cancellation", r.err)
 		}
@@ -560,7 +560,7 @@ func caseAbortMidRun(t T, e *env) {
 // message reaches the caller bounded and storable, whatever the backend did.
 func caseComposition(t T, e *env) {
 	_, err := e.evaluate(e.fx.OversizedThrow, "null", compositionLimits)
-	f := wantFailure(t, "composition", err, effect.ChannelScriptError)
+	f := wantFailure(t, "composition", err, spi.ChannelScriptError)
 	if f.Message == "" {
 		t.Errorf("composition: empty message")
 	}
@@ -580,9 +580,9 @@ func caseComposition(t T, e *env) {
 }
 
 // wantFailure requires err to be a typed failure on channel.
-func wantFailure(t T, what string, err error, channel effect.Channel) *effect.Failure {
+func wantFailure(t T, what string, err error, channel spi.Channel) *spi.Failure {
 	t.Helper()
-	var f *effect.Failure
+	var f *spi.Failure
 	if !errors.As(err, &f) {
 		t.Fatalf("%s: got %v, want a %s failure", what, errText(err), channel)
 	}
