@@ -10,19 +10,9 @@
 // outcome, which the effect treats as untyped and retryable. Only the
 // caller's own cancellation is thrown.
 
-import {
-  decodeAnswer,
-  decodeInfo,
-  DecodeError,
-  type BatchLine,
-  parseJson,
-  semverMajor,
-  type SandboxAnswer,
-  type SandboxUsage,
-  type ServiceEngine,
-  type ServiceInfo,
-  type ServiceLimits,
-} from "./decode.js";
+import { decodeAnswer, type BatchLine, type SandboxAnswer, type SandboxUsage } from "./decode.js";
+import { decodeInfo, semverMajor, type ServiceEngine, type ServiceInfo, type ServiceLimits } from "./capabilities.js";
+import { DecodeError, parseJson } from "./json.js";
 import {
   SANDBOX_BACKEND_SPI_VERSION,
   type SandboxBackend,
@@ -39,18 +29,15 @@ import {
   describe,
   errorText,
   Failure,
-  isAbortSignal,
   MAX_PROBLEM_BYTES,
-  mediaType,
   MIN_CONTROL_TIMEOUT_MS,
   REQUEST_ID,
   Transport,
-  type FetchLike,
-  type FetchLikeResponse,
   type IdTokenHook,
   type Seen,
   type TransportConfig,
 } from "./transport.js";
+import { isAbortSignal, mediaType, type FetchLike, type FetchLikeResponse } from "./fetch.js";
 
 /** The default of timeoutGraceMs: how long past the run's wall clock an evaluation may take. */
 export const DEFAULT_TIMEOUT_GRACE_MS = 30_000;

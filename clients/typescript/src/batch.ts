@@ -6,10 +6,13 @@
 // protocol error; and an iteration stopped early closes the connection,
 // which stops the batch's runs on the service.
 
-import { DecodeError, decodeBatchLine, duplicateKey, parseJson, type BatchLine, type ServiceLimits } from "./decode.js";
+import { decodeBatchLine, type BatchLine } from "./decode.js";
+import type { ServiceLimits } from "./capabilities.js";
+import { DecodeError, duplicateKey, parseJson } from "./json.js";
 import type { Determinism } from "./determinism.js";
 import { CloudRunSandboxError, type CloudRunSandboxErrorCode } from "./error.js";
-import { bodyReader, CLIENT, describe, discard, errorText, Failure, isAbortSignal, mediaType, REQUEST_ID, type BodyReader, type Call, type Opened, type Transport } from "./transport.js";
+import { CLIENT, describe, errorText, Failure, REQUEST_ID, type Call, type Opened, type Transport } from "./transport.js";
+import { bodyReader, discard, isAbortSignal, mediaType, type BodyReader } from "./fetch.js";
 import { isWellFormed, quote } from "./text.js";
 
 const BATCH_PATH = "/v1/evaluations:batch";

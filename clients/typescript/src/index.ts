@@ -16,7 +16,8 @@ export {
   type RunReport,
 } from "./backend.js";
 export { CloudRunSandboxError, type CloudRunSandboxErrorCode, type CloudRunSandboxErrorDetails } from "./error.js";
-export type { FetchLike, FetchLikeBody, FetchLikeInit, FetchLikeResponse, IdTokenHook } from "./transport.js";
+export type { FetchLike, FetchLikeBody, FetchLikeInit, FetchLikeResponse } from "./fetch.js";
+export type { IdTokenHook } from "./transport.js";
 export type {
   BatchAnswerLine,
   BatchLine,
@@ -27,10 +28,9 @@ export type {
   EvaluationAnswer,
   EvaluationFailure,
   SandboxUsage,
-  ServiceEngine,
-  ServiceLimits,
   ServiceProblem,
 } from "./decode.js";
+export type { ServiceEngine, ServiceLimits } from "./capabilities.js";
 export type { BatchRequest } from "./batch.js";
 export type { Determinism, DeterminismOptions } from "./determinism.js";
 export { boundText, MAX_MESSAGE_UNITS } from "./text.js";

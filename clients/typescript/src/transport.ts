@@ -3,9 +3,11 @@
 // abort for each exchange, close(), and what a failed exchange says,
 // bounded and with the ID token blanked.
 
-import { decodeProblem, parseJson, type ServiceProblem } from "./decode.js";
+import { decodeProblem, type ServiceProblem } from "./decode.js";
+import { parseJson } from "./json.js";
 import { CloudRunSandboxError, type CloudRunSandboxErrorCode } from "./error.js";
 import { boundText, MAX_MESSAGE_UNITS } from "./text.js";
+import { discard, mediaType, race, readCapped, type FetchLike, type FetchLikeInit, type FetchLikeResponse } from "./fetch.js";
 
 export const MAX_PROBLEM_BYTES = 64 << 10;
 export const MIN_CONTROL_TIMEOUT_MS = 1_000;
@@ -22,36 +24,6 @@ export const CLIENT = "sandbox service client";
 
 /** Returns a Google-signed ID token for audience (the service URL's origin unless `audience` says otherwise). */
 export type IdTokenHook = (audience: string) => Promise<string>;
-
-/** What this package passes to `fetch`. */
-export interface FetchLikeInit {
-  method: string;
-  headers: Record<string, string>;
-  body?: string;
-  signal: AbortSignal;
-  redirect: "manual";
-}
-
-/** A response body: a WHATWG ReadableStream (global fetch) or an async iterable of bytes. */
-export type FetchLikeBody =
-  | {
-      getReader(): {
-        read(): Promise<{ done: boolean; value?: Uint8Array }>;
-        cancel(reason?: unknown): Promise<void>;
-      };
-    }
-  | AsyncIterable<Uint8Array>;
-
-/** What this package reads from a `fetch` response. */
-export interface FetchLikeResponse {
-  readonly status: number;
-  readonly type?: string;
-  readonly headers: { get(name: string): string | null };
-  readonly body: FetchLikeBody | null;
-}
-
-/** A fetch function: the global `fetch` is one. */
-export type FetchLike = (url: string, init: FetchLikeInit) => Promise<FetchLikeResponse>;
 
 /** What a Failure carries beside its message. */
 export interface FailureFacts {
@@ -161,37 +133,6 @@ function validToken(t: unknown): t is string {
   return typeof t === "string" && t.length > 0 && t.length <= 16 << 10 && /^[A-Za-z0-9\-._~+/=]+$/.test(t);
 }
 
-export function isAbortSignal(v: unknown): v is AbortSignal {
-  return (
-    typeof v === "object" &&
-    v !== null &&
-    typeof (v as AbortSignal).aborted === "boolean" &&
-    typeof (v as AbortSignal).addEventListener === "function"
-  );
-}
-
-/** Settles as p does, or rejects with the signal's reason when it aborts first. */
-function race<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    p.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
 /** Waits ms, or rejects with the signal's reason when it aborts first (the timer is released). */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(signal.reason);
@@ -206,97 +147,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     signal.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/** A response body's chunks, one at a time; cancel() releases the rest. */
-export interface BodyReader {
-  /** The next chunk, or undefined at the end; rejects with the signal's reason when it aborts first. */
-  read(signal: AbortSignal): Promise<Uint8Array | undefined>;
-  cancel(): void;
-}
-
-/** Reads a WHATWG ReadableStream (global fetch) or an async iterable of bytes. */
-export function bodyReader(body: FetchLikeBody | null): BodyReader {
-  if (body === null || body === undefined) return { read: async () => undefined, cancel: () => {} };
-  if ("getReader" in body && typeof body.getReader === "function") {
-    const reader = body.getReader();
-    return {
-      async read(signal) {
-        for (;;) {
-          const { done, value } = await race(reader.read(), signal);
-          if (done) return undefined;
-          if (value !== undefined) return value;
-        }
-      },
-      cancel() {
-        try {
-          reader.cancel().catch(() => {});
-        } catch {
-          // already released
-        }
-      },
-    };
-  }
-  const it = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
-  return {
-    async read(signal) {
-      const { done, value } = await race(it.next(), signal);
-      return done ? undefined : value;
-    },
-    cancel() {
-      try {
-        it.return?.()?.catch(() => {});
-      } catch {
-        // already released
-      }
-    },
-  };
-}
-
-/** Reads at most limit bytes of body; "over" when it has more (the rest is cancelled). */
-async function readCapped(body: FetchLikeBody | null, limit: number, signal: AbortSignal): Promise<Uint8Array | "over"> {
-  const r = bodyReader(body);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const value = await r.read(signal);
-      if (value === undefined) break;
-      total += value.byteLength;
-      if (total > limit) {
-        r.cancel();
-        return "over";
-      }
-      chunks.push(value);
-    }
-  } catch (err) {
-    r.cancel();
-    throw err;
-  }
-  const out = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.byteLength;
-  }
-  return out;
-}
-
-/** Releases a body that will not be read. */
-export function discard(body: FetchLikeBody | null): void {
-  try {
-    if (body && "getReader" in body && typeof body.getReader === "function") {
-      body.getReader().cancel().catch(() => {});
-    } else if (body) {
-      (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]().return?.()?.catch(() => {});
-    }
-  } catch {
-    // already locked or gone: nothing to release
-  }
-}
-
-export function mediaType(ct: string | null): string {
-  return (ct ?? "").split(";")[0]!.trim().toLowerCase();
 }
 
 /** The Retry-After of a 429 as delay-seconds or an HTTP-date (RFC 9110 10.2.3), in ms. */
