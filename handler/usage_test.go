@@ -42,7 +42,7 @@ func TestAnswersCarryLogsAndUsage(t *testing.T) {
 		u.CPUBudgetUsed == 0 || u.CPUBudget == 0 || u.PeakMemoryBytes <= 0 || u.MemoryLimitBytes != 8<<20 {
 		t.Errorf("usage of a run by reference: %+v", u)
 	}
-	timing := regexp.MustCompile(`^fetch;dur=[0-9.]+, verify;dur=[0-9.]+, setup;dur=[0-9.]+, run;dur=[0-9.]+, serialise;dur=[0-9.]+, cpu;dur=[0-9.]+$`)
+	timing := regexp.MustCompile(`^fetch;dur=[0-9.]+, verify;dur=[0-9.]+, setup;dur=[0-9.]+, compile;dur=[0-9.]+, run;dur=[0-9.]+, serialise;dur=[0-9.]+, cpu;dur=[0-9.]+$`)
 	if st := r.header.Get("Server-Timing"); !timing.MatchString(st) {
 		t.Errorf("Server-Timing %q", st)
 	}

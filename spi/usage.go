@@ -3,8 +3,8 @@ package spi
 import "time"
 
 // Usage is what one run used, measured where each part happened: the
-// effect's steps (Fetch, Verify) by the effect, the engine's (Setup, Run,
-// Serialise), the CPU time, the CPU budget and the peak heap by the engine.
+// effect's steps (Fetch, Verify) by the effect, the engine's (Setup,
+// Compile, Run, Serialise), the CPU time, the CPU budget and the peak heap by the engine.
 // It is reported beside the outcome, never inside it: the outcome is a pure
 // function of (script, input, limits), the usage is not. A zero field is a
 // step the run did not reach or a figure its backend does not measure.
@@ -13,9 +13,13 @@ type Usage struct {
 	Fetch time.Duration
 	// Verify is the check of the script's bytes against its reference.
 	Verify time.Duration
-	// Setup is the engine's preparation of the run: a fresh instance taken,
-	// the script and the input copied in, the input parsed.
+	// Setup is the engine's preparation of the run: an instance taken in
+	// the state the run starts from, the input copied in and parsed.
 	Setup time.Duration
+	// Compile is the script's compile, in the run that compiled it; zero
+	// in a run that started from the script as an earlier run's compile
+	// left it, and in a run that did not get that far.
+	Compile time.Duration
 	// Run is the script's evaluation: its global code and the jobs after it.
 	Run time.Duration
 	// Serialise is the result's JSON text made and copied out.
@@ -37,11 +41,16 @@ type Usage struct {
 type Phase struct {
 	Name string
 	D    *time.Duration
+	// Added: a phase later than the first version of the wire, which a
+	// reader takes as zero when an answer of an earlier service lacks it
+	// (docs/spi.md, "How the wire evolves").
+	Added bool
 }
 
 // Phases are u's phases in the order of a run: the one list of them.
-func (u *Usage) Phases() [5]Phase {
-	return [...]Phase{{"fetch", &u.Fetch}, {"verify", &u.Verify}, {"setup", &u.Setup}, {"run", &u.Run}, {"serialise", &u.Serialise}}
+func (u *Usage) Phases() [6]Phase {
+	return [...]Phase{{"fetch", &u.Fetch, false}, {"verify", &u.Verify, false}, {"setup", &u.Setup, false},
+		{"compile", &u.Compile, true}, {"run", &u.Run, false}, {"serialise", &u.Serialise, false}}
 }
 
 // MemoryUse is the peak heap as a fraction of the memory limit; false

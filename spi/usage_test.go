@@ -9,15 +9,19 @@ import (
 // and each is its own field: writing through one changes that field alone.
 func TestUsagePhases(t *testing.T) {
 	var u Usage
-	want := []string{"fetch", "verify", "setup", "run", "serialise"}
+	want := []string{"fetch", "verify", "setup", "compile", "run", "serialise"}
 	phases := u.Phases()
 	for i, p := range phases {
+		// only the compile came after the wire's first version
+		if p.Added != (p.Name == "compile") {
+			t.Errorf("phase %q: added %v", p.Name, p.Added)
+		}
 		if p.Name != want[i] {
 			t.Errorf("phase %d is %q, want %q", i, p.Name, want[i])
 		}
 		*p.D = time.Duration(i + 1)
 	}
-	if got := (Usage{Fetch: 1, Verify: 2, Setup: 3, Run: 4, Serialise: 5}); u != got {
+	if got := (Usage{Fetch: 1, Verify: 2, Setup: 3, Compile: 4, Run: 5, Serialise: 6}); u != got {
 		t.Errorf("written through the phases: %+v, want %+v", u, got)
 	}
 }

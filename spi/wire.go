@@ -143,7 +143,7 @@ func readOutcome(obj *jsontext.Object) Outcome {
 // The usage member of both of the service's evaluation answers
 // (docs/spi.md, "Usage"):
 //
-//	"usage": {"phasesMs": {"fetch": …, "verify": …, "setup": …, "run": …, "serialise": …},
+//	"usage": {"phasesMs": {"fetch": …, "verify": …, "setup": …, "compile": …, "run": …, "serialise": …},
 //	          "cpuMs": …, "cpuBudgetUsed": …, "cpuBudget": …,
 //	          "peakMemoryBytes": …, "memoryLimitBytes": …}
 //
@@ -175,19 +175,20 @@ func appendMillis(dst []byte, d time.Duration) []byte {
 }
 
 // ReadUsage reads the members of o, a usage object: the members AppendUsage
-// writes, each required and checked, and any other member, in usage or in
+// writes, each checked and required but a phase Added since the first
+// version, which an earlier service's answer lacks (zero), and any other member, in usage or in
 // its phases, a figure of a later version, ignored (docs/spi.md, "How the
 // wire evolves"). The caller reports o.Done().
 func ReadUsage(o *jsontext.Object) Usage {
 	var u Usage
 	if p, ok := o.Child("phasesMs", true); ok {
 		for _, phase := range u.Phases() {
-			*phase.D = readMillis(p, phase.Name)
+			*phase.D = readMillis(p, phase.Name, !phase.Added)
 		}
 		p.Skip()
 		o.Adopt(p.Done())
 	}
-	u.CPU = readMillis(o, "cpuMs")
+	u.CPU = readMillis(o, "cpuMs", true)
 	n, _ := o.Count("cpuBudgetUsed", true)
 	u.CPUBudgetUsed = uint64(n)
 	n, _ = o.Count("cpuBudget", true)
@@ -198,9 +199,10 @@ func ReadUsage(o *jsontext.Object) Usage {
 	return u
 }
 
-// readMillis reads a required, non-negative number of milliseconds.
-func readMillis(o *jsontext.Object, key string) time.Duration {
-	raw, ok := o.Take(key, true)
+// readMillis reads a non-negative number of milliseconds; zero when it is
+// absent and not required.
+func readMillis(o *jsontext.Object, key string, required bool) time.Duration {
+	raw, ok := o.Take(key, required)
 	if !ok {
 		return 0
 	}

@@ -33,6 +33,12 @@ export interface SandboxUsage {
     readonly verify: number;
     /** A fresh instance taken, the script and input copied in, the input parsed. */
     readonly setup: number;
+    /**
+     * The script's compile, in the run that compiled it; 0 in a run that started
+     * from the script as an earlier run compiled it (and in an answer of a service
+     * from before the phase, which lacks it).
+     */
+    readonly compile: number;
     /** The script's global code and the jobs after it. */
     readonly run: number;
     /** The result's JSON text made and copied out. */
@@ -59,7 +65,10 @@ export interface SandboxAnswer {
   readonly usage?: SandboxUsage;
 }
 
-const PHASES = ["fetch", "verify", "setup", "run", "serialise"] as const;
+const PHASES = ["fetch", "verify", "setup", "compile", "run", "serialise"] as const;
+
+/** The phases added since the wire's first version: 0 when an earlier service's answer lacks them. */
+const ADDED: ReadonlySet<string> = new Set(["compile"]);
 
 /**
  * The most milliseconds the Go decoder takes (a time.Duration's range): a
@@ -67,9 +76,9 @@ const PHASES = ["fetch", "verify", "setup", "run", "serialise"] as const;
  */
 const MAX_MILLIS = 9_223_372_036_854;
 
-function millis(r: Reader, key: string): number | undefined {
-  const { present, value } = r.take(key, true);
-  if (!present) return undefined;
+function millis(r: Reader, key: string, required = true): number | undefined {
+  const { present, value } = r.take(key, required);
+  if (!present) return required ? undefined : 0;
   if (typeof value !== "number" || !(value >= 0) || value > MAX_MILLIS || Object.is(value, -0)) {
     r.fail(key, `must be a non-negative number of milliseconds, got ${typeof value === "number" ? String(value) : kindOf(value)}`);
     return undefined;
@@ -78,9 +87,9 @@ function millis(r: Reader, key: string): number | undefined {
 }
 
 /**
- * Reads a usage member: the members spi/wire.go writes (spi.AppendUsage), each required and
- * checked; any other, in usage or in its phases, a figure of a later version,
- * is ignored (docs/spi.md, "How the wire evolves").
+ * Reads a usage member: the members spi/wire.go writes (spi.AppendUsage), each checked and
+ * required but a phase added since the first version (0 when absent); any other, in usage or
+ * in its phases, a figure of a later version, is ignored (docs/spi.md, "How the wire evolves").
  */
 function readUsage(o: Reader, required = false): SandboxUsage | undefined {
   const u = o.child("usage", required);
@@ -88,7 +97,7 @@ function readUsage(o: Reader, required = false): SandboxUsage | undefined {
   const p = u.child("phasesMs");
   const phases: Record<string, number | undefined> = {};
   if (p) {
-    for (const k of PHASES) phases[k] = millis(p, k);
+    for (const k of PHASES) phases[k] = millis(p, k, !ADDED.has(k));
     p.skip();
     u.adopt(p);
   }
@@ -109,8 +118,8 @@ function readUsage(o: Reader, required = false): SandboxUsage | undefined {
   ) {
     return undefined; // the reader holds the problem
   }
-  const [fetch, verify, setup, run, serialise] = PHASES.map((k) => phases[k]!) as [number, number, number, number, number];
-  return deepFreeze({ phasesMs: { fetch, verify, setup, run, serialise }, cpuMs, cpuBudgetUsed, cpuBudget, peakMemoryBytes, memoryLimitBytes });
+  const [fetch, verify, setup, compile, run, serialise] = PHASES.map((k) => phases[k]!) as [number, number, number, number, number, number];
+  return deepFreeze({ phasesMs: { fetch, verify, setup, compile, run, serialise }, cpuMs, cpuBudgetUsed, cpuBudget, peakMemoryBytes, memoryLimitBytes });
 }
 
 /**

@@ -96,7 +96,7 @@ function ndjson(res: ServerResponse, body: string, type = "application/x-ndjson"
   res.end(Buffer.from(body, "latin1"));
 }
 
-const USAGE = '{"phasesMs":{"fetch":0,"verify":0,"setup":0,"run":0,"serialise":0},"cpuMs":0,"cpuBudgetUsed":0,"cpuBudget":0,"peakMemoryBytes":0,"memoryLimitBytes":0}';
+const USAGE = '{"phasesMs":{"fetch":0,"verify":0,"setup":0,"compile":0,"run":0,"serialise":0},"cpuMs":0,"cpuBudgetUsed":0,"cpuBudget":0,"peakMemoryBytes":0,"memoryLimitBytes":0}';
 const line = (i: number) => `{"index":${i},"ok":true,"value":${i},"usage":${USAGE}}\n`;
 const summary = (n: number) => `{"summary":{"items":${n},"outcomes":{"ok":${n}},"problems":0,"notRun":0,"usage":${USAGE}}}\n`;
 

@@ -123,7 +123,7 @@ const REQ: SandboxRequest = { script: "1", inputJson: "null", limits: { wallCloc
 /** A usage member's JSON text, every member zero unless patched with raw JSON text. */
 function usage(patch: Record<string, string | number> = {}): string {
   const members: Record<string, string | number> = {
-    phasesMs: '{"fetch":0,"verify":0,"setup":0,"run":0,"serialise":0}',
+    phasesMs: '{"fetch":0,"verify":0,"setup":0,"compile":0,"run":0,"serialise":0}',
     cpuMs: 0,
     cpuBudgetUsed: 0,
     cpuBudget: 0,
@@ -714,7 +714,7 @@ describe("onRun, captureLogs and requestId", () => {
     assert.equal(r.requestId, "svc-42");
     assert.equal(r.logs, "hi\n");
     assert.equal(r.usage?.peakMemoryBytes, 7);
-    assert.deepEqual(r.usage?.phasesMs, { fetch: 0, verify: 0, setup: 0, run: 0, serialise: 0 });
+    assert.deepEqual(r.usage?.phasesMs, { fetch: 0, verify: 0, setup: 0, compile: 0, run: 0, serialise: 0 });
   });
 
   test("a problem answer is reported too, with the service's request id and no usage", async () => {

@@ -404,7 +404,7 @@ describe("against the real service", () => {
     assert.equal(r.requestId, "loom-run-1", "the service took loom's id");
     assert.equal(r.logs, "hello 21\n[error] oops\n");
     const u = r.usage!;
-    assert.deepEqual(Object.keys(u.phasesMs), ["fetch", "verify", "setup", "run", "serialise"]);
+    assert.deepEqual(Object.keys(u.phasesMs), ["fetch", "verify", "setup", "compile", "run", "serialise"]);
     assert.equal(u.memoryLimitBytes, LIMITS.memoryBytes);
     assert.ok(u.peakMemoryBytes > 0 && u.peakMemoryBytes <= u.memoryLimitBytes);
     assert.ok(u.cpuBudgetUsed > 0 && u.cpuBudgetUsed <= u.cpuBudget);
@@ -471,9 +471,9 @@ describe("against the real service", () => {
       assert.deepEqual(
         reports.map((r) => [r.logs, r.usage?.memoryLimitBytes, Object.keys(r.usage?.phasesMs ?? {})]),
         [
-          ["a is 1\n", limits.memoryBytes, ["fetch", "verify", "setup", "run", "serialise"]],
-          ["[warn] about to\n", limits.memoryBytes, ["fetch", "verify", "setup", "run", "serialise"]],
-          ["", limits.memoryBytes, ["fetch", "verify", "setup", "run", "serialise"]],
+          ["a is 1\n", limits.memoryBytes, ["fetch", "verify", "setup", "compile", "run", "serialise"]],
+          ["[warn] about to\n", limits.memoryBytes, ["fetch", "verify", "setup", "compile", "run", "serialise"]],
+          ["", limits.memoryBytes, ["fetch", "verify", "setup", "compile", "run", "serialise"]],
         ],
         "the console and the figures this client knows, and nothing else",
       );
