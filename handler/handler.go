@@ -100,6 +100,11 @@ type Config struct {
 	// CacheStats, when set, reports the script cache's hits and misses
 	// (contentstore.Cache.Stats), exported as observable counters.
 	CacheStats func() (hits, misses uint64)
+	// CompiledScriptStats, when set, reports what the engine's kept
+	// compiled scripts did: runs that started from a kept compile (hits),
+	// runs that compiled (misses), and compiles evicted for room; exported
+	// as observable counters.
+	CompiledScriptStats func() (hits, misses, evictions uint64)
 }
 
 // Route patterns.
@@ -150,7 +155,7 @@ func New(cfg Config) (http.Handler, error) {
 	s.capsJSON = s.capabilitiesJSON()
 	s.tracer = cfg.Tracer.Tracer(instrumentationName)
 	var err error
-	if s.metrics, err = newMetrics(cfg.Meter, cfg.CacheStats); err != nil {
+	if s.metrics, err = newMetrics(cfg.Meter, cfg.CacheStats, cfg.CompiledScriptStats); err != nil {
 		return nil, fmt.Errorf("handler: metrics: %w", err)
 	}
 

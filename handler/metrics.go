@@ -23,7 +23,7 @@ type metrics struct {
 	memoryUse, cpuBudgetUse metric.Float64Histogram
 }
 
-func newMetrics(mp metric.MeterProvider, cacheStats func() (hits, misses uint64)) (*metrics, error) {
+func newMetrics(mp metric.MeterProvider, cacheStats func() (hits, misses uint64), compiledStats func() (hits, misses, evictions uint64)) (*metrics, error) {
 	m := mp.Meter(instrumentationName)
 	var ms metrics
 	var err error
@@ -39,7 +39,7 @@ func newMetrics(mp metric.MeterProvider, cacheStats func() (hits, misses uint64)
 		return nil, err
 	}
 	if ms.phase, err = m.Float64Histogram("sandbox.run.phase.duration",
-		metric.WithDescription("Wall time of each phase of a run (fetch, verify, setup, run, serialise), by route and phase."),
+		metric.WithDescription("Wall time of each phase of a run (fetch, verify, setup, compile, run, serialise), by route and phase."),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)); err != nil {
 		return nil, err
@@ -95,6 +95,27 @@ func newMetrics(mp metric.MeterProvider, cacheStats func() (hits, misses uint64)
 			o.ObserveInt64(misses, int64(mi))
 			return nil
 		}, hits, misses); err != nil {
+			return nil, err
+		}
+	}
+	if compiledStats != nil {
+		var counters [3]metric.Int64ObservableCounter
+		for i, c := range []struct{ name, desc, unit string }{
+			{"sandbox.compiled_scripts.hits", "Runs that started from their script as an earlier run's compile left it, without compiling it.", "{run}"},
+			{"sandbox.compiled_scripts.misses", "Runs that compiled their script, and kept the compile for the script's later runs.", "{run}"},
+			{"sandbox.compiled_scripts.evictions", "Kept compiles of scripts dropped, the least recently used first, to keep within COMPILED_SCRIPT_BYTES.", "{script}"},
+		} {
+			if counters[i], err = m.Int64ObservableCounter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit)); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+			h, mi, ev := compiledStats()
+			o.ObserveInt64(counters[0], int64(h))
+			o.ObserveInt64(counters[1], int64(mi))
+			o.ObserveInt64(counters[2], int64(ev))
+			return nil
+		}, counters[0], counters[1], counters[2]); err != nil {
 			return nil, err
 		}
 	}

@@ -111,7 +111,10 @@ func TestMetrics(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	v := newEnv(t, withConfig(func(c *handler.Config) { c.Meter = mp }))
+	v := newEnv(t, withConfig(func(c *handler.Config) {
+		c.Meter = mp
+		c.CompiledScriptStats = func() (hits, misses, evictions uint64) { return 41, 7, 3 }
+	}))
 	ref := v.put("input")
 	for range 3 {
 		wantBody(t, v.post("/v1/evaluations", map[string]any{"scriptRef": ref, "input": 1}), 200, `{"ok":true,"value":1}`)
@@ -151,6 +154,9 @@ func TestMetrics(t *testing.T) {
 		"sandbox.busy_rejections{route=/v1/evaluations}":                                1,
 		"sandbox.script_cache.hits{}":                                                   2,
 		"sandbox.script_cache.misses{}":                                                 1,
+		"sandbox.compiled_scripts.hits{}":                                               41,
+		"sandbox.compiled_scripts.misses{}":                                             7,
+		"sandbox.compiled_scripts.evictions{}":                                          3,
 	} {
 		if sums[key] != want {
 			t.Errorf("%s = %d, want %d (all: %v)", key, sums[key], want, sums)

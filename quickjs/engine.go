@@ -2,6 +2,7 @@ package quickjs
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	mathrand "math/rand/v2"
@@ -21,9 +22,11 @@ import (
 // ErrClosed is returned by an Engine after Close.
 var ErrClosed = errors.New("quickjs: engine closed")
 
-// Engine runs scripts, each in a fresh wasm instance. It is safe for
-// concurrent use. It implements spi.Backend, spi.Warmer and
-// spi.Closer.
+// Engine runs scripts, each run from a memory image that no run writes: the
+// set-up's, in a wasm instance reset to it after every run (image.go), with
+// the script's own compiled image written over it when an earlier run kept
+// one (scripts.go). It is safe for concurrent use. It implements
+// spi.Backend, spi.Warmer and spi.Closer.
 type Engine struct {
 	cfg config
 	rt  wazero.Runtime
@@ -44,6 +47,10 @@ type Engine struct {
 
 	mem *memoryPool // the guests' linear memories, recycled
 
+	// scripts keeps what each script's compile left (scripts.go); nil
+	// when the engine keeps none
+	scripts *scriptCache
+
 	// runs counts guest calls in progress; Close waits for them, because
 	// closing the runtime frees the memory a running guest is using.
 	runsMu sync.Mutex
@@ -52,9 +59,11 @@ type Engine struct {
 	// runEnded has a token when a run ended: fill waits for it, while the
 	// pool still has an instance, rather than build beside a run.
 	runEnded chan struct{}
-	// used holds instances whose run ended, for fill to close (clearing
-	// a memory for reuse takes tens of microseconds); nil without a pool.
+	// used holds instances whose run ended, for fill to reset; nil
+	// without a pool.
 	used chan *instance
+	// recycled counts the instances reset for another run.
+	recycled atomic.Int64
 }
 
 // running is the number of runs in progress.
@@ -130,6 +139,9 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	if cfg.poolSize > 0 {
 		e.used = make(chan *instance, cfg.poolSize+1)
 	}
+	if cfg.compiledBytes > 0 {
+		e.scripts = newScriptCache(cfg.compiledBytes)
+	}
 	return e, nil
 }
 
@@ -196,11 +208,20 @@ func (e *Engine) Timing(wallClock time.Duration) spi.Timing {
 	return spi.EngineTiming(wallClock, e.cfg.grace)
 }
 
-// Ready is the number of fresh instances waiting in the pool.
+// Ready is the number of instances waiting in the pool.
 func (e *Engine) Ready() int { return len(e.pool) }
 
-// PoolSize is the number of fresh instances the engine keeps ready.
+// PoolSize is the number of instances the engine keeps ready.
 func (e *Engine) PoolSize() int { return e.cfg.poolSize }
+
+// CompiledScripts is what the engine's kept compiled scripts did so far;
+// all zero for an engine that keeps none.
+func (e *Engine) CompiledScripts() CompiledScriptStats {
+	if e.scripts == nil {
+		return CompiledScriptStats{}
+	}
+	return e.scripts.counts()
+}
 
 // StuckRuns is the number of abandoned runs still running.
 func (e *Engine) StuckRuns() int64 { return e.stuck.Load() }
@@ -271,13 +292,13 @@ func (e *Engine) compileNow(ctx context.Context) {
 	}
 }
 
-// fill keeps the pool full of fresh instances, and closes used ones, until
-// the engine closes. It keeps an OS thread of its own (the goroutine never
-// unlocks it, so the thread ends with it): the thread that delivered a
-// result then has nothing left to do, and a caller woken onto the same core
-// runs at once instead of behind the clearing of a used memory. That holds
-// on one processor too (a worker), where the thread's own wake-up is off the
-// answer's path.
+// fill keeps the pool full of instances ready for a run, resetting the
+// ones whose run ended and building new ones, until the engine closes. It
+// keeps an OS thread of its own (the goroutine never unlocks it, so the
+// thread ends with it): the thread that delivered a result then has nothing
+// left to do, and a caller woken onto the same core runs at once instead of
+// behind the reset of a used instance. That holds on one processor too (a
+// worker), where the thread's own wake-up is off the answer's path.
 func (e *Engine) fill() {
 	defer e.filling.Done()
 	runtime.LockOSThread()
@@ -288,19 +309,32 @@ func (e *Engine) fill() {
 			return
 		default:
 		}
-		e.closeUsed()
+		e.recycleUsed()
+		if len(e.pool) == cap(e.pool) {
+			select {
+			case in := <-e.used:
+				e.recycle(in)
+			case <-e.stop:
+				return
+			}
+			continue
+		}
 		// While the pool still holds an instance, build the next one only
 		// when no run is in progress: on two cores a build beside a run
-		// slows the run and its response.
+		// slows the run and its response. A used instance is reset at
+		// once: that costs a fraction of a build.
 		for len(e.pool) > 0 && e.running() > 0 {
 			select {
 			case in := <-e.used:
-				in.close()
+				e.recycle(in)
 			case <-e.runEnded:
 			case <-e.stop:
 				return
 			case <-time.After(5 * time.Millisecond):
 			}
+		}
+		if len(e.pool) == cap(e.pool) {
+			continue
 		}
 		in, err := newInstance(context.Background(), e.rt, e.compiled, e.mem, e.image)
 		if err != nil {
@@ -314,22 +348,56 @@ func (e *Engine) fill() {
 			continue
 		}
 		backoff = 10 * time.Millisecond
-		select {
-		case e.pool <- in:
-		case <-e.stop:
-			in.close()
-			return
-		}
+		e.pooled(in)
 	}
 }
 
-// discard hands an instance whose run ended to fill, or closes it now when
-// there is no pool or fill is behind.
-func (e *Engine) discard(in *instance) {
+// pooled puts a ready instance in the pool, or closes it when the pool is
+// full (fill is its one producer, so only a closing engine's is).
+func (e *Engine) pooled(in *instance) {
+	select {
+	case e.pool <- in:
+	default:
+		in.close()
+	}
+}
+
+// recycle resets an instance whose run ended to the set-up image and pools
+// it; one that cannot serve again is closed.
+func (e *Engine) recycle(in *instance) {
+	if e.closed.Load() || !e.image.reset(in) {
+		in.close()
+		return
+	}
+	e.recycled.Add(1)
+	e.pooled(in)
+}
+
+// discard hands an instance whose run ended to fill, to be reset and
+// pooled, or closes it now when there is no pool or fill is behind; an
+// instance whose guest's call failed (a trap, a termination) is closed:
+// its state is not the shim's to vouch for.
+func (e *Engine) discard(in *instance, failed bool) {
+	if failed || e.used == nil {
+		in.close()
+		return
+	}
 	select {
 	case e.used <- in:
 	default:
 		in.close()
+	}
+}
+
+// recycleUsed resets the instances handed to fill so far.
+func (e *Engine) recycleUsed() {
+	for {
+		select {
+		case in := <-e.used:
+			e.recycle(in)
+		default:
+			return
+		}
 	}
 }
 
@@ -345,8 +413,8 @@ func (e *Engine) closeUsed() {
 	}
 }
 
-// take returns a fresh instance: a pre-built one when the pool has one, else
-// one built now.
+// take returns an instance that holds the set-up image: a pooled one when
+// the pool has one, else one built now.
 func (e *Engine) take(ctx context.Context) (*instance, error) {
 	select {
 	case in := <-e.pool:
@@ -392,8 +460,20 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 	}
 	e.closeUsed()
+	for {
+		select {
+		case in := <-e.pool:
+			in.close()
+			continue
+		default:
+		}
+		break
+	}
 	err := e.rt.Close(ctx)
 	e.mem.close()
+	if e.scripts != nil {
+		e.scripts.close()
+	}
 	return err
 }
 
@@ -468,6 +548,9 @@ func (e *Engine) usage(l spi.Limits, start time.Time, st *runState, r execResult
 	default:
 		u.Setup, u.Run, u.Serialise = run.Sub(start), serialise.Sub(run), end.Sub(serialise)
 	}
+	// the compile precedes the input's parse: the set-up is the rest
+	u.Compile = min(r.compile, u.Setup)
+	u.Setup -= u.Compile
 	return u
 }
 
@@ -491,6 +574,56 @@ type execResult struct {
 	err error
 	end time.Time     // when the guest had returned and its result was copied out
 	cpu time.Duration // the processor time of the guest's call
+	// compile is the time the script's compile took
+	compile time.Duration
+}
+
+// exec runs the request's script on its input in the instance, which holds
+// the set-up image: from the script's kept image when the engine has one
+// (restored into the instance), else compiled there first, and its image
+// kept for the next runs. Either way the run starts from the same bytes.
+func (e *Engine) exec(ctx context.Context, in *instance, req spi.RunRequest, seed uint64) execResult {
+	var r execResult
+	var key scriptKey
+	if e.scripts != nil {
+		key = sha256.Sum256([]byte(req.Script))
+		if img := e.scripts.get(key); img != nil {
+			err := img.restore(in)
+			e.scripts.release(img)
+			if err == nil {
+				r.raw, r.err = in.runCompiled(ctx, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, req.CaptureLogs, seed)
+				return r
+			}
+			// restore writes nothing unless the memory could grow to hold
+			// the image: the instance still holds the set-up image
+			e.cfg.logger.Warn("quickjs: restoring a compiled script failed; compiling it", "err", err)
+		}
+	}
+	start := time.Now()
+	status, err := in.compileScript(ctx, req.Script, e.cfg.maxMemory)
+	if err != nil {
+		r.compile = time.Since(start)
+		r.raw, r.err = in.failed(ctx, err)
+		return r
+	}
+	// A compile that ran out of the engine's whole memory is not kept: its
+	// image would be as large. The next run compiles again, and fails the
+	// same.
+	if e.scripts != nil && status != compiledOOM {
+		if img, err := e.image.captureScript(in); err != nil {
+			e.cfg.logger.Warn("quickjs: keeping a compiled script failed; its next run compiles again", "err", err)
+		} else {
+			e.scripts.put(key, img)
+		}
+	}
+	// the compile's dead frames: the run starts, as a restored one does,
+	// from a stack of zeros
+	if mem, ok := in.mem.Read(0, e.image.stack); ok {
+		e.image.clearStack(mem)
+	}
+	r.compile = time.Since(start)
+	r.raw, r.err = in.runCompiled(ctx, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, req.CaptureLogs, seed)
+	return r
 }
 
 // runIn runs the request in the instance under the watchdog.
@@ -524,8 +657,8 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.RunRequest, st
 	done := make(chan execResult, 1)
 	go func() {
 		cpu := startCPUClock()
-		raw, err := in.exec(callCtx, req.Script, req.InputJSON, req.Limits.MemoryBytes, e.cfg.cpuBudget, req.CaptureLogs, seed)
-		r := execResult{raw: raw, err: err, end: time.Now(), cpu: cpu.elapsed()}
+		r := e.exec(callCtx, in, req, seed)
+		r.end, r.cpu = time.Now(), cpu.elapsed()
 		if kill != nil {
 			kill.release() // only once the guest has really returned
 		}
@@ -534,7 +667,7 @@ func (e *Engine) runIn(ctx context.Context, in *instance, req spi.RunRequest, st
 		// yield, so that it takes the result now, not once another thread
 		// wakes to steal it.
 		runtime.Gosched()
-		e.discard(in) // off the request path: the result is delivered
+		e.discard(in, r.err != nil) // off the request path: the result is delivered
 		e.end()
 	}()
 

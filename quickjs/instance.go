@@ -29,19 +29,27 @@ const (
 	statusInternal       = 8
 )
 
+// Compile statuses (sb_compile), mirrored in c/sandbox.h.
+const (
+	compiledOK    = 0
+	compiledThrew = 1
+	compiledOOM   = 2
+)
+
 // instance is one wasm instance with a QuickJS runtime and context already
-// created (restored from the set-up image). It serves exactly one run and is
-// then closed. It holds a handle of each export a run calls, and no more:
-// making one is a cost of every instance.
+// created (restored from the set-up image). It serves one run at a time,
+// and after each is reset to the image (memImage.reset) or closed. It holds
+// a handle of each export a run calls, and no more: making one is a cost of
+// every instance.
 type instance struct {
-	mod                 api.Module
-	mem                 api.Memory
-	alloc, run, outcome api.Function
+	mod                          api.Module
+	mem                          api.Memory
+	alloc, compile, run, outcome api.Function
 }
 
 // required lists the exports the host needs; a module without one of them is
 // refused with a specific error.
-var required = []string{"sb_alloc", "sb_init", "sb_run", "sb_outcome"}
+var required = []string{"sb_alloc", "sb_init", "sb_layout", "sb_compile", "sb_run", "sb_outcome"}
 
 func checkExports(cm wazero.CompiledModule) error {
 	ex := cm.ExportedFunctions()
@@ -67,80 +75,6 @@ var moduleConfig = wazero.NewModuleConfig().
 	WithStartFunctions().
 	WithRandSource(rand.Reader)
 
-// memImage is the linear memory the set-up leaves, held as what it changes
-// in the memory of a module just instantiated: the runs of 4 KiB pages in
-// which the two differ. A new instance's memory is always that of a module
-// just instantiated (its data segments over zeros: a mapping is new or
-// zeroed before reuse), so writing these spans into it gives exactly the
-// set-up's memory. Most of the 1.25 MiB is the 1 MiB shadow stack, nearly
-// all zeros, and need not be written at all.
-type memImage struct {
-	size  uint32      // bytes of linear memory after the set-up
-	spans []imageSpan // ascending, disjoint
-}
-
-type imageSpan struct {
-	off  uint32
-	data []byte
-}
-
-const imagePage = 4096
-
-// captureImage runs the module's set-up once, _initialize (wasi-libc's
-// constructors) and sb_init (the QuickJS runtime, context and console), and
-// returns the linear memory it leaves: the state every instance starts from.
-// Writing it into a new instance costs a fraction of running the set-up
-// again. The set-up leaves nothing else behind: its one mutable global, the
-// stack pointer, is back at its initial value when sb_init returns, and the
-// only state of the image that differs between two set-ups is Math.random's
-// time-based seed, which newInstance replaces (TestImageMatchesFreshSetUp).
-func captureImage(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule, mem *memoryPool) (*memImage, error) {
-	in, err := setUpInstance(ctx, r, cm, mem)
-	if err != nil {
-		return nil, err
-	}
-	full, ok := in.mem.Read(0, in.mem.Size())
-	if !ok {
-		in.close()
-		return nil, errors.New("quickjs: reading the set-up's memory failed")
-	}
-	full = bytes.Clone(full)
-	in.close()
-	raw, err := instantiate(ctx, r, cm, mem, moduleConfig)
-	if err != nil {
-		return nil, err
-	}
-	// what a new instance's memory holds once grown to the image's size: its
-	// data segments, then zeros (memory only grows, so it is never longer)
-	base := make([]byte, len(full))
-	got, ok := raw.mem.Read(0, raw.mem.Size())
-	if ok {
-		copy(base, got)
-	}
-	raw.close()
-	if !ok {
-		return nil, errors.New("quickjs: reading a new instance's memory failed")
-	}
-
-	img := &memImage{size: uint32(len(full))}
-	for off := 0; off < len(full); off += imagePage {
-		end := min(off+imagePage, len(full))
-		if bytes.Equal(full[off:end], base[off:end]) {
-			continue
-		}
-		if n := len(img.spans); n > 0 && int(img.spans[n-1].off)+len(img.spans[n-1].data) == off {
-			img.spans[n-1].data = full[img.spans[n-1].off:end]
-			continue
-		}
-		img.spans = append(img.spans, imageSpan{off: uint32(off), data: full[off:end]})
-	}
-	// keep only the changed pages, not the whole set-up memory behind them
-	for i := range img.spans {
-		img.spans[i].data = bytes.Clone(img.spans[i].data)
-	}
-	return img, nil
-}
-
 // setUpInstance is an instance that ran the set-up itself.
 func setUpInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule, mem *memoryPool) (*instance, error) {
 	in, err := instantiate(ctx, r, cm, mem, moduleConfig.WithStartFunctions("_initialize"))
@@ -160,24 +94,15 @@ func setUpInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModu
 }
 
 // newInstance instantiates the module and gives it the set-up's memory
-// image: the per-run set-up that the pool keeps off the request path. The
-// run gives it a Math.random seed of its own (exec).
+// image: the set-up of an instance, which then serves run after run.
 func newInstance(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule, mem *memoryPool, image *memImage) (*instance, error) {
 	in, err := instantiate(ctx, r, cm, mem, moduleConfig)
 	if err != nil {
 		return nil, err
 	}
-	if in.mem.Size() < image.size {
-		if _, ok := in.mem.Grow((image.size - in.mem.Size()) / wasmPage); !ok {
-			in.close()
-			return nil, fmt.Errorf("quickjs: growing a new instance's memory to the %d-byte set-up image failed", image.size)
-		}
-	}
-	for _, sp := range image.spans {
-		if !in.mem.Write(sp.off, sp.data) {
-			in.close()
-			return nil, fmt.Errorf("quickjs: writing the set-up image at %d failed", sp.off)
-		}
+	if err := image.restore(in); err != nil {
+		in.close()
+		return nil, err
 	}
 	return in, nil
 }
@@ -192,6 +117,7 @@ func instantiate(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule
 		mod:     mod,
 		mem:     mod.Memory(),
 		alloc:   mod.ExportedFunction("sb_alloc"),
+		compile: mod.ExportedFunction("sb_compile"),
 		run:     mod.ExportedFunction("sb_run"),
 		outcome: mod.ExportedFunction("sb_outcome"),
 	}, nil
@@ -291,44 +217,71 @@ type rawResult struct {
 	returned time.Time
 }
 
-// exec runs the script on the input inside the instance, Math.random
-// seeded with seed.
+// exec compiles the script and runs it on the input inside the instance
+// (compileScript, then runCompiled), Math.random seeded with seed: a run
+// with nothing kept.
 func (in *instance) exec(ctx context.Context, script, input string, memLimit int64, cpuBudget uint64, wantLogs bool, seed uint64) (rawResult, error) {
+	if _, err := in.compileScript(ctx, script, DefaultMaxMemoryBytes); err != nil {
+		return in.failed(ctx, err)
+	}
+	return in.runCompiled(ctx, input, memLimit, cpuBudget, wantLogs, seed)
+}
+
+// compileScript copies the script in and compiles it (sb_compile) under
+// the memory limit maxMemory, the engine's maximum; the instance keeps
+// what the compile gave for runCompiled. It returns the compile's status
+// (compiledOK, compiledThrew, compiledOOM).
+func (in *instance) compileScript(ctx context.Context, script string, maxMemory int64) (int32, error) {
 	sp, err := in.put(ctx, script)
 	if err != nil {
-		return rawResult{}, fmt.Errorf("copy script in: %w", err)
+		return 0, fmt.Errorf("copy script in: %w", err)
 	}
+	res, err := in.compile.Call(ctx, uint64(sp), uint64(len(script)), uint64(maxMemory))
+	if err != nil {
+		return 0, err
+	}
+	return int32(res[0]), nil
+}
+
+// failed is the result of a guest call that ended in err.
+func (in *instance) failed(ctx context.Context, err error) (rawResult, error) {
+	// A damaged red zone is an out-of-bounds write, whatever else
+	// happened in the run.
+	var hf *HeapFault
+	if errors.As(err, &hf) {
+		return rawResult{}, hf
+	}
+	// QuickJS stopping itself (abort, a failed assertion: the trap
+	// "unreachable") after an allocation was refused is the memory
+	// limit at work, reached through one of its allocation-failure
+	// paths that gives up: report it as the limit, which it is,
+	// deterministically. Any other trap is an access outside the
+	// guest's memory, a memory-safety failure whatever came before it:
+	// an engine fault. What the run used up to its trap is still the
+	// shim's to say.
+	var exit *sys.ExitError
+	if !errors.As(err, &exit) && !errors.Is(err, errGuestMemory) {
+		if o, oerr := in.readOutcome(ctx); oerr == nil {
+			if o.oom && isAbort(err) {
+				return rawResult{status: statusLimitMemory}, nil
+			}
+			return rawResult{polls: o.polls, peak: o.peak}, err
+		}
+	}
+	return rawResult{}, err
+}
+
+// runCompiled runs the compiled script (compileScript) on the input inside
+// the instance, Math.random seeded with seed.
+func (in *instance) runCompiled(ctx context.Context, input string, memLimit int64, cpuBudget uint64, wantLogs bool, seed uint64) (rawResult, error) {
 	ip, err := in.put(ctx, input)
 	if err != nil {
 		return rawResult{}, fmt.Errorf("copy input in: %w", err)
 	}
-	res, err := in.run.Call(ctx, uint64(sp), uint64(len(script)), uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget, seed)
+	res, err := in.run.Call(ctx, uint64(ip), uint64(len(input)), uint64(memLimit), cpuBudget, seed)
 	returned := time.Now()
 	if err != nil {
-		// A damaged red zone is an out-of-bounds write, whatever else
-		// happened in the run.
-		var hf *HeapFault
-		if errors.As(err, &hf) {
-			return rawResult{}, hf
-		}
-		// QuickJS stopping itself (abort, a failed assertion: the trap
-		// "unreachable") after an allocation was refused is the memory
-		// limit at work, reached through one of its allocation-failure
-		// paths that gives up: report it as the limit, which it is,
-		// deterministically. Any other trap is an access outside the
-		// guest's memory, a memory-safety failure whatever came before it:
-		// an engine fault. What the run used up to its trap is still the
-		// shim's to say.
-		var exit *sys.ExitError
-		if !errors.As(err, &exit) {
-			if o, oerr := in.readOutcome(ctx); oerr == nil {
-				if o.oom && isAbort(err) {
-					return rawResult{status: statusLimitMemory}, nil
-				}
-				return rawResult{polls: o.polls, peak: o.peak}, err
-			}
-		}
-		return rawResult{}, err
+		return in.failed(ctx, err)
 	}
 	o, err := in.readOutcome(ctx)
 	if err != nil {

@@ -59,9 +59,11 @@ func TestLinearMemoryCap(t *testing.T) {
 // An instance restored from the set-up image is the instance a set-up of its
 // own would have made: the set-up reads no clock (clockTimeGet), so two fresh
 // set-ups, made at different times, have the same memory byte for byte, and
-// so does an instance restored from the image, made earlier still; and
-// scripts that read the global scope, the stack's depth, the allocator and
-// the console behave identically in both.
+// so does an instance restored from the image, made earlier still, and one
+// reset to it after a run; and scripts that read the global scope, the
+// stack's depth, the allocator and the console behave identically in all.
+// The image holds no dead stack: a set-up's frames, below the stack pointer
+// once it returned, are zeros in it.
 func TestImageMatchesFreshSetUp(t *testing.T) {
 	ctx := context.Background()
 	e, err := New(ctx, CachedForTests(WithPoolSize(0))...)
@@ -74,7 +76,9 @@ func TestImageMatchesFreshSetUp(t *testing.T) {
 	}
 	memOf := func(in *instance) []byte {
 		b, _ := in.mem.Read(0, in.mem.Size())
-		return bytes.Clone(b)
+		b = bytes.Clone(b)
+		clear(b[:e.image.stack]) // the set-up's dead frames
+		return b
 	}
 	// where a and b differ, as byte ranges
 	differ := func(a, b []byte) []string {
@@ -119,6 +123,18 @@ func TestImageMatchesFreshSetUp(t *testing.T) {
 	if at := differ(memOf(restored), fresh[0]); len(at) > 0 {
 		t.Errorf("a restored instance differs from a fresh set-up at bytes %v", at)
 	}
+	st := &runState{deadline: time.Now().Add(10 * time.Second)}
+	if _, err := restored.exec(context.WithValue(ctx, runStateKey{}, st), `globalThis.x = "x".repeat(1 << 20); x.length`, `[1]`, 64<<20, 0, true, 1); err != nil {
+		t.Fatal(err)
+	}
+	if !e.image.reset(restored) {
+		t.Fatal("the instance could not be reset")
+	}
+	if got := memOf(restored); len(got) < len(fresh[0]) || !isZero(got[len(fresh[0]):]) {
+		t.Error("memory above the image is not zeros after a reset")
+	} else if at := differ(got[:len(fresh[0])], fresh[0]); len(at) > 0 {
+		t.Errorf("a reset instance differs from a fresh set-up at bytes %v", at)
+	}
 	restored.close()
 
 	scripts := []string{
@@ -127,28 +143,50 @@ func TestImageMatchesFreshSetUp(t *testing.T) {
 		`const a = []; for (let i = 0; i < 1e5; i++) a.push({i, s: "x" + i}); JSON.stringify(a).length`,
 		`console.log("hi"); typeof input + JSON.stringify(input)`,
 	}
+	// one instance reset after each run serves the third of each
+	reused, err := newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { reused.close() }()
 	for _, script := range scripts {
-		var got [2]rawResult
+		var got [3]rawResult
 		for i := range got {
-			// an instance serves one run: a fresh pair per script
 			var in *instance
-			if i == 0 {
+			switch i {
+			case 0:
 				in, err = setUpInstance(ctx, e.rt, e.compiled, e.mem)
-			} else {
+			case 1:
 				in, err = newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
+			default:
+				in = reused
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			st := &runState{deadline: time.Now().Add(10 * time.Second)}
 			got[i], err = in.exec(context.WithValue(ctx, runStateKey{}, st), script, `{"a":[1,2]}`, 64<<20, DefaultCPUBudget, true, 1)
-			in.close()
 			if err != nil {
 				t.Fatal(err)
 			}
+			switch {
+			case in != reused:
+				in.close()
+			case e.image.reset(in):
+			case in.mem.Size() > resetMaxBytes:
+				// grown past what is reset: closed, as the engine does
+				in.close()
+				if reused, err = newInstance(ctx, e.rt, e.compiled, e.mem, e.image); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				t.Fatal("the instance could not be reset")
+			}
 		}
-		if got[0].status != got[1].status || !bytes.Equal(got[0].result, got[1].result) || !bytes.Equal(got[0].logs, got[1].logs) {
-			t.Errorf("%s:\nfresh    %d %s %q\nrestored %d %s %q", script, got[0].status, got[0].result, got[0].logs, got[1].status, got[1].result, got[1].logs)
+		for i, name := range []string{"restored", "reset"} {
+			if a, b := got[0], got[i+1]; a.status != b.status || !bytes.Equal(a.result, b.result) || !bytes.Equal(a.logs, b.logs) {
+				t.Errorf("%s:\nfresh    %d %s %q\n%-8s %d %s %q", script, a.status, a.result, a.logs, name, b.status, b.result, b.logs)
+			}
 		}
 	}
 }

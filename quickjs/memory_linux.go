@@ -3,6 +3,7 @@ package quickjs
 import (
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"github.com/tetratelabs/wazero/experimental"
 )
@@ -154,4 +155,47 @@ func (m *mmapMemory) Free() {
 	}
 	m.buf = nil
 	m.pool.release(m)
+}
+
+// discardPages makes b, whole pages of a guest's memory, read as zeros by
+// handing them back to the kernel: a private anonymous mapping reads as
+// zeros where it holds no page, and a page touched again is a new one. It
+// costs nothing for the pages no one touched, where clearing would write
+// them all. Clears b when the kernel refuses.
+func discardPages(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if uintptr(unsafe.Pointer(&b[0]))%imagePage != 0 || len(b)%imagePage != 0 ||
+		syscall.Madvise(b, syscall.MADV_DONTNEED) != nil {
+		clear(b)
+	}
+}
+
+// allocOffHeap maps n bytes, rounded up to whole pages, outside the Go
+// heap, for a kept compiled script (scripts.go): held there, a cache of
+// tens of MiB adds nothing to the heap the collector paces itself by, and
+// the bytes can be sealed read-only once written (sealOffHeap).
+func allocOffHeap(n int) ([]byte, error) {
+	n = (n + imagePage - 1) / imagePage * imagePage
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// sealOffHeap makes b, from allocOffHeap, read-only: a write to it faults.
+func sealOffHeap(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return syscall.Mprotect(b, syscall.PROT_READ)
+}
+
+// freeOffHeap unmaps b, from allocOffHeap.
+func freeOffHeap(b []byte) {
+	if len(b) > 0 {
+		_ = syscall.Munmap(b)
+	}
 }

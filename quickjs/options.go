@@ -26,6 +26,9 @@ const (
 	DefaultCPUBudget      = 1_000_000
 	DefaultPoolSize       = 2
 	DefaultHardKillGrace  = 500 * time.Millisecond
+	// DefaultCompiledScriptBytes is the budget of an engine's kept compiled
+	// scripts (WithCompiledScriptBytes).
+	DefaultCompiledScriptBytes = 64 << 20
 	// wasmHeadroom is linear memory beyond the QuickJS limit: the 1 MiB shadow
 	// stack, static data, the console buffer and the host's copies of the
 	// script, the input and the result, which QuickJS's allocator does not
@@ -115,7 +118,9 @@ type config struct {
 	onStuck   func(StuckRun)
 	procKill  bool
 	cacheDir  string
-	logger    *slog.Logger
+	// compiledBytes is the budget of kept compiled scripts
+	compiledBytes int64
+	logger        *slog.Logger
 	// trapForTests chooses the runs that trap (WithTrapForTests)
 	trapForTests func(script string) bool
 }
@@ -128,6 +133,8 @@ func defaultConfig() config {
 		hardKill:  HardKillWatchdog,
 		grace:     DefaultHardKillGrace,
 		logger:    slog.Default(),
+
+		compiledBytes: DefaultCompiledScriptBytes,
 	}
 }
 
@@ -143,8 +150,9 @@ func WithMaxMemoryBytes(n int64) Option { return func(c *config) { c.maxMemory =
 // input.
 func WithCPUBudget(polls uint64) Option { return func(c *config) { c.cpuBudget = polls } }
 
-// WithPoolSize sets how many fresh instances are kept ready ahead of requests
-// (0: every run instantiates on the request path). An instance serves one run.
+// WithPoolSize sets how many instances are kept ready ahead of requests, each
+// reset to the set-up image after every run (0: every run instantiates an
+// instance on the request path, and closes it after).
 func WithPoolSize(n int) Option { return func(c *config) { c.poolSize = n } }
 
 // WithHardKill selects the hard-kill mechanism and its grace after the
@@ -165,6 +173,14 @@ func WithProcessKill(enabled bool) Option { return func(c *config) { c.procKill 
 // WithOnStuck sets the hook called (on its own goroutine) when the watchdog
 // abandons a run. The default logs at error level.
 func WithOnStuck(f func(StuckRun)) Option { return func(c *config) { c.onStuck = f } }
+
+// WithCompiledScriptBytes sets the budget of the engine's kept compiled
+// scripts: the first run of a script compiles it and keeps the memory the
+// compile leaves, and later runs of the script start from that instead of
+// compiling again (scripts.go); the least recently used leave first when a
+// new one would not fit. The bytes are mapped outside the Go heap. 0 keeps
+// none: every run compiles.
+func WithCompiledScriptBytes(n int64) Option { return func(c *config) { c.compiledBytes = n } }
 
 // WithCompilationCache keeps wazero's compiled code in dir, so a new process
 // skips compilation (see the `compile-cache` subcommand).
@@ -227,6 +243,14 @@ func CheckMemoryLimit(n int64) error {
 	return nil
 }
 
+// CheckCompiledScriptBytes: see CheckMaxMemoryBytes.
+func CheckCompiledScriptBytes(n int64) error {
+	if n < 0 || n > 64<<30 {
+		return fmt.Errorf("must be in [0, 64 GiB], got %d", n)
+	}
+	return nil
+}
+
 // CheckPoolSize: see CheckMaxMemoryBytes.
 func CheckPoolSize(n int) error {
 	if n < 0 || n > 64 {
@@ -254,6 +278,7 @@ func (c *config) validate() error {
 	check("max memory", CheckMaxMemoryBytes(c.maxMemory))
 	check("pool size", CheckPoolSize(c.poolSize))
 	check("hard-kill grace", CheckHardKillGrace(c.grace))
+	check("compiled script bytes", CheckCompiledScriptBytes(c.compiledBytes))
 	if c.hardKill != HardKillWatchdog && c.hardKill != HardKillForTests {
 		problems = append(problems, fmt.Errorf("quickjs: unknown hard-kill mode %d", int(c.hardKill)))
 	}

@@ -28,8 +28,12 @@ func TestRunReportsUsage(t *testing.T) {
 
 	small, took := run("input.n + 1")
 	u := small.Usage
-	if !small.Outcome.OK || u.Setup <= 0 || u.Run <= 0 || u.Serialise <= 0 || u.Setup+u.Run+u.Serialise > took {
-		t.Errorf("an ok run: phases %v + %v + %v, want each > 0 and together within the %v the run took", u.Setup, u.Run, u.Serialise, took)
+	if !small.Outcome.OK || u.Setup <= 0 || u.Compile <= 0 || u.Run <= 0 || u.Serialise <= 0 || u.Setup+u.Compile+u.Run+u.Serialise > took {
+		t.Errorf("an ok run: phases %v + %v + %v + %v, want each > 0 and together within the %v the run took", u.Setup, u.Compile, u.Run, u.Serialise, took)
+	}
+	// the script's next run starts from its compile
+	if again, _ := run("input.n + 1"); again.Usage.Compile != 0 || again.Usage.Setup <= 0 || again.Usage.Run <= 0 {
+		t.Errorf("a script's second run: %+v, want no compile", again.Usage)
 	}
 	if u.Fetch != 0 || u.Verify != 0 {
 		t.Errorf("the engine reported the effect's steps: %+v", u)

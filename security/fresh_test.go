@@ -99,3 +99,22 @@ func TestInputAndLogsDoNotCarryOver(t *testing.T) {
 		}
 	}
 }
+
+// A script's runs after its first start from what its compile left, not
+// from anything a run did: the same script, which looks for what an
+// earlier run left and then pollutes everything it can, sees nothing of
+// its own earlier runs, on both routes, however many times it runs.
+func TestPollutionInvisibleToTheSameScriptsNextRun(t *testing.T) {
+	s := shared(t)
+	script := "const __probed = (() => {" + strings.Replace(probe, "[seen, input]", "return seen", 1) + "})();\n" +
+		strings.Replace(pollute, `"polluted " + mark`, "", 1) +
+		"\n(__probed.join() || \"nothing\") + \" seen by \" + mark" // a string: no toJSON is looked up
+	for i := 0; i < 12; i++ {
+		rt := spiRoute
+		if i%2 == 1 {
+			rt = evaluations
+		}
+		q := req{script: script, input: fmt.Sprintf(`"secret-%d"`, i), wall: generous}
+		check(t, q, s.do(t, rt, q), want{class: "ok", value: fmt.Sprintf(`"nothing seen by secret-%d"`, i)})
+	}
+}

@@ -57,6 +57,7 @@ type Environment struct {
 	ProcessKill              string `envconfig:"PROCESS_KILL" default:"true"`
 	CPUBudget                string `envconfig:"CPU_BUDGET" default:"1000000"`
 	PoolSize                 string `envconfig:"POOL_SIZE" default:"2"`
+	CompiledScriptBytes      string `envconfig:"COMPILED_SCRIPT_BYTES" default:"134217728"`
 	CompilationCacheDir      string `envconfig:"COMPILATION_CACHE_DIR"`
 	WorkerSpares             string `envconfig:"WORKER_SPARES" default:"1"`
 	WorkerLockdown           string `envconfig:"WORKER_LOCKDOWN" default:"required"`
@@ -135,10 +136,13 @@ type Config struct {
 	ProcessKill              bool
 	CPUBudget                uint64
 	PoolSize                 int
-	CompilationCacheDir      string
-	WorkerSpares             int
-	WorkerLockdown           string
-	MaxHeaderBytes           int
+	// CompiledScriptBytes is the instance's budget of kept compiled
+	// scripts, shared out evenly among its worker processes.
+	CompiledScriptBytes int64
+	CompilationCacheDir string
+	WorkerSpares        int
+	WorkerLockdown      string
+	MaxHeaderBytes      int
 
 	AuthAudience       string
 	AuthAllowedCallers []string
@@ -185,6 +189,7 @@ func settings(c *Config, e *Environment) []setting {
 		bind(&e.ProcessKill, &c.ProcessKill, boolean),
 		bind(&e.CPUBudget, &c.CPUBudget, naturalNumber),
 		bind(&e.PoolSize, &c.PoolSize, wholeNumber[int]()),
+		bind(&e.CompiledScriptBytes, &c.CompiledScriptBytes, byteCount[int64]()),
 		bind(&e.CompilationCacheDir, &c.CompilationCacheDir, anyText),
 		bind(&e.WorkerSpares, &c.WorkerSpares, wholeNumber[int]()),
 		bind(&e.WorkerLockdown, &c.WorkerLockdown, anyText),
@@ -618,6 +623,7 @@ func (c Config) engineProblems(p *problems) {
 		p.named("DEFAULT_MEMORY_BYTES", quickjs.CheckMemoryLimit(c.DefaultMemoryBytes))
 	}
 	p.named("POOL_SIZE", quickjs.CheckPoolSize(c.PoolSize))
+	p.named("COMPILED_SCRIPT_BYTES", quickjs.CheckCompiledScriptBytes(c.CompiledScriptBytes))
 	p.named("HARD_KILL_GRACE", quickjs.CheckHardKillGrace(c.HardKillGrace))
 	p.named("MAX_CONCURRENT_EVALUATIONS", worker.CheckConcurrent(c.MaxConcurrentEvaluations))
 	p.named("WORKER_SPARES", worker.CheckSpares(c.WorkerSpares))

@@ -118,7 +118,8 @@ func (c Config) EffectOptions(log *slog.Logger) effect.Options {
 	}
 }
 
-// EngineOptions are the engine's options, from the configuration.
+// EngineOptions are the engine's options, from the configuration: each
+// worker's, whose engine keeps its share of COMPILED_SCRIPT_BYTES.
 func (c Config) EngineOptions() worker.EngineOptions {
 	return worker.EngineOptions{
 		MaxMemoryBytes:      c.MaxMemoryBytes,
@@ -127,6 +128,7 @@ func (c Config) EngineOptions() worker.EngineOptions {
 		HardKillGrace:       c.HardKillGrace,
 		ProcessKill:         c.ProcessKill,
 		CompilationCacheDir: c.CompilationCacheDir,
+		CompiledScriptBytes: c.CompiledScriptBytes / int64(max(1, c.MaxConcurrentEvaluations+c.WorkerSpares)),
 	}
 }
 
@@ -239,6 +241,14 @@ func New(ctx context.Context, cfg Config, opts Options) (s *Service, err error) 
 	}
 	if s.Cache != nil {
 		hcfg.CacheStats = s.Cache.Stats
+	}
+	if c, ok := s.Backend.(interface {
+		CompiledScripts() quickjs.CompiledScriptStats
+	}); ok {
+		hcfg.CompiledScriptStats = func() (hits, misses, evictions uint64) {
+			st := c.CompiledScripts()
+			return st.Hits, st.Misses, st.Evictions
+		}
 	}
 	if s.Handler, err = handler.New(hcfg); err != nil {
 		return s, err

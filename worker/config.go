@@ -66,7 +66,7 @@ type EngineOptions struct {
 	MaxMemoryBytes int64
 	// CPUBudget is the engine's CPU budget in interrupt polls; 0 disables.
 	CPUBudget uint64
-	// PoolSize is how many fresh instances a worker keeps ready.
+	// PoolSize is how many instances a worker keeps ready.
 	PoolSize int
 	// HardKillGrace is the grace of a run's spi.Timing: the server kills
 	// a worker whose run has not stopped at its HardKill, the worker's own
@@ -78,6 +78,9 @@ type EngineOptions struct {
 	// CompilationCacheDir is wazero's compilation cache, read (and filled)
 	// before lock-down.
 	CompilationCacheDir string
+	// CompiledScriptBytes is the budget of each worker's kept compiled
+	// scripts (quickjs.WithCompiledScriptBytes); 0 keeps none.
+	CompiledScriptBytes int64
 }
 
 // QuickJSOptions are the engine's constructor options for e, logging to log:
@@ -90,6 +93,7 @@ func (e EngineOptions) QuickJSOptions(log *slog.Logger) []quickjs.Option {
 		quickjs.WithHardKill(quickjs.HardKillWatchdog, e.HardKillGrace),
 		quickjs.WithProcessKill(e.ProcessKill),
 		quickjs.WithLogger(log),
+		quickjs.WithCompiledScriptBytes(e.CompiledScriptBytes),
 	}
 	if e.CompilationCacheDir != "" {
 		opts = append(opts, quickjs.WithCompilationCache(e.CompilationCacheDir))

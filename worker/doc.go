@@ -1,7 +1,7 @@
 // Package worker runs guests in worker processes, never in the server.
 //
 // A worker is the service's own binary started with the hidden verb Verb. It
-// holds the compiled engine (quickjs) and its pool of fresh instances, starts
+// holds the compiled engine (quickjs) and its pool of instances, starts
 // with an empty environment and no descriptors but its channel to the server
 // (fd 3, a socketpair) and a pipe for its log lines (fd 2), locks itself
 // down (internal/lockdown) once the engine is compiled, and then serves one

@@ -32,9 +32,10 @@ func lockDown(h hello, log *slog.Logger) (Protections, error) {
 	}
 	opts := lockdown.Options{OpenFiles: openFilesLimit}
 	if !raceDetector {
-		// a race-detector build's shadow memory alone reserves terabytes
+		// a race-detector build's shadow memory alone reserves terabytes;
+		// the kept compiled scripts are mapped beside the memories
 		opts.AddressSpaceBytes = lockdown.AddressSpaceFor(quickjs.LinearMemoryBytes(h.Engine.MaxMemoryBytes),
-			quickjs.LinearMemoriesAtMost(h.Engine.PoolSize))
+			quickjs.LinearMemoriesAtMost(h.Engine.PoolSize)) + uint64(h.Engine.CompiledScriptBytes)
 	}
 	st, err := applyLockdown(opts)
 	p.NoNewPrivs, p.ResourceLimits, p.Seccomp = st.NoNewPrivs, st.ResourceLimits && st.Undumpable, st.Seccomp

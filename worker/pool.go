@@ -68,11 +68,14 @@ type Pool struct {
 	warm     chan struct{} // closed when the first worker is ready
 	warmOnce sync.Once
 
-	prot     atomic.Pointer[Protections]
-	kills    atomic.Int64
-	stop     chan struct{}
-	stopOnce sync.Once
-	done     sync.WaitGroup
+	prot  atomic.Pointer[Protections]
+	kills atomic.Int64
+	// compiled sums what the workers' kept compiled scripts did
+	compiledMu sync.Mutex
+	compiled   quickjs.CompiledScriptStats
+	stop       chan struct{}
+	stopOnce   sync.Once
+	done       sync.WaitGroup
 
 	dispatched func(*proc) // tests: called once a run is sent to w
 }
@@ -106,6 +109,7 @@ func New(opts Options) (*Pool, error) {
 		{"Engine.MaxMemoryBytes", quickjs.CheckMaxMemoryBytes(opts.Engine.MaxMemoryBytes)},
 		{"Engine.PoolSize", quickjs.CheckPoolSize(opts.Engine.PoolSize)},
 		{"Engine.HardKillGrace", quickjs.CheckHardKillGrace(opts.Engine.HardKillGrace)},
+		{"Engine.CompiledScriptBytes", quickjs.CheckCompiledScriptBytes(opts.Engine.CompiledScriptBytes)},
 	} {
 		if c.err != nil {
 			problems = append(problems, fmt.Errorf("%s %w", c.name, c.err))
@@ -348,7 +352,7 @@ func (p *Pool) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) 
 	// what the worker did not measure (waiting for it, the frames both
 	// ways) is the run's set-up
 	u := &rep.Usage
-	u.Setup += max(time.Since(start)-(u.Setup+u.Run+u.Serialise), 0)
+	u.Setup += max(time.Since(start)-(u.Setup+u.Compile+u.Run+u.Serialise), 0)
 	if u.MemoryLimitBytes == 0 {
 		u.MemoryLimitBytes, u.CPUBudget = req.Limits.MemoryBytes, p.opts.Engine.CPUBudget
 	}
@@ -453,6 +457,33 @@ func (p *Pool) stopCancelled(ctx context.Context, w *proc, id uint64, grace time
 	}
 }
 
+// countCompiled adds to the pool's counts of kept compiled scripts what
+// w's have grown by since its last result: w's counts are its engine's
+// since it started, so that a result lost with its worker loses nothing
+// of the counts before it.
+func (p *Pool) countCompiled(w *proc, now quickjs.CompiledScriptStats) {
+	grown := func(now, was uint64) uint64 {
+		if now < was {
+			return 0
+		}
+		return now - was
+	}
+	p.compiledMu.Lock()
+	p.compiled.Hits += grown(now.Hits, w.compiled.Hits)
+	p.compiled.Misses += grown(now.Misses, w.compiled.Misses)
+	p.compiled.Evictions += grown(now.Evictions, w.compiled.Evictions)
+	w.compiled = now
+	p.compiledMu.Unlock()
+}
+
+// CompiledScripts is what the workers' kept compiled scripts did so far,
+// all the workers' together, those ended included.
+func (p *Pool) CompiledScripts() quickjs.CompiledScriptStats {
+	p.compiledMu.Lock()
+	defer p.compiledMu.Unlock()
+	return p.compiled
+}
+
 // finish turns a result frame into the run's result and returns w to the
 // idle workers unless it retires.
 func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (spi.Report, error) {
@@ -460,6 +491,7 @@ func (p *Pool) finish(ctx context.Context, w *proc, id uint64, r resultFrame) (s
 		w.kill()
 		return spi.Report{Outcome: spi.Infrastructure(fmt.Sprintf("the sandbox worker answered run %d for run %d", r.id, id))}, nil
 	}
+	p.countCompiled(w, r.compiled)
 	if r.retire {
 		p.log.LogAttrs(ctx, hardKillLevel, retiredMessage,
 			logline.Attrs(hardKillLine{Event: HardKillEvent, PID: w.pid})...)

@@ -61,6 +61,7 @@ func testOptions(mod func(*Options)) Options {
 			HardKillGrace:       testGrace,
 			ProcessKill:         runtime.GOOS == "linux",
 			CompilationCacheDir: testCache,
+			CompiledScriptBytes: 16 << 20,
 		},
 		Concurrent: 1,
 		Spares:     1,
@@ -466,13 +467,51 @@ func TestPoolReportsUsage(t *testing.T) {
 	if err != nil || describe(rep.Outcome) != "ok 100000" {
 		t.Fatalf("%s, %v", describe(rep.Outcome), err)
 	}
-	sum := u.Setup + u.Run + u.Serialise
-	if u.Setup <= 0 || u.Run <= 0 || u.Serialise <= 0 || sum > took || sum < took/2 {
-		t.Errorf("phases %v + %v + %v = %v of the %v the run took", u.Setup, u.Run, u.Serialise, sum, took)
+	sum := u.Setup + u.Compile + u.Run + u.Serialise
+	if u.Setup <= 0 || u.Compile <= 0 || u.Run <= 0 || u.Serialise <= 0 || sum > took || sum < took/2 {
+		t.Errorf("phases %v + %v + %v + %v = %v of the %v the run took", u.Setup, u.Compile, u.Run, u.Serialise, sum, took)
 	}
 	if u.CPU <= 0 || u.CPUBudgetUsed == 0 || u.CPUBudget != p.opts.Engine.CPUBudget ||
 		u.PeakMemoryBytes <= 800<<10 || u.PeakMemoryBytes > generous.MemoryBytes || u.MemoryLimitBytes != generous.MemoryBytes {
 		t.Errorf("usage %+v", u)
+	}
+}
+
+// The workers keep what a script's compile left, and the pool counts what
+// they did with it: one worker, one script, three runs are one compile
+// (the first run's usage says so) and two runs that start from it; a
+// second script is a second compile, and so is a third whose run ended at
+// its wall clock.
+func TestPoolCountsCompiledScripts(t *testing.T) {
+	p := newPool(t, func(o *Options) { o.Spares = 0 })
+	runs := func(script string, n int) {
+		t.Helper()
+		for i := range n {
+			rep, err := p.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: script, InputJSON: "1", Limits: generous}})
+			if err != nil || !rep.Outcome.OK {
+				t.Fatalf("%s, run %d: %s %v", script, i, describe(rep.Outcome), err)
+			}
+			if compiled := rep.Usage.Compile > 0; compiled != (i == 0) {
+				t.Fatalf("%s, run %d: compiled %v (%+v)", script, i, compiled, rep.Usage)
+			}
+		}
+	}
+	runs("input + 1", 3)
+	runs("input + 2", 2)
+	if got, want := p.CompiledScripts(), (quickjs.CompiledScriptStats{Hits: 3, Misses: 2}); got != want {
+		t.Fatalf("counts %+v, want %+v", got, want)
+	}
+	// a run stopped at its wall clock compiled too, and its script's next
+	// run starts from that compile
+	for i := range 2 {
+		rep, err := p.Run(context.Background(), spi.RunRequest{Request: spi.Request{Script: "for (;;) {}", InputJSON: "null",
+			Limits: spi.Limits{WallClock: 100 * time.Millisecond, MemoryBytes: 32 << 20}}})
+		if err != nil || rep.Outcome.Kind != spi.KindLimit || (rep.Usage.Compile > 0) != (i == 0) {
+			t.Fatalf("a runaway, run %d: %s %+v %v", i, describe(rep.Outcome), rep.Usage, err)
+		}
+	}
+	if got, want := p.CompiledScripts(), (quickjs.CompiledScriptStats{Hits: 4, Misses: 3}); got != want {
+		t.Fatalf("counts %+v, want %+v", got, want)
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 )
 
 // proc is one worker process, from the server's side.
@@ -37,6 +39,9 @@ type proc struct {
 	retiring atomic.Bool // the pool asked it to stop (Close)
 	wbuf     []byte
 	nextID   uint64
+	// compiled is what its engine's kept compiled scripts had done at its
+	// last result (resultFrame.compiled)
+	compiled quickjs.CompiledScriptStats
 }
 
 // spawn starts a worker, sends its hello and waits for its ready frame.

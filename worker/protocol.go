@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
@@ -226,6 +227,9 @@ type resultFrame struct {
 	// retire: the worker cannot serve another run (its engine abandoned a
 	// run still inside the guest) and exits after this frame.
 	retire bool
+	// compiled is what the worker's kept compiled scripts did so far, all
+	// its runs together: the pool counts what each result adds
+	compiled quickjs.CompiledScriptStats
 }
 
 func (f *resultFrame) append(b []byte) []byte {
@@ -248,8 +252,9 @@ func (f *resultFrame) append(b []byte) []byte {
 	b = appendString(b, f.logs)
 	b = appendString(b, f.fault)
 	u := &f.usage
-	for _, v := range [...]uint64{uint64(u.Setup), uint64(u.Run), uint64(u.Serialise), uint64(u.CPU),
-		u.CPUBudgetUsed, u.CPUBudget, uint64(u.PeakMemoryBytes), uint64(u.MemoryLimitBytes)} {
+	for _, v := range [...]uint64{uint64(u.Setup), uint64(u.Compile), uint64(u.Run), uint64(u.Serialise), uint64(u.CPU),
+		u.CPUBudgetUsed, u.CPUBudget, uint64(u.PeakMemoryBytes), uint64(u.MemoryLimitBytes),
+		f.compiled.Hits, f.compiled.Misses, f.compiled.Evictions} {
 		b = binary.AppendUvarint(b, v)
 	}
 	return b
@@ -277,9 +282,11 @@ func (f *resultFrame) parse(b []byte) error {
 	f.logs = string(d.bytes())
 	f.fault = string(d.bytes())
 	u := &f.usage
-	u.Setup, u.Run, u.Serialise, u.CPU = time.Duration(d.uvarint()), time.Duration(d.uvarint()), time.Duration(d.uvarint()), time.Duration(d.uvarint())
+	u.Setup, u.Compile = time.Duration(d.uvarint()), time.Duration(d.uvarint())
+	u.Run, u.Serialise, u.CPU = time.Duration(d.uvarint()), time.Duration(d.uvarint()), time.Duration(d.uvarint())
 	u.CPUBudgetUsed, u.CPUBudget = d.uvarint(), d.uvarint()
 	u.PeakMemoryBytes, u.MemoryLimitBytes = int64(d.uvarint()), int64(d.uvarint())
+	f.compiled = quickjs.CompiledScriptStats{Hits: d.uvarint(), Misses: d.uvarint(), Evictions: d.uvarint()}
 	return d.end("result")
 }
 

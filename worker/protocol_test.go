@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loom-plugins/sandbox-cloudrun/quickjs"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
 // A result frame carries every outcome variant exactly, with its engine
-// fault, and a run frame the script's and input's bytes as they are (a lone
+// fault and its worker's counts of kept compiled scripts, and a run frame the script's and input's bytes as they are (a lone
 // surrogate's WTF-8 bytes, a NUL) with its limits.
 func TestFramesRoundTrip(t *testing.T) {
 	name := "TypeError"
@@ -23,8 +24,9 @@ func TestFramesRoundTrip(t *testing.T) {
 		spi.InputTooLarge(),
 		spi.Infrastructure("engine failed"),
 	} {
-		usage := spi.Usage{Setup: 1, Run: 2, Serialise: 3, CPU: 4, CPUBudgetUsed: 12, CPUBudget: 1e6, PeakMemoryBytes: 5 << 20, MemoryLimitBytes: 1 << 31}
-		in := resultFrame{id: 9, status: resultOutcome, outcome: o, logs: "hi\n", usage: usage, retire: true}
+		usage := spi.Usage{Setup: 1, Compile: 6, Run: 2, Serialise: 3, CPU: 4, CPUBudgetUsed: 12, CPUBudget: 1e6, PeakMemoryBytes: 5 << 20, MemoryLimitBytes: 1 << 31}
+		compiled := quickjs.CompiledScriptStats{Hits: 1 << 40, Misses: 3, Evictions: 2}
+		in := resultFrame{id: 9, status: resultOutcome, outcome: o, logs: "hi\n", usage: usage, retire: true, compiled: compiled}
 		if o.Kind == spi.KindInfrastructure {
 			in.fault = "wasm error: out of bounds memory access"
 		}
@@ -32,7 +34,7 @@ func TestFramesRoundTrip(t *testing.T) {
 		if err := out.parse(in.append(nil)); err != nil {
 			t.Fatal(err)
 		}
-		if describe(out.outcome) != describe(o) || out.id != 9 || out.logs != "hi\n" || out.usage != usage || !out.retire || out.fault != in.fault ||
+		if describe(out.outcome) != describe(o) || out.id != 9 || out.logs != "hi\n" || out.usage != usage || !out.retire || out.fault != in.fault || out.compiled != compiled ||
 			(o.Name == nil) != (out.outcome.Name == nil) || (o.Value == nil) != (out.outcome.Value == nil) {
 			t.Errorf("%s came back as %s (%+v)", describe(o), describe(out.outcome), out)
 		}

@@ -291,6 +291,7 @@ func (rn *runner) loop(ctx context.Context) error {
 			res.outcome, res.logs, res.usage, res.fault = r.Outcome, r.Logs, r.Usage, r.EngineFault
 		}
 		res.retire = rn.engine.StuckRuns() > 0
+		res.compiled = rn.engine.CompiledScripts()
 		out = res.append(startFrame(out, frameResult))
 		if err := sendFrame(rn.w, out); err != nil {
 			return fmt.Errorf("worker: writing a result: %w", err)

@@ -125,3 +125,38 @@ static size_t sb_js_usable(const void *p) { return heap_usable(p); }
 static const JSMallocFunctions sb_malloc_funcs = {
     sb_js_malloc, sb_js_free, sb_js_realloc, sb_js_usable,
 };
+
+/* sbrk replaces wasi-libc's, which dlmalloc grows the heap with. Theirs
+ * takes the end of the heap to be the end of linear memory, so the heap's
+ * layout would follow the size the memory happens to have. The host reuses
+ * an instance for run after run, restoring its memory to an image each time
+ * (quickjs/image.go), and a memory that an earlier run grew stays that
+ * large: here the end of the heap is kept in the shim's state (sb.brk),
+ * which the image restores, so the heap grows exactly as it would in a new
+ * instance, and the memory grows only when the heap needs more than it
+ * has. Like theirs it takes whole wasm pages, never negative increments
+ * (dlmalloc is built not to trim), and traps on a call outside that. */
+#define WASM_PAGE 65536u
+void *sbrk(intptr_t increment)
+{
+    uintptr_t old, size;
+    if (!sb.brk)
+        sb.brk = __builtin_wasm_memory_size(0) * WASM_PAGE;
+    old = sb.brk;
+    if (increment == 0)
+        return (void *)old;
+    if (increment < 0 || ((uintptr_t)increment & (WASM_PAGE - 1)))
+        __builtin_trap();
+    if ((uintptr_t)increment > UINTPTR_MAX - old) {
+        errno = ENOMEM;
+        return (void *)-1;
+    }
+    size = __builtin_wasm_memory_size(0) * WASM_PAGE;
+    if (old + increment > size &&
+        __builtin_wasm_memory_grow(0, (old + increment - size) / WASM_PAGE) == (size_t)-1) {
+        errno = ENOMEM;
+        return (void *)-1;
+    }
+    sb.brk = old + increment;
+    return (void *)old;
+}

@@ -4,18 +4,25 @@
  * run ended from the engine's own state, so that the Go host never parses
  * error text. No quickjs-libc, no module loader, no std/os.
  *
- * Life of an instance (one wasm instance per run, never reused):
+ * Life of an instance (a wasm instance serves run after run, its memory
+ * restored to an image before each):
  *   _initialize (wasi-libc reactor constructors)
  *   sb_init()               runtime + context + console, done ahead of the request
- *   (the host runs these two once per engine and starts every instance from
- *   a copy of the memory they leave)
- *   sb_alloc() x2           host copies script and input in (each NUL-terminated)
- *   sb_run(..., seed)       seed Math.random, parse input, eval, run the job
- *                           queue, settle a Promise result, stringify, classify
+ *   sb_layout()             where the stack ends and the heap's end is kept
+ *   (the host runs these once per engine, and restores every instance to a
+ *   copy of the memory they leave: the set-up image)
+ *   sb_alloc(), sb_compile  the script copied in and compiled as global code,
+ *                           nothing of it run (the host keeps the memory this
+ *                           leaves as the script's image, and restores later
+ *                           runs of the script from it instead)
+ *   sb_alloc()              host copies the input in (NUL-terminated)
+ *   sb_run(..., seed)       seed Math.random, parse input, run the compiled
+ *                           script, run the job queue, settle a Promise
+ *                           result, stringify, classify
  *   sb_outcome()            where the outcome is; the host copies it out and
- *                           drops the instance
+ *                           restores the memory for the next run
  *
- * Four exports a run, no more: the host makes a handle for each export it
+ * Five exports a run, no more: the host makes a handle for each export it
  * calls in every instance, and that is a cost of every instance.
  *
  * The host gives the guest two imports of ours: sandbox.poll, called from

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <malloc.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include "quickjs.h"
 
@@ -43,6 +45,15 @@ enum { MARK_RUN = 1, MARK_SERIALISE = 2 };
  * so console output never takes memory from the JS heap. */
 #define LOG_CAP (64 * 1024)
 
+/* The shadow stack is the first SB_STACK_SIZE bytes of linear memory
+ * (linker: --stack-first, -z stack-size, in build.sh): everything the
+ * shim's state and the heap hold lies above it. */
+#define SB_STACK_SIZE (1024 * 1024)
+
+/* How the script's compile ended (sb_compile), mirrored in Go
+ * (quickjs/instance.go). */
+enum { COMPILED_OK = 0, COMPILED_THREW = 1, COMPILED_OOM = 2 };
+
 static struct {
     JSRuntime *rt;
     JSContext *ctx;
@@ -64,6 +75,16 @@ static struct {
 
     /* the script did not compile: its exception is the parser's */
     int compile_error;
+
+    /* the script, compiled ahead of its run (sb_compile): the function its
+     * global code is, or the exception its compile threw; what the compile
+     * held at most and holds once done, above the heap it started on */
+    JSValue compiled;
+    int compile_status; /* COMPILED_OK, COMPILED_THREW or COMPILED_OOM */
+    size_t compile_peak, compile_kept;
+
+    /* the end of the heap (sbrk, alloc.c) */
+    uintptr_t brk;
 
     /* interrupt budget */
     uint64_t polls, cpu_budget;
