@@ -28,6 +28,13 @@
 #
 #   bench/out/bin/batch -reps 5 && bench/out/bin/cost -batch bench/out/batch/batch.json
 #
+# Then, unless SCRIPTSIZE=0, a run's cost against its script's size
+# (bench/cmd/scriptsize: the transformers of 100 B to 100 KB over the 16 KiB
+# document, a script's first run and its later runs, single and batched,
+# beside the baseline's service when BASELINE is set and quickjs-emscripten
+# in process; SCRIPTSIZE_REPS repetitions, default 3;
+# bench/out/scriptsize/, and its plot bench/out/script-size.png).
+#
 # For each workload it runs ROUNDS rounds; a round runs one batch per engine,
 # in an order that rotates from round to round, so that slow phases of a noisy
 # machine fall on every engine. Results: bench/out/results.jsonl (one line per
@@ -52,8 +59,9 @@
 # over HTTP, LOAD_ROUNDS (default 3), LOAD_SCALE (multiplies its requests and
 # evaluations, default 1) and COLD (process starts with and without the
 # cache, each, default 7) shape it; BATCH=0 skips the batches, BATCH_REPS
-# (default 5, about 2 minutes) sets their repetitions; QUICKJS_TARBALL and CC as for
-# bench/native/build.sh.
+# (default 5, about 2 minutes) sets their repetitions; SCRIPTSIZE=0 skips
+# the script sizes, SCRIPTSIZE_REPS (default 3) sets theirs; QUICKJS_TARBALL
+# and CC as for bench/native/build.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -69,6 +77,8 @@ LOAD_SCALE=${LOAD_SCALE:-1}
 COLD=${COLD:-7}
 BATCH=${BATCH:-1}
 BATCH_REPS=${BATCH_REPS:-5}
+SCRIPTSIZE=${SCRIPTSIZE:-1}
+SCRIPTSIZE_REPS=${SCRIPTSIZE_REPS:-3}
 BASELINE=${BASELINE:-}
 out=bench/out
 bin=$out/bin
@@ -81,7 +91,7 @@ done
 
 echo "== building" >&2
 mkdir -p "$bin"
-go build -o "$bin/" . ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gendocs ./bench/cmd/load ./bench/cmd/batch ./bench/cmd/cost
+go build -o "$bin/" . ./bench/cmd/enginebench ./bench/cmd/report ./bench/cmd/gendocs ./bench/cmd/load ./bench/cmd/batch ./bench/cmd/cost ./bench/cmd/scriptsize
 # the plot is a module of its own (gonum/plot is a tool's dependency only)
 (dest=$(pwd)/$bin; cd bench/cmd/plot && go build -o "$dest/" .)
 bench/native/build.sh
@@ -94,6 +104,7 @@ if [ -n "$BASELINE" ]; then
   wt=$(mktemp -d "${TMPDIR:-/tmp}/sandbox-baseline-XXXXXX")
   git worktree add --detach --quiet "$wt" "$baseline_rev"
   (cd "$wt" && go build -o "$repo/$bin/enginebench-baseline" ./bench/cmd/enginebench &&
+    go build -o "$repo/$bin/sandbox-cloudrun-baseline" . &&
     echo "$(cut -c1-12 quickjs/sandbox.wasm.sha256), QuickJS $(sed -n 's/^\tEngineVersion *= "\(.*\)"$/\1/p' quickjs/embed.go)" > "$repo/$out/baseline-engine")
   git worktree remove --force "$wt"
 fi
@@ -176,6 +187,17 @@ if [ "$BATCH" != 0 ]; then
   batch=("$out/batch/table.md" "$out/batch/cost.md")
 fi
 
+scriptsize=()
+if [ "$SCRIPTSIZE" != 0 ]; then
+  echo "== a run's cost against its script's size over HTTP on loopback: bench/cmd/scriptsize" >&2
+  rm -rf "$out/scriptsize" && mkdir -p "$out/scriptsize"
+  base_bin=()
+  [ -z "$baseline_rev" ] || base_bin=(-baseline-bin "$bin/sandbox-cloudrun-baseline")
+  "$bin/scriptsize" -bin "$bin/sandbox-cloudrun" "${base_bin[@]}" -out "$out/scriptsize" -reps "$SCRIPTSIZE_REPS" > "$out/scriptsize/table.md"
+  "$bin/plot" -scriptsize "$out/scriptsize/scriptsize.json" -out "$out/script-size.png"
+  scriptsize=("$out/scriptsize/table.md")
+fi
+
 "$bin/plot" -results "$results" -inputs "$out/inputs" -out "$out/reshape-latency.png"
 
 qe_dir=bench/node_modules/@jitl/quickjs-wasmfile-release-sync
@@ -192,6 +214,6 @@ qe_dir=bench/node_modules/@jitl/quickjs-wasmfile-release-sync
 
 "$bin/report" -results "$results" -meta "$out/meta.txt" "${hardkill[@]}" "${service[@]}" > "$out/report.md" || status=$?
 cat "$out/report.md"
-for f in "${batch[@]}"; do printf '\n'; cat "$f"; done
+for f in "${batch[@]}" "${scriptsize[@]}"; do printf '\n'; cat "$f"; done
 echo "== done in $((SECONDS - start)) s; results in $results, table in $out/report.md, plot in $out/reshape-latency.png, runner stderr in $log" >&2
 exit "${status:-0}"

@@ -31,7 +31,6 @@ import (
 	"io"
 	"log"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -39,13 +38,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/batchresult"
 	"github.com/loom-plugins/sandbox-cloudrun/bench/benchhost"
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
-	"github.com/loom-plugins/sandbox-cloudrun/internal/proctree"
 )
 
 // The result's types (bench/batchresult), by their short names.
@@ -53,10 +50,6 @@ type (
 	Result  = batchresult.Result
 	Measure = batchresult.Measure
 )
-
-// clockTick is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
-// Linux the service runs on.
-const clockTick = 100
 
 func main() {
 	bin := flag.String("bin", "bench/out/bin/sandbox-cloudrun", "the service binary (go build -o DIR .)")
@@ -139,7 +132,7 @@ func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, si
 		{name: "reshape-16KiB", script: "reshape.js", input: mcpdoc.Document(16 << 10), evals: evals["reshape-16KiB"]},
 	}
 	for _, w := range wls {
-		if w.ref, err = put(bin, store, filepath.Join(dir, w.script)); err != nil {
+		if w.ref, err = benchhost.Put(bin, store, filepath.Join(dir, w.script)); err != nil {
 			return err
 		}
 		w.evals = roundUp(max(w.evals, 1), largest)
@@ -150,13 +143,14 @@ func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, si
 		}
 	}
 
-	s, err := startServer(bin, store, filepath.Join(outDir, "server.log"), concurrent)
+	s, err := benchhost.StartServer(bin, filepath.Join(outDir, "server.log"),
+		"STORE_URL="+store, "MAX_CONCURRENT_EVALUATIONS="+strconv.Itoa(concurrent))
 	if err != nil {
 		return err
 	}
-	defer s.stop()
+	defer s.Stop()
 	c := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
-	if err := s.waitReady(c); err != nil {
+	if err := s.WaitReady(c); err != nil {
 		return err
 	}
 
@@ -178,20 +172,20 @@ func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, si
 		}
 		// warm-up: the connection, the script cache, the engine's pool
 		for range 30 {
-			if _, err := s.single(c, w.single); err != nil {
+			if _, err := single(s, c, w.single); err != nil {
 				return fmt.Errorf("%s warm-up: %w", w.name, err)
 			}
 		}
-		if _, err := s.batch(c, w.batches[sizes[0]], sizes[0]); err != nil {
+		if _, err := batch(s, c, w.batches[sizes[0]], sizes[0]); err != nil {
 			return fmt.Errorf("%s warm-up: %w", w.name, err)
 		}
 	}
-	pid := s.cmd.Process.Pid
+	pid := s.Cmd.Process.Pid
 	for rep := 0; rep < reps; rep++ {
 		for k := range phases {
 			p := phases[(k+rep)%len(phases)]
 			time.Sleep(100 * time.Millisecond) // the pool refills
-			cpu0, err := treeCPU(pid)
+			cpu0, err := benchhost.TreeCPU(pid)
 			if err != nil {
 				return err
 			}
@@ -200,9 +194,9 @@ func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, si
 			for range p.m.Requests {
 				var d time.Duration
 				if p.m.Batch == 0 {
-					d, err = s.single(c, p.w.single)
+					d, err = single(s, c, p.w.single)
 				} else {
-					d, err = s.batch(c, p.w.batches[p.m.Batch], p.m.Batch)
+					d, err = batch(s, c, p.w.batches[p.m.Batch], p.m.Batch)
 				}
 				if err != nil {
 					return fmt.Errorf("repetition %d, %s in %s: %w", rep+1, p.w.name, p.m.Name(), err)
@@ -210,14 +204,16 @@ func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, si
 				lat = append(lat, ms(d))
 			}
 			wall := time.Since(t0)
-			cpu1, err := treeCPU(pid)
+			cpu1, err := benchhost.TreeCPU(pid)
 			if err != nil {
 				return err
 			}
 			eps := float64(p.m.Evaluations) / wall.Seconds()
-			perEval := func(ticks int64) float64 { return float64(ticks) * 1000 / clockTick / float64(p.m.Evaluations) }
-			cpuMs := perEval(cpu1.server + cpu1.workers - cpu0.server - cpu0.workers)
-			serverMs := perEval(cpu1.server - cpu0.server)
+			perEval := func(ticks int64) float64 {
+				return float64(ticks) * 1000 / benchhost.ClockTick / float64(p.m.Evaluations)
+			}
+			cpuMs := perEval(cpu1.Server + cpu1.Workers - cpu0.Server - cpu0.Workers)
+			serverMs := perEval(cpu1.Server - cpu0.Server)
 			p.m.RepEvalsPerSec = append(p.m.RepEvalsPerSec, round3(eps))
 			p.m.RepCPUMs = append(p.m.RepCPUMs, round3(cpuMs))
 			p.m.RepServerCPUMs = append(p.m.RepServerCPUMs, round3(serverMs))
@@ -301,105 +297,9 @@ func batchBody(ref, input string, n int) []byte {
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
-// put stores a script in the directory store with the binary's put verb
-// and returns its reference.
-func put(bin, store, script string) (string, error) {
-	cmd := exec.Command(bin, "put", script)
-	cmd.Env = append(benchhost.BaseEnv(), "STORE_URL="+store)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("put %s: %w: %s", script, err, out)
-	}
-	f := strings.Fields(string(out))
-	if len(f) < 1 || !strings.HasPrefix(f[0], "sha256:") {
-		return "", fmt.Errorf("put %s: unexpected output %q", script, out)
-	}
-	return f[0], nil
-}
-
-type server struct {
-	cmd     *exec.Cmd
-	base    string
-	logPath string
-	exited  chan struct{}
-}
-
-func startServer(bin, store, logPath string, concurrent int) (*server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("a free loopback port: %w", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("the server's log: %w", err)
-	}
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(benchhost.BaseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+store, "MAX_CONCURRENT_EVALUATIONS="+strconv.Itoa(concurrent))
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s serve: %w", bin, err)
-	}
-	s := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), logPath: logPath, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); f.Close(); close(s.exited) }()
-	return s, nil
-}
-
-func (s *server) waitReady(c *http.Client) error {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		select {
-		case <-s.exited:
-			return fmt.Errorf("the server exited; see %s", s.logPath)
-		default:
-		}
-		if resp, err := c.Get(s.base + "/readyz"); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("the server was not ready within a minute; see %s", s.logPath)
-}
-
-// stop ends the server with SIGTERM (SIGKILL after 15 s).
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-}
-
-// post sends body to path and reads the whole answer.
-func (s *server) post(c *http.Client, path string, body []byte) (*http.Response, []byte, time.Duration, error) {
-	req, err := http.NewRequest(http.MethodPost, s.base+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("POST %s: %w", path, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	t := time.Now()
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("POST %s: %w", path, err)
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	d := time.Since(t)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("POST %s: reading the answer: %w", path, err)
-	}
-	return resp, data, d, nil
-}
-
 // single sends one evaluation and checks its answer is 200 and ok.
-func (s *server) single(c *http.Client, body []byte) (time.Duration, error) {
-	resp, data, d, err := s.post(c, "/v1/evaluations", body)
+func single(s *benchhost.Server, c *http.Client, body []byte) (time.Duration, error) {
+	resp, data, d, err := s.Post(c, "/v1/evaluations", body)
 	if err != nil {
 		return 0, err
 	}
@@ -416,8 +316,8 @@ func (s *server) single(c *http.Client, body []byte) (time.Duration, error) {
 }
 
 // batch sends one batch of n inputs and checks its answer.
-func (s *server) batch(c *http.Client, body []byte, n int) (time.Duration, error) {
-	resp, data, d, err := s.post(c, "/v1/evaluations:batch", body)
+func batch(s *benchhost.Server, c *http.Client, body []byte, n int) (time.Duration, error) {
+	resp, data, d, err := s.Post(c, "/v1/evaluations:batch", body)
 	if err != nil {
 		return 0, err
 	}
@@ -481,59 +381,6 @@ func checkBatch(data []byte, n int) error {
 		return fmt.Errorf("the summary counts %d items, outcomes %v, %d problems, %d not run; want %d, all ok", s.Items, s.Outcomes, s.Problems, s.NotRun, n)
 	}
 	return nil
-}
-
-// cpu is CPU time in clock ticks: the server process's own, and that of
-// its descendants (the worker processes).
-type cpu struct{ server, workers int64 }
-
-// treeCPU is the CPU time, user and system, the server pid and its
-// descendants have used. The children a process has waited for count with
-// the descendants, so a worker that ended during a phase still counts.
-func treeCPU(pid int) (cpu, error) {
-	self, children, err := procCPU(pid)
-	if err != nil {
-		return cpu{}, fmt.Errorf("the server's CPU: %w", err)
-	}
-	c := cpu{server: self, workers: children}
-	for _, d := range proctree.Descendants(pid) {
-		if self, children, err := procCPU(d); err == nil { // one that exits while read is left out
-			c.workers += self + children
-		}
-	}
-	return c, nil
-}
-
-func procCPU(pid int) (self, children int64, err error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	return parseStat(data)
-}
-
-// parseStat reads a /proc/PID/stat line: self is utime plus stime (fields
-// 14 and 15, clock ticks), children cutime plus cstime (16 and 17, those of
-// the children it has waited for). The command name, field 2, is in
-// parentheses and may hold spaces and parentheses itself: the fields are
-// counted from the last ')'.
-func parseStat(data []byte) (self, children int64, err error) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("stat %.80q: no command name", data)
-	}
-	f := strings.Fields(string(data[i+1:]))
-	// f[0] is field 3 (state), so field k is f[k-3]
-	if len(f) < 15 {
-		return 0, 0, fmt.Errorf("stat %.80q: %d fields after the name", data, len(f))
-	}
-	var v [4]int64
-	for k := 14; k <= 17; k++ {
-		if v[k-14], err = strconv.ParseInt(f[k-3], 10, 64); err != nil {
-			return 0, 0, fmt.Errorf("stat field %d: %w", k, err)
-		}
-	}
-	return v[0] + v[1], v[2] + v[3], nil
 }
 
 // median is the nearest-rank median (the upper middle of an even count).

@@ -1,9 +1,13 @@
 // Command plot draws the reshape workloads' latency against input size for
 // the engines of bench/run.sh, from its results, as a PNG (log-log axes;
-// each point is the median, the bar spans p10 to p90).
+// each point is the median, the bar spans p10 to p90); with -scriptsize, a
+// run's time against its script's size from bench/cmd/scriptsize's result
+// instead.
 //
 //	go run ./bench/cmd/plot -results bench/out/results.jsonl \
 //	    -inputs bench/out/inputs -out docs/img/reshape-latency.png
+//	go run ./bench/cmd/plot -scriptsize bench/out/scriptsize/scriptsize.json \
+//	    -out docs/img/script-size.png
 package main
 
 import (
@@ -57,7 +61,15 @@ func main() {
 	inputs := flag.String("inputs", "bench/out/inputs", "the input documents (their sizes are the x axis)")
 	out := flag.String("out", "docs/img/reshape-latency.png", "PNG to write")
 	title := flag.String("title", "", "plot title (default: a description with the date)")
+	scriptSize := flag.String("scriptsize", "", "bench/cmd/scriptsize's scriptsize.json: draw it instead")
 	flag.Parse()
+	if *scriptSize != "" {
+		if err := scriptSizePlot(*scriptSize, *out, *title); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintf(os.Stderr, "plot: wrote %s\n", *out)
+		return
+	}
 
 	runs := map[string]map[string][]float64{} // workload → engine → ms
 	f, err := os.Open(*results)
