@@ -69,6 +69,9 @@ exit status:
   2  a usage error`
 )
 
+// version is stamped by the build: -ldflags "-X main.version=…".
+var version = "dev"
+
 func versionCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("version", versionUsage)
 	positional, err := fs.parse(args, stdout, stderr)
