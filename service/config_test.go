@@ -3,7 +3,12 @@ package service
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,28 +70,34 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
-// README.md's configuration table restates Environment's tags, the one
-// home of each variable's name and default: every variable is a row whose
-// default is the tag's, written as `value` or, for a tag with none,
-// (none…); every default parses; and the defaults validate. A variable
-// missing from the README, a row for a variable the service does not read,
-// or a default written differently in the two fails here; so does a field
-// of Config that no row of settings sets.
+var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's configuration table from Config's declarations")
+
+// README.md's configuration table is made of Config's declarations: a row
+// per field, in their order, of its variable, its default (`value`, or
+// (none) for a field without one) and its comment, which says what the
+// setting is for. Every variable is a row whose default is the tag's; every
+// default parses; and the defaults validate. A variable missing from the
+// README, a row for a variable the service does not read, or a default or
+// meaning written differently in the two fails here; -update-readme
+// rewrites the table:
+//
+//	go test ./service -run TestREADMEConfigurationTableIsTheDefaults -update-readme
 func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	readme := string(b)
 	row := regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\| ([^|]*) \\|")
 	rows := map[string]string{}
-	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range row.FindAllStringSubmatch(readme, -1) {
 		rows[m[1]] = strings.TrimSpace(m[2])
 	}
 	seen := map[string]bool{}
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[Environment]()) {
-		name, def := f.Tag.Get("envconfig"), f.Tag.Get("default")
+	for _, s := range settings() {
+		name, def := s.name, s.def
 		if seen[name] {
-			t.Errorf("%s names two fields of Environment", name)
+			t.Errorf("%s names two fields of Config", name)
 		}
 		seen[name] = true
 		readme, ok := rows[name]
@@ -106,24 +117,63 @@ func TestREADMEConfigurationTableIsTheDefaults(t *testing.T) {
 		t.Errorf("README's configuration table has %s, which Config does not read", name)
 	}
 
-	var c Config
-	var e Environment
-	rowOf := map[*string]bool{}
-	for _, s := range settings(&c, &e) {
-		if rowOf[s.text] {
-			t.Errorf("%s has two rows in settings", s.name)
+	table := regexp.MustCompile("(?m)^\\| variable \\| default \\| meaning \\|\n(?:\\|.*\\|\n)+")
+	loc := table.FindStringIndex(readme)
+	if loc == nil {
+		t.Fatal("README.md has no configuration table (| variable | default | meaning |)")
+	}
+	if want := configurationTable(t); readme[loc[0]:loc[1]] != want {
+		if *updateReadme {
+			if err := os.WriteFile("../README.md", []byte(readme[:loc[0]]+want+readme[loc[1]:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Log("rewrote README.md's configuration table")
+		} else {
+			t.Errorf("README.md's configuration table is not the one Config's declarations make (-update-readme rewrites it); they make\n%s", want)
 		}
-		rowOf[s.text] = true
 	}
-	if fields, rows := reflect.TypeFor[Config]().NumField(), len(rowOf); fields != rows || rows != len(Variables()) {
-		t.Errorf("Config has %d fields, settings %d rows, and Environment %d variables", fields, rows, len(Variables()))
-	}
+
 	if _, unparsed := parse(fromMap(nil)); len(unparsed) != 0 {
 		t.Errorf("defaults that do not parse: %v", unparsed)
 	}
 	if errs := Defaults().Validate(); len(errs) != 0 {
 		t.Errorf("the defaults do not validate: %v", errs)
 	}
+}
+
+// configurationTable is README.md's configuration table as Config's
+// declarations in config.go make it: each field's variable and default from
+// its tags, and its meaning from its comment, on one line.
+func configurationTable(t *testing.T) string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "config.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []*ast.Field
+	ast.Inspect(f, func(n ast.Node) bool {
+		if ts, ok := n.(*ast.TypeSpec); ok && ts.Name.Name == "Config" {
+			fields = ts.Type.(*ast.StructType).Fields.List
+		}
+		return fields == nil
+	})
+	if len(fields) != len(settings()) {
+		t.Fatalf("config.go declares %d fields of Config, settings() reads %d", len(fields), len(settings()))
+	}
+	var sb strings.Builder
+	sb.WriteString("| variable | default | meaning |\n| --- | --- | --- |\n")
+	for i, s := range settings() {
+		doc := strings.Join(strings.Fields(fields[i].Doc.Text()), " ")
+		if doc == "" || strings.Contains(doc, "|") {
+			t.Errorf("Config's field of %s says what it is for in no comment, or with a | that would end its cell: %q", s.name, doc)
+		}
+		def := "(none)"
+		if s.def != "" {
+			def = "`" + s.def + "`"
+		}
+		fmt.Fprintf(&sb, "| `%s` | %s | %s |\n", s.name, def, doc)
+	}
+	return sb.String()
 }
 
 // Where a setting is a package's own, its default is that package's: the
@@ -170,11 +220,11 @@ func TestEnvironmentIsReadAsEnvconfigReadsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := LookupEnvironment(os.LookupEnv); got != want {
+	if want := LookupEnvironment(os.LookupEnv); !maps.Equal(got, want) {
 		t.Errorf("envconfig read\n%+v\nLookupEnvironment\n%+v", got, want)
 	}
-	if got.Port != "9090" || got.MaxWallClock != "abc" || got.LogLevel != "" || got.AuthAudience != "https://x" ||
-		got.StoreURL != "examples/store" || got.MaxMemoryBytes != "268435456" || got.CompilationCacheDir != "" {
+	if got["PORT"] != "9090" || got["MAX_WALL_CLOCK"] != "abc" || got["LOG_LEVEL"] != "" || got["AUTH_AUDIENCE"] != "https://x" ||
+		got["STORE_URL"] != "examples/store" || got["MAX_MEMORY_BYTES"] != "268435456" || got["COMPILATION_CACHE_DIR"] != "" {
 		t.Errorf("read %+v", got)
 	}
 }

@@ -41,9 +41,7 @@ func (l Lookalike) String() string {
 // The platform and the OS set many variables: none of theirs is either.
 // Only names are looked at, never values, which may be secrets.
 func Lookalikes(environ []string) []Lookalike {
-	var c Config
-	var e Environment
-	rows := settings(&c, &e)
+	rows := settings()
 	byWords := map[string]setting{}
 	for _, r := range rows {
 		byWords[sameWords(r.name)] = r
