@@ -147,7 +147,7 @@ func TestGuestTrapUnderMemoryPressureIsTheMemoryLimit(t *testing.T) {
 // infrastructure failure; and a number a double does not hold as written
 // (1e1000, a million digits) came back verbatim on /v1/sandbox/evaluate and
 // as JSON.parse reads it on /v1/evaluations, two values for one script. The
-// engine (quickjs/engine.go, okValue) reports the text JSON.stringify writes
+// engine (quickjs/outcome.go, okValue) reports the text JSON.stringify writes
 // for the ordinary value, which both routes answer alike.
 func TestScriptValueIsNeverInfrastructure(t *testing.T) {
 	s := shared(t)
