@@ -21,7 +21,11 @@ import (
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
 )
 
-var limits = spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 32 << 20}
+// limits are the runs' of the cases that end by themselves, by a throw or
+// by memory: their wall clock only catches a hang, long enough that a busy
+// machine (the race detector, other tests, CPU hogs) never meets it. A case
+// about the wall clock sets its own.
+var limits = spi.Limits{WallClock: 30 * time.Second, MemoryBytes: 32 << 20}
 
 func newEngine(t testing.TB, opts ...quickjs.Option) *quickjs.Engine {
 	t.Helper()
@@ -756,7 +760,12 @@ func TestCompilationCache(t *testing.T) {
 // Close never frees the memory of a guest that is still running: it waits,
 // and when its context ends first it leaves the runtime open.
 func TestCloseWhileRunning(t *testing.T) {
-	e, err := quickjs.New(context.Background(), quickjs.CachedForTests(quickjs.WithPoolSize(0))...)
+	// the hook that chooses the runs that trap traps none: it says when the
+	// run has begun, which a sleep could only guess on a busy machine
+	begun := make(chan struct{})
+	var once sync.Once
+	observe := quickjs.WithTrapForTests(func(string) bool { once.Do(func() { close(begun) }); return false })
+	e, err := quickjs.New(context.Background(), quickjs.CachedForTests(quickjs.WithPoolSize(0), observe)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -765,11 +774,12 @@ func TestCloseWhileRunning(t *testing.T) {
 	}
 	done := make(chan spi.Outcome, 1)
 	go func() {
+		// its wall clock is room for Close to be called while it runs
 		out, _ := e.Evaluate(context.Background(), spi.Request{Script: "let i = 0; while (true) i++", InputJSON: "1",
-			Limits: spi.Limits{WallClock: 700 * time.Millisecond, MemoryBytes: 16 << 20}})
+			Limits: spi.Limits{WallClock: 3 * time.Second, MemoryBytes: 16 << 20}})
 		done <- out
 	}()
-	time.Sleep(300 * time.Millisecond) // running
+	<-begun // running
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := e.Close(ctx); err == nil || !strings.Contains(err.Error(), "still running") {
