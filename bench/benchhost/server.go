@@ -17,16 +17,21 @@ import (
 )
 
 // Server is the service's binary serving on a free loopback port, started
-// by a benchmark (StartServer).
+// by a benchmark (StartServer): the one way every benchmark starts the
+// server it measures, waits for it, and stops it.
 type Server struct {
 	Cmd     *exec.Cmd
-	Base    string // http://127.0.0.1:PORT
-	logPath string
+	Addr    string    // 127.0.0.1:PORT, where it listens
+	Base    string    // http://127.0.0.1:PORT
+	LogPath string    // its standard output and error
+	Started time.Time // just before its process was started
 	exited  chan struct{}
 }
 
 // StartServer starts bin's serve verb with BaseEnv, env after it, and PORT
-// a free loopback port, its output to logPath.
+// a free loopback port, its output to logPath. Nothing of the caller's own
+// environment reaches the server but what BaseEnv keeps, so that only what
+// a benchmark sets differs from the service's defaults.
 func StartServer(bin, logPath string, env ...string) (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,21 +46,26 @@ func StartServer(bin, logPath string, env ...string) (*Server, error) {
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(append(BaseEnv(), env...), "PORT="+strconv.Itoa(port))
 	cmd.Stdout, cmd.Stderr = f, f
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s := &Server{Cmd: cmd, Addr: addr, Base: "http://" + addr, LogPath: logPath, exited: make(chan struct{})}
+	s.Started = time.Now()
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("start %s serve: %w", bin, err)
 	}
-	s := &Server{Cmd: cmd, Base: fmt.Sprintf("http://127.0.0.1:%d", port), logPath: logPath, exited: make(chan struct{})}
 	go func() { _ = cmd.Wait(); f.Close(); close(s.exited) }()
 	return s, nil
 }
+
+// Exited is closed once the server's process has exited.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
 
 // WaitReady waits, at most a minute, for /readyz to answer 200.
 func (s *Server) WaitReady(c *http.Client) error {
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		select {
 		case <-s.exited:
-			return fmt.Errorf("the server exited; see %s", s.logPath)
+			return fmt.Errorf("the server exited; see %s", s.LogPath)
 		default:
 		}
 		if resp, err := c.Get(s.Base + "/readyz"); err == nil {
@@ -66,7 +76,7 @@ func (s *Server) WaitReady(c *http.Client) error {
 			}
 		}
 	}
-	return fmt.Errorf("the server was not ready within a minute; see %s", s.logPath)
+	return fmt.Errorf("the server was not ready within a minute; see %s", s.LogPath)
 }
 
 // Stop ends the server with SIGTERM (SIGKILL after 15 s).
@@ -79,6 +89,9 @@ func (s *Server) Stop() {
 		<-s.exited
 	}
 }
+
+// Kill ends the server at once (a benchmark that fails midway).
+func (s *Server) Kill() { _ = s.Cmd.Process.Kill() }
 
 // Post sends body to path and reads the whole answer, timed from the send
 // to its last byte.

@@ -7,7 +7,9 @@
 //	bench/out/bin/cost -bin bench/out/bin/sandbox-cloudrun -n 300
 //
 // It starts the binary's serve (one evaluation at a time, as the Terraform
-// module deploys it) on a loopback port, sends each workload of
+// module deploys it) on a loopback port, in the bench's base environment
+// and with its log in -out, as every benchmark starts the server it
+// measures (bench/benchhost), sends each workload of
 // bench/workloads by value through the Go client, and reads, per
 // evaluation, the client's wall time and the answer's usage: the engine's
 // CPU time, the run's phases and the guest's peak heap. Then it starts the
@@ -33,16 +35,15 @@ import (
 	"io"
 	"log"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/batchresult"
+	"github.com/loom-plugins/sandbox-cloudrun/bench/benchhost"
 	"github.com/loom-plugins/sandbox-cloudrun/bench/mcpdoc"
 	"github.com/loom-plugins/sandbox-cloudrun/client"
 	"github.com/loom-plugins/sandbox-cloudrun/spi"
@@ -88,6 +89,7 @@ func main() {
 	flag.Float64Var(&p.idleMem, "price-idle-mem", 0.0000025, "USD per GiB-second of an idle minimum instance, request-based billing")
 	flag.Float64Var(&p.alwaysCPU, "price-always-cpu", 0.000018, "USD per vCPU-second, instance-based billing")
 	flag.Float64Var(&p.alwaysMem, "price-always-mem", 0.000002, "USD per GiB-second, instance-based billing")
+	out := flag.String("out", "bench/out/cost", "directory of the servers' logs")
 	batchFile := flag.String("batch", "", "price the figures bench/cmd/batch wrote (OUT/batch.json) instead of measuring: single requests against batches")
 	flag.Parse()
 
@@ -119,43 +121,37 @@ func main() {
 	}
 
 	ctx := context.Background()
-	srv, err := start(ctx, *bin)
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	srv, err := start(*bin, filepath.Join(*out, "server.log"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		resp, err := http.Get(srv.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			srv.stop()
-			log.Fatalf("the service was not ready within a minute: %v", err)
-		}
+	if err := srv.WaitReady(http.DefaultClient); err != nil {
+		srv.Stop()
+		log.Fatal(err)
 	}
-	c, err := client.Dial(ctx, srv.url)
+	c, err := client.Dial(ctx, srv.Base)
 	if err != nil {
-		srv.stop()
+		srv.Stop()
 		log.Fatal(err)
 	}
 	var rows []row
 	for _, w := range workloads {
 		r, err := measure(ctx, c, w, *n)
 		if err != nil {
-			srv.stop()
+			srv.Stop()
 			log.Fatalf("%s: %v", w.name, err)
 		}
 		rows = append(rows, r)
 		log.Printf("%s: wall p50 %.3f ms, cpu p50 %.3f ms, peak heap p50 %d bytes", w.name, r.wall.p50, r.cpu.p50, int64(r.peak.p50))
 	}
-	srv.stop()
+	srv.Stop()
 
 	var starts []float64
 	for range *cold {
-		d, err := coldStart(ctx, *bin)
+		d, err := coldStart(ctx, *bin, filepath.Join(*out, "cold.log"))
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -329,61 +325,31 @@ func batchReport(w io.Writer, res *batchresult.Result, vcpu, memGiB float64, p p
 	return nil
 }
 
-// server is the binary's serve on a loopback port.
-type server struct {
-	cmd  *exec.Cmd
-	url  string
-	done chan struct{}
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-}
-
 // start runs serve as the module deploys it, without a store, with the
-// compilation cache baked beside the binary (as the image bakes it).
-func start(ctx context.Context, bin string) (*server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+// compilation cache baked beside the binary (as the image bakes it), its
+// output to logPath.
+func start(bin, logPath string) (*benchhost.Server, error) {
 	cache := filepath.Join(filepath.Dir(bin), "wazero-cache")
 	if _, err := os.Stat(cache); err != nil {
 		if out, err := exec.Command(bin, "compile-cache", cache).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("compile-cache: %v: %s", err, out)
 		}
 	}
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port), "STORE_URL=none", "MAX_CONCURRENT_EVALUATIONS=1",
+	return benchhost.StartServer(bin, logPath, "STORE_URL=none", "MAX_CONCURRENT_EVALUATIONS=1",
 		"COMPILATION_CACHE_DIR="+cache, "LOG_LEVEL=error")
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(s.done) }()
-	return s, nil
 }
 
 // coldStart is the time from starting the binary to the first evaluation's
 // answer.
-func coldStart(ctx context.Context, bin string) (time.Duration, error) {
+func coldStart(ctx context.Context, bin, logPath string) (time.Duration, error) {
 	begin := time.Now()
-	s, err := start(ctx, bin)
+	s, err := start(bin, logPath)
 	if err != nil {
 		return 0, err
 	}
-	defer s.stop()
+	defer s.Stop()
 	for {
-		c, err := client.Dial(ctx, s.url)
+		c, err := client.Dial(ctx, s.Base)
 		if err == nil {
 			rep, err := c.Run(ctx, spi.RunRequest{Request: spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{WallClock: 5 * time.Second, MemoryBytes: 16 << 20}}})
 			c.Close(ctx)
@@ -395,8 +361,8 @@ func coldStart(ctx context.Context, bin string) (time.Duration, error) {
 			return 0, fmt.Errorf("no answer within 30 s: %v", cmp.Or(err, fmt.Errorf("not ok")))
 		}
 		select {
-		case <-s.done:
-			return 0, fmt.Errorf("the server exited")
+		case <-s.Exited():
+			return 0, fmt.Errorf("the server exited; see %s", s.LogPath)
 		case <-time.After(2 * time.Millisecond):
 		}
 	}

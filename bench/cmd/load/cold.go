@@ -55,21 +55,21 @@ func (b *bench) coldStart(t *target, c *http.Client, cache bool, env []string) (
 	}
 	defer b.stop(s)
 	r := request{"/v1/evaluations", b.bodies["echo"]}
-	deadline := s.started.Add(30 * time.Second)
+	deadline := s.Started.Add(30 * time.Second)
 	// the port accepts connections (the listener is open)
 	for {
 		if time.Now().After(deadline) {
-			return run, fmt.Errorf("not listening within 30 s; see %s", s.logPath)
+			return run, fmt.Errorf("not listening within 30 s; see %s", s.LogPath)
 		}
-		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second)
+		conn, err := net.DialTimeout("tcp", s.Addr, time.Second)
 		if err == nil {
-			run.ListenMs = round3(float64(time.Since(s.started).Microseconds()) / 1000)
+			run.ListenMs = round3(float64(time.Since(s.Started).Microseconds()) / 1000)
 			conn.Close()
 			break
 		}
 		select {
-		case <-s.exited:
-			return run, fmt.Errorf("the server exited; see %s", s.logPath)
+		case <-s.Exited():
+			return run, fmt.Errorf("the server exited; see %s", s.LogPath)
 		default:
 		}
 		time.Sleep(500 * time.Microsecond)
@@ -77,24 +77,24 @@ func (b *bench) coldStart(t *target, c *http.Client, cache bool, env []string) (
 	// the first successful evaluation (the request waits for compilation)
 	for {
 		if time.Now().After(deadline) {
-			return run, fmt.Errorf("no successful evaluation within 30 s; see %s", s.logPath)
+			return run, fmt.Errorf("no successful evaluation within 30 s; see %s", s.LogPath)
 		}
 		run.Attempts++
-		if _, err := do(c, s.url(r.path), r); err == nil {
-			run.FirstEvalMs = round3(float64(time.Since(s.started).Microseconds()) / 1000)
+		if _, err := do(c, s.Base+r.path, r); err == nil {
+			run.FirstEvalMs = round3(float64(time.Since(s.Started).Microseconds()) / 1000)
 			break
 		}
 		select {
-		case <-s.exited:
-			return run, fmt.Errorf("the server exited; see %s", s.logPath)
+		case <-s.Exited():
+			return run, fmt.Errorf("the server exited; see %s", s.LogPath)
 		default:
 		}
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(time.Second) // the pool refills
-	run.RSSIdleKiB, _, _ = procStatus(s.cmd.Process.Pid)
-	run.Tree = procTree(s.cmd.Process.Pid)
-	lines, _, _ := readLog(s.logPath, 0)
+	run.RSSIdleKiB, _, _ = procStatus(s.Cmd.Process.Pid)
+	run.Tree = procTree(s.Cmd.Process.Pid)
+	lines, _, _ := readLog(s.LogPath, 0)
 	for _, l := range lines {
 		if l.Message == "engine warm" {
 			if d, err := time.ParseDuration(l.Took); err == nil {

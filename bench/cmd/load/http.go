@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/loom-plugins/sandbox-cloudrun/bench/benchhost"
 )
 
 // The http phase (see the command's doc): the clients, one request and a
@@ -91,8 +93,8 @@ type batchResult struct {
 
 // batch runs n requests (or until max passes) from clients closed-loop
 // clients; gap is a pause after each response.
-func batch(c *http.Client, s *server, r request, clients, n int, gap, max time.Duration) batchResult {
-	url := s.url(r.path)
+func batch(c *http.Client, s *benchhost.Server, r request, clients, n int, gap, max time.Duration) batchResult {
+	url := s.Base + r.path
 	type res struct {
 		lat     []float64
 		errors  int
@@ -248,7 +250,7 @@ func (b *bench) httpPhase() error {
 		target *target
 		config string
 	}
-	servers := map[key]*server{}
+	servers := map[key]*benchhost.Server{}
 	for i, cf := range configs {
 		if !slices.ContainsFunc(specs, func(sp cellSpec) bool { return sp.cfg.name == cf.name }) {
 			continue
@@ -258,7 +260,7 @@ func (b *bench) httpPhase() error {
 			if err != nil {
 				return err
 			}
-			if err := s.waitReady(c, time.Minute); err != nil {
+			if err := s.WaitReady(c); err != nil {
 				return err
 			}
 			servers[key{t, cf.name}] = s
@@ -267,7 +269,7 @@ func (b *bench) httpPhase() error {
 	time.Sleep(500 * time.Millisecond)
 	idle := map[key]*TreeMem{}
 	for k, s := range servers {
-		idle[k] = procTree(s.cmd.Process.Pid)
+		idle[k] = procTree(s.Cmd.Process.Pid)
 	}
 
 	newCells := func() []*cellRun {
@@ -305,10 +307,10 @@ func (b *bench) httpPhase() error {
 					return fmt.Errorf("%s%s %s warm-up: %v", t.tag(), sp.cfg.name, sp.workload, br.firstErr)
 				}
 				time.Sleep(30 * time.Millisecond)
-				off := logSize(s.logPath)
+				off := logSize(s.LogPath)
 				br := batch(c, s, sp.req, sp.cfg.clients, sp.n, sp.gap, *batchMax)
 				time.Sleep(50 * time.Millisecond)
-				lines, _, err := readLog(s.logPath, off)
+				lines, _, err := readLog(s.LogPath, off)
 				if err != nil {
 					return err
 				}
@@ -332,8 +334,8 @@ func (b *bench) httpPhase() error {
 		}
 	}
 	for k, s := range servers {
-		rss, hwm, _ := procStatus(s.cmd.Process.Pid)
-		end := procTree(s.cmd.Process.Pid)
+		rss, hwm, _ := procStatus(s.Cmd.Process.Pid)
+		end := procTree(s.Cmd.Process.Pid)
 		var idleRSS int64
 		if tr := idle[k]; tr != nil && len(tr.Procs) > 0 {
 			idleRSS = tr.Procs[0].RSSKiB

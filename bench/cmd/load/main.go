@@ -54,17 +54,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/loom-plugins/sandbox-cloudrun/bench/benchhost"
@@ -206,7 +201,7 @@ type bench struct {
 	refs       map[string]string // script file → sha256:… reference
 	bodies     map[string][]byte // workload → request body
 	inputBytes map[string]int
-	live       []*server
+	live       []*benchhost.Server
 }
 
 // target is one binary under measurement.
@@ -251,20 +246,14 @@ func (b *bench) prepare() error {
 	// references: a binary that disagrees is refused)
 	for _, t := range b.targets {
 		for _, name := range []string{"echo.js", "reshape.js"} {
-			cmd := exec.Command(t.bin, "put", filepath.Join(*workloads, name))
-			cmd.Env = append(benchhost.BaseEnv(), "STORE_URL="+b.store)
-			out, err := cmd.CombinedOutput()
+			ref, err := benchhost.Put(t.bin, b.store, filepath.Join(*workloads, name))
 			if err != nil {
-				return fmt.Errorf("%sput %s: %v: %s", t.tag(), name, err, out)
+				return fmt.Errorf("%s%w", t.tag(), err)
 			}
-			f := strings.Fields(string(out))
-			if len(f) < 1 || !strings.HasPrefix(f[0], "sha256:") {
-				return fmt.Errorf("%sput %s: unexpected output %q", t.tag(), name, out)
+			if prev, ok := b.refs[name]; ok && prev != ref {
+				return fmt.Errorf("%sput %s: reference %s, another binary stored %s", t.tag(), name, ref, prev)
 			}
-			if prev, ok := b.refs[name]; ok && prev != f[0] {
-				return fmt.Errorf("%sput %s: reference %s, another binary stored %s", t.tag(), name, f[0], prev)
-			}
-			b.refs[name] = f[0]
+			b.refs[name] = ref
 		}
 	}
 	b.bodies = map[string][]byte{}
@@ -284,90 +273,26 @@ func (b *bench) prepare() error {
 	return nil
 }
 
-type server struct {
-	name    string
-	cmd     *exec.Cmd
-	port    int
-	logPath string
-	logFile *os.File
-	started time.Time
-	exited  chan struct{}
-}
-
-func (s *server) url(path string) string { return fmt.Sprintf("http://127.0.0.1:%d%s", s.port, path) }
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// start starts t's `serve` with the given extra environment.
-func (b *bench) start(t *target, name string, env ...string) (*server, error) {
-	name = t.name(name)
-	port, err := freePort()
+// start starts t's `serve` against the store with the given extra
+// environment, its log named for the server.
+func (b *bench) start(t *target, name string, env ...string) (*benchhost.Server, error) {
+	logPath := filepath.Join(*outDir, "server-"+t.name(name)+".log")
+	s, err := benchhost.StartServer(t.bin, logPath, append([]string{"STORE_URL=" + b.store}, env...)...)
 	if err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(*outDir, "server-"+name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(t.bin, "serve")
-	cmd.Env = append(append(benchhost.BaseEnv(), "PORT="+strconv.Itoa(port), "STORE_URL="+b.store), env...)
-	cmd.Stdout, cmd.Stderr = f, f
-	s := &server{name: name, cmd: cmd, port: port, logPath: logPath, logFile: f, exited: make(chan struct{})}
-	s.started = time.Now()
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	go func() { _ = cmd.Wait(); close(s.exited) }()
 	b.live = append(b.live, s)
 	return s, nil
 }
 
-// waitReady polls GET /readyz until it answers 200.
-func (s *server) waitReady(c *http.Client, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			return fmt.Errorf("server %s exited; see %s", s.name, s.logPath)
-		default:
-		}
-		resp, err := c.Get(s.url("/readyz"))
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return fmt.Errorf("server %s not ready within %v", s.name, limit)
-}
-
-// stop ends the server with SIGTERM (SIGKILL after 15 s).
-func (b *bench) stop(s *server) {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-	s.logFile.Close()
-	b.live = slices.DeleteFunc(b.live, func(x *server) bool { return x == s })
+// stop ends the server and forgets it.
+func (b *bench) stop(s *benchhost.Server) {
+	s.Stop()
+	b.live = slices.DeleteFunc(b.live, func(x *benchhost.Server) bool { return x == s })
 }
 
 func (b *bench) killAll() {
 	for _, s := range b.live {
-		_ = s.cmd.Process.Kill()
+		s.Kill()
 	}
 }

@@ -32,17 +32,17 @@ func (b *bench) memoryRun(t *target) error {
 		return err
 	}
 	defer b.stop(s)
-	if err := s.waitReady(c, time.Minute); err != nil {
+	if err := s.WaitReady(c); err != nil {
 		return err
 	}
 	time.Sleep(time.Second)
 	m := &MemoryRun{Evaluations: scaled(*memEvals), IdleEvals: *idleEvals}
-	pid := s.cmd.Process.Pid
+	pid := s.Cmd.Process.Pid
 	m.RSSIdleKiB, m.HWMIdleKiB, _ = procStatus(pid)
 	m.Start = procTree(pid)
 	reqs := []request{{"/v1/evaluations", b.bodies["echo"]}, {"/v1/evaluations", b.bodies["reshape-16KiB"]}}
 	for i := 1; i <= m.IdleEvals; i++ {
-		if _, err := do(c, s.url("/v1/evaluations"), reqs[i%2]); err != nil {
+		if _, err := do(c, s.Base+"/v1/evaluations", reqs[i%2]); err != nil {
 			return fmt.Errorf("memory phase, before idle: %v", err)
 		}
 	}
@@ -55,7 +55,7 @@ func (b *bench) memoryRun(t *target) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("memory phase: out of time after %d evaluations", i-1)
 		}
-		if _, err := do(c, s.url("/v1/evaluations"), reqs[i%2]); err != nil {
+		if _, err := do(c, s.Base+"/v1/evaluations", reqs[i%2]); err != nil {
 			m.Errors++
 			if m.Errors > 10 {
 				return fmt.Errorf("memory phase: %v", err)
