@@ -108,6 +108,12 @@ EXPORT(sb_compile) int32_t sb_compile(char *script, uint32_t script_len, uint64_
         sb.compiled = fn;
         sb.compile_status = COMPILED_OK;
     }
+    /* collect what the compile left for the collector, and set the next
+     * collection where QuickJS sets it after one: the run starts with the
+     * heap the script needs, not a collection due at its first objects,
+     * which would trace the whole compiled script in every run */
+    JS_RunGC(sb.rt);
+    JS_SetGCThreshold(sb.rt, sb.heap + (sb.heap >> 1));
     sb.compile_peak = sb.peak - before;
     sb.compile_kept = sb.heap > before ? sb.heap - before : 0;
     sb.oom = 0;
