@@ -137,8 +137,12 @@ func TestEndToEnd(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"channel":"scriptMissing"`) {
 		t.Fatalf("missing script: %d %s", code, body)
 	}
-	// One line per evaluation, without the input or the value.
-	if !strings.Contains(s.Logs.String(), ref) || strings.Contains(s.Logs.String(), `"n":21`) {
+	// One line per evaluation, without the input or the value; it is
+	// written once the answer has been, so it is waited for.
+	logged := s.Logs.Await(30*time.Second, func(l map[string]any) bool {
+		return l["message"] == "evaluation" && l["script"] == ref
+	})
+	if !logged || strings.Contains(s.Logs.String(), `"n":21`) {
 		t.Errorf("log line: %s", s.Logs.String())
 	}
 	// A header block over MAX_HEADER_BYTES is a problem document too, though

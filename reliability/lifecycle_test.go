@@ -231,14 +231,9 @@ func startRun(t *testing.T, ctx context.Context, c *child, route, body string) <
 // machine) for a log line that satisfies ok.
 func waitLog(t *testing.T, logs *servicetest.Logs, ok func(map[string]any) bool) {
 	t.Helper()
-	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(10 * time.Millisecond) {
-		for _, l := range logs.Lines("") {
-			if ok(l) {
-				return
-			}
-		}
+	if !logs.Await(10*time.Second, ok) {
+		t.Fatalf("no such log line in:\n%s", tail(logs.String(), 4096))
 	}
-	t.Fatalf("no such log line in:\n%s", tail(logs.String(), 4096))
 }
 
 // SIGTERM mid-run, beyond main_test.go's TestSIGTERMDrains (the SPI route,

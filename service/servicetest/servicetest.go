@@ -277,6 +277,23 @@ func (l *Logs) Lines(msg string) []map[string]any {
 	return out
 }
 
+// Await waits up to within for a JSON log line that satisfies ok, and
+// reports whether one came. A line is written when its request's answer
+// has been, or after it: a test that reads the log right after an answer
+// waits for the line, never for a time it guesses.
+func (l *Logs) Await(within time.Duration, ok func(map[string]any) bool) bool {
+	for deadline := time.Now().Add(within); ; time.Sleep(10 * time.Millisecond) {
+		for _, line := range l.Lines("") {
+			if ok(line) {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 // Tail is the last n bytes of s, marked when cut.
 func Tail(s string, n int) string {
 	if len(s) <= n {
