@@ -159,6 +159,35 @@ func (img *memImage) clearStack(mem []byte) {
 	clear(mem[hot:img.stack])
 }
 
+// deepCallsBytes is how deep in the shadow stack a run may reach and keep
+// its instance's call handles (instance.newCalls). A run's native stack
+// grows with its shadow stack (the engine's recursion moves both; a C
+// recursion that moved only the native one would meet no bound of the
+// engine's and trap, and an instance whose call trapped is closed), at
+// about 60 native bytes for each shadow byte when a script recurses as
+// deep as the engine allows: past 32 KiB of shadow stack, a run may have
+// grown a native stack of a couple of MiB, which its instance would hold.
+const deepCallsBytes = 32 << 10
+
+// wentDeep reports whether the run that ended in the instance reached
+// deeper than deepCallsBytes into the shadow stack: whether the page
+// there holds a byte the run wrote (the image's stack is zeros, and a
+// frame writes its locals). It is asked before reset clears the stack.
+func (img *memImage) wentDeep(in *instance) bool {
+	if img.stack < deepCallsBytes {
+		return false
+	}
+	at := img.stack - deepCallsBytes - imagePage
+	page, ok := in.mem.Read(at, imagePage)
+	if !ok {
+		return false
+	}
+	return !bytes.Equal(page, zeroPage[:])
+}
+
+// zeroPage is a page of zeros, to compare a page of memory with.
+var zeroPage [imagePage]byte
+
 // reset makes the memory of an instance whose run ended the image again,
 // every byte of it: the stack zeros, [stack, size) the image's bytes, and
 // all the memory above the image zeros, however the run left it. It is

@@ -113,14 +113,23 @@ func instantiate(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModule
 	if err != nil {
 		return nil, fmt.Errorf("quickjs: instantiate: %w", err)
 	}
-	return &instance{
-		mod:     mod,
-		mem:     mod.Memory(),
-		alloc:   mod.ExportedFunction("sb_alloc"),
-		compile: mod.ExportedFunction("sb_compile"),
-		run:     mod.ExportedFunction("sb_run"),
-		outcome: mod.ExportedFunction("sb_outcome"),
-	}, nil
+	in := &instance{mod: mod, mem: mod.Memory()}
+	in.newCalls()
+	return in, nil
+}
+
+// newCalls makes the handles of the exports a run calls afresh. A handle
+// keeps the native stack its calls grew (wazero grows it by doubling, to
+// tens of MiB for a recursion as deep as the engine allows, and never
+// shrinks it): an instance that serves run after run takes new handles
+// after a run that went deep (memImage.wentDeep), so that what that run
+// grew is the collector's, not held for the instance's life. New handles
+// cost far more than a reset, so a run that stayed shallow keeps them.
+func (in *instance) newCalls() {
+	in.alloc = in.mod.ExportedFunction("sb_alloc")
+	in.compile = in.mod.ExportedFunction("sb_compile")
+	in.run = in.mod.ExportedFunction("sb_run")
+	in.outcome = in.mod.ExportedFunction("sb_outcome")
 }
 
 func (in *instance) close() { _ = in.mod.Close(context.Background()) }

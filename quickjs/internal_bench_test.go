@@ -134,3 +134,22 @@ func BenchmarkScriptSizes(b *testing.B) {
 		in.close()
 	}
 }
+
+// BenchmarkNewCalls is what an instance pays for new call handles after a
+// run that went deep (instance.newCalls): several resets' worth, which is
+// why a shallow run keeps its handles.
+func BenchmarkNewCalls(b *testing.B) {
+	ctx := context.Background()
+	e, _ := New(ctx, WithPoolSize(0))
+	defer e.Close(ctx)
+	_ = e.compile(ctx)
+	in, err := newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.close()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		in.newCalls()
+	}
+}

@@ -366,3 +366,44 @@ func TestNoScriptOutcomeAfterTheDeadline(t *testing.T) {
 		})
 	}
 }
+
+// A run that recursed deep leaves its instance new call handles, so that
+// the native stack it grew is not held for the instance's life; a shallow
+// run keeps them, which costs nothing. The check reads the shadow stack
+// the run left, before the reset clears it.
+func TestDeepRunRenewsTheCallHandles(t *testing.T) {
+	ctx := context.Background()
+	e, err := New(ctx, WithPoolSize(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	if err := e.compile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	in, err := newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.close()
+	for _, tc := range []struct {
+		name, script string
+		deep         bool
+	}{
+		{"shallow", `input.a.map(x => x + 1)`, false},
+		{"a recursion to the engine's bound", `function f(n) { return f(n + 1) + 1 } f(0)`, true},
+		{"shallow again, after the reset", `[1, 2].length`, false},
+		{"a recursion 200 calls deep", `function g(n) { return n ? g(n - 1) + 1 : 0 } g(200)`, true},
+	} {
+		st := &runState{deadline: time.Now().Add(30 * time.Second)}
+		if _, err := in.exec(context.WithValue(ctx, runStateKey{}, st), tc.script, `{"a":[1,2]}`, 64<<20, DefaultCPUBudget, false, 1); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := e.image.wentDeep(in); got != tc.deep {
+			t.Errorf("%s: went deep %v, want %v", tc.name, got, tc.deep)
+		}
+		if !e.image.reset(in) {
+			t.Fatalf("%s: reset refused", tc.name)
+		}
+	}
+}

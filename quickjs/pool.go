@@ -83,9 +83,13 @@ func (e *Engine) pooled(in *instance) {
 // recycle resets an instance whose run ended to the set-up image and pools
 // it; one that cannot serve again is closed.
 func (e *Engine) recycle(in *instance) {
+	deep := e.image.wentDeep(in)
 	if e.closed.Load() || !e.image.reset(in) {
 		in.close()
 		return
+	}
+	if deep {
+		in.newCalls()
 	}
 	e.recycled.Add(1)
 	e.pooled(in)
