@@ -92,7 +92,10 @@ func TestStoreFaults(t *testing.T) {
 		{name: "connection reset recovered by retry", fault: resetFirst, want: expect{recovered: true, minRequests: 3, maxRequests: 3}},
 		{name: "truncated body recovered by retry", fault: truncate(1), want: expect{recovered: true, minRequests: 3, maxRequests: 4}},
 		{name: "503 until the retries run out", fault: failAlways(503, "backend error"),
-			want: expect{status: 503, slug: "store-unavailable", retry: true, detail: []string{"did not answer", "retry may succeed"}, minRequests: 5, maxRequests: 5}},
+			// the store's five tries, or fewer when the fetch's deadline (a
+			// share of the 1 s wall clock's) ends them first, as on a busy
+			// machine: bounded either way, and retried
+			want: expect{status: 503, slug: "store-unavailable", retry: true, detail: []string{"did not answer", "retry may succeed"}, minRequests: 2, maxRequests: 5}},
 		// (a truncated body every time, and a stalled body:
 		// TestTruncatedBodyEveryTime and TestStoreStall)
 		{name: "tampered object", script: func(ref contentref.Ref) {
