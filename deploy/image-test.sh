@@ -460,12 +460,12 @@ caps=$(curl -sS "$url/v1/capabilities")
 want_has capabilities-isolation "$caps" \
   '"isolation":{"process":true,"emptyEnvironment":true,"noNewPrivs":true,"resourceLimits":true,"seccomp":true}'
 
-# A run stuck inside one native builtin: indexOf over an array-like of
-# length 2^53 never returns to the interrupt handler (security/stuck_test.go),
+# A run stuck inside one native builtin: join of an array-like of length
+# 2^53 never returns to the interrupt handler (security/stuck_test.go),
 # so the wall clock cannot stop it from inside; the hard kill ends its
 # worker at deadline + HARD_KILL_GRACE (500 ms) and answers.
 kills=$(logs | grep -c '"event":"hardKill"' || true)
-stuck=$(post /v1/sandbox/evaluate '{"script":"Array.prototype.indexOf.call({length:2**53},1)","inputJson":"null","limits":{"wallClockMs":300,"memoryBytes":1048576}}')
+stuck=$(post /v1/sandbox/evaluate '{"script":"[].join.call({length:2**53},'')","inputJson":"null","limits":{"wallClockMs":300,"memoryBytes":1048576}}')
 stuck_ms=$(took)
 want_eq stuck-native-wallclock "$stuck" '{"ok":false,"kind":"limit","limit":"wallClock"}'
 want_ge stuck-native-answered-after-grace "$stuck_ms" 800 " ms"

@@ -153,6 +153,15 @@ func hostileCases() []hostile {
 		{name: "new Error() in a loop 2000 frames deep", script: `function f(n) { if (n === 0) { for (;;) new Error() } return f(n - 1) } f(2000)`, wall: runaway, want: wallClock},
 		{name: "recursion that retries after a caught stack overflow", script: `function f() { try { return f() } catch (e) { return f() } } f()`, wall: runaway, want: wallClock},
 		{name: "a loop over indexOf of 30000 elements", script: `const a = new Array(3e4).fill(1); for (;;) a.indexOf(2)`, wall: runaway, want: wallClock},
+		// The Array builtins that walk an array-like poll the interrupt
+		// handler (quickjs/patches/0019): a length of 2^53 with no element
+		// ends at the deadline, not at the hard kill.
+		{name: "Array indexOf over an array-like of length 2^53", script: `Array.prototype.indexOf.call({ length: 2 ** 53 }, 1)`, wall: runaway, want: wallClock},
+		{name: "Array lastIndexOf over an array-like of length 2^53", script: `[].lastIndexOf.call({ length: 2 ** 53 }, 1)`, wall: runaway, want: wallClock},
+		{name: "Array includes over an array-like of length 2^53", script: `[].includes.call({ length: 2 ** 53 }, 1)`, wall: runaway, want: wallClock},
+		{name: "Array every over an array-like of length 2^53", script: `[].every.call({ length: 2 ** 53 }, () => false)`, wall: runaway, want: wallClock},
+		{name: "Array reduce over an array-like of length 2^53", script: `[].reduce.call({ length: 2 ** 53 }, (a, b) => a)`, wall: runaway, want: wallClock},
+		{name: "Array findLast over an array-like of length 2^53", script: `[].findLast.call({ length: 2 ** 53 }, () => false)`, wall: runaway, want: wallClock},
 		{name: "getter on the thrown value loops", script: `throw { get message() { for (;;) {} } }`, wall: runaway, want: wallClock},
 		{name: "toJSON of the result loops", script: `({ toJSON() { for (;;) {} } })`, wall: runaway, want: wallClock},
 

@@ -60,9 +60,6 @@ var stuckFamilies = []stuckFamily{
 	{name: "String split on a 150000-character near-match", script: `'a'.repeat(3e5).split('a'.repeat(15e4)+'b').length`, memory: 1 << 20},
 	{name: "String replaceAll of a 150000-character near-match", script: `'a'.repeat(3e5).replaceAll('a'.repeat(15e4)+'b','').length`, memory: 1 << 20},
 	// array methods over an array-like of length 2^53
-	{name: "Array indexOf over an array-like of length 2^53", script: `Array.prototype.indexOf.call({length:2**53},1)`, memory: 1 << 20},
-	{name: "Array includes over an array-like of length 2^53", script: `[].includes.call({length:2**53},1)`, memory: 1 << 20},
-	{name: "Array lastIndexOf over an array-like of length 2^53", script: `[].lastIndexOf.call({length:2**53},1)`, memory: 1 << 20},
 	{name: "Array reverse of an array-like of length 2^53", script: `[].reverse.call({length:2**53})`, memory: 1 << 20},
 	{name: "a loop of Array.from of a million-element array-like", script: `for(;;)Array.from({length:1e6}).length`, memory: 16 << 20},
 	// property names, Unicode
