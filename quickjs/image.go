@@ -16,9 +16,10 @@ import (
 // returns its frames are dead, and no code reads below the stack pointer,
 // which is back at the top; keeping them zero is what lets the host clear
 // the stack cheaply (reset). The guest's only mutable global, the stack
-// pointer, is at its initial value whenever no call is in progress, and
-// its table is never written (the module has no instruction that writes
-// one), so the memory is the whole of an instance's state between calls.
+// pointer, is at the stack's top whenever a call returned (reset checks it
+// is), and its table is never written (the module has no instruction that
+// writes one, TestModuleStateIsItsMemory), so the memory is the whole of
+// an instance's state between calls.
 //
 // An instance is made to hold the image once, when it is built, and again
 // after each of its runs (reset): so every run starts from the same bytes,
@@ -80,6 +81,9 @@ func captureImage(ctx context.Context, r wazero.Runtime, cm wazero.CompiledModul
 	img := &memImage{size: size, stack: binary.LittleEndian.Uint32(lay), brkAt: binary.LittleEndian.Uint32(lay[4:])}
 	if img.stack == 0 || img.stack%imagePage != 0 || img.stack >= size || img.brkAt < img.stack || img.brkAt > size-4 {
 		return nil, fmt.Errorf("quickjs: the shim's layout (stack %d, heap end at %d) does not fit its %d-byte memory", img.stack, img.brkAt, size)
+	}
+	if sp, err := in.stackPointerAt(ctx); err != nil || sp != img.stack {
+		return nil, fmt.Errorf("quickjs: after the set-up the stack pointer is %#x, not the stack's top %#x (%v)", sp, img.stack, err)
 	}
 	full, ok := in.mem.Read(0, size)
 	if !ok {
@@ -193,8 +197,10 @@ var zeroPage [imagePage]byte
 // all the memory above the image zeros, however the run left it. It is
 // what lets one instance serve run after run, each from the image, and
 // costs a fraction of building an instance. It refuses (false) an instance
-// that cannot serve again: closed (its guest was terminated), or grown past
-// resetMaxBytes; the caller closes it.
+// that cannot serve again: closed (its guest was terminated), grown past
+// resetMaxBytes, or with its stack pointer anywhere but the stack's top,
+// which only a call that did not return leaves (the memory would then not
+// be the instance's whole state); the caller closes it.
 //
 // Where a run may have written is not known, so nothing is left to what it
 // says: the guest's end of heap (sb.brk) only decides which of the memory
@@ -202,6 +208,9 @@ var zeroPage [imagePage]byte
 // kernel, and both end as zeros.
 func (img *memImage) reset(in *instance) bool {
 	if in.mod.IsClosed() {
+		return false
+	}
+	if sp, err := in.stackPointerAt(context.Background()); err != nil || sp != img.stack {
 		return false
 	}
 	size := in.mem.Size()

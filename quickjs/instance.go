@@ -45,11 +45,12 @@ type instance struct {
 	mod                          api.Module
 	mem                          api.Memory
 	alloc, compile, run, outcome api.Function
+	stackPointer                 api.Function
 }
 
 // required lists the exports the host needs; a module without one of them is
 // refused with a specific error.
-var required = []string{"sb_alloc", "sb_init", "sb_layout", "sb_compile", "sb_run", "sb_outcome"}
+var required = []string{"sb_alloc", "sb_init", "sb_layout", "sb_compile", "sb_run", "sb_outcome", "sb_stack_pointer"}
 
 func checkExports(cm wazero.CompiledModule) error {
 	ex := cm.ExportedFunctions()
@@ -130,6 +131,7 @@ func (in *instance) newCalls() {
 	in.compile = in.mod.ExportedFunction("sb_compile")
 	in.run = in.mod.ExportedFunction("sb_run")
 	in.outcome = in.mod.ExportedFunction("sb_outcome")
+	in.stackPointer = in.mod.ExportedFunction("sb_stack_pointer")
 }
 
 func (in *instance) close() { _ = in.mod.Close(context.Background()) }
@@ -315,4 +317,14 @@ func (in *instance) runCompiled(ctx context.Context, input string, memLimit int6
 		}
 	}
 	return out, nil
+}
+
+// stackPointerAt is the guest's stack pointer, as sb_stack_pointer reads
+// it: no call may be in progress.
+func (in *instance) stackPointerAt(ctx context.Context) (uint32, error) {
+	res, err := in.stackPointer.Call(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return uint32(res[0]), nil
 }

@@ -192,3 +192,46 @@ func TestScriptCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 		t.Fatalf("an image above a quarter of the budget: %d kept, freed %v", n, imgs[5].data == nil)
 	}
 }
+
+// reset serves again only an instance whose stack pointer is back at the
+// stack's top, where every call that returned leaves it: a call that
+// trapped (here: its interrupt poll) leaves the pointer inside its frames,
+// state that no reset of the memory would undo, and reset refuses that
+// instance; the same instance before the trap, and one whose run returned,
+// are reset.
+func TestResetRefusesAStackPointerOffTheTop(t *testing.T) {
+	ctx := context.Background()
+	e, err := New(ctx, CachedForTests(WithPoolSize(0), WithTrapForTests(func(script string) bool { return strings.HasPrefix(script, "trap") }))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(ctx) })
+	if err := e.compile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	in := e.testInstance(t)
+	if sp, err := in.stackPointerAt(ctx); err != nil || sp != e.image.stack {
+		t.Fatalf("a new instance's stack pointer is %#x (%v), want the stack's top %#x", sp, err, e.image.stack)
+	}
+	if raw, err := in.exec(runCtx(), `"returned"`, "null", 16<<20, 0, false, 1); err != nil || raw.status != statusOK {
+		t.Fatalf("status %d, %v", raw.status, err)
+	}
+	if !e.image.reset(in) {
+		t.Fatal("an instance whose run returned was not reset")
+	}
+
+	trapping := context.WithValue(context.Background(), runStateKey{}, &runState{deadline: time.Now().Add(time.Minute), trap: true})
+	if _, err := in.exec(trapping, `trap: for (;;) {}`, "null", 16<<20, 0, false, 1); err == nil || !isAbort(err) {
+		t.Fatalf("the run did not trap: %v", err)
+	}
+	if in.mod.IsClosed() {
+		t.Fatal("the trap closed the instance; the test needs one that is still open")
+	}
+	sp, err := in.stackPointerAt(ctx)
+	if err != nil || sp >= e.image.stack {
+		t.Fatalf("after a trap the stack pointer is %#x (%v), want below the stack's top %#x", sp, err, e.image.stack)
+	}
+	if e.image.reset(in) {
+		t.Fatalf("an instance whose stack pointer is %#x, not %#x, was reset", sp, e.image.stack)
+	}
+}

@@ -259,6 +259,20 @@ static const struct {
 
 EXPORT(sb_layout) const void *sb_layout(void) { return &layout; }
 
+/* sb_stack_pointer is the shadow stack's pointer, the module's one mutable
+ * global, where the call finds it. Between calls, where the host asks, it
+ * must be back at the stack's top (SB_STACK_SIZE: a call that returned
+ * popped its frames), for the memory to be the whole of the instance's
+ * state; a call that trapped leaves it lower. The host resets only an
+ * instance whose pointer is at the top (memImage.reset). A leaf without a
+ * frame, it reads the global without moving it. */
+EXPORT(sb_stack_pointer) uintptr_t sb_stack_pointer(void)
+{
+    uintptr_t sp;
+    __asm__ volatile("global.get __stack_pointer\n\tlocal.set %0" : "=r"(sp));
+    return sp;
+}
+
 /* sb_teardown frees what the shim and the runtime hold, the context and the
  * runtime, as an embedder that kept the instance would, and returns the
  * number of blocks still taken from the runtime's allocator: 0 unless

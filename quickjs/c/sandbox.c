@@ -9,6 +9,9 @@
  *   _initialize (wasi-libc reactor constructors)
  *   sb_init()               runtime + context + console, done ahead of the request
  *   sb_layout()             where the stack ends and the heap's end is kept
+ *   sb_stack_pointer()      the stack's pointer, the one global a call
+ *                           moves: at the stack's top between calls, which
+ *                           the host checks before it resets an instance
  *   (the host runs these once per engine, and restores every instance to a
  *   copy of the memory they leave: the set-up image)
  *   sb_alloc(), sb_compile  the script copied in and compiled as global code,
@@ -22,8 +25,9 @@
  *   sb_outcome()            where the outcome is; the host copies it out and
  *                           restores the memory for the next run
  *
- * Five exports a run, no more: the host makes a handle for each export it
- * calls in every instance, and that is a cost of every instance.
+ * Five exports a run and one between runs, no more: the host makes a
+ * handle for each export it calls in every instance, a cost of every
+ * instance it builds.
  *
  * The host gives the guest two imports of ours: sandbox.poll, called from
  * QuickJS's interrupt handler (every 1,000 calls or backward jumps), which
