@@ -106,12 +106,15 @@ func evalBatch(ctx context.Context, eff *effect.Effect, cfg service.Config, ev s
 		l := answer.Item(lim, ev, it, "eval was interrupted before this input's run ended; it was not answered, and run again it runs as if for the first time")
 		answer.LogItem(ctx, log, "eval", ev, inputs[it.Index], it, l, lines[it.Index].Source.String())
 		return l
-	}, func(line []byte, l api.BatchLine) error {
+	}, func(line []byte, l api.BatchLine, more bool) error {
 		if _, err := out.Write(line); err != nil {
 			return err
 		}
 		if l.Summary == nil {
 			done.Add(1)
+		}
+		if more {
+			return nil
 		}
 		return out.Flush()
 	})

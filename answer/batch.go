@@ -35,31 +35,34 @@ func Item(lim api.Limits, ev spi.Evaluation, it effect.Item, notRun string) api.
 // Batch runs a batch as POST /v1/evaluations:batch does and hands write
 // its lines, each encoded (with its newline) and as it is: each input's,
 // in the inputs' order, made by line from the input's Item, then the
-// summary of them all, which it returns. p is the script Effect.Prepare
-// read (or found not stored: each input's answer is then its Failure, as
-// it would be alone), run over the inputs at most parallel at once
-// (Effect.Batch). An error of write ends the batch, its runs stopped, and
-// is returned.
+// summary of them all, which it returns. more says that the next line is
+// ready too (Item.NextReady): a writer that streams may hold this one to
+// send with it, and must send what it holds when more is false. p is the
+// script Effect.Prepare read (or found not stored: each input's answer is
+// then its Failure, as it would be alone), run over the inputs at most
+// parallel at once (Effect.Batch). An error of write ends the batch, its
+// runs stopped, and is returned.
 func Batch(ctx context.Context, eff *effect.Effect, p *effect.Prepared, inputs []jsontext.Text, parallel int,
-	line func(effect.Item) api.BatchLine, write func(encoded []byte, l api.BatchLine) error) (api.BatchSummary, error) {
+	line func(effect.Item) api.BatchLine, write func(encoded []byte, l api.BatchLine, more bool) error) (api.BatchSummary, error) {
 	sum := api.BatchSummary{Outcomes: map[string]int{}}
 	var buf []byte
-	put := func(l api.BatchLine) error {
+	put := func(l api.BatchLine, more bool) error {
 		var err error
 		if buf, err = api.AppendBatchLine(buf[:0], l); err != nil {
 			return err
 		}
-		return write(buf, l)
+		return write(buf, l, more)
 	}
 	for it := range eff.Batch(ctx, p, inputs, parallel) {
 		l := line(it)
 		sum.Add(l)
-		if err := put(l); err != nil {
+		// the summary follows the last input's line at once
+		if err := put(l, it.NextReady || it.Index == len(inputs)-1); err != nil {
 			return sum, err
 		}
 	}
 	// the batch read the script once: a line of a script not stored says
 	// that read, as it would alone, and the summary says it once
 	sum.Usage.Fetch, sum.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
-	return sum, put(api.BatchLine{Summary: &sum})
+	return sum, put(api.BatchLine{Summary: &sum}, false)
 }

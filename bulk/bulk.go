@@ -328,7 +328,7 @@ func Run(ctx context.Context, job Job) (Manifest, error) {
 		l := answer.Item(job.Limits, job.Evaluation, it, notRunDetail(ctx))
 		answer.LogItem(ctx, log, "bulk", job.Evaluation, inputs[i], it, l, lines[i].Source.String())
 		return l
-	}, func(line []byte, l api.BatchLine) error {
+	}, func(line []byte, l api.BatchLine, _ bool) error {
 		if l.Summary != nil {
 			return nil // the manifest counts the shard: the shards concatenated are the inputs' lines
 		}

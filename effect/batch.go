@@ -103,14 +103,21 @@ type Item struct {
 	Result Result
 	Err    error
 	NotRun bool
+	// NextReady says that the next input's Item had come when this one was
+	// yielded: a caller that streams the answers may hold this one's to
+	// send with it, and so send a burst of answers at once.
+	NextReady bool
 }
 
 // Batch runs the prepared evaluation over each input, each in a run of its
 // own (RunPrepared), at most parallel at once (at least one), and yields
-// each input's Item in the inputs' order. A run that ends before an
-// earlier one waits for it: with the runs in progress, at most parallel
-// answers are held at any time, so a batch of any length holds a bounded
-// window of them. Each iteration runs the batch anew.
+// each input's Item in the inputs' order. A run's slot is free again as
+// soon as the run returns, so the next input runs while the caller is
+// still busy with an earlier answer; and at most 2×parallel inputs
+// (heldPerSlot) are between their run's start and the caller's return from
+// their answer, so a batch of any length holds a bounded window of
+// answers, a run that ends before an earlier one waiting for it within
+// that window. Each iteration runs the batch anew.
 //
 // When ctx ends, the inputs not yet started are not run, and they and the
 // runs it stopped are yielded NotRun; an answer that ended before is
@@ -124,25 +131,36 @@ func (e *Effect) Batch(ctx context.Context, p *Prepared, inputs []jsontext.Text,
 		defer stop()
 		type answer struct {
 			Item
-			started bool // holds a slot until it is yielded
+			started bool // holds a place in the window until it is yielded
 		}
 		answers := make([]chan answer, len(inputs))
 		for i := range answers {
 			answers[i] = make(chan answer, 1)
 		}
-		slots := make(chan struct{}, parallel)
+		slots := make(chan struct{}, parallel)              // runs in progress
+		window := make(chan struct{}, heldPerSlot*parallel) // started, not yet yielded
+		acquire := func(c chan struct{}) bool {
+			select {
+			case c <- struct{}{}:
+			case <-bctx.Done():
+				return false
+			}
+			if bctx.Err() != nil { // taken in the same moment: given back
+				<-c
+				return false
+			}
+			return true
+		}
 		go func() {
 			for i, in := range inputs {
-				acquired := false
-				select {
-				case slots <- struct{}{}:
-					acquired = true
-				case <-bctx.Done():
-				}
-				if bctx.Err() != nil {
-					if acquired { // taken in the same moment: given back
-						<-slots
+				if !acquire(window) {
+					for j := i; j < len(inputs); j++ {
+						answers[j] <- answer{Item: Item{Index: j, NotRun: true}}
 					}
+					return
+				}
+				if !acquire(slots) {
+					<-window
 					for j := i; j < len(inputs); j++ {
 						answers[j] <- answer{Item: Item{Index: j, NotRun: true}}
 					}
@@ -150,6 +168,7 @@ func (e *Effect) Batch(ctx context.Context, p *Prepared, inputs []jsontext.Text,
 				}
 				go func() {
 					res, err := e.RunPrepared(bctx, p, in)
+					<-slots // the next input may run while this answer waits
 					answers[i] <- answer{Item: Item{Index: i, Result: res, Err: err, NotRun: stoppedBy(bctx, err)}, started: true}
 				}()
 			}
@@ -157,19 +176,25 @@ func (e *Effect) Batch(ctx context.Context, p *Prepared, inputs []jsontext.Text,
 		done := false
 		for i := range answers {
 			a := <-answers[i]
-			if a.started {
-				<-slots
-			}
-			if done {
-				continue // drained: every run has returned when the iteration does
-			}
-			if !yield(a.Item) {
+			a.NextReady = i+1 < len(answers) && len(answers[i+1]) > 0
+			if !done && !yield(a.Item) {
 				done = true
 				stop()
+			}
+			// drained once done: every run has returned when the
+			// iteration does
+			if a.started {
+				<-window
 			}
 		}
 	}
 }
+
+// heldPerSlot is how many inputs of a batch may be between their run's
+// start and the caller's return from their answer, per run allowed at
+// once: the one running and the one whose answer the caller has, so that
+// a slot's next run overlaps the caller's work on its last answer.
+const heldPerSlot = 2
 
 // stoppedBy reports whether err is a run's end by ctx: a cancellation,
 // once ctx has ended, rather than the run's own answer.

@@ -121,10 +121,11 @@ func TestBatchAnswersInOrderFromOneFetch(t *testing.T) {
 }
 
 // A slow first input holds the window: while its answer is awaited, no
-// more runs start than the batch's parallelism, so the answers held stay
-// bounded however long the batch is. In a synctest bubble the check waits
-// until every goroutine of the batch is blocked, so a wrong start has
-// happened by then however slow the machine.
+// more inputs start than twice the batch's parallelism (the runs, and one
+// answer held per run), so the answers held stay bounded however long the
+// batch is. In a synctest bubble the check waits until every goroutine of
+// the batch is blocked, so a wrong start has happened by then however slow
+// the machine.
 func TestBatchHoldsABoundedWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -148,15 +149,84 @@ func TestBatchHoldsABoundedWindow(t *testing.T) {
 				emitted.Add(1)
 			}
 		}()
-		// the other two slots' runs end at once; nothing else may start
+		// the runs of the other two slots end at once, and two more after
+		// them, held behind the first; nothing else may start
 		synctest.Wait()
-		if n, m := a.calls.Load(), emitted.Load(); n != 3 || m != 0 {
-			t.Errorf("while the first run holds: %d runs started, %d answers emitted; want 3 and 0", n, m)
+		if n, m := a.calls.Load(), emitted.Load(); n != 6 || m != 0 {
+			t.Errorf("while the first run holds: %d runs started, %d answers emitted; want 6 and 0", n, m)
 		}
 		close(release)
 		<-done
 		if n := emitted.Load(); n != 100 {
 			t.Fatalf("%d answers emitted", n)
+		}
+	})
+}
+
+// A slot's next run does not wait for the caller: while the caller is
+// still busy with an answer (here: it does not come back for the next),
+// the next input runs, one at a time as asked, and no input after it
+// starts until the caller takes an answer.
+func TestBatchRunsTheNextInputWhileAnAnswerIsHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &adder{}
+		e := mustNew(t, newReader(testScript), a, effect.Options{})
+		p := prepared(t, e)
+		next := make(chan struct{})
+		done := make(chan struct{})
+		var got []int
+		go func() {
+			defer close(done)
+			for it := range e.Batch(context.Background(), p, inputs(5), 1) {
+				got = append(got, it.Index)
+				<-next
+			}
+		}()
+		for i := range 5 {
+			synctest.Wait()
+			want := int32(min(i+2, 5)) // the answer held, and the run after it
+			if n := a.calls.Load(); n != want {
+				t.Errorf("while the caller holds answer %d: %d runs started, want %d", i, n, want)
+			}
+			next <- struct{}{}
+		}
+		<-done
+		if p := a.peak.Load(); p != 1 {
+			t.Errorf("%d runs at once, asked for 1", p)
+		}
+		if fmt.Sprint(got) != "[0 1 2 3 4]" {
+			t.Errorf("answers %v, want the inputs' order", got)
+		}
+	})
+}
+
+// An answer says whether the next has come already, so that a caller that
+// streams them can send a burst at once: here the first run ends last,
+// after the three others, so each answer but the last is followed by one
+// that is ready.
+func TestBatchSaysWhenTheNextAnswerIsReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		a := &adder{wait: func(ctx context.Context, n int) error {
+			if n == 0 {
+				<-release
+			}
+			return nil
+		}}
+		e := mustNew(t, newReader(testScript), a, effect.Options{})
+		p := prepared(t, e)
+		got := make(chan []bool)
+		go func() {
+			var ready []bool
+			for it := range e.Batch(context.Background(), p, inputs(4), 4) {
+				ready = append(ready, it.NextReady)
+			}
+			got <- ready
+		}()
+		synctest.Wait() // the three later runs have ended
+		close(release)
+		if ready := <-got; fmt.Sprint(ready) != "[true true true false]" {
+			t.Errorf("next ready %v, want [true true true false]", ready)
 		}
 	})
 }
@@ -225,7 +295,7 @@ func TestBatchStopsWhenTheLoopStops(t *testing.T) {
 	if n := a.running.Load(); n != 0 {
 		t.Errorf("%d runs still in progress after the loop returned", n)
 	}
-	if n := a.calls.Load(); n > 6+4 {
+	if n := a.calls.Load(); n > 6+2*4 {
 		t.Errorf("%d runs started for 6 answers delivered", n)
 	}
 }

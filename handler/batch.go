@@ -65,9 +65,12 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 		l := s.batchLine(ctx, ev, it)
 		s.logItem(ctx, ev, inputs[it.Index], it, l)
 		return l
-	}, func(line []byte, _ api.BatchLine) error {
+	}, func(line []byte, _ api.BatchLine, more bool) error {
 		if _, err := w.Write(line); err != nil {
 			return err
+		}
+		if more { // sent with the next: one write for a burst of lines
+			return nil
 		}
 		return rc.Flush()
 	})
