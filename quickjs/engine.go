@@ -44,6 +44,8 @@ type Engine struct {
 	// scripts keeps what each script's compile left (scripts.go); nil
 	// when the engine keeps none
 	scripts *scriptCache
+	// lastKey is the last script's key (keyOf)
+	lastKey atomic.Pointer[lastKey]
 
 	// runs counts guest calls in progress; Close waits for them, because
 	// closing the runtime frees the memory a running guest is using.

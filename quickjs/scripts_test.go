@@ -235,3 +235,16 @@ func TestResetRefusesAStackPointerOffTheTop(t *testing.T) {
 		t.Fatalf("an instance whose stack pointer is %#x, not %#x, was reset", sp, e.image.stack)
 	}
 }
+
+// A script's key is its sha256 whichever way it is reached: the key kept
+// for the last script serves only a script of the same text (the same
+// string, or a copy of it), never another of the same length.
+func TestKeyOfIsTheScriptsHash(t *testing.T) {
+	e := testEngine(t, DefaultMaxMemoryBytes)
+	a, b := "input + 1 /* a */", "input + 1 /* b */"
+	for i, s := range []string{a, a, b, a, string([]byte(a)), b, b} {
+		if got, want := e.keyOf(s), scriptKey(sha256.Sum256([]byte(s))); got != want {
+			t.Fatalf("key %d of %q is another script's", i, s)
+		}
+	}
+}

@@ -393,17 +393,23 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req spi.RunRequest) (spi.Repo
 	timing := p.Timing(req.Limits.WallClock)
 	w.nextID++
 	id := w.nextID
-	w.wbuf = appendRun(startFrame(w.wbuf, frameRun), id, req)
-	if len(w.wbuf)-frameHeader > w.maxFrame {
+	same := w.sent && w.sentScript == req.Script
+	w.wbuf = appendRun(startFrame(w.wbuf, frameRun), id, req, same)
+	size := len(w.wbuf) - frameHeader
+	if same {
+		size += len(req.Script) // what the frame would carry without the worker's copy
+	}
+	if size > w.maxFrame {
 		p.idle.put(w)
 		return spi.Report{Outcome: spi.Infrastructure(fmt.Sprintf(
 			"the script and input (%d bytes) exceed what a worker accepts for a memory maximum of %d bytes",
-			len(w.wbuf)-frameHeader, p.opts.Engine.MaxMemoryBytes))}, nil
+			size, p.opts.Engine.MaxMemoryBytes))}, nil
 	}
 	killAt := time.Now().Add(timing.HardKill())
 	if err := sendFrame(w.conn, w.wbuf); err != nil {
 		return p.died(w, fmt.Errorf("sending the run: %w", err))
 	}
+	w.sentScript, w.sent = req.Script, true
 	if p.dispatched != nil {
 		p.dispatched(w)
 	}

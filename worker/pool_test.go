@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -616,5 +617,44 @@ func TestNoValueAfterTheDeadline(t *testing.T) {
 	}
 	if got := describe(<-first); got != "limit wallClock" {
 		t.Errorf("the runaway ahead of it: %s", got)
+	}
+}
+
+// A run of the script its worker ran last does not carry the script
+// through the channel again, and still runs that very script: runs that
+// repeat a script and runs that change it, through one worker, each answer
+// as their own script says, whether the frame carried it or named it; and
+// the worker that starts after a kill, which has no last script, is sent
+// the script whole.
+func TestRunsOfTheLastScriptNameIt(t *testing.T) {
+	p := newPool(t, func(o *Options) { o.Spares = 0 })
+	var carried []bool
+	p.dispatched = func(w *proc) { carried = append(carried, bytes.Contains(w.wbuf, []byte("/*mark*/"))) }
+	for i, tc := range []struct{ script, want string }{
+		{"/*mark*/ input + 1", "ok 2"},
+		{"/*mark*/ input + 1", "ok 2"},
+		{"/*mark*/ input + 2", "ok 3"},
+		{"/*mark*/ input + 1", "ok 2"},
+		{"/*mark*/ input + 1", "ok 2"},
+	} {
+		if got := describe(run(t, p, tc.script, "1", generous)); got != tc.want {
+			t.Fatalf("run %d of %q: %s, want %s", i, tc.script, got, tc.want)
+		}
+	}
+	if got := fmt.Sprint(carried); got != "[true false true true false]" {
+		t.Errorf("frames carried the script: %s, want [true false true true false]", got)
+	}
+	// a kill: the next worker gets the script whole
+	if o := run(t, p, stuckScript, "null", spi.Limits{WallClock: 100 * time.Millisecond, MemoryBytes: 64 << 20}); o.Limit != spi.LimitWallClock {
+		t.Fatalf("the stuck run: %s", describe(o))
+	}
+	carried = nil
+	for range 2 {
+		if got := describe(run(t, p, "/*mark*/ input + 1", "1", generous)); got != "ok 2" {
+			t.Fatalf("after the kill: %s", got)
+		}
+	}
+	if got := fmt.Sprint(carried); got != "[true false]" {
+		t.Errorf("after the kill, frames carried the script: %s, want [true false]", got)
 	}
 }

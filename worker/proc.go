@@ -39,6 +39,11 @@ type proc struct {
 	retiring atomic.Bool // the pool asked it to stop (Close)
 	wbuf     []byte
 	nextID   uint64
+	// sentScript is the script of the last run frame sent (once sent is
+	// set), which the worker keeps: a run of the same script names it
+	// (appendRun)
+	sentScript string
+	sent       bool
 	// compiled is what its engine's kept compiled scripts had done at its
 	// last result (resultFrame.compiled)
 	compiled quickjs.CompiledScriptStats

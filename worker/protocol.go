@@ -171,8 +171,11 @@ type runFrame struct {
 	replay *spi.Replay
 }
 
-// appendRun appends the payload of a run frame.
-func appendRun(b []byte, id uint64, req spi.RunRequest) []byte {
+// appendRun appends the payload of a run frame. sameScript says that the
+// worker's last run frame carried this very script: the frame then says
+// so instead of carrying the script again, which saves copying it through
+// the channel and hashing it in the worker for every input of a batch.
+func appendRun(b []byte, id uint64, req spi.RunRequest, sameScript bool) []byte {
 	b = binary.AppendUvarint(b, id)
 	b = binary.AppendUvarint(b, uint64(req.Limits.WallClock))
 	b = binary.AppendUvarint(b, uint64(req.Limits.MemoryBytes))
@@ -185,12 +188,18 @@ func appendRun(b []byte, id uint64, req spi.RunRequest) []byte {
 			b = binary.AppendVarint(b, r.Now.UnixNano())
 		}
 	}
-	b = appendString(b, req.Script)
+	b = appendBool(b, sameScript)
+	if !sameScript {
+		b = appendString(b, req.Script)
+	}
 	b = appendString(b, req.InputJSON)
 	return b
 }
 
-func (f *runFrame) parse(b []byte) error {
+// parse decodes b; last is the script of the last run frame parsed on the
+// channel (nil before the first), which a frame may name instead of
+// carrying its script again.
+func (f *runFrame) parse(b []byte, last *string) error {
 	d := decoder{b: b}
 	f.id = d.uvarint()
 	f.limits.WallClock = time.Duration(d.uvarint())
@@ -204,7 +213,16 @@ func (f *runFrame) parse(b []byte) error {
 		}
 		f.replay = r
 	}
-	f.script = string(d.bytes()) // copies: the frame's buffer is reused
+	if d.bool() {
+		if last == nil && d.err == nil {
+			d.err = errors.New("worker: a run frame names the last run's script, and there was none")
+		}
+		if last != nil {
+			f.script = *last // the same string: the engine knows it at once
+		}
+	} else {
+		f.script = string(d.bytes()) // copies: the frame's buffer is reused
+	}
 	f.input = string(d.bytes())
 	return d.end("run")
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,14 +43,29 @@ func TestFramesRoundTrip(t *testing.T) {
 	script := "'\xed\xa0\x80'.length\x00"
 	req := spi.Request{Script: script, InputJSON: `"\ud800"`, Limits: spi.Limits{WallClock: 1500 * time.Millisecond, MemoryBytes: 16 << 20}}
 	var f runFrame
-	if err := f.parse(appendRun(nil, 3, spi.RunRequest{Request: req, CaptureLogs: true})); err != nil {
+	if err := f.parse(appendRun(nil, 3, spi.RunRequest{Request: req, CaptureLogs: true}, false), nil); err != nil {
 		t.Fatal(err)
 	}
 	if f.id != 3 || f.script != script || f.input != req.InputJSON || f.limits != req.Limits || !f.logs || f.replay != nil {
 		t.Fatalf("run frame came back as %+v", f)
 	}
+	// a run of the last frame's script names it rather than carry it: it
+	// comes back as that very script, and a frame that names a last
+	// script where there was none is refused
+	last := "a script of the last run"
+	other := spi.RunRequest{Request: spi.Request{Script: "ignored", InputJSON: "7", Limits: req.Limits}}
+	b := appendRun(nil, 5, other, true)
+	if bytes.Contains(b, []byte("ignored")) {
+		t.Fatal("a run frame of the last run's script carries the script")
+	}
+	if err := f.parse(b, &last); err != nil || f.script != last || f.input != "7" || f.id != 5 {
+		t.Fatalf("a run frame of the last run's script came back as %+v, %v", f, err)
+	}
+	if err := f.parse(b, nil); err == nil || !strings.Contains(err.Error(), "there was none") {
+		t.Fatalf("a run frame naming a last script where there was none: %v", err)
+	}
 	for _, r := range []spi.Replay{{}, {Seed: "step-7"}, {Seed: "x", Now: time.Date(2262, 4, 11, 0, 0, 0, 5, time.UTC)}, {Now: time.Unix(0, 0).UTC()}} {
-		if err := f.parse(appendRun(nil, 4, spi.RunRequest{Request: req, Replay: &r})); err != nil {
+		if err := f.parse(appendRun(nil, 4, spi.RunRequest{Request: req, Replay: &r}, false), nil); err != nil {
 			t.Fatal(err)
 		}
 		if f.id != 4 || f.logs || f.replay == nil || f.replay.Seed != r.Seed || !f.replay.Now.Equal(r.Now) {
@@ -84,7 +100,7 @@ func TestFramesRefuseDamage(t *testing.T) {
 // No input makes the decoders panic or read past their input.
 func FuzzFrames(f *testing.F) {
 	f.Add((&resultFrame{id: 1, outcome: spi.OK([]byte(`[1]`)), logs: "x"}).append(nil))
-	f.Add(appendRun(nil, 2, spi.RunRequest{Request: spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}}))
+	f.Add(appendRun(nil, 2, spi.RunRequest{Request: spi.Request{Script: "1", InputJSON: "null", Limits: spi.Limits{WallClock: time.Second, MemoryBytes: 1 << 20}}}, false))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r resultFrame
 		if r.parse(b) == nil {
@@ -94,7 +110,7 @@ func FuzzFrames(f *testing.F) {
 			}
 		}
 		var run runFrame
-		_ = run.parse(b)
+		_ = run.parse(b, nil)
 	})
 }
 

@@ -232,6 +232,7 @@ func (rn *runner) loop(ctx context.Context) error {
 	readErr := make(chan error, 1)
 	go func() {
 		var buf []byte
+		var last *string // the last run frame's script
 		for {
 			t, payload, err := readFrame(rn.r, buf, rn.limit)
 			if err != nil {
@@ -242,11 +243,12 @@ func (rn *runner) loop(ctx context.Context) error {
 			switch t {
 			case frameRun:
 				var f runFrame
-				if err := f.parse(payload); err != nil {
+				if err := f.parse(payload, last); err != nil {
 					readErr <- err
 					close(runs)
 					return
 				}
+				last = &f.script
 				runs <- f
 			case frameCancel:
 				id, err := parseCancel(payload)
