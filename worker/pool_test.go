@@ -585,7 +585,11 @@ func TestEngineFaultCrossesTheChannel(t *testing.T) {
 // a busy machine; the wait is a runaway of three seconds ahead of a run
 // with a wall clock of one, which its trivial script fits on any machine.
 func TestNoValueAfterTheDeadline(t *testing.T) {
-	p := newPool(t, func(o *Options) { o.Engine.HardKillGrace, o.Concurrent, o.Spares = time.Minute, 1, 0 })
+	// No CPU budget: the runaway below must end on its wall clock, which a
+	// quiet machine's 3 s of spinning would otherwise outrun in polls.
+	p := newPool(t, func(o *Options) {
+		o.Engine.HardKillGrace, o.Engine.CPUBudget, o.Concurrent, o.Spares = time.Minute, 0, 1, 0
+	})
 	overrun := conformance.JavaScriptFixtures().NativeOverrun
 	if out := run(t, p, overrun, `null`, spi.Limits{WallClock: conformance.OverrunWallClock, MemoryBytes: 32 << 20}); describe(out) != "limit wallClock" {
 		t.Errorf("a run past its wall clock: got %s, want limit wallClock", describe(out))
