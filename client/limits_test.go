@@ -105,12 +105,14 @@ func TestNegativeLimitsAreTheCallersError(t *testing.T) {
 // runaway and a 32 MiB string meet, while a member the caller gives is the
 // run's. The default wall clock is far from the maximum (30 s), so that a
 // runaway's stop tells the two apart, and long enough that the 32 MiB
-// string is made within it on a busy machine.
+// string is made within it on a busy machine. The service has no CPU
+// budget: on a quiet machine a runaway makes its million polls in under
+// 3 s and would end on them, before the wall clock this test is about.
 func TestZeroLimitsRunUnderTheServicesDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the service")
 	}
-	s := servicetest.Start(t, servicetest.Options{Env: []string{"STORE_URL=none", "DEFAULT_WALL_CLOCK=3s", "DEFAULT_MEMORY_BYTES=16777216"}})
+	s := servicetest.Start(t, servicetest.Options{Env: []string{"STORE_URL=none", "DEFAULT_WALL_CLOCK=3s", "DEFAULT_MEMORY_BYTES=16777216", "CPU_BUDGET=0"}})
 	c := dial(t, s.URL)
 	if l := c.Limits(); l.DefaultWallClock != 3*time.Second || l.DefaultMemoryBytes != 16<<20 {
 		t.Fatalf("the service's defaults are %v and %d bytes", l.DefaultWallClock, l.DefaultMemoryBytes)
