@@ -229,7 +229,23 @@ func TestSIGTERMDrains(t *testing.T) {
 		rest, _, err := servicetest.SplitUsage("/v1/sandbox/evaluate", b)
 		got <- result{code: resp.StatusCode, body: strings.TrimSpace(string(rest)), err: err}
 	}()
-	time.Sleep(300 * time.Millisecond) // the run is in progress
+	// The run is in progress once the one evaluation slot is taken: a
+	// second evaluation is then refused at once as busy. One that runs
+	// came before the runaway took the slot.
+	for deadline := time.Now().Add(time.Minute); ; {
+		resp, err := http.Post(s.URL+"/v1/sandbox/evaluate", "application/json", strings.NewReader(`{"script":"1","inputJson":"null"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the runaway never took the evaluation slot: the probe still answers %d", resp.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	start := time.Now()
 	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
