@@ -39,15 +39,13 @@ var sizes = []struct{ workload, input string }{
 }
 
 var engines = []struct {
-	name, label string
-	colour      color.RGBA
-	shape       draw.GlyphDrawer
-	dashes      []vg.Length
+	name string
+	style
 }{
-	{"engine", "this engine (wazero), pool warm", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 255}, draw.CircleGlyph{}, nil},
-	{"engine-pool0", "this engine, pool=0 (set-up timed)", color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 255}, draw.TriangleGlyph{}, []vg.Length{vg.Points(4), vg.Points(2)}},
-	{"native", "native QuickJS (-O2)", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, draw.SquareGlyph{}, nil},
-	{"quickjs-emscripten", "quickjs-emscripten 0.32 on Node 20", color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, draw.PyramidGlyph{}, nil},
+	{"engine", style{"this engine (wazero), pool warm", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 255}, draw.CircleGlyph{}, nil}},
+	{"engine-pool0", style{"this engine, pool=0 (set-up timed)", color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 255}, draw.TriangleGlyph{}, []vg.Length{vg.Points(4), vg.Points(2)}}},
+	{"native", style{"native QuickJS (-O2)", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, draw.SquareGlyph{}, nil}},
+	{"quickjs-emscripten", style{"quickjs-emscripten 0.32 on Node 20", color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, draw.PyramidGlyph{}, nil}},
 }
 
 type record struct {
@@ -90,25 +88,15 @@ func main() {
 	}
 	f.Close()
 
-	p := plot.New()
-	p.Title.Text = *title
-	if p.Title.Text == "" {
-		p.Title.Text = "Reshape of an MCP-like document: median latency (bar: p10 to p90)"
+	if *title == "" {
+		*title = "Reshape of an MCP-like document: median latency (bar: p10 to p90)"
 	}
-	p.X.Label.Text = "input JSON (bytes)"
-	p.Y.Label.Text = "ms per evaluation"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker = sizeTicks{}
-	p.Y.Tick.Marker = msTicks{}
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(12), -vg.Points(8)
-	p.Add(plotter.NewGrid())
-	p.X.Min, p.X.Max = 768, 6<<20
+	p := newLogLog(*title, "input JSON (bytes)", 768, 6<<20)
 
 	drawn := 0
 	for _, e := range engines {
 		var pts plotter.XYs
-		var errs plotter.YErrors
+		var lo, hi []float64
 		for _, s := range sizes {
 			xs := runs[s.workload][e.name]
 			fi, err := os.Stat(filepath.Join(*inputs, s.input))
@@ -117,37 +105,20 @@ func main() {
 			}
 			med, p10, p90 := quant(xs, 0.5), quant(xs, 0.1), quant(xs, 0.9)
 			pts = append(pts, plotter.XY{X: float64(fi.Size()), Y: med})
-			errs = append(errs, struct{ Low, High float64 }{med - p10, p90 - med})
+			lo, hi = append(lo, p10), append(hi, p90)
 		}
 		if len(pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
+		if err := addSeries(p, e.style, pts, lo, hi); err != nil {
 			log.Fatal(err)
 		}
-		line.Color, line.Width, line.Dashes = e.colour, vg.Points(1.5), e.dashes
-		points.Color, points.Shape, points.Radius = e.colour, e.shape, vg.Points(3.5)
-		p.Add(line, points)
-		for i, pt := range pts {
-			// the p10-p90 bar, drawn as a line (YErrorBars pads a log axis wrongly)
-			bar, err := plotter.NewLine(plotter.XYs{{X: pt.X, Y: pt.Y - errs[i].Low}, {X: pt.X, Y: pt.Y + errs[i].High}})
-			if err != nil {
-				log.Fatal(err)
-			}
-			bar.Color, bar.Width = e.colour, vg.Points(1)
-			p.Add(bar)
-		}
-		p.Legend.Add(e.label, line, points)
 		drawn++
 	}
 	if drawn == 0 {
 		log.Fatalf("%s: no reshape results", *results)
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		log.Fatal(err)
-	}
-	if err := p.Save(8*vg.Inch, 5.5*vg.Inch, *out); err != nil {
+	if err := savePlot(p, *out); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "plot: wrote %s\n", *out)
