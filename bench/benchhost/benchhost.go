@@ -1,6 +1,7 @@
 // Package benchhost is what the benchmark commands that start the service
 // share about the host they run on: the environment a measured server
-// starts with, and the load average a run reports beside its figures.
+// starts with, and the load average a run reports beside its figures; and
+// how they summarise their repetitions (Median, Round3).
 package benchhost
 
 import (

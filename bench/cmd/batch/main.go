@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -214,20 +213,20 @@ func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, si
 			}
 			cpuMs := perEval(cpu1.Server + cpu1.Workers - cpu0.Server - cpu0.Workers)
 			serverMs := perEval(cpu1.Server - cpu0.Server)
-			p.m.RepEvalsPerSec = append(p.m.RepEvalsPerSec, round3(eps))
-			p.m.RepCPUMs = append(p.m.RepCPUMs, round3(cpuMs))
-			p.m.RepServerCPUMs = append(p.m.RepServerCPUMs, round3(serverMs))
-			p.m.RepRequestMs = append(p.m.RepRequestMs, round3(median(lat)))
+			p.m.RepEvalsPerSec = append(p.m.RepEvalsPerSec, benchhost.Round3(eps))
+			p.m.RepCPUMs = append(p.m.RepCPUMs, benchhost.Round3(cpuMs))
+			p.m.RepServerCPUMs = append(p.m.RepServerCPUMs, benchhost.Round3(serverMs))
+			p.m.RepRequestMs = append(p.m.RepRequestMs, benchhost.Round3(benchhost.Median(lat)))
 			log.Printf("repetition %d %-13s %-17s %5d evaluations in %5d requests: %7.0f/s, CPU %.3f ms each (server %.3f), request p50 %.3f ms (load average %s)",
-				rep+1, p.w.name, p.m.Name(), p.m.Evaluations, p.m.Requests, eps, cpuMs, serverMs, median(lat), benchhost.LoadAvg())
+				rep+1, p.w.name, p.m.Name(), p.m.Evaluations, p.m.Requests, eps, cpuMs, serverMs, benchhost.Median(lat), benchhost.LoadAvg())
 		}
 	}
 	for _, m := range res.Rows {
-		m.EvalsPerSec, m.CPUMsPerEval, m.RequestMs = median(m.RepEvalsPerSec), median(m.RepCPUMs), median(m.RepRequestMs)
-		m.ServerCPUMsPerEval = median(m.RepServerCPUMs)
+		m.EvalsPerSec, m.CPUMsPerEval, m.RequestMs = benchhost.Median(m.RepEvalsPerSec), benchhost.Median(m.RepCPUMs), benchhost.Median(m.RepRequestMs)
+		m.ServerCPUMsPerEval = benchhost.Median(m.RepServerCPUMs)
 	}
 	res.LoadAvg = []string{load0, benchhost.LoadAvg()}
-	res.Seconds = round3(time.Since(start).Seconds())
+	res.Seconds = benchhost.Round3(time.Since(start).Seconds())
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return fmt.Errorf("batch.json: %w", err)
@@ -383,16 +382,4 @@ func checkBatch(data []byte, n int) error {
 	return nil
 }
 
-// median is the nearest-rank median (the upper middle of an even count).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-
-func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -38,7 +38,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -185,8 +184,8 @@ func (c *config) run() error {
 						if err != nil {
 							return fmt.Errorf("repetition %d, %s, %s, %s runs, %s: %w", rep+1, sys.name, script, runs, sent, err)
 						}
-						r.RepMsPerEval = append(r.RepMsPerEval, round3(ms))
-						r.RepCPUMsPerEval = append(r.RepCPUMsPerEval, round3(cpu))
+						r.RepMsPerEval = append(r.RepMsPerEval, benchhost.Round3(ms))
+						r.RepCPUMsPerEval = append(r.RepCPUMsPerEval, benchhost.Round3(cpu))
 						log.Printf("repetition %d %-8s %-5s %-5s runs %-6s: %.3f ms, CPU %.3f ms per evaluation (load average %s)",
 							rep+1, sys.name, script, runs, sent, ms, cpu, benchhost.LoadAvg())
 					}
@@ -198,19 +197,19 @@ func (c *config) run() error {
 					return err
 				}
 				r := row("quickjs-emscripten", script, "every", "in process")
-				r.RepMsPerEval = append(r.RepMsPerEval, round3(ms))
+				r.RepMsPerEval = append(r.RepMsPerEval, benchhost.Round3(ms))
 				log.Printf("repetition %d %s %-5s in process: %.3f ms", rep+1, r.System, script, ms)
 			}
 		}
 	}
 	for _, r := range res.Rows {
-		r.MsPerEval = median(r.RepMsPerEval)
+		r.MsPerEval = benchhost.Median(r.RepMsPerEval)
 		if len(r.RepCPUMsPerEval) > 0 {
-			r.CPUMsPerEval = median(r.RepCPUMsPerEval)
+			r.CPUMsPerEval = benchhost.Median(r.RepCPUMsPerEval)
 		}
 	}
 	res.LoadAvg = []string{load0, benchhost.LoadAvg()}
-	res.Seconds = round3(time.Since(start).Seconds())
+	res.Seconds = benchhost.Round3(time.Since(start).Seconds())
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
@@ -345,7 +344,7 @@ func (c *config) phase(client *http.Client, sys *system, script, doc, runs, sent
 		return 0, 0, err
 	}
 	ticks := cpu1.Server + cpu1.Workers - cpu0.Server - cpu0.Workers
-	return median(per), float64(ticks) * 1000 / benchhost.ClockTick / float64(requests*inputs), nil
+	return benchhost.Median(per), float64(ticks) * 1000 / benchhost.ClockTick / float64(requests*inputs), nil
 }
 
 // send runs the script by reference on n copies of the document: a single
@@ -419,7 +418,7 @@ func (c *config) reference(script, file, docFile string, rep int) (float64, erro
 	if len(ms) == 0 {
 		return 0, fmt.Errorf("node printed no run")
 	}
-	return median(ms), nil
+	return benchhost.Median(ms), nil
 }
 
 // table writes the Markdown table: a row per script, a column per
@@ -489,15 +488,3 @@ func ratioOf(a, b *Row) float64 {
 	}
 	return a.MsPerEval / b.MsPerEval
 }
-
-// median is the nearest-rank median (the upper middle of an even count).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
