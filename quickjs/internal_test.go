@@ -373,19 +373,8 @@ func TestNoScriptOutcomeAfterTheDeadline(t *testing.T) {
 // the run left, before the reset clears it.
 func TestDeepRunRenewsTheCallHandles(t *testing.T) {
 	ctx := context.Background()
-	e, err := New(ctx, WithPoolSize(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(ctx)
-	if err := e.compile(ctx); err != nil {
-		t.Fatal(err)
-	}
-	in, err := newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.close()
+	e := testEngine(t, DefaultMaxMemoryBytes)
+	in := e.testInstance(t)
 	for _, tc := range []struct {
 		name, script string
 		deep         bool

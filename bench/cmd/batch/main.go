@@ -23,9 +23,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -138,7 +136,7 @@ func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, si
 		w.single = []byte(fmt.Sprintf(`{"scriptRef":%q,"input":%s}`, w.ref, w.input))
 		w.batches = map[int][]byte{}
 		for _, n := range sizes {
-			w.batches[n] = batchBody(w.ref, w.input, n)
+			w.batches[n] = benchhost.BatchBody(w.ref, w.input, n)
 		}
 	}
 
@@ -171,11 +169,11 @@ func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, si
 		}
 		// warm-up: the connection, the script cache, the engine's pool
 		for range 30 {
-			if _, err := single(s, c, w.single); err != nil {
+			if _, err := s.Single(c, w.single); err != nil {
 				return fmt.Errorf("%s warm-up: %w", w.name, err)
 			}
 		}
-		if _, err := batch(s, c, w.batches[sizes[0]], sizes[0]); err != nil {
+		if _, err := s.Batch(c, w.batches[sizes[0]], sizes[0]); err != nil {
 			return fmt.Errorf("%s warm-up: %w", w.name, err)
 		}
 	}
@@ -193,9 +191,9 @@ func run(bin, outDir, dir string, reps, concurrent int, evals map[string]int, si
 			for range p.m.Requests {
 				var d time.Duration
 				if p.m.Batch == 0 {
-					d, err = single(s, c, p.w.single)
+					d, err = s.Single(c, p.w.single)
 				} else {
-					d, err = batch(s, c, p.w.batches[p.m.Batch], p.m.Batch)
+					d, err = s.Batch(c, p.w.batches[p.m.Batch], p.m.Batch)
 				}
 				if err != nil {
 					return fmt.Errorf("repetition %d, %s in %s: %w", rep+1, p.w.name, p.m.Name(), err)
@@ -280,106 +278,6 @@ func join(xs []float64, format string) string {
 	return strings.Join(parts, ", ")
 }
 
-// batchBody is a batch request of n copies of input.
-func batchBody(ref, input string, n int) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"scriptRef":%q,"inputs":[`, ref)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(input)
-	}
-	b.WriteString("]}")
-	return b.Bytes()
-}
-
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
-
-// single sends one evaluation and checks its answer is 200 and ok.
-func single(s *benchhost.Server, c *http.Client, body []byte) (time.Duration, error) {
-	resp, data, d, err := s.Post(c, "/v1/evaluations", body)
-	if err != nil {
-		return 0, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("status %d: %.300s", resp.StatusCode, data)
-	}
-	var a struct {
-		OK bool `json:"ok"`
-	}
-	if err := json.Unmarshal(data, &a); err != nil || !a.OK {
-		return 0, fmt.Errorf("not ok: %.300s", data)
-	}
-	return d, nil
-}
-
-// batch sends one batch of n inputs and checks its answer.
-func batch(s *benchhost.Server, c *http.Client, body []byte, n int) (time.Duration, error) {
-	resp, data, d, err := s.Post(c, "/v1/evaluations:batch", body)
-	if err != nil {
-		return 0, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("status %d: %.300s", resp.StatusCode, data)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/x-ndjson" {
-		return 0, fmt.Errorf("Content-Type %q, not application/x-ndjson", ct)
-	}
-	if err := checkBatch(data, n); err != nil {
-		return 0, err
-	}
-	return d, nil
-}
-
-// checkBatch checks a batch's answer of n inputs, each of which should
-// have come to ok: n lines {"index":i,"ok":true,…} in order, then the
-// summary counting n items, n ok, no problem, none not run, and nothing
-// after it.
-func checkBatch(data []byte, n int) error {
-	lines := bytes.Split(data, []byte("\n"))
-	if len(lines) == 0 || len(lines[len(lines)-1]) != 0 {
-		return errors.New("the answer does not end with a newline: cut")
-	}
-	lines = lines[:len(lines)-1]
-	if len(lines) != n+1 {
-		return fmt.Errorf("%d lines, want %d answers and the summary", len(lines), n)
-	}
-	for i, l := range lines[:n] {
-		var a struct {
-			Index   *int            `json:"index"`
-			OK      bool            `json:"ok"`
-			Summary json.RawMessage `json:"summary"`
-		}
-		if err := json.Unmarshal(l, &a); err != nil {
-			return fmt.Errorf("line %d: %w", i+1, err)
-		}
-		if a.Index == nil || *a.Index != i {
-			return fmt.Errorf("line %d is not input %d's: %.200s", i+1, i, l)
-		}
-		if !a.OK {
-			return fmt.Errorf("input %d not ok: %.300s", i, l)
-		}
-	}
-	var sum struct {
-		Summary *struct {
-			Items    int            `json:"items"`
-			Outcomes map[string]int `json:"outcomes"`
-			Problems int            `json:"problems"`
-			NotRun   int            `json:"notRun"`
-		} `json:"summary"`
-	}
-	last := lines[n]
-	if err := json.Unmarshal(last, &sum); err != nil {
-		return fmt.Errorf("the summary: %w", err)
-	}
-	switch s := sum.Summary; {
-	case s == nil:
-		return fmt.Errorf("the last line is not the summary: %.200s", last)
-	case s.Items != n || s.Problems != 0 || s.NotRun != 0 || len(s.Outcomes) != 1 || s.Outcomes["ok"] != n:
-		return fmt.Errorf("the summary counts %d items, outcomes %v, %d problems, %d not run; want %d, all ok", s.Items, s.Outcomes, s.Problems, s.NotRun, n)
-	}
-	return nil
-}
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }

@@ -351,41 +351,9 @@ func (c *config) phase(client *http.Client, sys *system, script, doc, runs, sent
 // request when n is 1, else a batch; every answer must be ok.
 func (c *config) send(client *http.Client, sys *system, ref, doc string, n int) (time.Duration, error) {
 	if n == 1 {
-		resp, data, d, err := sys.server.Post(client, "/v1/evaluations", fmt.Appendf(nil, `{"scriptRef":%q,"input":%s}`, ref, doc))
-		if err != nil {
-			return 0, err
-		}
-		if resp.StatusCode != http.StatusOK || !bytes.HasPrefix(data, []byte(`{"ok":true`)) {
-			return 0, fmt.Errorf("status %d: %.300s", resp.StatusCode, data)
-		}
-		return d, nil
+		return sys.server.Single(client, fmt.Appendf(nil, `{"scriptRef":%q,"input":%s}`, ref, doc))
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"scriptRef":%q,"inputs":[`, ref)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(doc)
-	}
-	b.WriteString("]}")
-	resp, data, d, err := sys.server.Post(client, "/v1/evaluations:batch", b.Bytes())
-	if err != nil {
-		return 0, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("status %d: %.300s", resp.StatusCode, data)
-	}
-	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-	if len(lines) != n+1 {
-		return 0, fmt.Errorf("%d lines for %d inputs", len(lines), n)
-	}
-	for i, l := range lines[:n] {
-		if !bytes.HasPrefix(l, fmt.Appendf(nil, `{"index":%d,"ok":true`, i)) {
-			return 0, fmt.Errorf("line %d: %.300s", i+1, l)
-		}
-	}
-	return d, nil
+	return sys.server.Batch(client, benchhost.BatchBody(ref, doc, n), n)
 }
 
 // reference runs the script through quickjs-emscripten in process and
