@@ -218,21 +218,35 @@ func TestSIGTERMDrains(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	go func() {
-		resp, err := http.Post(s.URL+"/v1/sandbox/evaluate", "application/json",
-			strings.NewReader(`{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":1500}}`))
-		if err != nil {
-			got <- result{err: err}
+		// A probe below may hold the one slot when the runaway arrives;
+		// the runaway is then refused as busy and sent again.
+		for {
+			resp, err := http.Post(s.URL+"/v1/sandbox/evaluate", "application/json",
+				strings.NewReader(`{"script":"while (true) {}","inputJson":"null","limits":{"wallClockMs":1500}}`))
+			if err != nil {
+				got <- result{err: err}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusTooManyRequests {
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			rest, _, err := servicetest.SplitUsage("/v1/sandbox/evaluate", b)
+			got <- result{code: resp.StatusCode, body: strings.TrimSpace(string(rest)), err: err}
 			return
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		rest, _, err := servicetest.SplitUsage("/v1/sandbox/evaluate", b)
-		got <- result{code: resp.StatusCode, body: strings.TrimSpace(string(rest)), err: err}
 	}()
 	// The run is in progress once the one evaluation slot is taken: a
 	// second evaluation is then refused at once as busy. One that runs
 	// came before the runaway took the slot.
 	for deadline := time.Now().Add(time.Minute); ; {
+		select {
+		case r := <-got:
+			t.Fatalf("the runaway was answered before a probe found the slot taken: %+v", r)
+		default:
+		}
 		resp, err := http.Post(s.URL+"/v1/sandbox/evaluate", "application/json", strings.NewReader(`{"script":"1","inputJson":"null"}`))
 		if err != nil {
 			t.Fatal(err)
