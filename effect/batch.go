@@ -111,13 +111,14 @@ type Item struct {
 
 // Batch runs the prepared evaluation over each input, each in a run of its
 // own (RunPrepared), at most parallel at once (at least one), and yields
-// each input's Item in the inputs' order. A run's slot is free again as
-// soon as the run returns, so the next input runs while the caller is
-// still busy with an earlier answer; and at most 2×parallel inputs
-// (heldPerSlot) are between their run's start and the caller's return from
-// their answer, so a batch of any length holds a bounded window of
-// answers, a run that ends before an earlier one waiting for it within
-// that window. Each iteration runs the batch anew.
+// each input's Item in the inputs' order. Each of parallel runners takes
+// the next input as soon as it has handed over its last answer, so the
+// next input runs while the caller is still busy with an earlier answer;
+// and at most 2×parallel inputs (heldPerSlot) are between their run's
+// start and the caller's return from their answer, so a batch of any
+// length holds a bounded window of answers, a run that ends before an
+// earlier one waiting for it within that window. Each iteration runs the
+// batch anew.
 //
 // When ctx ends, the inputs not yet started are not run, and they and the
 // runs it stopped are yielded NotRun; an answer that ended before is
@@ -137,42 +138,53 @@ func (e *Effect) Batch(ctx context.Context, p *Prepared, inputs []jsontext.Text,
 		for i := range answers {
 			answers[i] = make(chan answer, 1)
 		}
-		slots := make(chan struct{}, parallel)              // runs in progress
+		// An input takes its place in the window as it is taken, in turn,
+		// so the window holds inputs in their order: a runner waiting for
+		// a place holds the first input not yet started, and every input
+		// before it will be yielded, which frees a place. The turn is a
+		// channel rather than a sync.Mutex so that a runner waiting for it
+		// can be seen, as every other wait of the batch, on a channel.
 		window := make(chan struct{}, heldPerSlot*parallel) // started, not yet yielded
-		acquire := func(c chan struct{}) bool {
+		turn, next := make(chan struct{}, 1), 0
+		take := func() (i int, run bool) {
+			turn <- struct{}{}
+			defer func() { <-turn }()
+			i, next = next, next+1
+			if i >= len(inputs) {
+				return i, false
+			}
 			select {
-			case c <- struct{}{}:
+			case window <- struct{}{}:
 			case <-bctx.Done():
-				return false
+				return i, false
 			}
 			if bctx.Err() != nil { // taken in the same moment: given back
-				<-c
-				return false
+				<-window
+				return i, false
 			}
-			return true
+			return i, true
 		}
-		go func() {
-			for i, in := range inputs {
-				if !acquire(window) {
-					for j := i; j < len(inputs); j++ {
-						answers[j] <- answer{Item: Item{Index: j, NotRun: true}}
+		// A runner starts its next input itself, at once, rather than
+		// handing it to another goroutine: its answer has just readied the
+		// caller's loop, which the scheduler would run first on a single
+		// processor (the server's), and the worker would wait for the
+		// caller's work on the answer before it got its next input.
+		for range parallel {
+			go func() {
+				for {
+					i, run := take()
+					switch {
+					case i >= len(inputs):
+						return
+					case !run:
+						answers[i] <- answer{Item: Item{Index: i, NotRun: true}}
+						continue
 					}
-					return
-				}
-				if !acquire(slots) {
-					<-window
-					for j := i; j < len(inputs); j++ {
-						answers[j] <- answer{Item: Item{Index: j, NotRun: true}}
-					}
-					return
-				}
-				go func() {
-					res, err := e.RunPrepared(bctx, p, in)
-					<-slots // the next input may run while this answer waits
+					res, err := e.RunPrepared(bctx, p, inputs[i])
 					answers[i] <- answer{Item: Item{Index: i, Result: res, Err: err, NotRun: stoppedBy(bctx, err)}, started: true}
-				}()
-			}
-		}()
+				}
+			}()
+		}
 		done := false
 		for i := range answers {
 			a := <-answers[i]

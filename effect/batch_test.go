@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -198,6 +199,53 @@ func TestBatchRunsTheNextInputWhileAnAnswerIsHeld(t *testing.T) {
 			t.Errorf("answers %v, want the inputs' order", got)
 		}
 	})
+}
+
+// On one processor, as the server runs its Go code, the runner that hands
+// over an answer starts the next input itself, before the caller's loop
+// takes the answer: the next run is on its way to the worker while the
+// caller writes the line, not after it. Handing the next input to another
+// goroutine instead would queue it behind the caller's loop, which the
+// answer had just readied, and every input would wait for the line before
+// it (what the bound below fails on: none would start first). The race
+// detector shuffles the scheduler's order, so the test runs without it.
+func TestBatchStartsTheNextInputBeforeTheCallerTakesTheAnswer(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector shuffles the order of runnable goroutines")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var mu sync.Mutex
+	var events []string
+	record := func(e string) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	}
+	a := &adder{wait: func(_ context.Context, n int) error {
+		record(fmt.Sprint("start ", n))
+		return nil
+	}}
+	e := mustNew(t, newReader(testScript), a, effect.Options{})
+	p := prepared(t, e)
+	const n = 50
+	for it := range e.Batch(context.Background(), p, inputs(n), 1) {
+		record(fmt.Sprint("answer ", it.Index))
+	}
+	at := map[string]int{}
+	for i, e := range events {
+		at[e] = i
+	}
+	early := 0
+	for k := range n - 1 {
+		if at[fmt.Sprint("start ", k+1)] < at[fmt.Sprint("answer ", k)] {
+			early++
+		}
+	}
+	// all of them, but for a preemption of the scheduler's (a goroutine
+	// that held the processor for 10 ms) on a busy machine
+	if early < (n-1)/2 {
+		t.Errorf("%d of %d inputs started before the caller took the answer before them, want nearly all: %v", early, n-1, events)
+	}
 }
 
 // An answer says whether the next has come already, so that a caller that

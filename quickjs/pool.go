@@ -11,15 +11,21 @@ import (
 // one back.
 
 // fill keeps the pool full of instances ready for a run, resetting the
-// ones whose run ended and building new ones, until the engine closes. It
-// keeps an OS thread of its own (the goroutine never unlocks it, so the
-// thread ends with it): the thread that delivered a result then has nothing
-// left to do, and a caller woken onto the same core runs at once instead of
-// behind the reset of a used instance. That holds on one processor too (a
-// worker), where the thread's own wake-up is off the answer's path.
+// ones whose run ended and building new ones, until the engine closes.
+// With more than one processor it keeps an OS thread of its own (the
+// goroutine never unlocks it, so the thread ends with it): the thread that
+// delivered a result then has nothing left to do, and a caller woken onto
+// the same core runs at once instead of behind the reset of a used
+// instance. On one processor (a worker) it does not: there the reset needs
+// the one processor whatever thread runs it, and handing the processor to
+// a locked thread and back costs two thread wake-ups a run, which a worker
+// serving a batch's runs back to back pays on every input (RATIONALE.md,
+// "A worker's run path").
 func (e *Engine) fill() {
 	defer e.filling.Done()
-	runtime.LockOSThread()
+	if runtime.GOMAXPROCS(0) > 1 {
+		runtime.LockOSThread()
+	}
 	backoff := 10 * time.Millisecond
 	for {
 		select {

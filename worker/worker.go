@@ -122,6 +122,18 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logOut io.Writer, afte
 // after this opens a file.
 func start(ctx context.Context, h hello, log *slog.Logger, extra []quickjs.Option) (*quickjs.Engine, Protections, error) {
 	prot := Protections{Process: true, EmptyEnvironment: len(os.Environ()) == 0}
+	// One processor for Go code, from before the engine starts (its pool
+	// keeps no thread of its own on one processor): a worker runs one
+	// guest at a time, and with one processor each hand-off on a run's
+	// path (the channel's reader to the run loop, the run loop to the
+	// guest's goroutine and back) stays on one thread, where with more
+	// every hand-off wakes a second thread that may steal the goroutine
+	// onto a cold core. A run's answer costs less, paced and back to back
+	// (RATIONALE.md). A guest that polls yields the processor at its next
+	// poll once it has held it for the scheduler's time slice, so a cancel
+	// frame is read within milliseconds; one stuck in native code is the
+	// server's to kill, as with any number of processors.
+	runtime.GOMAXPROCS(1)
 	e := h.Engine
 	opts := append(e.QuickJSOptions(log),
 		quickjs.WithOnStuck(func(s quickjs.StuckRun) {
@@ -151,17 +163,6 @@ func start(ctx context.Context, h hello, log *slog.Logger, extra []quickjs.Optio
 	// on the run path (the worker's environment is empty, so GOGC cannot
 	// come from there).
 	debug.SetGCPercent(200)
-	// One processor for Go code: a worker runs one guest at a time, and
-	// with one processor each hand-off on a run's path (the channel's
-	// reader to the run loop, the run loop to the guest's goroutine and
-	// back) stays on one thread, where with more every hand-off wakes a
-	// second thread that may steal the goroutine onto a cold core. A run's
-	// answer costs less, paced and back to back (RATIONALE.md). A guest
-	// that polls yields the processor at its next poll once it has held it
-	// for the scheduler's time slice, so a cancel frame is read within
-	// milliseconds; one stuck in native code is the server's to kill, as
-	// with any number of processors.
-	runtime.GOMAXPROCS(1)
 	locked, err := lockDown(h, log)
 	prot.NoNewPrivs, prot.ResourceLimits, prot.Seccomp = locked.NoNewPrivs, locked.ResourceLimits, locked.Seccomp
 	if err != nil {
