@@ -75,6 +75,13 @@ func (e *Effect) Prepare(ctx context.Context, ev spi.Evaluation) (*Prepared, err
 // the Prepared's), but for a script not stored, whose answer (Failure)
 // carries the one read that found so, as Run's carries its read.
 func (e *Effect) RunPrepared(ctx context.Context, p *Prepared, input jsontext.Text) (Result, error) {
+	return e.runPrepared(ctx, p, input, nil)
+}
+
+// runPrepared is RunPrepared, naming to the backend the run of next (when
+// not nil) as the one it will ask for after this one, when a run of next
+// is what it would ask for: not when next is answered without a run.
+func (e *Effect) runPrepared(ctx context.Context, p *Prepared, input, next jsontext.Text) (Result, error) {
 	ev := p.ev
 	ev.Input = input
 	return e.runWith(ctx, ev, func(r *running) (Result, error) {
@@ -89,7 +96,16 @@ func (e *Effect) RunPrepared(ctx context.Context, p *Prepared, input jsontext.Te
 			res.Usage.Fetch, res.Usage.Verify = p.Fetch.Duration(), p.Verify.Duration()
 			return res, p.failure
 		}
-		return e.callAndDecide(ctx, ev, p.script, p.timing, r, res)
+		var then *spi.RunRequest
+		if next != nil {
+			nev := p.ev
+			nev.Input = next
+			if settled, _ := e.settle(nev, &Result{}); !settled {
+				req := runRequest(nev, p.script)
+				then = &req
+			}
+		}
+		return e.callAndDecide(ctx, ev, p.script, p.timing, r, res, then)
 	})
 }
 
@@ -114,7 +130,10 @@ type Item struct {
 // each input's Item in the inputs' order. Each of parallel runners takes
 // the next input as soon as it has handed over its last answer, so the
 // next input runs while the caller is still busy with an earlier answer;
-// and at most 2×parallel inputs (heldPerSlot) are between their run's
+// with one run at a time, each run names the next input's to the backend
+// (spi.RunRequest.Next), which may start it the moment the run before it
+// ends, without waiting for the call; and at most 2×parallel inputs
+// (heldPerSlot) are between their run's
 // start and the caller's return from their answer, so a batch of any
 // length holds a bounded window of answers, a run that ends before an
 // earlier one waiting for it within that window. Each iteration runs the
@@ -180,7 +199,14 @@ func (e *Effect) Batch(ctx context.Context, p *Prepared, inputs []jsontext.Text,
 						answers[i] <- answer{Item: Item{Index: i, NotRun: true}}
 						continue
 					}
-					res, err := e.RunPrepared(bctx, p, inputs[i])
+					// one run at a time: the runner's next input is
+					// this one's successor, which the backend may start
+					// the moment this run ends
+					var next jsontext.Text
+					if parallel == 1 && i+1 < len(inputs) {
+						next = inputs[i+1]
+					}
+					res, err := e.runPrepared(bctx, p, inputs[i], next)
 					answers[i] <- answer{Item: Item{Index: i, Result: res, Err: err, NotRun: stoppedBy(bctx, err)}, started: true}
 				}
 			}()

@@ -403,3 +403,46 @@ func TestPrepareAndTheAnswersOfOneInput(t *testing.T) {
 		t.Errorf("%d runs; the input over the maximum must not run", n)
 	}
 }
+
+// nextRecorder is a Reporter that records, for each run, the input of the
+// run its caller named as next (spi.RunRequest.Next), or "-" for none.
+type nextRecorder struct {
+	adder
+	nexts []string
+}
+
+func (n *nextRecorder) Run(ctx context.Context, req spi.RunRequest) (spi.Report, error) {
+	next := "-"
+	if req.Next != nil {
+		next = req.Next.InputJSON
+	}
+	n.mu.Lock()
+	n.nexts = append(n.nexts, next)
+	n.mu.Unlock()
+	o, err := n.Evaluate(ctx, req.Request)
+	return spi.Report{Outcome: o}, err
+}
+
+// A batch of one run at a time names, in each run's request, the run it
+// asks for next, so that a backend can start it the moment this one ends;
+// the last names none, nor does one before an input that no run can have
+// (too large: answered without a run, here the third), nor a batch of runs
+// in parallel (which runner takes which input is not known in advance).
+func TestBatchNamesTheNextRun(t *testing.T) {
+	n := &nextRecorder{}
+	e := mustNew(t, newReader(testScript), n, effect.Options{MaxInputBytes: 16})
+	p := prepared(t, e)
+	in := inputs(4)
+	in[2] = jsontext.Text(`{"x":2,"pad":"0123456789"}`) // over 16 bytes
+	for range e.Batch(context.Background(), p, in, 1) {
+	}
+	if got, want := fmt.Sprint(n.nexts), `[{"x":1} - -]`; got != want {
+		t.Errorf("the next runs named: %s, want %s", got, want)
+	}
+	n.nexts = nil
+	for range e.Batch(context.Background(), p, inputs(4), 2) {
+	}
+	if got, want := fmt.Sprint(n.nexts), `[- - - -]`; got != want {
+		t.Errorf("in parallel, the next runs named: %s, want %s", got, want)
+	}
+}

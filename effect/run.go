@@ -190,7 +190,7 @@ func (e *Effect) evaluate(ctx context.Context, ev spi.Evaluation, r *running) (R
 		}
 		script, res.ScriptBytes = string(b), len(b)
 	}
-	return e.callAndDecide(ctx, ev, script, timing, r, res)
+	return e.callAndDecide(ctx, ev, script, timing, r, res, nil)
 }
 
 // admit refuses what no run of ev can have: step 1.
@@ -238,12 +238,19 @@ func (e *Effect) settle(ev spi.Evaluation, res *Result) (bool, error) {
 	return true, err
 }
 
+// runRequest is the backend's request for a run of script on ev's input.
+func runRequest(ev spi.Evaluation, script string) spi.RunRequest {
+	return spi.RunRequest{Request: spi.Request{Script: script, InputJSON: string(input(ev)), Limits: ev.Limits}, CaptureLogs: ev.CaptureLogs, Replay: ev.Replay}
+}
+
 // callAndDecide calls the backend with script and ev's input, racing the
 // caller and the deadline, validates its outcome (steps 4, 5) and answers
 // as ev asks (6 to 9), adding to res, which holds what the evaluation
-// reached before.
-func (e *Effect) callAndDecide(ctx context.Context, ev spi.Evaluation, script string, timing spi.Timing, r *running, res Result) (Result, error) {
-	req := spi.RunRequest{Request: spi.Request{Script: script, InputJSON: string(input(ev)), Limits: ev.Limits}, CaptureLogs: ev.CaptureLogs, Replay: ev.Replay}
+// reached before. next, when not nil, is the run the caller asks for after
+// this one (spi.RunRequest.Next).
+func (e *Effect) callAndDecide(ctx context.Context, ev spi.Evaluation, script string, timing spi.Timing, r *running, res Result, next *spi.RunRequest) (Result, error) {
+	req := runRequest(ev, script)
+	req.Next = next
 	rep, err := e.caller.call(ctx, req, timing, label(ev), r)
 	res.Logs = rep.Logs
 	res.Usage = withEffectSteps(rep.Usage, res.Usage)

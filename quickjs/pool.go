@@ -89,16 +89,24 @@ func (e *Engine) pooled(in *instance) {
 // recycle resets an instance whose run ended to the set-up image and pools
 // it; one that cannot serve again is closed.
 func (e *Engine) recycle(in *instance) {
+	if e.renew(in) {
+		e.pooled(in)
+	}
+}
+
+// renew resets an instance whose run ended to the set-up image, or closes
+// it when it cannot serve again (false).
+func (e *Engine) renew(in *instance) bool {
 	deep := e.image.wentDeep(in)
 	if e.closed.Load() || !e.image.reset(in) {
 		in.close()
-		return
+		return false
 	}
 	if deep {
 		in.newCalls()
 	}
 	e.recycled.Add(1)
-	e.pooled(in)
+	return true
 }
 
 // discard hands an instance whose run ended to fill, to be reset and
@@ -148,6 +156,19 @@ func (e *Engine) take(ctx context.Context) (*instance, error) {
 	case in := <-e.pool:
 		return in, nil
 	default:
+	}
+	// fill is behind (on one processor it runs only when the runs leave it
+	// a turn): a used instance reset here costs a fraction of a build
+	for {
+		select {
+		case in := <-e.used:
+			if e.renew(in) {
+				return in, nil
+			}
+			continue
+		default:
+		}
+		break
 	}
 	return newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
 }

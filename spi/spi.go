@@ -56,6 +56,13 @@ type RunRequest struct {
 	// "Replayable runs"). The engine resolves it for the script and the
 	// input (Replay.Determinism), so that every backend resolves it alike.
 	Replay *Replay
+	// Next, when set, is the run the caller will ask for right after this
+	// one, unless it stops first (docs/spi.md, "A run named ahead"). A
+	// backend may ignore it, or start that run the moment this one ends,
+	// its wall clock counted from then, and answer the caller's next call
+	// from it when that call asks for the same run; a run the caller does
+	// not ask for is the backend's to stop, and its answer nobody's.
+	Next *RunRequest
 }
 
 // Report is a run as a Reporter answers it.

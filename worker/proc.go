@@ -47,6 +47,8 @@ type proc struct {
 	// compiled is what its engine's kept compiled scripts had done at its
 	// last result (resultFrame.compiled)
 	compiled quickjs.CompiledScriptStats
+	// staged is the run sent ahead of its caller's call, if any
+	staged *stagedRun
 }
 
 // spawn starts a worker, sends its hello and waits for its ready frame.
@@ -90,7 +92,7 @@ func spawn(ctx context.Context, path string, args []string, h hello, log *slog.L
 		pid:      cmd.Process.Pid,
 		conn:     conn,
 		maxFrame: maxDataFrame(h.Engine.MaxMemoryBytes),
-		results:  make(chan resultFrame, 1),
+		results:  make(chan resultFrame, 2),
 		readDone: make(chan struct{}),
 		exited:   make(chan struct{}),
 		errDone:  make(chan struct{}),

@@ -173,7 +173,8 @@ func start(ctx context.Context, h hello, log *slog.Logger, extra []quickjs.Optio
 }
 
 // runner serves runs. A goroutine reads frames, so that a cancel frame
-// reaches the run in progress; runs are served one at a time.
+// reaches the run in progress, or a run queued behind it before it begins;
+// runs are served one at a time, in the order they came.
 type runner struct {
 	engine *quickjs.Engine
 	r      io.Reader
@@ -183,7 +184,9 @@ type runner struct {
 
 	mu      sync.Mutex
 	current uint64 // id of the run in progress, 0 if none
-	cancel  context.CancelFunc
+	// cancelled is the id of a queued run cancelled before it began
+	cancelled uint64
+	cancel    context.CancelFunc
 
 	allocs uint64 // heapAllocs after the last run
 }
@@ -229,7 +232,11 @@ func (rn *runner) releaseAfterRun() {
 }
 
 func (rn *runner) loop(ctx context.Context) error {
-	runs := make(chan runFrame)
+	// The server sends at most one run ahead of the one in progress (a run
+	// its caller named next, spi.RunRequest.Next), and at most one more
+	// before the loop took that one: with room for both, the reader never
+	// waits for the loop, and reads a cancel frame while a run goes on.
+	runs := make(chan runFrame, 2)
 	readErr := make(chan error, 1)
 	go func() {
 		var buf []byte
@@ -261,6 +268,8 @@ func (rn *runner) loop(ctx context.Context) error {
 				rn.mu.Lock()
 				if rn.current == id && rn.cancel != nil {
 					rn.cancel()
+				} else if id > rn.current {
+					rn.cancelled = id // a run queued behind the current one
 				}
 				rn.mu.Unlock()
 			default:
@@ -278,6 +287,9 @@ func (rn *runner) loop(ctx context.Context) error {
 		runCtx, cancel := context.WithCancel(ctx)
 		rn.mu.Lock()
 		rn.current, rn.cancel = f.id, cancel
+		if rn.cancelled == f.id {
+			cancel()
+		}
 		rn.mu.Unlock()
 
 		r, err := rn.engine.Run(runCtx, spi.RunRequest{Request: spi.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, CaptureLogs: f.logs, Replay: f.replay})
