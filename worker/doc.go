@@ -6,7 +6,9 @@
 // (fd 3, a socketpair) and a pipe for its log lines (fd 2), locks itself
 // down (internal/lockdown) once the engine is compiled, and then serves one
 // run at a time: script bytes, input and limits in, outcome and logs out,
-// in frames private to this package.
+// in frames private to this package. A run its caller named next
+// (spi.RunRequest.Next) is sent with the run before it and waits in the
+// worker until that one has answered (docs/spi.md, "A run named ahead").
 //
 // Pool is the server's side: an spi.Backend that keeps Concurrent +
 // Spares workers warm and owns the hard kill. A run that has not answered one
