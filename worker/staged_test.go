@@ -164,3 +164,39 @@ func TestAStuckRunSentAheadCostsItsWorkerOnly(t *testing.T) {
 		t.Fatalf("%d kills, want the stuck run's worker", p.Kills())
 	}
 }
+
+// A pool that closes while a worker holds a run sent ahead, begun and
+// long, does not wait for it: the worker stops what it holds once its
+// channel closes, and exits by itself, no kill needed.
+func TestCloseDoesNotWaitForARunSentAhead(t *testing.T) {
+	// a budget that lets the run go on for minutes: only its wall clock
+	// (a minute) or the channel's closing ends it
+	p, err := New(testOptions(func(o *Options) { o.Engine.CPUBudget = 1 << 40 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := p.Warm(wctx); err != nil {
+		t.Fatal(err)
+	}
+	long := runReq(`for (;;) {}`, `null`, spi.Limits{WallClock: time.Minute, MemoryBytes: 32 << 20})
+	first := runReq(`1`, `null`, generous)
+	first.Next = &long
+	if got := runIt(t, p, first); got != `ok 1` {
+		t.Fatalf("the first run: %s", got)
+	}
+	start := time.Now()
+	ctx, cancelClose := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelClose()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// a minute's run held would keep its worker past the 20 s given
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("Close took %v", took)
+	}
+	if p.Kills() != 0 {
+		t.Fatalf("%d workers killed", p.Kills())
+	}
+}

@@ -186,7 +186,9 @@ type runner struct {
 	current uint64 // id of the run in progress, 0 if none
 	// cancelled is the id of a queued run cancelled before it began
 	cancelled uint64
-	cancel    context.CancelFunc
+	// ended says the channel failed: no run is begun after it
+	ended  bool
+	cancel context.CancelFunc
 
 	allocs uint64 // heapAllocs after the last run
 }
@@ -241,19 +243,30 @@ func (rn *runner) loop(ctx context.Context) error {
 	go func() {
 		var buf []byte
 		var last *string // the last run frame's script
+		// Once the channel fails (the server closed it), nobody reads an
+		// answer: the run in progress is stopped, and the runs queued
+		// behind it are skipped.
+		stop := func(err error) {
+			rn.mu.Lock()
+			rn.ended = true
+			if rn.cancel != nil {
+				rn.cancel()
+			}
+			rn.mu.Unlock()
+			readErr <- err
+			close(runs)
+		}
 		for {
 			t, payload, err := readFrame(rn.r, buf, rn.limit)
 			if err != nil {
-				readErr <- err
-				close(runs)
+				stop(err)
 				return
 			}
 			switch t {
 			case frameRun:
 				var f runFrame
 				if err := f.parse(payload, last); err != nil {
-					readErr <- err
-					close(runs)
+					stop(err)
 					return
 				}
 				last = &f.script
@@ -261,8 +274,7 @@ func (rn *runner) loop(ctx context.Context) error {
 			case frameCancel:
 				id, err := parseCancel(payload)
 				if err != nil {
-					readErr <- err
-					close(runs)
+					stop(err)
 					return
 				}
 				rn.mu.Lock()
@@ -273,8 +285,7 @@ func (rn *runner) loop(ctx context.Context) error {
 				}
 				rn.mu.Unlock()
 			default:
-				readErr <- fmt.Errorf("worker: unexpected %v frame", t)
-				close(runs)
+				stop(fmt.Errorf("worker: unexpected %v frame", t))
 				return
 			}
 			buf = payload
@@ -286,11 +297,16 @@ func (rn *runner) loop(ctx context.Context) error {
 	for f := range runs {
 		runCtx, cancel := context.WithCancel(ctx)
 		rn.mu.Lock()
+		ended := rn.ended
 		rn.current, rn.cancel = f.id, cancel
 		if rn.cancelled == f.id {
 			cancel()
 		}
 		rn.mu.Unlock()
+		if ended {
+			cancel()
+			continue
+		}
 
 		r, err := rn.engine.Run(runCtx, spi.RunRequest{Request: spi.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, CaptureLogs: f.logs, Replay: f.replay})
 
