@@ -129,15 +129,14 @@ type Item struct {
 // own (RunPrepared), at most parallel at once (at least one), and yields
 // each input's Item in the inputs' order. Each of parallel runners takes
 // the next input as soon as it has handed over its last answer, so the
-// next input runs while the caller is still busy with an earlier answer;
-// with one run at a time, each run names the next input's to the backend
+// next input runs while the caller is still busy with an earlier answer.
+// With one run at a time, each run names the next input's to the backend
 // (spi.RunRequest.Next), which may start it the moment the run before it
-// ends, without waiting for the call; and at most 2×parallel inputs
-// (heldPerSlot) are between their run's
-// start and the caller's return from their answer, so a batch of any
-// length holds a bounded window of answers, a run that ends before an
-// earlier one waiting for it within that window. Each iteration runs the
-// batch anew.
+// ends, without waiting for the call. At most 2×parallel inputs
+// (heldPerSlot) are between their run's start and the caller's return from
+// their answer, so a batch of any length holds a bounded window of
+// answers, a run that ends before an earlier one waiting for it within
+// that window. Each iteration runs the batch anew.
 //
 // When ctx ends, the inputs not yet started are not run, and they and the
 // runs it stopped are yielded NotRun; an answer that ended before is

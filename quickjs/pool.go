@@ -165,10 +165,8 @@ func (e *Engine) take(ctx context.Context) (*instance, error) {
 			if e.renew(in) {
 				return in, nil
 			}
-			continue
 		default:
+			return newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
 		}
-		break
 	}
-	return newInstance(ctx, e.rt, e.compiled, e.mem, e.image)
 }

@@ -150,16 +150,13 @@ func (p *Pool) runOn(ctx context.Context, w *proc, req spi.RunRequest) (spi.Repo
 	// is killed a grace later. That happens off the caller's path: the
 	// worker is no longer idle, so the next run goes to a spare at once
 	// rather than waiting for this one to stop.
-	if err := sendFrame(w.conn, appendCancel(startFrame(nil, frameCancel), id)); err != nil {
+	err := w.sendCancel(id)
+	if st := w.staged; err == nil && st != nil {
+		err = w.sendCancel(st.id) // its caller is gone too: the worker skips it
+	}
+	if err != nil {
 		w.kill()
 		return spi.Report{}, ctx.Err()
-	}
-	if st := w.staged; st != nil {
-		// its caller is gone too: the worker skips it
-		if err := sendFrame(w.conn, appendCancel(startFrame(nil, frameCancel), st.id)); err != nil {
-			w.kill()
-			return spi.Report{}, ctx.Err()
-		}
 	}
 	p.done.Add(1)
 	go func() {
@@ -225,7 +222,7 @@ func (p *Pool) send(w *proc, req spi.RunRequest) (id uint64, tooLarge *spi.Repor
 func (p *Pool) unstage(ctx context.Context, w *proc) bool {
 	st := w.staged
 	w.staged = nil
-	if err := sendFrame(w.conn, appendCancel(startFrame(nil, frameCancel), st.id)); err != nil {
+	if err := w.sendCancel(st.id); err != nil {
 		w.kill()
 		return false
 	}

@@ -174,6 +174,12 @@ func (p *proc) read() {
 	}
 }
 
+// sendCancel tells the worker to stop run id, or to skip it if it is
+// queued and has not begun.
+func (p *proc) sendCancel(id uint64) error {
+	return sendFrame(p.conn, appendCancel(startFrame(nil, frameCancel), id))
+}
+
 // alive reports whether the worker can take a run.
 func (p *proc) alive() bool {
 	select {

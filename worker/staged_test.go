@@ -171,15 +171,7 @@ func TestAStuckRunSentAheadCostsItsWorkerOnly(t *testing.T) {
 func TestCloseDoesNotWaitForARunSentAhead(t *testing.T) {
 	// a budget that lets the run go on for minutes: only its wall clock
 	// (a minute) or the channel's closing ends it
-	p, err := New(testOptions(func(o *Options) { o.Engine.CPUBudget = 1 << 40 }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := p.Warm(wctx); err != nil {
-		t.Fatal(err)
-	}
+	p := newPool(t, func(o *Options) { o.Engine.CPUBudget = 1 << 40 })
 	long := runReq(`for (;;) {}`, `null`, spi.Limits{WallClock: time.Minute, MemoryBytes: 32 << 20})
 	first := runReq(`1`, `null`, generous)
 	first.Next = &long

@@ -186,9 +186,7 @@ type runner struct {
 	current uint64 // id of the run in progress, 0 if none
 	// cancelled is the id of a queued run cancelled before it began
 	cancelled uint64
-	// ended says the channel failed: no run is begun after it
-	ended  bool
-	cancel context.CancelFunc
+	cancel    context.CancelFunc
 
 	allocs uint64 // heapAllocs after the last run
 }
@@ -240,19 +238,16 @@ func (rn *runner) loop(ctx context.Context) error {
 	// waits for the loop, and reads a cancel frame while a run goes on.
 	runs := make(chan runFrame, 2)
 	readErr := make(chan error, 1)
+	// open ends when the channel fails (the server closed it): nobody
+	// reads an answer after that, so the run in progress is stopped (its
+	// context is open's) and the runs queued behind it are skipped.
+	open, closed := context.WithCancel(ctx)
+	defer closed()
 	go func() {
 		var buf []byte
 		var last *string // the last run frame's script
-		// Once the channel fails (the server closed it), nobody reads an
-		// answer: the run in progress is stopped, and the runs queued
-		// behind it are skipped.
 		stop := func(err error) {
-			rn.mu.Lock()
-			rn.ended = true
-			if rn.cancel != nil {
-				rn.cancel()
-			}
-			rn.mu.Unlock()
+			closed()
 			readErr <- err
 			close(runs)
 		}
@@ -295,18 +290,16 @@ func (rn *runner) loop(ctx context.Context) error {
 	var out []byte
 	rn.allocs = heapAllocs()
 	for f := range runs {
-		runCtx, cancel := context.WithCancel(ctx)
+		if open.Err() != nil {
+			continue
+		}
+		runCtx, cancel := context.WithCancel(open)
 		rn.mu.Lock()
-		ended := rn.ended
 		rn.current, rn.cancel = f.id, cancel
 		if rn.cancelled == f.id {
 			cancel()
 		}
 		rn.mu.Unlock()
-		if ended {
-			cancel()
-			continue
-		}
 
 		r, err := rn.engine.Run(runCtx, spi.RunRequest{Request: spi.Request{Script: f.script, InputJSON: f.input, Limits: f.limits}, CaptureLogs: f.logs, Replay: f.replay})
 
@@ -325,6 +318,9 @@ func (rn *runner) loop(ctx context.Context) error {
 		res.compiled = rn.engine.CompiledScripts()
 		out = res.append(startFrame(out, frameResult))
 		if err := sendFrame(rn.w, out); err != nil {
+			if open.Err() != nil {
+				continue // the channel closed under the run: its answer is nobody's
+			}
 			return fmt.Errorf("worker: writing a result: %w", err)
 		}
 		rn.releaseAfterRun()
